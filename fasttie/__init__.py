@@ -1,0 +1,12 @@
+"""fasttie: exact tie-aware retrieval metrics for Hamming ranking, compiled with Numba.
+
+Importing fasttie compiles nothing: kernels compile (or load from the cache) on first use.
+"""
+
+from .codes import PackedCodes, pack_codes, unpack_codes
+from .hashing import evaluate
+from .metrics import Metric, Result, parse_metrics
+
+__version__ = "0.1.0"
+
+__all__ = ["PackedCodes", "pack_codes", "unpack_codes", "evaluate", "Result", "Metric", "parse_metrics", "__version__"]

@@ -1,0 +1,184 @@
+"""Closed-form finalizer: one query's sequence of ties -> every base quantity at every cutoff.
+
+A query reaches this as a sequence of ties in rank order, each with n items, r relevant, grade
+sum S and gain sum G. The average over orderings inside ties follows TIES.md section 2; a fixed
+order (optimistic, pessimistic, stable) is the same walk over ties in which every tie is
+homogeneous (all items of one grade), where the expectation is the fixed value. Both front
+doors (Hamming buckets, sorted scores) end here.
+
+Base quantities, per cutoff k (clamped to [1, N]):
+    HITS     E[hits@k]                 GSUM    E[sum of grades in the top k]
+    DCG      E[DCG@k]                  IDCG    DCG@k of the ideal order
+    AP_NUM   E[sum_{i<=k} rel_i hits@i / i]        AP_RET   E[AP numerator / hits@k]
+    WAP_NUM  E[sum_{i<=k} rel_i CG@i / i]          WAP_RET  E[WAP numerator / hits@k]
+    RR       E[1/rank of the first relevant item, 0 past k]
+and per query: R (relevant items) and E[hits@R] (R-precision).
+"""
+
+import numpy as np
+
+from ._jit import jit
+from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
+
+HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR = range(9)
+N_QUANTITIES = 9
+TOTAL_RELEVANT, HITS_AT_R = range(2)
+N_SCALARS = 2
+
+
+@jit
+def _precision_kernel(t, j, n, r, s, prev, dh, lh):
+    """E[sum over tie ranks p <= j of rel * cumulative / rank] (TIES.md 2.3).
+
+    ``prev`` is the cumulative count (AP) or grade (WAP) before the tie; dh, lh the harmonic
+    sums of (t, j).
+    """
+    if r == 0:
+        return 0.0
+    alpha = (r * prev + s) / n
+    if n == 1:
+        return alpha * dh
+    beta = (r - 1.0) * s / (n * (n - 1.0))
+    return alpha * dh + beta * lh
+
+
+@jit
+def _ratio_expectations(t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, wap_prev, weights):
+    """E[AP numerator / hits@k] and E[WAP numerator / hits@k], k cutting a tie after j ranks.
+
+    Conditions on X = relevant items among the tie's first j ranks (hypergeometric, TIES 2.4c).
+    """
+    if r == 0:
+        if hits_prev == 0:
+            return 0.0, 0.0
+        return ap_prev / hits_prev, wap_prev / hits_prev
+    dh = harmonic_diff(t, j)
+    lh = shifted_harmonic(t, j, dh)
+    lo, hi, total, x_min = hypergeometric_weights(n, r, j, weights)
+    ap = 0.0
+    wap = 0.0
+    for x in range(lo, hi + 1):
+        hits = hits_prev + x
+        if hits == 0:
+            continue
+        w = weights[x - x_min] / total
+        ap_num = ap_prev + _precision_kernel(t, j, j, x, x, hits_prev, dh, lh)
+        wap_num = wap_prev + _precision_kernel(t, j, j, x, x * mean_grade, grade_prev, dh, lh)
+        ap += w * ap_num / hits
+        wap += w * wap_num / hits
+    return ap, wap
+
+
+@jit
+def finalize_ties(
+    tie_n, tie_r, tie_s, tie_g, ideal_gain, ideal_count, cutoffs, discount, need_ratio, out, scalars
+):
+    """Walk one query's ties once and fill every base quantity at every cutoff.
+
+    Parameters
+    ----------
+    tie_n, tie_r : int64 arrays (m,)    items and relevant items per tie, in rank order
+    tie_s, tie_g : float64 arrays (m,)  grade sum and gain sum per tie
+    ideal_gain, ideal_count : (float64, int64) arrays   runs of the ideal order, gain descending
+    cutoffs : int64 array (K,)          sorted ascending, >= 1 (values past N mean N)
+    discount : float64 array            discount[i] = sum_{l<=i} 1/log2(1+l), length > min(N, max cutoff)
+    need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums)
+    out : float64 array (N_QUANTITIES, K), written
+    scalars : float64 array (N_SCALARS,), written
+    """
+    m = tie_n.shape[0]
+    n_cut = cutoffs.shape[0]
+    total_items = 0
+    total_relevant = 0
+    for c in range(m):
+        total_items += tie_n[c]
+        total_relevant += tie_r[c]
+    scalars[TOTAL_RELEVANT] = total_relevant
+    scalars[HITS_AT_R] = 0.0
+    weights = np.empty(1, dtype=np.float64)
+    if need_ratio:
+        widest = 1
+        for c in range(m):
+            widest = max(widest, min(tie_r[c], tie_n[c]) + 1)
+        weights = np.empty(widest, dtype=np.float64)
+
+    # ideal DCG at each cutoff
+    kp = 0
+    start = 0
+    idcg = 0.0
+    for run in range(ideal_gain.shape[0]):
+        stop = start + ideal_count[run]
+        while kp < n_cut and min(cutoffs[kp], total_items) <= stop:
+            k = min(cutoffs[kp], total_items)
+            out[IDCG, kp] = idcg + ideal_gain[run] * (discount[k] - discount[start])
+            kp += 1
+        if kp == n_cut:
+            break
+        idcg += ideal_gain[run] * (discount[stop] - discount[start])
+        start = stop
+    while kp < n_cut:
+        out[IDCG, kp] = idcg
+        kp += 1
+
+    t = 0  # items before the current tie
+    hits_prev = 0  # relevant items before the current tie
+    grade_prev = 0.0  # grade sum before the current tie
+    ap_prev = 0.0  # E[AP numerator] over the ties before
+    wap_prev = 0.0
+    dcg_prev = 0.0
+    rr_full = 0.0  # E[RR] once the first relevant tie is passed
+    seen_relevant = False
+    kp = 0
+    for c in range(m):
+        n = tie_n[c]
+        r = tie_r[c]
+        s = tie_s[c]
+        g = tie_g[c]
+        stop = t + n
+        if total_relevant > 0 and t < total_relevant <= stop:
+            scalars[HITS_AT_R] = hits_prev + (total_relevant - t) * r / n
+        mean_grade = s / r if r > 0 else 0.0
+        while kp < n_cut and min(cutoffs[kp], total_items) <= stop:
+            j = min(cutoffs[kp], total_items) - t
+            dh = harmonic_diff(t, j)
+            lh = shifted_harmonic(t, j, dh)
+            out[HITS, kp] = hits_prev + j * r / n
+            out[GSUM, kp] = grade_prev + j * s / n
+            out[DCG, kp] = dcg_prev + g / n * (discount[t + j] - discount[t])
+            out[AP_NUM, kp] = ap_prev + _precision_kernel(t, j, n, r, r, hits_prev, dh, lh)
+            out[WAP_NUM, kp] = wap_prev + _precision_kernel(t, j, n, r, s, grade_prev, dh, lh)
+            if seen_relevant:
+                out[RR, kp] = rr_full
+            elif r > 0:
+                out[RR, kp] = first_relevant_rr(t, n, r, j)
+            else:
+                out[RR, kp] = 0.0
+            if need_ratio:
+                ap_ret, wap_ret = _ratio_expectations(
+                    t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, wap_prev, weights
+                )
+                out[AP_RET, kp] = ap_ret
+                out[WAP_RET, kp] = wap_ret
+            else:
+                out[AP_RET, kp] = 0.0
+                out[WAP_RET, kp] = 0.0
+            kp += 1
+        if kp == n_cut:
+            if stop >= total_relevant:
+                break
+            # only R-precision still needs the walk: skip the sums (and the discount table)
+            hits_prev += r
+            t = stop
+            continue
+        # the whole tie joins the prefix
+        dh = harmonic_diff(t, n)
+        lh = shifted_harmonic(t, n, dh)
+        ap_prev += _precision_kernel(t, n, n, r, r, hits_prev, dh, lh)
+        wap_prev += _precision_kernel(t, n, n, r, s, grade_prev, dh, lh)
+        dcg_prev += g / n * (discount[stop] - discount[t])
+        if r > 0 and not seen_relevant:
+            rr_full = first_relevant_rr(t, n, r, n)
+            seen_relevant = True
+        hits_prev += r
+        grade_prev += s
+        t = stop

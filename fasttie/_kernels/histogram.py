@@ -1,0 +1,261 @@
+"""The histogram pass: per query, counts of database items by (Hamming distance, grade).
+
+This is a counting sort by distance: the finalizers only need how many items of each grade sit
+at each distance, never their order. Everything else in fasttie costs under a percent of this
+pass, so its inner loops are written for the hardware:
+
+* popcount through LLVM's ``ctpop`` (``popcnt``), indices kept unsigned (no wraparound checks);
+* class labels never enter the hot loop: the facade orders the database by class (a counting
+  sort, O(n_db)), so for a query of class ``c`` the relevant items are one contiguous segment and
+  the grade is constant on each range of the loop;
+* queries go in pairs, so each database code is loaded once for two queries; at most 64 bits
+  the pair shares one joint (distance_0, distance_1) histogram: half the memory increments,
+  spread over (bits+1)^2 buckets rather than queueing on the few most common distances. The
+  marginals are summed afterwards.
+
+Counts are int32 inside a database slice of at most 2**30 items and flushed to int64.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit, pjit
+from .popcount import popcount64
+
+_SLICE = 1 << 30  # database items per int32 accumulation round
+
+
+@jit
+def _distance(query, db_words, j, n_words):
+    d = np.uint64(0)
+    for w in range(np.uint64(n_words)):
+        d += popcount64(query[w] ^ db_words[j, w])
+    return d
+
+
+@jit
+def _count_range(counts, offset, query, db_words, start, stop):
+    """counts[offset + distance] += 1 for database items start..stop-1."""
+    n_words = db_words.shape[1]
+    if n_words == 1:
+        q0 = query[0]
+        for j in range(np.uint64(start), np.uint64(stop)):
+            counts[offset + popcount64(q0 ^ db_words[j, 0])] += 1
+    elif n_words == 2:
+        q0 = query[0]
+        q1 = query[1]
+        for j in range(np.uint64(start), np.uint64(stop)):
+            counts[offset + popcount64(q0 ^ db_words[j, 0]) + popcount64(q1 ^ db_words[j, 1])] += 1
+    else:
+        for j in range(np.uint64(start), np.uint64(stop)):
+            counts[offset + _distance(query, db_words, j, n_words)] += 1
+
+
+@jit
+def _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start, stop):
+    """joint[offset + stride * distance_0 + distance_1] += 1 (one word per code)."""
+    q0 = query_0[0]
+    q1 = query_1[0]
+    for j in range(np.uint64(start), np.uint64(stop)):
+        x = db_words[j, 0]
+        joint[offset + stride * popcount64(q0 ^ x) + popcount64(q1 ^ x)] += 1
+
+
+@jit
+def _count_range_two(counts_0, counts_1, offset_0, offset_1, query_0, query_1, db_words, start, stop):
+    """counts_q[offset_q + distance_q] += 1 for two queries, each database code loaded once."""
+    n_words = db_words.shape[1]
+    if n_words == 2:
+        a0 = query_0[0]
+        a1 = query_0[1]
+        b0 = query_1[0]
+        b1 = query_1[1]
+        for j in range(np.uint64(start), np.uint64(stop)):
+            x0 = db_words[j, 0]
+            x1 = db_words[j, 1]
+            counts_0[offset_0 + popcount64(a0 ^ x0) + popcount64(a1 ^ x1)] += 1
+            counts_1[offset_1 + popcount64(b0 ^ x0) + popcount64(b1 ^ x1)] += 1
+    elif n_words == 4:
+        a0 = query_0[0]
+        a1 = query_0[1]
+        a2 = query_0[2]
+        a3 = query_0[3]
+        b0 = query_1[0]
+        b1 = query_1[1]
+        b2 = query_1[2]
+        b3 = query_1[3]
+        for j in range(np.uint64(start), np.uint64(stop)):
+            x0 = db_words[j, 0]
+            x1 = db_words[j, 1]
+            x2 = db_words[j, 2]
+            x3 = db_words[j, 3]
+            counts_0[
+                offset_0 + popcount64(a0 ^ x0) + popcount64(a1 ^ x1) + popcount64(a2 ^ x2) + popcount64(a3 ^ x3)
+            ] += 1
+            counts_1[
+                offset_1 + popcount64(b0 ^ x0) + popcount64(b1 ^ x1) + popcount64(b2 ^ x2) + popcount64(b3 ^ x3)
+            ] += 1
+    else:
+        for j in range(np.uint64(start), np.uint64(stop)):
+            counts_0[offset_0 + _distance(query_0, db_words, j, n_words)] += 1
+            counts_1[offset_1 + _distance(query_1, db_words, j, n_words)] += 1
+
+
+@jit
+def _query_pair_counts(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, out_1):
+    """Histograms (distance, relevant) of two queries in one sweep of the database.
+
+    rel_q = (start, stop) of the query's relevant segment ((0, 0) for none);
+    out_q[distance, relevant] accumulates (int64). One-word codes use one joint histogram
+    (half the increments); wider codes one histogram per query.
+    """
+    n_db = db_words.shape[0]
+    n_dist = n_bits + 1
+    joint_mode = db_words.shape[1] == 1
+    stride = np.uint64(n_dist)
+    if joint_mode:
+        counts_0 = np.zeros(4 * n_dist * n_dist, dtype=np.int32)
+        counts_1 = counts_0
+    else:
+        counts_0 = np.zeros(2 * n_dist, dtype=np.int32)
+        counts_1 = np.zeros(2 * n_dist, dtype=np.int32)
+    bounds = np.array([0, rel_0[0], rel_0[1], rel_1[0], rel_1[1], n_db], dtype=np.int64)
+    bounds.sort()
+    for lo in range(0, n_db, _SLICE):
+        hi = min(lo + _SLICE, n_db)
+        # the grades of both queries are constant between consecutive bounds
+        for b in range(5):
+            start = max(bounds[b], lo)
+            stop = min(bounds[b + 1], hi)
+            if start >= stop:
+                continue
+            r0 = np.uint64(1) if rel_0[0] <= start and stop <= rel_0[1] else np.uint64(0)
+            r1 = np.uint64(1) if rel_1[0] <= start and stop <= rel_1[1] else np.uint64(0)
+            if joint_mode:
+                offset = (np.uint64(2) * r0 + r1) * stride * stride
+                _count_range_joint(counts_0, offset, stride, query_0, query_1, db_words, start, stop)
+            else:
+                _count_range_two(
+                    counts_0, counts_1, r0 * stride, r1 * stride, query_0, query_1, db_words, start, stop
+                )
+        # flush before int32 could overflow
+        if joint_mode:
+            for r0 in range(2):
+                for r1 in range(2):
+                    base = (2 * r0 + r1) * n_dist * n_dist
+                    for d0 in range(n_dist):
+                        row = base + d0 * n_dist
+                        for d1 in range(n_dist):
+                            c = counts_0[row + d1]
+                            if c:
+                                out_0[d0, r0] += c
+                                out_1[d1, r1] += c
+            counts_0[:] = 0
+        else:
+            for r in range(2):
+                for d in range(n_dist):
+                    out_0[d, r] += counts_0[r * n_dist + d]
+                    out_1[d, r] += counts_1[r * n_dist + d]
+            counts_0[:] = 0
+            counts_1[:] = 0
+
+
+@jit
+def _query_counts(query, rel, db_words, n_bits, out):
+    """Histogram (distance, relevant) of one query."""
+    n_db = db_words.shape[0]
+    counts = np.zeros(2 * (n_bits + 1), dtype=np.int32)
+    stride = np.uint64(n_bits + 1)
+    for lo in range(0, n_db, _SLICE):
+        hi = min(lo + _SLICE, n_db)
+        # three ranges: before, inside and after the relevant segment
+        a = min(max(rel[0], lo), hi)
+        b = min(max(rel[1], lo), hi)
+        _count_range(counts, np.uint64(0), query, db_words, lo, a)
+        _count_range(counts, stride, query, db_words, a, b)
+        _count_range(counts, np.uint64(0), query, db_words, b, hi)
+        for r in range(2):
+            for d in range(n_bits + 1):
+                out[d, r] += counts[r * (n_bits + 1) + d]
+        counts[:] = 0
+
+
+@pjit
+def _hist_segments(query_words, db_words, rel_segments, n_bits, hist):
+    """Histogram pass for binary relevance given by contiguous database segments.
+
+    Parameters
+    ----------
+    query_words : (n_queries, n_words) uint64
+    db_words : (n_db, n_words) uint64, ordered so that each query's relevant items are
+        db_words[rel_segments[i, 0]:rel_segments[i, 1]] (class-sorted database); (0, 0) = none
+    rel_segments : (n_queries, 2) int64
+    n_bits : int
+    hist : (n_queries, n_bits + 1, 2) int64, zero on entry; hist[i, d, g] = items of grade g
+        at distance d
+    """
+    n_queries = query_words.shape[0]
+    for task in prange((n_queries + 1) // 2):
+        i = 2 * task
+        if i + 1 < n_queries:
+            _query_pair_counts(
+                query_words[i], query_words[i + 1], rel_segments[i], rel_segments[i + 1],
+                db_words, n_bits, hist[i], hist[i + 1],
+            )
+        else:
+            _query_counts(query_words[i], rel_segments[i], db_words, n_bits, hist[i])
+
+
+@pjit
+def _hist_multihot(query_words, db_words, query_label_words, db_label_words, n_bits, hist):
+    """Histogram pass for graded relevance = number of shared labels (multi-hot).
+
+    query_label_words : (n_queries, n_label_words) uint64, db_label_words : (n_db, n_label_words)
+    hist : (n_queries, n_bits + 1, n_grades) int64, zero on entry; grades above n_grades - 1
+        cannot occur (the facade sizes n_grades from the queries' label counts).
+    """
+    n_queries = query_words.shape[0]
+    n_db = db_words.shape[0]
+    n_words = db_words.shape[1]
+    n_label_words = db_label_words.shape[1]
+    n_grades = hist.shape[2]
+    for i in prange(n_queries):
+        query = query_words[i]
+        labels = query_label_words[i]
+        counts = np.zeros((n_bits + 1) * n_grades, dtype=np.int32)
+        stride = np.uint64(n_grades)
+        for lo in range(0, n_db, _SLICE):
+            hi = min(lo + _SLICE, n_db)
+            if n_words == 1 and n_label_words == 1:
+                q0 = query[0]
+                l0 = labels[0]
+                for j in range(np.uint64(lo), np.uint64(hi)):
+                    g = popcount64(l0 & db_label_words[j, 0])
+                    counts[stride * popcount64(q0 ^ db_words[j, 0]) + g] += 1
+            else:
+                for j in range(np.uint64(lo), np.uint64(hi)):
+                    g = np.uint64(0)
+                    for w in range(n_label_words):
+                        g += popcount64(labels[w] & db_label_words[j, w])
+                    counts[stride * _distance(query, db_words, j, n_words) + g] += 1
+            for d in range(n_bits + 1):
+                for g in range(n_grades):
+                    hist[i, d, g] += counts[d * n_grades + g]
+            counts[:] = 0
+
+
+@pjit
+def _move_relevant(query_words, db_words, indptr, indices, grades, hist):
+    """CSR relevance: move each listed item from grade 0 to its grade in its distance bucket.
+
+    hist must hold the grade-0 counts of every item (the pass with no relevant segment).
+    """
+    n_queries = query_words.shape[0]
+    n_words = db_words.shape[1]
+    for i in prange(n_queries):
+        query = query_words[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            d = _distance(query, db_words, indices[p], n_words)
+            g = grades[p]
+            hist[i, d, 0] -= 1
+            hist[i, d, g] += 1

@@ -1,0 +1,246 @@
+"""Bit conventions: binary codes to packed uint64 words and back.
+
+Layout: bit ``b`` of a code (column ``b`` of its 0/1 matrix) is bit ``b % 64`` (least
+significant first) of word ``b // 64``. Padding bits past ``n_bits`` are zero, so the Hamming
+distance is the popcount of the xor of the words, whatever ``n_bits`` is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["PackedCodes", "pack_codes", "unpack_codes"]
+
+_ROWS_PER_CHUNK = 1 << 16  # pack large matrices in slices: temporaries stay small
+_REVERSE_BITS = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.uint8)
+
+
+@dataclass(frozen=True, eq=False)
+class PackedCodes:
+    """Binary codes packed into uint64 words.
+
+    Build it with :func:`pack_codes`; :func:`fasttie.evaluate` and :func:`fasttie.search` take
+    it wherever they take codes, so a large database or a benchmark loop packs only once.
+
+    Attributes
+    ----------
+    words : ndarray of uint64, shape (n, n_words)
+        C-contiguous; bit ``b`` of a code is bit ``b % 64`` of word ``b // 64``; padding is zero.
+    n_bits : int
+        Code length in bits, ``n_bits <= 64 * n_words``.
+    """
+
+    words: np.ndarray
+    n_bits: int
+
+    def __post_init__(self):
+        words = self.words
+        if not isinstance(words, np.ndarray) or words.dtype != np.uint64 or words.ndim != 2:
+            raise TypeError(
+                "PackedCodes.words must be a 2-D uint64 array; build PackedCodes with "
+                "fasttie.pack_codes()"
+            )
+        if not words.flags.c_contiguous:
+            raise ValueError("PackedCodes.words must be C-contiguous; use fasttie.pack_codes()")
+        if not (1 <= self.n_bits <= 64 * words.shape[1]) or words.shape[1] != _n_words(self.n_bits):
+            raise ValueError(
+                f"n_bits={self.n_bits} does not fit words of shape {words.shape}: "
+                f"expected {_n_words(self.n_bits)} words"
+            )
+
+    @property
+    def n(self) -> int:
+        """Number of codes."""
+        return self.words.shape[0]
+
+    @property
+    def n_words(self) -> int:
+        """Number of uint64 words per code."""
+        return self.words.shape[1]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, rows) -> "PackedCodes":
+        """Rows as new PackedCodes (a slice gives a view, an index array a copy)."""
+        words = self.words[rows]
+        if words.ndim != 2:
+            raise IndexError("index PackedCodes with a slice or an array of row indices")
+        return PackedCodes(np.ascontiguousarray(words), self.n_bits)
+
+    def __repr__(self) -> str:
+        return f"PackedCodes(n={self.n}, n_bits={self.n_bits})"
+
+
+def _n_words(n_bits: int) -> int:
+    return (n_bits + 63) // 64
+
+
+def _bytes_to_words(little_bytes: np.ndarray, n_bits: int) -> np.ndarray:
+    """(n, ceil(n_bits/8)) uint8, LSB-first bit order -> (n, n_words) uint64."""
+    n = little_bytes.shape[0]
+    n_words = _n_words(n_bits)
+    padded = np.zeros((n, n_words * 8), dtype=np.uint8)
+    padded[:, : little_bytes.shape[1]] = little_bytes
+    return padded.view("<u8").astype(np.uint64, copy=False).reshape(n, n_words)
+
+
+def pack_codes(
+    codes, *, packed: bool = False, n_bits: int | None = None, bitorder: str = "big", name: str = "codes"
+) -> PackedCodes:
+    """Pack binary codes into uint64 words once, for repeated evaluation.
+
+    Parameters
+    ----------
+    codes : array_like, shape (n, n_bits), or PackedCodes
+        Without ``packed``: a matrix of ±1 (any numeric dtype), of 0/1, or bool. A value
+        other than -1, 0 and 1, NaN, or a mix of -1 and 0 (a ``sign(0)`` hazard) is an error.
+        A uint8 matrix is always read as one bit per entry, never guessed to be packed bytes.
+        With ``packed=True``: bytes packed elsewhere, a (n, ceil(n_bits / 8)) uint8 array.
+    packed : bool, default False
+        Read ``codes`` as packed bytes (``np.packbits`` output, faiss binary codes,
+        MATLAB ``compactbit``).
+    n_bits : int, optional
+        Code length; required with ``packed=True``, checked against the width otherwise.
+    bitorder : {"big", "little"}, default "big"
+        With ``packed=True``: "big" = most significant bit first (``np.packbits`` default);
+        "little" = least significant first (faiss, ``compactbit``).
+    name : str, default "codes"
+        Argument name used in error messages.
+
+    Returns
+    -------
+    PackedCodes
+        Words of shape (n, ceil(n_bits / 64)), zero padding bits.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric codes, or ``packed=True`` with a dtype other than uint8.
+    ValueError
+        Wrong number of dimensions, no codes or no bits, values outside {-1, 0, 1}, NaN,
+        -1 and 0 mixed, packed width not matching ``n_bits``, padding bits set.
+
+    Examples
+    --------
+    >>> import numpy as np, fasttie as ft
+    >>> ft.pack_codes(np.array([[1, -1, 1], [-1, -1, 1]]))
+    PackedCodes(n=2, n_bits=3)
+    >>> p = ft.pack_codes(np.packbits([[1, 0, 1]], axis=1), packed=True, n_bits=3)
+    >>> int(p.words[0, 0])
+    5
+    """
+    if isinstance(codes, PackedCodes):
+        if n_bits is not None and n_bits != codes.n_bits:
+            raise ValueError(f"{name} has {codes.n_bits} bits but n_bits={n_bits} was asked for")
+        return codes
+    if packed:
+        return _pack_bytes(codes, n_bits, bitorder, name)
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
+    array = np.asarray(codes)
+    if array.dtype == object or not (
+        np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
+    ):
+        raise TypeError(f"{name} must be a numeric or bool array, got dtype {array.dtype}")
+    if np.issubdtype(array.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real, got dtype {array.dtype}")
+    if array.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D (n_codes, n_bits), got shape {array.shape}; "
+            "reshape a single code with codes[None, :]"
+        )
+    n, width = array.shape
+    if n == 0 or width == 0:
+        raise ValueError(f"{name} is empty (shape {array.shape}); need at least one code and one bit")
+    if n_bits is not None and n_bits != width:
+        raise ValueError(f"{name} has {width} bit columns but n_bits={n_bits}")
+    words = np.empty((n, _n_words(width)), dtype=np.uint64)
+    seen_negative = seen_zero = False
+    for start in range(0, n, _ROWS_PER_CHUNK):
+        chunk = array[start : start + _ROWS_PER_CHUNK]
+        if array.dtype != np.bool_:
+            if np.issubdtype(array.dtype, np.floating) and np.isnan(chunk).any():
+                raise ValueError(f"{name} contains NaN; binarize codes before evaluation")
+            is_negative = chunk == -1
+            is_zero = chunk == 0
+            bad = ~(is_negative | is_zero | (chunk == 1))
+            if bad.any():
+                row, col = np.argwhere(bad)[0]
+                raise ValueError(
+                    f"{name} must hold ±1, 0/1 or bool values; found {chunk[row, col]!r} at "
+                    f"[{start + row}, {col}]. If these are packed bytes, call "
+                    "fasttie.pack_codes(x, packed=True, n_bits=...)"
+                )
+            seen_negative |= bool(is_negative.any())
+            seen_zero |= bool(is_zero.any())
+            if seen_negative and seen_zero:
+                raise ValueError(
+                    f"{name} mixes -1 and 0: ±1 codes must not contain 0 (sign(0) = 0 is a "
+                    "classic binarization bug); use np.where(x >= 0, 1, -1)"
+                )
+            chunk = chunk > 0
+        little = np.packbits(chunk, axis=1, bitorder="little")
+        words[start : start + len(chunk)] = _bytes_to_words(little, width)
+    return PackedCodes(words, width)
+
+
+def _pack_bytes(raw, n_bits, bitorder, name) -> PackedCodes:
+    if n_bits is None:
+        raise ValueError(f"{name}: packed=True needs n_bits (the code length in bits)")
+    if isinstance(n_bits, bool) or not isinstance(n_bits, (int, np.integer)) or n_bits < 1:
+        raise ValueError(f"n_bits must be a positive integer, got {n_bits!r}")
+    n_bits = int(n_bits)
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
+    array = np.asarray(raw)
+    if array.dtype != np.uint8:
+        raise TypeError(f"{name}: packed bytes must be uint8, got dtype {array.dtype}")
+    n_bytes = (n_bits + 7) // 8
+    if array.ndim != 2 or array.shape[1] != n_bytes:
+        raise ValueError(
+            f"{name}: packed bytes for n_bits={n_bits} must have shape (n, {n_bytes}), "
+            f"got {array.shape}"
+        )
+    if array.shape[0] == 0:
+        raise ValueError(f"{name} is empty; need at least one code")
+    words = np.empty((array.shape[0], _n_words(n_bits)), dtype=np.uint64)
+    spare = 8 * n_bytes - n_bits
+    # mask of the padding bits of the last byte, in the caller's bit order
+    pad_mask = 0 if spare == 0 else (((1 << spare) - 1) if bitorder == "big" else (0xFF << (8 - spare)) & 0xFF)
+    for start in range(0, array.shape[0], _ROWS_PER_CHUNK):
+        chunk = array[start : start + _ROWS_PER_CHUNK]
+        if pad_mask and (chunk[:, -1] & pad_mask).any():
+            row = int(np.flatnonzero(chunk[:, -1] & pad_mask)[0])
+            raise ValueError(
+                f"{name}: padding bits past n_bits={n_bits} are set in code {start + row}; "
+                f"check n_bits and bitorder={bitorder!r}"
+            )
+        little = _REVERSE_BITS[chunk] if bitorder == "big" else chunk
+        words[start : start + len(chunk)] = _bytes_to_words(little, n_bits)
+    return PackedCodes(words, n_bits)
+
+
+def unpack_codes(packed: PackedCodes) -> np.ndarray:
+    """Unpack to a (n, n_bits) uint8 matrix of 0/1, the inverse of :func:`pack_codes`.
+
+    Parameters
+    ----------
+    packed : PackedCodes
+
+    Returns
+    -------
+    ndarray of uint8, shape (n, n_bits)
+
+    Examples
+    --------
+    >>> import numpy as np, fasttie as ft
+    >>> ft.unpack_codes(ft.pack_codes(np.array([[1, -1, 1]])))
+    array([[1, 0, 1]], dtype=uint8)
+    """
+    if not isinstance(packed, PackedCodes):
+        raise TypeError(f"unpack_codes takes PackedCodes, got {type(packed).__name__}")
+    as_bytes = packed.words.astype("<u8", copy=False).view(np.uint8)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little", count=packed.n_bits)

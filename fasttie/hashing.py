@@ -1,0 +1,246 @@
+"""Facade for Hamming ranking: validate, pack, one histogram pass, closed-form finalizers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels
+from ._kernels.class_sort import sort_by_class
+from ._kernels.hamming_ties import (
+    AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_stable,
+)
+from ._kernels.histogram import _hist_multihot, _hist_segments, _move_relevant
+from .codes import PackedCodes, pack_codes
+from .metrics import Metric, Result, parse_metrics
+from .relevance import RelevanceSpec, make_relevance
+from .scoring import check_options, discount_table, gain_table, metric_values, threads
+
+__all__ = ["evaluate"]
+
+_TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": None}
+_KIND = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}
+_HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
+
+
+def _ro(array: np.ndarray) -> np.ndarray:
+    """Read-only view: every kernel sees one array type, whether the input is writable or mapped."""
+    view = np.asarray(array).view()
+    view.flags.writeable = False
+    return view
+
+
+def evaluate(
+    queries,
+    database,
+    query_labels=None,
+    db_labels=None,
+    *,
+    relevance=None,
+    metrics=("AP",),
+    ties: str = "average",
+    ap_denominator: str = "retrieved",
+    gain: str = "exp2",
+    empty: str = "zero",
+    n_threads: int | None = None,
+    curves=False,
+) -> Result:
+    """Tie-aware retrieval metrics of binary codes ranked by Hamming distance.
+
+    Every query ranks the whole database by Hamming distance. Items at equal distance form a
+    tie; the default ``ties="average"`` reports each metric's exact average over all orderings
+    inside ties (its expectation under random tie breaking), in closed form. All metrics and
+    all cutoffs come from one pass over the database per query block, with memory
+    O(n_queries x n_bits x grades) besides the inputs: no n_queries x n_db matrix.
+
+    Parameters
+    ----------
+    queries, database : array_like of shape (n, n_bits), or PackedCodes
+        ±1 (any numeric dtype), 0/1 or bool codes, or :func:`fasttie.pack_codes` output
+        (which also wraps bytes packed elsewhere). Both need the same ``n_bits``.
+    query_labels, db_labels : array_like, optional
+        1-D integer class ids (relevant = same class, grade 1), or 2-D multi-hot 0/1 matrices
+        (grade = number of shared labels, relevant = grade > 0).
+    relevance : tuple or scipy.sparse matrix, optional
+        Instead of labels: per query the relevant database ids, as ``(indptr, indices)`` or
+        ``(indptr, indices, grades)`` (CSR, integer grades >= 1; a grade 0 entry counts as not
+        listed), or a sparse (n_queries, n_db) matrix of grades.
+    metrics : str or sequence of str, default ("AP",)
+        Names as in :mod:`fasttie.metrics`: ``AP``, ``AP@k``, ``nDCG@k``, ``DCG@k``, ``P@k``,
+        ``R@k``, ``F1@k``, ``RR``, ``RR@k``, ``Rprec``, ``ACG@k``, ``WAP@k``, ``P(radius=r)``,
+        ``R(radius=r)``; aliases (``mAP@1000``, ``ndcg@10``, ``mrr``) and lists (``P@[1,10]``).
+    ties : {"average", "stable", "optimistic", "pessimistic"}, default "average"
+        "average": exact expectation over orderings inside ties. "stable": ties in database
+        index order, the ranking of ``np.argsort(distances, kind="stable")``. "optimistic" /
+        "pessimistic": higher / lower grades first inside each tie (bounds of any tie order).
+    ap_denominator : {"retrieved", "total", "min"}, default "retrieved"
+        Denominator of AP@k and WAP@k: relevant items in the top k (hashing code), all relevant
+        items R (trec_eval), or min(k, R). They coincide for the whole list. Under ties,
+        "retrieved" is the exact expectation of the ratio (a hypergeometric sum).
+    gain : {"exp2", "linear"}, default "exp2"
+        Gain of grade g in DCG / nDCG: 2**g - 1, or g (trec_eval, scikit-learn).
+    empty : {"zero", "skip", "one", "error"}, default "zero"
+        Queries without any relevant item: "zero" gives 0 for every metric; "skip" gives NaN
+        and leaves them out of the means; "one" gives 1 to the metrics that are 0/0 for them
+        (AP, WAP, nDCG, R@k, RR, Rprec, R(radius)) and 0 to the rest; "error" raises.
+    n_threads : int, optional
+        Threads for this call (default: numba's current setting). Results are bitwise
+        identical for any thread count.
+    curves : bool or sequence of int, default False
+        Also compute mean curves into ``Result.curves``: precision and recall within every
+        Hamming radius 0..n_bits (``radius``, ``precision_by_radius``, ``recall_by_radius``),
+        and P@N / R@N (``n``, ``precision_at_n``, ``recall_at_n``) over the given N, or over 50
+        log-spaced N up to n_db when True. Same pass, same tie convention and empty policy.
+
+    Returns
+    -------
+    Result
+        ``mean`` and ``per_query`` keyed by canonical metric names, ``n_queries``,
+        ``n_empty``, ``settings``, ``curves``.
+
+    Raises
+    ------
+    TypeError
+        Wrong kinds of input (non-numeric codes, float class ids, unknown option types).
+    ValueError
+        Shapes, bit widths or label counts that do not match, values other than ±1 / 0/1,
+        NaN, empty inputs, unknown metric names, cutoffs <= 0, unknown option values, and
+        empty queries under ``empty="error"``.
+
+    Notes
+    -----
+    Conventions: P@k, F1@k and ACG@k divide by the k asked for even past the end of the list;
+    other metrics at k > n_db equal their value at n_db. Within radius r means distance <= r;
+    precision with nothing within r is 0. nDCG discounts by 1/log2(1 + rank) and takes the
+    ideal DCG from all grades sorted descending.
+
+    Examples
+    --------
+    Two database items tie at distance 1 from the query, one relevant: the relevant item is
+    first or second with equal chance, so AP is (1 + 1/2) / 2.
+
+    >>> import numpy as np, fasttie as ft
+    >>> q = np.array([[1, 1]]); db = np.array([[1, -1], [-1, 1]])
+    >>> res = ft.evaluate(q, db, np.array([0]), np.array([0, 1]), metrics=["AP", "P@1"])
+    >>> res.mean
+    {'AP': 0.75, 'P@1': 0.5}
+    >>> ft.evaluate(q, db, np.array([0]), np.array([0, 1]), metrics="AP", ties="stable").mean
+    {'AP': 1.0}
+    """
+    parsed = parse_metrics(metrics)
+    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
+    query_codes = pack_codes(queries, name="queries")
+    db_codes = pack_codes(database, name="database")
+    if query_codes.n_bits != db_codes.n_bits:
+        raise ValueError(
+            f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
+            "pack both with the same n_bits"
+        )
+    n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
+    spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
+    curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
+    all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
+
+    with threads(n_threads):
+        per_query, n_empty = _evaluate_chunks(
+            query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty
+        )
+    mean = {}
+    for metric in all_metrics:
+        values = per_query[metric.name]
+        kept = values[~np.isnan(values)]
+        mean[metric.name] = float(np.mean(kept)) if len(kept) else float("nan")
+    result = Result(
+        mean={m.name: mean[m.name] for m in parsed},
+        per_query={m.name: per_query[m.name] for m in parsed},
+        n_queries=n_queries,
+        n_empty=n_empty,
+        settings={
+            "ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
+            "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind,
+        },
+    )
+    if curve_metrics:
+        radii = np.arange(n_bits + 1)
+        result.curves = {
+            "radius": radii,
+            "precision_by_radius": np.array([mean[f"P(radius={r})"] for r in radii]),
+            "recall_by_radius": np.array([mean[f"R(radius={r})"] for r in radii]),
+            "n": grid,
+            "precision_at_n": np.array([mean[f"P@{n}"] for n in grid]),
+            "recall_at_n": np.array([mean[f"R@{n}"] for n in grid]),
+        }
+    return result
+
+
+def _curve_metrics(curves, n_db, n_bits):
+    if curves is False or curves is None:
+        return [], None
+    if curves is True:
+        grid = np.unique(np.round(np.geomspace(1, n_db, 50)).astype(np.int64))
+    else:
+        grid = np.unique(np.asarray(curves))
+        if grid.ndim != 1 or not np.issubdtype(grid.dtype, np.integer) or len(grid) == 0 or grid[0] < 1:
+            raise ValueError("curves must be True or a sequence of integer cutoffs N >= 1")
+    radius = [Metric(base, radius=r) for r in range(n_bits + 1) for base in ("P", "R")]
+    at_n = [Metric(base, int(n)) for n in grid for base in ("P", "R")]
+    return radius + at_n, grid
+
+
+def _evaluate_chunks(query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty):
+    n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
+    ranked = [m for m in metrics if m.radius is None]
+    cutoffs = np.unique(np.array([n_db if m.k is None else min(m.k, n_db) for m in ranked] or [n_db], dtype=np.int64))
+    need_ratio = ap_denominator == "retrieved" and any(
+        m.base in ("AP", "WAP") and m.k is not None and m.k < n_db for m in ranked
+    )
+    discount = discount_table(int(cutoffs[-1]))
+    gains = gain_table(gain, spec.n_grades)
+
+    db_words = _ro(db_codes.words)
+    if spec.kind == "class":
+        # class-sorted copy: each query's relevant items become one contiguous segment
+        n_classes = int(max(spec.query_labels.max(), spec.db_labels.max())) + 1
+        hist_db_words, segments = sort_by_class(db_words, _ro(spec.db_labels), n_classes)
+        hist_db_words = _ro(hist_db_words)
+    per_query = {m.name: np.empty(n_queries) for m in metrics}
+    n_empty = 0
+    chunk = max(2, min(n_queries, _HIST_BUDGET // ((n_bits + 1) * spec.n_grades * 8)) // 2 * 2)
+    for start in range(0, n_queries, chunk):
+        stop = min(start + chunk, n_queries)
+        rows = spec.rows(start, stop)
+        query_words = _ro(query_codes.words[start:stop])
+        hist = np.zeros((stop - start, n_bits + 1, spec.n_grades), dtype=np.int64)
+        if spec.kind == "class":
+            _hist_segments(query_words, hist_db_words, _ro(segments[rows.query_labels]), n_bits, hist)
+        elif spec.kind == "multihot":
+            _hist_multihot(query_words, db_words, _ro(rows.query_label_words), _ro(spec.db_label_words), n_bits, hist)
+        else:
+            no_segments = _ro(np.zeros((stop - start, 2), dtype=np.int64))
+            _hist_segments(query_words, db_words, no_segments, n_bits, hist)
+            _move_relevant(query_words, db_words, _ro(rows.indptr), _ro(rows.indices), _ro(rows.grades), hist)
+        quantities = np.empty((stop - start, _kernels.finalize.N_QUANTITIES, len(cutoffs)))
+        scalars = np.empty((stop - start, _kernels.finalize.N_SCALARS))
+        if ties == "stable":
+            finalize_stable(
+                query_words, db_words, _KIND[spec.kind], _ro(rows.query_labels), _ro(spec.db_labels),
+                _ro(rows.query_label_words), _ro(spec.db_label_words), _ro(rows.indptr),
+                _ro(rows.indices), _ro(rows.grades), _ro(hist), _ro(gains), _ro(cutoffs),
+                _ro(discount), need_ratio, quantities, scalars,
+            )
+        else:
+            finalize_histograms(
+                _ro(hist), _ro(gains), _TIE_MODES[ties], _ro(cutoffs), _ro(discount), need_ratio,
+                quantities, scalars,
+            )
+        values, chunk_empty = metric_values(
+            metrics, quantities, scalars, cutoffs, n_db, ap_denominator, empty, hist=hist
+        )
+        n_empty += chunk_empty
+        for name, v in values.items():
+            per_query[name][start:stop] = v
+    if empty == "error" and n_empty:
+        raise ValueError(
+            f"{n_empty} of {n_queries} queries have no relevant item in the database; choose "
+            "empty='zero', 'skip' or 'one'"
+        )
+    return per_query, n_empty

@@ -1,0 +1,205 @@
+"""Metric names (ir_measures style) and the Result every evaluation returns.
+
+Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P@k``, ``R@k``,
+``F1@k``, ``RR``, ``RR@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``P(radius=r)``,
+``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Aliases such as ``mAP@k``,
+``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` normalise to these, and a list
+form ``P@[1,10,100]`` expands.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Metric", "parse_metrics", "Result"]
+
+_BASES = {
+    "ap": "AP", "map": "AP",
+    "ndcg": "nDCG",
+    "dcg": "DCG",
+    "p": "P", "precision": "P", "prec": "P",
+    "r": "R", "recall": "R",
+    "f1": "F1", "f": "F1",
+    "rr": "RR", "mrr": "RR", "recip_rank": "RR",
+    "rprec": "Rprec", "r-prec": "Rprec", "r_prec": "Rprec",
+    "acg": "ACG",
+    "wap": "WAP", "mwap": "WAP",
+}
+_RADIUS_BASES = ("P", "R")
+_NO_CUTOFF = ("Rprec",)
+# metrics whose value is 0/0 for a query without relevant items (see the `empty` policy)
+UNDEFINED_WHEN_EMPTY = ("AP", "WAP", "nDCG", "R", "RR", "Rprec", "R(radius)")
+
+_NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(.+?))?\s*$")
+_RADIUS = re.compile(r"^\s*([A-Za-z]+)\s*\(\s*radius\s*=\s*(-?\d+)\s*\)\s*$")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: ``base`` name, cutoff ``k`` (None = whole list) or Hamming ``radius``."""
+
+    base: str
+    k: int | None = None
+    radius: int | None = None
+
+    @property
+    def name(self) -> str:
+        """Canonical name, the key in Result dictionaries."""
+        if self.radius is not None:
+            return f"{self.base}(radius={self.radius})"
+        return self.base if self.k is None else f"{self.base}@{self.k}"
+
+    @property
+    def family(self) -> str:
+        """Base name, or 'P(radius)' / 'R(radius)' for set metrics within a radius."""
+        return f"{self.base}(radius)" if self.radius is not None else self.base
+
+
+def _known_names():
+    return sorted(set(_BASES.values())) + ["AP@k", "nDCG@k", "P@k", "P(radius=r)", "R(radius=r)"]
+
+
+def _unknown(name):
+    close = difflib.get_close_matches(str(name), _known_names() + list(_BASES), n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return ValueError(f"unknown metric {name!r}{hint} Known metrics: {', '.join(_known_names())}")
+
+
+def _cutoff(text, name):
+    if text.upper() == "ALL":
+        return None
+    try:
+        k = int(text)
+    except ValueError:
+        raise ValueError(f"metric {name!r}: cutoff {text!r} is not an integer (use @10, @ALL or @[1,10])") from None
+    if k <= 0:
+        raise ValueError(f"metric {name!r}: cutoff must be >= 1, got {k}")
+    return k
+
+
+def parse_metrics(metrics) -> list[Metric]:
+    """Parse metric names into unique Metric objects, in the order given.
+
+    Parameters
+    ----------
+    metrics : str or iterable of str
+
+    Returns
+    -------
+    list of Metric
+
+    Raises
+    ------
+    ValueError
+        Unknown name (with the closest valid name), cutoff <= 0 or not an integer, negative
+        radius, a cutoff on Rprec, or no metric at all.
+    """
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    try:
+        names = list(metrics)
+    except TypeError:
+        raise TypeError(f"metrics must be a name or a list of names, got {type(metrics).__name__}") from None
+    out: list[Metric] = []
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"metric names must be strings, got {name!r}")
+        for metric in _parse_one(name):
+            if metric not in out:
+                out.append(metric)
+    if not out:
+        raise ValueError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
+    return out
+
+
+def _parse_one(name: str) -> list[Metric]:
+    radius_match = _RADIUS.match(name)
+    if radius_match:
+        base = _BASES.get(radius_match.group(1).lower())
+        radius = int(radius_match.group(2))
+        if base not in _RADIUS_BASES:
+            raise _unknown(name)
+        if radius < 0:
+            raise ValueError(f"metric {name!r}: radius must be >= 0")
+        return [Metric(base, radius=radius)]
+    match = _NAME.match(name)
+    if not match:
+        raise _unknown(name)
+    base = _BASES.get(match.group(1).lower())
+    if base is None:
+        raise _unknown(name)
+    suffix = match.group(2)
+    if suffix is None:
+        return [Metric(base)]
+    if base in _NO_CUTOFF:
+        raise ValueError(f"metric {name!r}: {base} takes no cutoff")
+    if suffix.startswith("[") and suffix.endswith("]"):
+        parts = [p.strip() for p in suffix[1:-1].split(",") if p.strip()]
+        if not parts:
+            raise ValueError(f"metric {name!r}: empty cutoff list")
+        return [Metric(base, _cutoff(p, name)) for p in parts]
+    return [Metric(base, _cutoff(suffix, name))]
+
+
+@dataclass
+class Result:
+    """Per-query values and means of every requested metric.
+
+    Attributes
+    ----------
+    mean : dict of str to float
+        Mean over queries; with ``empty="skip"`` over the queries with a relevant item.
+    per_query : dict of str to ndarray of float64, shape (n_queries,)
+        NaN where a query was skipped.
+    n_queries : int
+    n_empty : int
+        Queries without any relevant item, whatever the policy.
+    settings : dict
+        The conventions used (ties, ap_denominator, gain, empty, ...), for reports.
+    curves : dict of str to ndarray, optional
+        Filled when curves were asked for (see :func:`fasttie.evaluate`).
+    query_ids : list, optional
+        Query ids in the order of the per-query arrays, where the input named them.
+    """
+
+    mean: dict
+    per_query: dict
+    n_queries: int
+    n_empty: int
+    settings: dict = field(default_factory=dict)
+    curves: dict = field(default_factory=dict)
+    query_ids: list | None = None
+
+    def to_dict(self, per_query: bool = True) -> dict:
+        """Plain JSON-serialisable dictionary (NaN becomes None)."""
+
+        def clean(x):
+            x = float(x)
+            return None if np.isnan(x) else x
+
+        out = {
+            "mean": {k: clean(v) for k, v in self.mean.items()},
+            "n_queries": self.n_queries,
+            "n_empty": self.n_empty,
+            "settings": dict(self.settings),
+        }
+        if per_query:
+            out["per_query"] = {k: [clean(x) for x in v] for k, v in self.per_query.items()}
+        if self.curves:
+            out["curves"] = {k: np.asarray(v).tolist() for k, v in self.curves.items()}
+        if self.query_ids is not None:
+            out["query_ids"] = list(self.query_ids)
+        return out
+
+    def to_json(self, **kwargs) -> str:
+        """JSON text of :meth:`to_dict` (``allow_nan`` is never needed)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def __repr__(self) -> str:
+        means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
+        return f"Result(n_queries={self.n_queries}, n_empty={self.n_empty}, {means})"

@@ -1,0 +1,199 @@
+"""Relevance: class ids, multi-hot labels or listed (CSR) relevant items -> one spec.
+
+* class ids (1-D integers): relevant = same class, grade 1;
+* multi-hot (2-D 0/1): grade = number of shared labels, relevant = grade > 0;
+* listed: per query the relevant database ids with optional positive integer grades (CSR),
+  for ground truths such as exact Euclidean neighbours.
+
+The kernels see fixed dtypes only: int32 dense class ids, uint64 label words, int64 CSR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .codes import pack_codes
+
+__all__ = ["RelevanceSpec", "make_relevance"]
+
+_EMPTY_I32 = np.zeros(0, dtype=np.int32)
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
+_EMPTY_WORDS = np.zeros((0, 1), dtype=np.uint64)
+
+
+@dataclass
+class RelevanceSpec:
+    """Relevance in the form the kernels take (see module docstring).
+
+    kind : "class" | "multihot" | "listed"
+    n_grades : number of grade values 0..n_grades-1 (at least 2)
+    """
+
+    kind: str
+    n_grades: int
+    query_labels: np.ndarray = field(default_factory=lambda: _EMPTY_I32)  # int32 dense ids
+    db_labels: np.ndarray = field(default_factory=lambda: _EMPTY_I32)
+    query_label_words: np.ndarray = field(default_factory=lambda: _EMPTY_WORDS)
+    db_label_words: np.ndarray = field(default_factory=lambda: _EMPTY_WORDS)
+    indptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    indices: np.ndarray = field(default_factory=lambda: _EMPTY_I64)  # sorted within each query
+    grades: np.ndarray = field(default_factory=lambda: _EMPTY_I64)
+
+    def rows(self, start: int, stop: int) -> "RelevanceSpec":
+        """The spec restricted to queries start..stop-1 (database side unchanged)."""
+        spec = RelevanceSpec(self.kind, self.n_grades)
+        spec.db_labels = self.db_labels
+        spec.db_label_words = self.db_label_words
+        if self.kind == "class":
+            spec.query_labels = self.query_labels[start:stop]
+        elif self.kind == "multihot":
+            spec.query_label_words = self.query_label_words[start:stop]
+        else:
+            lo, hi = self.indptr[start], self.indptr[stop]
+            spec.indptr = self.indptr[start : stop + 1] - lo
+            spec.indices = self.indices[lo:hi]
+            spec.grades = self.grades[lo:hi]
+        return spec
+
+
+def make_relevance(query_labels, db_labels, relevance, n_queries: int, n_db: int) -> RelevanceSpec:
+    """Validate labels or listed relevance and build the spec.
+
+    Raises
+    ------
+    TypeError, ValueError
+        With the argument named: both or neither of labels / relevance given, wrong lengths,
+        non-integer class ids, multi-hot values other than 0/1, listed ids out of range or
+        repeated within a query, negative or non-integer grades.
+    """
+    if relevance is not None:
+        if query_labels is not None or db_labels is not None:
+            raise ValueError("give either query_labels and db_labels, or relevance=, not both")
+        return _listed(relevance, n_queries, n_db)
+    if query_labels is None or db_labels is None:
+        raise ValueError(
+            "relevance is undefined: pass query_labels and db_labels (class ids or multi-hot), "
+            "or relevance=(indptr, indices[, grades])"
+        )
+    query_labels = np.asarray(query_labels)
+    db_labels = np.asarray(db_labels)
+    if query_labels.ndim != db_labels.ndim or query_labels.ndim not in (1, 2):
+        raise ValueError(
+            f"query_labels and db_labels must both be 1-D class ids or both 2-D multi-hot, got "
+            f"shapes {query_labels.shape} and {db_labels.shape}"
+        )
+    if query_labels.shape[0] != n_queries:
+        raise ValueError(f"query_labels has {query_labels.shape[0]} rows but there are {n_queries} queries")
+    if db_labels.shape[0] != n_db:
+        raise ValueError(f"db_labels has {db_labels.shape[0]} rows but the database has {n_db} codes")
+    if query_labels.ndim == 1:
+        return _classes(query_labels, db_labels)
+    return _multihot(query_labels, db_labels)
+
+
+def _classes(query_labels, db_labels) -> RelevanceSpec:
+    for name, labels in (("query_labels", query_labels), ("db_labels", db_labels)):
+        if not (np.issubdtype(labels.dtype, np.integer) or labels.dtype == np.bool_):
+            raise TypeError(
+                f"{name} must hold integer class ids, got dtype {labels.dtype}; for multi-hot "
+                "labels pass a 2-D 0/1 matrix"
+            )
+    lo = min(int(query_labels.min()), int(db_labels.min()))
+    hi = max(int(query_labels.max()), int(db_labels.max()))
+    if lo >= 0 and hi < (1 << 24):
+        # small non-negative ids: dense already, no sort needed
+        query_ids = query_labels.astype(np.int32)
+        db_ids = db_labels.astype(np.int32)
+    else:
+        classes, inverse = np.unique(np.concatenate([query_labels, db_labels]), return_inverse=True)
+        if len(classes) >= (1 << 31):
+            raise ValueError("more than 2**31 distinct class ids")
+        query_ids = inverse[: len(query_labels)].astype(np.int32)
+        db_ids = inverse[len(query_labels) :].astype(np.int32)
+    return RelevanceSpec("class", 2, query_labels=query_ids, db_labels=db_ids)
+
+
+def _multihot(query_labels, db_labels) -> RelevanceSpec:
+    if query_labels.shape[1] != db_labels.shape[1]:
+        raise ValueError(
+            f"query_labels has {query_labels.shape[1]} label columns but db_labels has "
+            f"{db_labels.shape[1]}"
+        )
+    for name, labels in (("query_labels", query_labels), ("db_labels", db_labels)):
+        if labels.shape[1] == 0:
+            raise ValueError(f"{name} has no label columns")
+        if labels.dtype != np.bool_ and not np.issubdtype(labels.dtype, np.number):
+            raise TypeError(f"{name} must be a 0/1 or bool matrix, got dtype {labels.dtype}")
+        if labels.dtype != np.bool_ and ((labels != 0) & (labels != 1)).any():
+            raise ValueError(
+                f"{name} must be multi-hot 0/1 (2-D); for class ids pass a 1-D array, for graded "
+                "relevance use relevance=(indptr, indices, grades)"
+            )
+    query_words = pack_codes(query_labels.astype(np.uint8, copy=False), name="query_labels").words
+    db_words = pack_codes(db_labels.astype(np.uint8, copy=False), name="db_labels").words
+    max_labels = int(np.bitwise_count(query_words).sum(axis=1).max())
+    return RelevanceSpec(
+        "multihot", max(2, max_labels + 1), query_label_words=query_words, db_label_words=db_words
+    )
+
+
+def _listed(relevance, n_queries, n_db) -> RelevanceSpec:
+    if hasattr(relevance, "tocsr"):  # scipy.sparse matrix or array
+        matrix = relevance.tocsr()
+        if matrix.shape != (n_queries, n_db):
+            raise ValueError(
+                f"relevance matrix has shape {matrix.shape}, expected (n_queries, n_db) = "
+                f"({n_queries}, {n_db})"
+            )
+        matrix.sum_duplicates()
+        indptr, indices, grades = matrix.indptr, matrix.indices, matrix.data
+    elif isinstance(relevance, tuple) and len(relevance) in (2, 3):
+        indptr, indices = relevance[0], relevance[1]
+        grades = relevance[2] if len(relevance) == 3 else None
+    else:
+        raise TypeError(
+            "relevance must be (indptr, indices), (indptr, indices, grades) or a scipy.sparse "
+            f"matrix of shape (n_queries, n_db); got {type(relevance).__name__}"
+        )
+    indptr = np.asarray(indptr)
+    indices = np.asarray(indices)
+    if not np.issubdtype(indptr.dtype, np.integer) or not np.issubdtype(indices.dtype, np.integer):
+        raise TypeError("relevance indptr and indices must be integer arrays")
+    if indptr.ndim != 1 or len(indptr) != n_queries + 1:
+        raise ValueError(f"relevance indptr must have n_queries + 1 = {n_queries + 1} entries, got {indptr.shape}")
+    if indptr[0] != 0 or (np.diff(indptr) < 0).any() or indptr[-1] != len(indices) or indices.ndim != 1:
+        raise ValueError("relevance indptr must start at 0, not decrease, and end at len(indices)")
+    if len(indices) and (indices.min() < 0 or indices.max() >= n_db):
+        raise ValueError(f"relevance indices must be database ids in [0, {n_db})")
+    if grades is None:
+        grades = np.ones(len(indices), dtype=np.int64)
+    else:
+        grades = np.asarray(grades)
+        if grades.shape != indices.shape:
+            raise ValueError(f"relevance grades has shape {grades.shape}, indices {indices.shape}")
+        if np.issubdtype(grades.dtype, np.floating):
+            if not np.isfinite(grades).all() or (grades != np.round(grades)).any():
+                raise ValueError("relevance grades must be whole numbers (grade levels), no NaN")
+        elif not (np.issubdtype(grades.dtype, np.integer) or grades.dtype == np.bool_):
+            raise TypeError(f"relevance grades must be integers, got dtype {grades.dtype}")
+        if len(grades) and grades.min() < 0:
+            raise ValueError("relevance grades must be >= 0")
+        if len(grades) and grades.max() > 62:
+            raise ValueError("relevance grades above 62 are not supported (2**g - 1 must fit)")
+    indptr = indptr.astype(np.int64)
+    query_of = np.repeat(np.arange(n_queries), np.diff(indptr))
+    order = np.lexsort((indices, query_of))  # ids ascending within each query
+    indices = indices[order].astype(np.int64)
+    grades = grades[order].astype(np.int64)
+    repeated = (np.diff(indices) == 0) & (np.diff(query_of) == 0)
+    if repeated.any():
+        q = int(query_of[1:][repeated][0])
+        raise ValueError(f"relevance lists database id {int(indices[1:][repeated][0])} twice for query {q}")
+    keep = grades > 0  # grade 0 = judged non-relevant: same as not listed
+    if not keep.all():
+        indices, grades = indices[keep], grades[keep]
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(query_of[keep], minlength=n_queries))]).astype(np.int64)
+    n_grades = max(2, int(grades.max()) + 1 if len(grades) else 2)
+    return RelevanceSpec("listed", n_grades, indptr=indptr, indices=indices, grades=grades)

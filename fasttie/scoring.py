@@ -1,0 +1,163 @@
+"""From the finalizer's base quantities to metric values, plus shared option handling.
+
+Shared by every front door (Hamming ranking, ranked lists): the finalizer gives expectations
+of hits, grade sums, DCG, the AP/WAP numerators and ratios and RR at each cutoff; this module
+divides by the right denominators and applies the empty-query policy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numba
+import numpy as np
+
+from ._kernels.finalize import (
+    AP_NUM, AP_RET, DCG, GSUM, HITS, HITS_AT_R, IDCG, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
+)
+from ._kernels.tie_math import discount_prefix
+from .metrics import UNDEFINED_WHEN_EMPTY
+
+_CHOICES = {
+    "ap_denominator": ("retrieved", "total", "min"),
+    "gain": ("exp2", "linear"),
+    "empty": ("zero", "skip", "one", "error"),
+}
+_discount_cache = np.zeros(1)
+
+
+def check_options(*, ties, tie_modes, **options):
+    """Raise ValueError/TypeError naming the option when a value is not one of its choices."""
+    for name, value in (("ties", ties), *options.items()):
+        choices = tuple(tie_modes) if name == "ties" else _CHOICES[name]
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, one of {choices}; got {value!r}")
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+
+@contextlib.contextmanager
+def threads(n_threads):
+    """Run the block with numba using n_threads threads (restored afterwards)."""
+    if n_threads is None:
+        yield
+        return
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
+        raise TypeError(f"n_threads must be an integer or None, got {n_threads!r}")
+    limit = numba.config.NUMBA_NUM_THREADS
+    if not 1 <= n_threads <= limit:
+        raise ValueError(f"n_threads must be in [1, {limit}] (NUMBA_NUM_THREADS), got {n_threads}")
+    previous = numba.get_num_threads()
+    numba.set_num_threads(int(n_threads))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def discount_table(n: int) -> np.ndarray:
+    """D[0..n] of 1/log2(1+i) prefix sums, cached across calls (grown on demand)."""
+    global _discount_cache
+    if len(_discount_cache) <= n:
+        _discount_cache = discount_prefix(max(n, 2 * (len(_discount_cache) - 1)))
+    return _discount_cache[: n + 1]
+
+
+def gain_table(gain: str, n_grades: int) -> np.ndarray:
+    """Gain of each integer grade 0..n_grades-1, float64 (never a narrow integer type)."""
+    grades = np.arange(n_grades, dtype=np.float64)
+    return np.exp2(grades) - 1.0 if gain == "exp2" else grades
+
+
+def _divide(numerator, denominator):
+    out = np.zeros(np.broadcast(numerator, denominator).shape)
+    np.divide(numerator, denominator, out=out, where=np.asarray(denominator) != 0)
+    return out
+
+
+def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator, empty, hist=None):
+    """Per-query values of every metric for one block of queries.
+
+    Parameters
+    ----------
+    metrics : list of Metric
+    quantities : (n, N_QUANTITIES, K) float64, base quantities at ``cutoffs``
+    scalars : (n, N_SCALARS) float64
+    cutoffs : (K,) int64, the clamped cutoffs the finalizer used
+    n_items : int or (n,) int array, list length per query
+    ap_denominator, empty : str, the options of evaluate
+    hist : (n, n_bits + 1, n_grades) int64, for the radius metrics (Hamming ranking only)
+
+    Returns
+    -------
+    values : dict of name -> (n,) float64
+    n_empty : int
+    """
+    total = scalars[:, TOTAL_RELEVANT]
+    is_empty = total == 0
+    n_items = np.asarray(n_items)
+    column = {int(k): i for i, k in enumerate(cutoffs)}
+    values = {}
+    for metric in metrics:
+        if metric.radius is not None:
+            within = hist[:, : metric.radius + 1, :]
+            relevant_within = within[:, :, 1:].sum(axis=(1, 2))
+            if metric.base == "P":
+                value = _divide(relevant_within, within.sum(axis=(1, 2)))
+            else:
+                value = _divide(relevant_within, total)
+            values[metric.name] = _apply_empty(value, metric, is_empty, empty)
+            continue
+        if metric.base == "Rprec":
+            values[metric.name] = _apply_empty(_divide(scalars[:, HITS_AT_R], total), metric, is_empty, empty)
+            continue
+        asked = n_items if metric.k is None else metric.k  # k as asked, for P, F1, ACG
+        effective = np.minimum(asked, n_items)
+        q = _cutoff_quantities(quantities, column, effective)
+        if metric.base == "P":
+            value = q[:, HITS] / asked
+        elif metric.base == "R":
+            value = _divide(q[:, HITS], total)
+        elif metric.base == "F1":
+            value = 2.0 * q[:, HITS] / (asked + total)
+        elif metric.base == "ACG":
+            value = q[:, GSUM] / asked
+        elif metric.base == "DCG":
+            value = q[:, DCG].copy()
+        elif metric.base == "nDCG":
+            value = _divide(q[:, DCG], q[:, IDCG])
+        elif metric.base == "RR":
+            value = q[:, RR].copy()
+        else:  # AP, WAP
+            numerator = q[:, AP_NUM if metric.base == "AP" else WAP_NUM]
+            ratio = q[:, AP_RET if metric.base == "AP" else WAP_RET]
+            whole_list = effective >= n_items
+            if ap_denominator == "retrieved":
+                value = np.where(whole_list, _divide(numerator, total), ratio)
+            elif ap_denominator == "total":
+                value = _divide(numerator, total)
+            else:
+                value = _divide(numerator, np.minimum(effective, total))
+        values[metric.name] = _apply_empty(value, metric, is_empty, empty)
+    return values, int(is_empty.sum())
+
+
+def _cutoff_quantities(quantities, column, effective):
+    """(n, N_QUANTITIES) quantities at each query's effective cutoff."""
+    if np.ndim(effective) == 0:
+        return quantities[:, :, column[int(effective)]]
+    cols = np.array([column[int(k)] for k in effective])
+    return quantities[np.arange(len(cols)), :, cols]
+
+
+def _apply_empty(value, metric, is_empty, empty):
+    if not is_empty.any():
+        return value
+    value = np.array(value, dtype=np.float64)
+    if empty == "skip":
+        value[is_empty] = np.nan
+    elif empty == "one" and metric.family in UNDEFINED_WHEN_EMPTY:
+        value[is_empty] = 1.0
+    else:  # "zero", "error" (raised by the caller), or "one" for well-defined metrics
+        value[is_empty] = 0.0
+    return value
