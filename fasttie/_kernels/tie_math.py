@@ -46,28 +46,56 @@ def harmonic_diff(t, j):
                 s += 1.0 / (t + p)
             return head + s
     a = t + 1.0
-    ratio = math.log1p(j / a)  # log(b / a), b = t + j + 1
-    tail = (
-        ratio
-        + _power_diff(a, ratio, 1) / 2.0
-        + _power_diff(a, ratio, 2) / 12.0
-        - _power_diff(a, ratio, 4) / 120.0
-        + _power_diff(a, ratio, 6) / 252.0
-        - _power_diff(a, ratio, 8) / 240.0
-        + _power_diff(a, ratio, 10) / 132.0
+    log_ratio = math.log1p(j / a)  # log(b / a), b = t + j + 1
+    return head + log_ratio + _digamma_tail(a, log_ratio)
+
+
+@jit
+def _digamma_tail(a, log_ratio):
+    """psi(b) - psi(a) - log(b/a) for b = a * exp(log_ratio), a >= 33 (asymptotic series)."""
+    return (
+        _power_diff(a, log_ratio, 1) / 2.0
+        + _power_diff(a, log_ratio, 2) / 12.0
+        - _power_diff(a, log_ratio, 4) / 120.0
+        + _power_diff(a, log_ratio, 6) / 252.0
+        - _power_diff(a, log_ratio, 8) / 240.0
+        + _power_diff(a, log_ratio, 10) / 132.0
     )
-    return head + tail
 
 
 @jit
 def shifted_harmonic(t, j, dh):
-    """sum_{p=1..j} (p - 1) / (t + p); ``dh`` must be harmonic_diff(t, j)."""
+    """sum_{p=1..j} (p - 1) / (t + p); ``dh`` must be harmonic_diff(t, j).
+
+    Deep in the list (t >> j) the sum is about j^2 / (2t) while j and (t + 1) * dh are both
+    about j: it is then computed as a (u - log1p(u)) minus the digamma tail, u = j / a, with
+    u - log1p(u) by its series for small u, so no digits cancel.
+    """
     if j <= _DIRECT:
         s = 0.0
         for p in range(j, 1, -1):
             s += (p - 1.0) / (t + p)
         return s
-    return j - (t + 1.0) * dh
+    if t < _DIRECT:
+        return j - (t + 1.0) * dh
+    a = t + 1.0
+    u = j / a
+    log_ratio = math.log1p(u)
+    if u < 0.25:
+        # u - log1p(u) = sum_{m>=2} (-1)^m u^m / m
+        term = u * u
+        excess = 0.0
+        m = 2
+        while True:
+            piece = term / m
+            excess += piece if m % 2 == 0 else -piece
+            if piece < 1e-18 * excess:
+                break
+            term *= u
+            m += 1
+    else:
+        excess = u - log_ratio
+    return a * excess - a * _digamma_tail(a, log_ratio)
 
 
 @jit

@@ -1,0 +1,94 @@
+"""Bit conventions: packing round trips, exact Hamming distances, and every error path."""
+
+import numpy as np
+import pytest
+
+import fasttie as ft
+from fasttie._kernels.histogram import _distance
+
+N_BITS = [1, 7, 8, 63, 64, 65, 1024]
+
+
+@pytest.mark.parametrize("n_bits", N_BITS)
+def test_round_trip_matrix(n_bits):
+    rng = np.random.default_rng(n_bits)
+    bits = rng.integers(0, 2, (9, n_bits)).astype(np.uint8)
+    for codes in (bits, bits.astype(bool), 2 * bits.astype(np.int8) - 1, 2.0 * bits - 1.0):
+        packed = ft.pack_codes(codes)
+        assert packed.n_bits == n_bits and packed.n_words == (n_bits + 63) // 64
+        np.testing.assert_array_equal(ft.unpack_codes(packed), bits)
+
+
+@pytest.mark.parametrize("n_bits", N_BITS)
+@pytest.mark.parametrize("bitorder", ["big", "little"])
+def test_round_trip_packed_bytes(n_bits, bitorder):
+    rng = np.random.default_rng(n_bits + 1)
+    bits = rng.integers(0, 2, (5, n_bits)).astype(np.uint8)
+    raw = np.packbits(bits, axis=1, bitorder=bitorder)
+    packed = ft.pack_codes(raw, packed=True, n_bits=n_bits, bitorder=bitorder)
+    np.testing.assert_array_equal(packed.words, ft.pack_codes(bits).words)
+    np.testing.assert_array_equal(ft.unpack_codes(packed), bits)
+
+
+@pytest.mark.parametrize("n_bits", N_BITS)
+def test_padding_is_zero(n_bits):
+    packed = ft.pack_codes(np.ones((3, n_bits), dtype=np.uint8))
+    assert int(np.bitwise_count(packed.words).sum()) == 3 * n_bits
+
+
+@pytest.mark.parametrize("n_bits", [1, 63, 64, 65, 128, 200, 256, 1024])
+def test_hamming_distances_match_unpackbits(n_bits):
+    rng = np.random.default_rng(7 * n_bits)
+    a = rng.integers(0, 2, (4, n_bits)).astype(np.uint8)
+    b = rng.integers(0, 2, (50, n_bits)).astype(np.uint8)
+    pa, pb = ft.pack_codes(a), ft.pack_codes(b)
+    raw_a, raw_b = np.packbits(a, axis=1), np.packbits(b, axis=1)
+    for i in range(len(a)):
+        expected = np.unpackbits(raw_a[i] ^ raw_b, axis=1).sum(axis=1)
+        got = [_distance(pa.words[i], pb.words, j, pb.n_words) for j in range(len(b))]
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_packed_codes_pass_through_and_slicing():
+    packed = ft.pack_codes(np.eye(4, 70, dtype=np.uint8))
+    assert ft.pack_codes(packed) is packed
+    assert packed[1:3].n == 2 and packed[[0, 3]].n == 2
+    np.testing.assert_array_equal(ft.unpack_codes(packed[1:3]), np.eye(4, 70, dtype=np.uint8)[1:3])
+
+
+@pytest.mark.parametrize(
+    "codes, error, match",
+    [
+        (np.array([[1, -1, 0]]), ValueError, "mixes -1 and 0"),
+        (np.array([[1, 2, 0]]), ValueError, "packed=True"),
+        (np.array([[1.0, np.nan]]), ValueError, "NaN"),
+        (np.array([1, -1, 1]), ValueError, "2-D"),
+        (np.zeros((0, 8)), ValueError, "empty"),
+        (np.zeros((3, 0)), ValueError, "empty"),
+        (np.array([["a", "b"]]), TypeError, "numeric"),
+        (np.array([[0.5, 1.0]]), ValueError, "±1, 0/1"),
+    ],
+)
+def test_code_errors(codes, error, match):
+    with pytest.raises(error, match=match):
+        ft.pack_codes(codes)
+
+
+def test_uint8_matrix_is_never_guessed_packed():
+    raw = np.packbits(np.ones((2, 16), dtype=np.uint8), axis=1)
+    with pytest.raises(ValueError, match="packed=True"):
+        ft.pack_codes(raw)
+
+
+def test_packed_byte_errors():
+    raw = np.packbits(np.ones((2, 12), dtype=np.uint8), axis=1)
+    with pytest.raises(ValueError, match="needs n_bits"):
+        ft.pack_codes(raw, packed=True)
+    with pytest.raises(ValueError, match="shape"):
+        ft.pack_codes(raw, packed=True, n_bits=24)
+    with pytest.raises(TypeError, match="uint8"):
+        ft.pack_codes(raw.astype(np.int16), packed=True, n_bits=12)
+    with pytest.raises(ValueError, match="padding bits"):
+        ft.pack_codes(np.full((1, 2), 255, dtype=np.uint8), packed=True, n_bits=12)
+    with pytest.raises(ValueError, match="bitorder"):
+        ft.pack_codes(raw, packed=True, n_bits=12, bitorder="middle")
