@@ -5,9 +5,9 @@ Importing fasttie compiles nothing: kernels compile (or load from the cache) on 
 
 from . import datasets
 from .codes import PackedCodes, pack_codes, unpack_codes
-from .hashing import evaluate
+from .hashing import evaluate, search
 from .metrics import Metric, Result, parse_metrics
 
 __version__ = "0.1.0"
 
-__all__ = ["PackedCodes", "pack_codes", "unpack_codes", "evaluate", "Result", "Metric", "parse_metrics", "datasets", "__version__"]
+__all__ = ["PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "Result", "Metric", "parse_metrics", "datasets", "__version__"]

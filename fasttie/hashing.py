@@ -10,12 +10,13 @@ from ._kernels.hamming_ties import (
     AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_stable,
 )
 from ._kernels.histogram import _hist_multihot, _hist_segments, _move_relevant
+from ._kernels.knn import knn, radius_counts, radius_fill
 from .codes import PackedCodes, pack_codes
 from .metrics import Metric, Result, parse_metrics
 from .relevance import RelevanceSpec, make_relevance
 from .scoring import check_options, discount_table, gain_table, metric_values, threads
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "search"]
 
 _TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": None}
 _KIND = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}
@@ -244,3 +245,71 @@ def _evaluate_chunks(query_codes, db_codes, spec, metrics, ties, ap_denominator,
             "empty='zero', 'skip' or 'one'"
         )
     return per_query, n_empty
+
+
+def search(queries, database, k=None, *, radius=None, n_threads=None):
+    """Exact Hamming nearest neighbours, ties broken by database index.
+
+    Like faiss ``IndexBinaryFlat.search`` / ``range_search``, but deterministic: the result is
+    the stable sort of the distances (``np.argsort(distances, kind="stable")``) cut at k, and a
+    radius search keeps distance <= radius (faiss keeps < radius).
+
+    Parameters
+    ----------
+    queries, database : array_like of shape (n, n_bits), or PackedCodes
+        Codes as in :func:`evaluate`.
+    k : int, optional
+        Neighbours per query, 1 <= k <= n_db. Give exactly one of ``k`` and ``radius``.
+    radius : int, optional
+        Keep every item within this Hamming distance (>= 0).
+    n_threads : int, optional
+        Threads for this call.
+
+    Returns
+    -------
+    ids : ndarray of int64, shape (n_queries, k) for k-NN, or (total,) for a radius search
+    distances : ndarray of int32, same shape as ids
+    offsets : ndarray of int64, shape (n_queries + 1,), only for a radius search
+        Query i's neighbours are ``ids[offsets[i]:offsets[i + 1]]``.
+
+    Raises
+    ------
+    ValueError
+        Both or neither of k and radius, k outside [1, n_db], negative radius, or code errors
+        as in :func:`evaluate`.
+
+    Examples
+    --------
+    >>> import numpy as np, fasttie as ft
+    >>> ids, dist = ft.search(np.array([[1, 1]]), np.array([[1, -1], [-1, 1], [1, 1]]), k=2)
+    >>> ids.tolist(), dist.tolist()
+    ([[2, 0]], [[0, 1]])
+    """
+    query_codes = pack_codes(queries, name="queries")
+    db_codes = pack_codes(database, name="database")
+    if query_codes.n_bits != db_codes.n_bits:
+        raise ValueError(
+            f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
+            "pack both with the same n_bits"
+        )
+    if (k is None) == (radius is None):
+        raise ValueError("give exactly one of k (nearest neighbours) and radius (range search)")
+    query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
+    with threads(n_threads):
+        if k is not None:
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= db_codes.n:
+                raise ValueError(f"k must be an integer in [1, n_db={db_codes.n}], got {k!r}")
+            ids = np.empty((query_codes.n, int(k)), dtype=np.int64)
+            distances = np.empty((query_codes.n, int(k)), dtype=np.int32)
+            knn(query_words, db_words, db_codes.n_bits, int(k), ids, distances)
+            return ids, distances
+        if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or radius < 0:
+            raise ValueError(f"radius must be an integer >= 0, got {radius!r}")
+        radius = int(min(radius, db_codes.n_bits))
+        counts = np.zeros((query_codes.n, radius + 1), dtype=np.int64)
+        radius_counts(query_words, db_words, radius, counts)
+        offsets = np.concatenate([[0], np.cumsum(counts.sum(axis=1))]).astype(np.int64)
+        ids = np.empty(offsets[-1], dtype=np.int64)
+        distances = np.empty(offsets[-1], dtype=np.int32)
+        radius_fill(query_words, db_words, radius, _ro(counts), _ro(offsets), ids, distances)
+        return ids, distances, offsets
