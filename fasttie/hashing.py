@@ -21,6 +21,12 @@ __all__ = ["evaluate", "search"]
 _TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": None}
 _KIND = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}
 _HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
+_SMALL_WORK = 1 << 20  # pairs below which waking a second thread costs more than it saves
+
+
+def _default_threads(n_threads, n_pairs):
+    """One thread for tiny calls (benchmark loops, tests) unless the caller chose."""
+    return 1 if n_threads is None and n_pairs < _SMALL_WORK else n_threads
 
 
 def _ro(array: np.ndarray) -> np.ndarray:
@@ -84,8 +90,9 @@ def evaluate(
         and leaves them out of the means; "one" gives 1 to the metrics that are 0/0 for them
         (AP, WAP, nDCG, R@k, RR, Rprec, R(radius)) and 0 to the rest; "error" raises.
     n_threads : int, optional
-        Threads for this call (default: numba's current setting). Results are bitwise
-        identical for any thread count.
+        Threads for this call (default: numba's current setting, or one thread for calls of
+        under 2**20 code pairs, where waking threads costs more than it saves). Results are
+        bitwise identical for any thread count.
     curves : bool or sequence of int, default False
         Also compute mean curves into ``Result.curves``: precision and recall within every
         Hamming radius 0..n_bits (``radius``, ``precision_by_radius``, ``recall_by_radius``),
@@ -141,7 +148,7 @@ def evaluate(
     curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
 
-    with threads(n_threads):
+    with threads(_default_threads(n_threads, n_queries * n_db)):
         per_query, n_empty = _evaluate_chunks(
             query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty
         )
@@ -295,7 +302,7 @@ def search(queries, database, k=None, *, radius=None, n_threads=None):
     if (k is None) == (radius is None):
         raise ValueError("give exactly one of k (nearest neighbours) and radius (range search)")
     query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
-    with threads(n_threads):
+    with threads(_default_threads(n_threads, query_codes.n * db_codes.n)):
         if k is not None:
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= db_codes.n:
                 raise ValueError(f"k must be an integer in [1, n_db={db_codes.n}], got {k!r}")

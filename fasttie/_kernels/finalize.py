@@ -27,16 +27,16 @@ N_SCALARS = 2
 
 
 @jit
-def _precision_kernel(t, j, n, r, s, prev, dh, lh):
-    """E[sum over tie ranks p <= j of rel * cumulative / rank] (TIES.md 2.3).
+def _precision_kernel(n, r, s, prev, dh, lh):
+    """E[sum over the tie's first j ranks of rel * cumulative / rank] (TIES.md 2.3).
 
-    ``prev`` is the cumulative count (AP) or grade (WAP) before the tie; dh, lh the harmonic
-    sums of (t, j).
+    The tie holds n items, r relevant with grade sum s (all float64); ``prev`` is the
+    cumulative count (AP) or grade (WAP) before the tie; dh, lh the harmonic sums of (t, j).
     """
-    if r == 0:
+    if r == 0.0:
         return 0.0
     alpha = (r * prev + s) / n
-    if n == 1:
+    if n == 1.0:
         return alpha * dh
     beta = (r - 1.0) * s / (n * (n - 1.0))
     return alpha * dh + beta * lh
@@ -62,8 +62,8 @@ def _ratio_expectations(t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, 
         if hits == 0:
             continue
         w = weights[x - x_min] / total
-        ap_num = ap_prev + _precision_kernel(t, j, j, x, x, hits_prev, dh, lh)
-        wap_num = wap_prev + _precision_kernel(t, j, j, x, x * mean_grade, grade_prev, dh, lh)
+        ap_num = ap_prev + _precision_kernel(float(j), float(x), float(x), float(hits_prev), dh, lh)
+        wap_num = wap_prev + _precision_kernel(float(j), float(x), x * mean_grade, grade_prev, dh, lh)
         ap += w * ap_num / hits
         wap += w * wap_num / hits
     return ap, wap
@@ -145,8 +145,8 @@ def finalize_ties(
             out[HITS, kp] = hits_prev + j * r / n
             out[GSUM, kp] = grade_prev + j * s / n
             out[DCG, kp] = dcg_prev + g / n * (discount[t + j] - discount[t])
-            out[AP_NUM, kp] = ap_prev + _precision_kernel(t, j, n, r, r, hits_prev, dh, lh)
-            out[WAP_NUM, kp] = wap_prev + _precision_kernel(t, j, n, r, s, grade_prev, dh, lh)
+            out[AP_NUM, kp] = ap_prev + _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
+            out[WAP_NUM, kp] = wap_prev + _precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
             if seen_relevant:
                 out[RR, kp] = rr_full
             elif r > 0:
@@ -173,8 +173,8 @@ def finalize_ties(
         # the whole tie joins the prefix
         dh = harmonic_diff(t, n)
         lh = shifted_harmonic(t, n, dh)
-        ap_prev += _precision_kernel(t, n, n, r, r, hits_prev, dh, lh)
-        wap_prev += _precision_kernel(t, n, n, r, s, grade_prev, dh, lh)
+        ap_prev += _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
+        wap_prev += _precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
         dcg_prev += g / n * (discount[stop] - discount[t])
         if r > 0 and not seen_relevant:
             rr_full = first_relevant_rr(t, n, r, n)

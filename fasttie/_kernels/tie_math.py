@@ -17,12 +17,6 @@ _DIRECT = 32  # below this many terms, sum directly
 
 
 @jit
-def _power_diff(a, log_ratio, m):
-    """a^-m - b^-m with log(b/a) = log_ratio, without cancellation."""
-    return -math.expm1(-m * log_ratio) / a**m
-
-
-@jit
 def harmonic_diff(t, j):
     """sum_{p=1..j} 1 / (t + p) for integers t >= 0, j >= 0, relative error ~1e-16."""
     if j <= 0:
@@ -52,14 +46,19 @@ def harmonic_diff(t, j):
 
 @jit
 def _digamma_tail(a, log_ratio):
-    """psi(b) - psi(a) - log(b/a) for b = a * exp(log_ratio), a >= 33 (asymptotic series)."""
+    """psi(b) - psi(a) - log(b/a) for b = a * exp(log_ratio), a >= 33 (asymptotic series).
+
+    Each a^-m - b^-m is -expm1(-m log(b/a)) / a^m: no cancellation when b is close to a.
+    """
+    ia = 1.0 / a
+    ia2 = ia * ia
     return (
-        _power_diff(a, log_ratio, 1) / 2.0
-        + _power_diff(a, log_ratio, 2) / 12.0
-        - _power_diff(a, log_ratio, 4) / 120.0
-        + _power_diff(a, log_ratio, 6) / 252.0
-        - _power_diff(a, log_ratio, 8) / 240.0
-        + _power_diff(a, log_ratio, 10) / 132.0
+        -math.expm1(-log_ratio) * ia / 2.0
+        - math.expm1(-2.0 * log_ratio) * ia2 / 12.0
+        + math.expm1(-4.0 * log_ratio) * ia2 * ia2 / 120.0
+        - math.expm1(-6.0 * log_ratio) * ia2 * ia2 * ia2 / 252.0
+        + math.expm1(-8.0 * log_ratio) * ia2 * ia2 * ia2 * ia2 / 240.0
+        - math.expm1(-10.0 * log_ratio) * ia2 * ia2 * ia2 * ia2 * ia2 / 132.0
     )
 
 

@@ -1,0 +1,268 @@
+"""asv benchmarks for fasttie.evaluate() and the argsort / faiss baselines on the same data.
+
+Data: seeded class-correlated codes (scripts/synthetic.py: each item flips each bit of its
+class prototype with probability 0.25), packed once in ``setup``; ``setup`` also makes one
+warm-up call so compile time never lands in ``time_`` / ``peakmem_``.  Cold import + compile is
+measured by the ``timeraw_`` benchmarks in a fresh interpreter.
+
+``peakmem_evaluate`` must grow with the database (inputs), never with queries x database: an
+Nq x Ndb float64 matrix at 200 x 10**6 would add 1.5 GiB.
+
+The comparison classes ``EvaluateSmall`` and ``ArgsortMAP`` run the *same* 20 queries on the
+same data, so their ``time_`` values compare directly; ``track_speedup_vs_argsort`` records the
+ratio itself.
+"""
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))  # synthetic.py, baselines.py
+try:
+    import fasttie as ft
+
+    ft.evaluate  # noqa: B018  (a bare namespace package has no evaluate)
+except (ImportError, AttributeError):  # not installed: benchmark the checkout
+    sys.modules.pop("fasttie", None)
+    sys.path.insert(1, str(REPO))
+    import fasttie as ft
+
+import baselines  # noqa: E402
+from synthetic import make_hashing_data, words_to_bytes, words_to_pm1  # noqa: E402
+
+METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000")
+
+
+def _packed_data(n_queries, n_db, n_bits, seed=0):
+    data = make_hashing_data(n_queries, n_db, n_bits, n_classes=10, flip=0.25, seed=seed)
+    # wrap the generator's little-endian words as packed bytes: no (n, n_bits) bool temporary,
+    # so peakmem reflects the packed inputs (8 bytes per 64 bits) plus what evaluate() allocates
+    queries = ft.pack_codes(words_to_bytes(data.query_words), packed=True, n_bits=n_bits, bitorder="little")
+    database = ft.pack_codes(words_to_bytes(data.db_words), packed=True, n_bits=n_bits, bitorder="little")
+    return data, queries, database
+
+
+class Evaluate:
+    """Whole evaluate() (4 metrics, all threads) on 200 queries."""
+
+    params = ([64, 128, 256], [100_000, 1_000_000])
+    param_names = ["n_bits", "n_db"]
+    n_queries = 200
+    timeout = 300
+
+    def setup(self, n_bits, n_db):
+        self.data, self.queries, self.database = _packed_data(self.n_queries, n_db, n_bits)
+        self._run()  # warm-up: compile / load from cache outside the timing
+
+    def _run(self, n_threads=None):
+        return ft.evaluate(
+            self.queries, self.database, self.data.query_labels, self.data.db_labels,
+            metrics=METRICS, n_threads=n_threads,
+        )
+
+    def time_evaluate(self, n_bits, n_db):
+        self._run()
+
+    def peakmem_evaluate(self, n_bits, n_db):
+        self._run()
+
+    def track_pairs_per_second(self, n_bits, n_db):
+        t0 = time.perf_counter()
+        self._run()
+        return self.n_queries * n_db / (time.perf_counter() - t0)
+
+    track_pairs_per_second.unit = "pairs/s"
+
+
+class EvaluateThreads:
+    """Thread scaling at 64 bits, 10**6 database codes."""
+
+    params = [1, 2]
+    param_names = ["n_threads"]
+    n_queries = 200
+    n_db = 1_000_000
+    timeout = 300
+
+    def setup(self, n_threads):
+        self.data, self.queries, self.database = _packed_data(self.n_queries, self.n_db, 64)
+        self._run(n_threads)
+
+    def _run(self, n_threads):
+        return ft.evaluate(
+            self.queries, self.database, self.data.query_labels, self.data.db_labels,
+            metrics=METRICS, n_threads=n_threads,
+        )
+
+    def time_evaluate(self, n_threads):
+        self._run(n_threads)
+
+
+class EvaluateQueries:
+    """peakmem must not grow with n_queries x n_db (64 bits, 10**6 database codes)."""
+
+    params = [100, 1000]
+    param_names = ["n_queries"]
+    n_db = 1_000_000
+    timeout = 300
+
+    def setup(self, n_queries):
+        self.data, self.queries, self.database = _packed_data(n_queries, self.n_db, 64)
+        self._run()
+
+    def _run(self):
+        return ft.evaluate(
+            self.queries, self.database, self.data.query_labels, self.data.db_labels, metrics=METRICS
+        )
+
+    def time_evaluate(self, n_queries):
+        self._run()
+
+    def peakmem_evaluate(self, n_queries):
+        self._run()
+
+
+# ---------------------------------------------------------------- baselines, same 20 queries
+
+_COMPARE_PARAMS = ([64, 256], [100_000, 1_000_000])
+_COMPARE_QUERIES = 20
+
+
+class EvaluateSmall:
+    """fasttie on the 20 queries that ArgsortMAP times (same data, same seed)."""
+
+    params = _COMPARE_PARAMS
+    param_names = ["n_bits", "n_db"]
+    timeout = 300
+
+    def setup(self, n_bits, n_db):
+        self.data, self.queries, self.database = _packed_data(_COMPARE_QUERIES, n_db, n_bits)
+        self._run()
+
+    def _run(self):
+        return ft.evaluate(
+            self.queries, self.database, self.data.query_labels, self.data.db_labels, metrics=("AP@1000",)
+        )
+
+    def time_evaluate_map_at_1000(self, n_bits, n_db):
+        self._run()
+
+
+class ArgsortMAP:
+    """Baseline: argsort-based mAP@1000 (numpy, as hashing repositories compute it)."""
+
+    params = _COMPARE_PARAMS
+    param_names = ["n_bits", "n_db"]
+    timeout = 600
+
+    def setup(self, n_bits, n_db):
+        data = make_hashing_data(_COMPARE_QUERIES, n_db, n_bits, n_classes=10, flip=0.25, seed=0)
+        self.data = data
+        self.q = words_to_pm1(data.query_words, n_bits)
+        self.db = words_to_pm1(data.db_words, n_bits)
+
+    def _run(self):
+        return baselines.argsort_mAP_at_k(
+            self.q, self.db, self.data.query_labels, self.data.db_labels, k=1000, chunk=_COMPARE_QUERIES
+        )
+
+    def time_argsort_map_at_1000(self, n_bits, n_db):
+        self._run()
+
+    def track_speedup_vs_argsort(self, n_bits, n_db):
+        """argsort mAP@1000 time / fasttie AP@1000 time on the same 20 queries (best of 3)."""
+        n_bits = self.q.shape[1]
+        queries = ft.pack_codes(words_to_bytes(self.data.query_words), packed=True, n_bits=n_bits, bitorder="little")
+        database = ft.pack_codes(words_to_bytes(self.data.db_words), packed=True, n_bits=n_bits, bitorder="little")
+
+        def fasttie_call():
+            ft.evaluate(queries, database, self.data.query_labels, self.data.db_labels, metrics=("AP@1000",))
+
+        fasttie_call()  # warm-up
+        t_ft = min(_timeit(fasttie_call) for _ in range(3))
+        t_base = min(_timeit(self._run) for _ in range(2))
+        return t_base / t_ft
+
+    track_speedup_vs_argsort.unit = "x"
+
+
+class FaissTop1000:
+    """Baseline: faiss IndexBinaryFlat top-1000 search (no metrics), 200 queries, all threads."""
+
+    params = ([64, 256], [1_000_000])
+    param_names = ["n_bits", "n_db"]
+    n_queries = 200
+    timeout = 300
+
+    def setup(self, n_bits, n_db):
+        try:
+            import faiss  # noqa: F401
+        except ImportError:
+            raise NotImplementedError("faiss-cpu not installed") from None
+        data = make_hashing_data(self.n_queries, n_db, n_bits, n_classes=10, flip=0.25, seed=0)
+        self.index = baselines.faiss_build(words_to_bytes(data.db_words), n_bits)
+        self.q = words_to_bytes(data.query_words)
+        baselines.faiss_search(self.index, self.q[:20], 1000, os.cpu_count())
+
+    def time_search_top_1000(self, n_bits, n_db):
+        baselines.faiss_search(self.index, self.q, 1000, os.cpu_count())
+
+
+def _timeit(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+# ---------------------------------------------------------------- cold import + compile
+
+_RAW_CODE = """
+import sys
+sys.path.insert(0, {repo!r})  # harmless when fasttie is installed (same checkout)
+import numpy as np
+import fasttie as ft
+rng = np.random.default_rng(0)
+q = rng.integers(0, 2, size=(10, 64)).astype(bool)
+db = rng.integers(0, 2, size=(1000, 64)).astype(bool)
+ft.evaluate(q, db, rng.integers(0, 10, 10), rng.integers(0, 10, 1000),
+            metrics=("AP", "AP@1000", "nDCG@1000", "P@1000"))
+"""
+
+_WARM_CACHE_DIR = os.path.join(tempfile.gettempdir(), "fasttie_asv_numba_cache")
+
+
+class ImportAndFirstCall:
+    """Fresh interpreter: import fasttie + first evaluate on tiny data.
+
+    ``timeraw_import_and_first_call``: empty NUMBA_CACHE_DIR (cold compile every time);
+    ``timeraw_import_and_first_call_cached``: a cache dir filled in ``setup`` (load from cache).
+    """
+
+    timeout = 300
+    repeat = (1, 3, 60.0)  # compiles are slow: few samples
+
+    def setup(self):
+        import subprocess
+
+        os.makedirs(_WARM_CACHE_DIR, exist_ok=True)
+        env = dict(os.environ, NUMBA_CACHE_DIR=_WARM_CACHE_DIR)
+        subprocess.run([sys.executable, "-c", _RAW_CODE.format(repo=str(REPO))], env=env, check=True)
+
+    def timeraw_import_and_first_call(self):
+        # (stmt, setup): the setup (not timed) points numba at a new, empty cache dir that the
+        # child removes at exit; asv calls this method once per sample, so every sample is cold
+        cache = tempfile.mkdtemp(prefix="fasttie_asv_cold_")
+        setup = (
+            f"import os, atexit, shutil\nos.environ['NUMBA_CACHE_DIR'] = {cache!r}\n"
+            f"atexit.register(shutil.rmtree, {cache!r}, True)\n"
+        )
+        return _RAW_CODE.format(repo=str(REPO)), setup
+
+    def timeraw_import_and_first_call_cached(self):
+        setup = f"import os\nos.environ['NUMBA_CACHE_DIR'] = {_WARM_CACHE_DIR!r}\n"
+        return _RAW_CODE.format(repo=str(REPO)), setup
+
+    def timeraw_import_only(self):
+        return f"import sys\nsys.path.insert(0, {str(REPO)!r})\nimport fasttie\n"

@@ -1,0 +1,190 @@
+"""Random small cases and comparison helpers shared by the fasttie-vs-oracle tests.
+
+A case is built from a numpy seed: few bits and a small database so that Hamming ties are
+frequent, then codes in one of the accepted encodings and relevance in one of the accepted
+forms.  The dense distance and grade matrices the oracle needs are computed independently
+(``oracle.hamming_distances`` / ``oracle.grades_from_*``), never taken from fasttie.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from oracle import count_orderings, grades_from_csr, grades_from_labels, hamming_distances, oracle_evaluate
+
+CODE_FORMATS = ("pm1_int8", "pm1_int64", "pm1_float32", "01_uint8", "01_int32", "bool")
+RELEVANCE_KINDS = ("class", "multihot", "csr_binary", "csr_graded", "scipy")
+
+
+def encode_codes(bits: np.ndarray, fmt: str) -> np.ndarray:
+    """0/1 bit matrix -> codes in the given encoding."""
+    bits = np.asarray(bits, dtype=np.int64)
+    if fmt == "pm1_int8":
+        return (bits * 2 - 1).astype(np.int8)
+    if fmt == "pm1_int64":
+        return bits * 2 - 1
+    if fmt == "pm1_float32":
+        return (bits * 2 - 1).astype(np.float32)
+    if fmt == "01_uint8":
+        return bits.astype(np.uint8)
+    if fmt == "01_int32":
+        return bits.astype(np.int32)
+    if fmt == "bool":
+        return bits.astype(bool)
+    raise ValueError(fmt)
+
+
+@dataclass
+class Case:
+    queries: np.ndarray
+    database: np.ndarray
+    kwargs: dict  # labels or relevance keyword arguments for ft.evaluate
+    distances: np.ndarray  # (n_q, n_db), oracle's own
+    grades: np.ndarray  # (n_q, n_db), oracle's own
+    metrics: list = field(default_factory=list)
+    desc: str = ""
+
+    @property
+    def n_queries(self):
+        return self.distances.shape[0]
+
+    @property
+    def n_db(self):
+        return self.distances.shape[1]
+
+
+def relevance_from_dense(grades: np.ndarray, kind: str):
+    """Encode a dense grade matrix as ft.evaluate relevance= (CSR tuple / scipy)."""
+    n_q, n_db = grades.shape
+    indptr = [0]
+    indices, data = [], []
+    for qi in range(n_q):
+        nz = np.flatnonzero(grades[qi])
+        indices.extend(nz.tolist())
+        data.extend(grades[qi, nz].tolist())
+        indptr.append(len(indices))
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    data = np.asarray(data, dtype=np.int64)
+    if kind == "csr_binary":
+        assert data.size == 0 or data.max() <= 1
+        return (indptr, indices)
+    if kind == "csr_graded":
+        return (indptr, indices, data)
+    if kind == "scipy":
+        return sp.csr_matrix((data, indices, indptr), shape=(n_q, n_db))
+    raise ValueError(kind)
+
+
+def make_relevance(rng, n_q, n_db, kind, p_empty=0.2, max_grade=4):
+    """(kwargs for ft.evaluate, dense int64 grades) of the given kind."""
+    if kind == "class":
+        n_cls = int(rng.integers(1, 4))
+        db_labels = rng.integers(0, n_cls, n_db)
+        q_labels = rng.integers(0, n_cls + 1, n_q)  # class n_cls never occurs in the db: empty
+        kw = dict(query_labels=q_labels.astype(rng.choice([np.int64, np.int32, np.uint8])), db_labels=db_labels)
+        return kw, grades_from_labels(q_labels, db_labels)
+    if kind == "multihot":
+        n_lab = int(rng.integers(1, max_grade + 1))
+        p = rng.uniform(0.2, 0.7)
+        db_labels = (rng.random((n_db, n_lab)) < p).astype(np.uint8)
+        q_labels = (rng.random((n_q, n_lab)) < p).astype(np.uint8)
+        q_labels[rng.random(n_q) < p_empty] = 0
+        kw = dict(query_labels=q_labels, db_labels=db_labels)
+        return kw, grades_from_labels(q_labels, db_labels)
+    p = rng.uniform(0.15, 0.7)
+    grades = (rng.random((n_q, n_db)) < p).astype(np.int64)
+    if kind != "csr_binary":
+        grades *= rng.integers(1, max_grade + 1, (n_q, n_db))
+    grades[rng.random(n_q) < p_empty] = 0
+    rel = relevance_from_dense(grades, kind)
+    # the oracle reads the CSR arrays itself
+    if kind == "scipy":
+        dense = grades_from_csr(rel.indptr, rel.indices, rel.data, n_db)
+    else:
+        dense = grades_from_csr(rel[0], rel[1], rel[2] if len(rel) == 3 else None, n_db)
+    assert np.array_equal(dense, grades)
+    return dict(relevance=rel), dense
+
+
+def metric_list(rng, n_db, n_bits, n_cut=3):
+    ks = {1, n_db, n_db + int(rng.integers(1, 4))}
+    for _ in range(n_cut):  # cutoffs anywhere, often inside ties
+        ks.add(int(rng.integers(1, n_db + 3)))
+    ks = sorted(ks)
+    radii = sorted({int(rng.integers(0, n_bits + 1)), int(rng.integers(0, n_bits + 2))})
+    names = ["AP", "WAP", "nDCG", "DCG", "RR", "Rprec"]
+    for k in ks:
+        names += [f"{m}@{k}" for m in ("AP", "WAP", "nDCG", "DCG", "P", "R", "F1", "RR", "ACG")]
+    names += [f"P(radius={r})" for r in radii] + [f"R(radius={r})" for r in radii]
+    return names
+
+
+def make_case(seed, *, max_bits=8, max_db=10, max_queries=4, max_orderings=3000, kinds=RELEVANCE_KINDS,
+              max_grade=4) -> Case:
+    """A random small case from a numpy seed; resamples until every query enumerates cheaply."""
+    rng = np.random.default_rng(seed)
+    while True:
+        n_bits = int(rng.choice(np.arange(1, max_bits + 1), p=_bits_weights(max_bits)))
+        n_db = int(rng.integers(1, max_db + 1) if rng.random() < 0.3 else rng.integers(min(5, max_db), max_db + 1))
+        n_q = int(rng.integers(1, max_queries + 1))
+        q_bits = rng.integers(0, 2, (n_q, n_bits))
+        x_bits = rng.integers(0, 2, (n_db, n_bits))
+        if rng.random() < 0.3 and n_db > 1:  # duplicate database codes: bigger ties
+            x_bits[rng.integers(0, n_db, n_db // 2)] = x_bits[0]
+        fmt = str(rng.choice(CODE_FORMATS))
+        kind = str(rng.choice(list(kinds)))
+        kw, grades = make_relevance(rng, n_q, n_db, kind, max_grade=max_grade)
+        queries, database = encode_codes(q_bits, fmt), encode_codes(x_bits, fmt)
+        dist = hamming_distances(queries, database)
+        if all(count_orderings(dist[i], grades[i]) <= max_orderings for i in range(n_q)):
+            break
+    desc = f"seed={seed} n_bits={n_bits} n_db={n_db} n_q={n_q} codes={fmt} relevance={kind}"
+    return Case(queries, database, kw, dist, grades, metric_list(rng, n_db, n_bits), desc)
+
+
+def _bits_weights(max_bits):
+    w = np.array([1.0 / (b ** 0.5) for b in range(1, max_bits + 1)])
+    w[:1] *= 0.5
+    return w / w.sum()
+
+
+def describe_query(case: Case, qi: int) -> str:
+    return f"distances={case.distances[qi].tolist()} grades={case.grades[qi].tolist()}"
+
+
+def compare_result(res, case: Case, names, *, ties, ap_denominator, gain, empty, rtol=1e-12, atol=1e-12):
+    """Assert a fasttie Result equals the oracle; the message is a minimal repro."""
+    mean, per, n_empty = oracle_evaluate(case.distances, case.grades, names, ties=ties,
+                                         ap_denominator=ap_denominator, gain=gain, empty=empty)
+    opts = f"ties={ties!r} ap_denominator={ap_denominator!r} gain={gain!r} empty={empty!r}"
+    assert res.n_queries == case.n_queries, case.desc
+    assert res.n_empty == n_empty, f"n_empty {res.n_empty} != {n_empty}; {case.desc}"
+    assert set(res.per_query) == set(per), f"keys {sorted(res.per_query)} != {sorted(per)}"
+    assert set(res.mean) == set(mean), f"keys {sorted(res.mean)} != {sorted(mean)}"
+    problems = []
+    for name, expected in per.items():
+        got = np.asarray(res.per_query[name])
+        assert got.shape == (case.n_queries,), (name, got.shape)
+        assert got.dtype == np.float64, (name, got.dtype)
+        for qi in range(case.n_queries):
+            if not _close(got[qi], expected[qi], rtol, atol):
+                problems.append(f"  {name} query {qi}: expected {expected[qi]!r} got {got[qi]!r}; "
+                                f"{describe_query(case, qi)}")
+        if not _close(res.mean[name], mean[name], rtol, atol):
+            problems.append(f"  mean {name}: expected {mean[name]!r} got {res.mean[name]!r}")
+    if problems:
+        raise AssertionError(f"{case.desc} {opts}\n" + "\n".join(problems[:12])
+                             + (f"\n  ... {len(problems) - 12} more" if len(problems) > 12 else ""))
+
+
+def _close(got, expected, rtol, atol):
+    got = float(got)
+    expected = float(expected)
+    if math.isnan(expected) or math.isnan(got):
+        return math.isnan(expected) and math.isnan(got)
+    return abs(got - expected) <= atol + rtol * abs(expected)
