@@ -20,7 +20,7 @@ __all__ = ["RelevanceSpec", "make_relevance"]
 
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
-_EMPTY_WORDS = np.zeros((0, 1), dtype=np.uint64)
+_EMPTY_WORDS = np.zeros((1, 1), dtype=np.uint64)  # a row to index when unused
 
 
 @dataclass

@@ -120,8 +120,9 @@ def finalize_ties(
         out[IDCG, kp] = idcg
         kp += 1
 
-    t = 0  # items before the current tie
-    hits_prev = 0  # relevant items before the current tie
+    # typed starts: a literal 0 would make numba compile every callee twice
+    t = np.int64(0)  # items before the current tie
+    hits_prev = np.int64(0)  # relevant items before the current tie
     grade_prev = 0.0  # grade sum before the current tie
     ap_prev = 0.0  # E[AP numerator] over the ties before
     wap_prev = 0.0

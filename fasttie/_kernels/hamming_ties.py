@@ -91,18 +91,18 @@ def finalize_histograms(hist, gains, mode, cutoffs, discount, need_ratio, out, s
 
 
 @jit
-def _item_grade(kind, i, j, query_labels, db_labels, query_label_words, db_label_words, listed_ids, listed_grades, cursor):
-    """Grade of database item j for query i; for LISTED, ``cursor`` walks the sorted ids."""
+def _item_grade(kind, j, query_label, db_labels, query_label_row, db_label_words, listed_ids, listed_grades, cursor):
+    """Grade of database item j for one query; for LISTED, ``cursor`` walks the sorted ids."""
     if kind == CLASS:
-        return (1 if db_labels[j] == query_labels[i] else 0), cursor
+        return np.int64(1 if db_labels[j] == query_label else 0), cursor
     if kind == MULTIHOT:
         g = np.uint64(0)
         for w in range(db_label_words.shape[1]):
-            g += popcount64(query_label_words[i, w] & db_label_words[j, w])
+            g += popcount64(query_label_row[w] & db_label_words[j, w])
         return np.int64(g), cursor
     if cursor < listed_ids.shape[0] and listed_ids[cursor] == j:
         return listed_grades[cursor], cursor + 1
-    return 0, cursor
+    return np.int64(0), cursor
 
 
 @pjit
@@ -139,11 +139,13 @@ def finalize_stable(
         query = query_words[i]
         ids = listed_ids[indptr[i] : indptr[i + 1]]
         id_grades = listed_grades[indptr[i] : indptr[i + 1]]
-        cursor = 0
+        query_label = query_labels[i] if kind == CLASS else np.int32(0)
+        label_row = query_label_words[i] if kind == MULTIHOT else query_label_words[0]
+        cursor = np.int64(0)
         for j in range(n_db):
             d = _distance(query, db_words, j, n_words)
             g, cursor = _item_grade(
-                kind, i, j, query_labels, db_labels, query_label_words, db_label_words, ids, id_grades, cursor
+                kind, j, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor
             )
             if g > 0:
                 slot = rel_start[d] + rel_seen[d]

@@ -120,7 +120,11 @@ def _query_pair_counts(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, 
         counts_0 = np.zeros(2 * n_dist, dtype=np.int32)
         counts_1 = np.zeros(2 * n_dist, dtype=np.int32)
     bounds = np.array([0, rel_0[0], rel_0[1], rel_1[0], rel_1[1], n_db], dtype=np.int64)
-    bounds.sort()
+    for a in range(1, 6):  # insertion sort: np.sort would compile a whole quicksort
+        b = a
+        while b > 0 and bounds[b - 1] > bounds[b]:
+            bounds[b - 1], bounds[b] = bounds[b], bounds[b - 1]
+            b -= 1
     for lo in range(0, n_db, _SLICE):
         hi = min(lo + _SLICE, n_db)
         # the grades of both queries are constant between consecutive bounds
