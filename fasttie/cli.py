@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 
 DEMO_METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000", "R@1000", "P(radius=2)", "P(radius=20)")
@@ -34,13 +35,14 @@ def _demo(args) -> int:
         row = [results[t].mean[name] for t in TIE_MODES]
         print(f"{name:<{width}}" + "".join(f"{v:>13.6f}" for v in row) + f"{row[2] - row[3]:>13.6f}")
     average = results["average"]
-    print(
-        f"\naverage = exact expectation over all orderings inside ties (fasttie's default); stable = "
-        f"ties in database index order (np.argsort(kind='stable')); optimistic / pessimistic = "
-        f"relevant first / last inside each tie. AP@k divides by the relevant items retrieved in "
-        f"the top k; radius means Hamming distance <= r. Queries without relevant items: "
+    legend = (
+        "average = exact expectation over all orderings inside ties (fasttie's default); stable = "
+        "ties in database index order (np.argsort(kind='stable')); optimistic / pessimistic = "
+        "relevant first / last inside each tie. AP@k divides by the relevant items retrieved in "
+        "the top k; radius means Hamming distance <= r. Queries without relevant items: "
         f"{average.n_empty} (policy: {average.settings['empty']})."
     )
+    print("\n" + textwrap.fill(legend, width=95))
     print(f"4 evaluations in {elapsed:.2f} s (first call includes compilation unless cached)")
     return 0
 
