@@ -142,3 +142,59 @@ def test_doctest_example_values():
     db = np.array([[1, -1], [-1, 1]])
     res = ft.evaluate(q, db, np.array([0]), np.array([0, 1]), metrics=["AP", "P@1"])
     assert res.mean == {"AP": 0.75, "P@1": 0.5}
+
+
+@pytest.mark.parametrize("n_bits", [1, 63, 64, 96, 128, 192, 256, 1024])
+@pytest.mark.parametrize("labels", ["class", "multihot", "listed"])
+def test_histogram_pass_matches_numpy_distances(n_bits, labels):
+    """P and R within every radius are differences of the (distance, relevant) histogram."""
+    rng = np.random.default_rng(n_bits)
+    q, db = rng.integers(0, 2, (5, n_bits)), rng.integers(0, 2, (120, n_bits))
+    q[:, : n_bits // 2] = db[0, : n_bits // 2]  # spread the distances
+    if labels == "class":
+        ql, dl = rng.integers(0, 3, 5), rng.integers(0, 3, 120)
+        relevant = ql[:, None] == dl[None]
+        kwargs = dict(query_labels=ql, db_labels=dl)
+    elif labels == "multihot":
+        ql, dl = rng.integers(0, 2, (5, 4)), rng.integers(0, 2, (120, 4))
+        relevant = (ql @ dl.T) > 0
+        kwargs = dict(query_labels=ql, db_labels=dl)
+    else:
+        relevant = rng.random((5, 120)) < 0.2
+        kwargs = dict(relevance=(np.r_[0, np.cumsum(relevant.sum(1))], np.flatnonzero(relevant) % 120))
+    dist = (q[:, None, :] != db[None]).sum(axis=2)
+    radii = sorted({0, 1, n_bits // 4, n_bits // 2, n_bits})
+    metrics = [f"{m}(radius={r})" for r in radii for m in ("P", "R")]
+    res = ft.evaluate(q, db, metrics=metrics, **kwargs)
+    for r in radii:
+        within = dist <= r
+        hits = (within & relevant).sum(1)
+        precision = np.divide(hits, within.sum(1), out=np.zeros(5), where=within.sum(1) > 0)
+        recall = np.divide(hits, relevant.sum(1), out=np.zeros(5), where=relevant.sum(1) > 0)
+        np.testing.assert_array_equal(res.per_query[f"P(radius={r})"], precision)
+        np.testing.assert_array_equal(res.per_query[f"R(radius={r})"], recall)
+
+
+@pytest.mark.parametrize("n_bits", [128, 192, 256, 1024])
+@pytest.mark.parametrize("ties", ["stable", "optimistic"])
+def test_fixed_orders_on_wide_codes(n_bits, ties):
+    """The stable pass and the grade-split ties on multi-word codes, against plain metrics."""
+    from oracle import parse_metric, plain_metric
+
+    rng = np.random.default_rng(n_bits)
+    q, db = rng.integers(0, 2, (4, n_bits)), rng.integers(0, 2, (300, n_bits))
+    db[:150, : n_bits - 6] = q[0, : n_bits - 6]  # many ties for query 0
+    ql, dl = rng.integers(0, 2, (4, 5)), rng.integers(0, 2, (300, 5))
+    grades = ql @ dl.T
+    dist = (q[:, None, :] != db[None]).sum(axis=2)
+    names = ["AP", "AP@20", "nDCG@10", "RR", "WAP@50", "Rprec"]
+    res = ft.evaluate(q, db, ql, dl, metrics=names, ties=ties)
+    for i in range(4):
+        if grades[i].max() == 0:
+            assert all(res.per_query[name][i] == 0 for name in names)  # empty="zero"
+            continue
+        key = (dist[i], -grades[i]) if ties == "optimistic" else (dist[i],)
+        order = np.lexsort(key[::-1]) if ties == "optimistic" else np.argsort(dist[i], kind="stable")
+        for name in names:
+            expected = float(plain_metric(list(grades[i][order]), parse_metric(name)))
+            assert res.per_query[name][i] == pytest.approx(expected, rel=1e-12, abs=1e-12), (i, name)
