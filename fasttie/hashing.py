@@ -11,9 +11,9 @@ from ._kernels.hamming_ties import (
 )
 from ._kernels.histogram import _hist_multihot, _hist_segments, _move_relevant
 from ._kernels.knn import knn, radius_counts, radius_fill
-from .codes import PackedCodes, pack_codes
+from .codes import pack_codes
 from .metrics import Metric, Result, parse_metrics
-from .relevance import RelevanceSpec, make_relevance
+from .relevance import make_relevance
 from .scoring import check_options, discount_table, gain_table, metric_values, threads
 
 __all__ = ["evaluate", "search"]
@@ -34,6 +34,18 @@ def _ro(array: np.ndarray) -> np.ndarray:
     view = np.asarray(array).view()
     view.flags.writeable = False
     return view
+
+
+def _pack_pair(queries, database):
+    """Pack queries and database; their code lengths must agree."""
+    query_codes = pack_codes(queries, name="queries")
+    db_codes = pack_codes(database, name="database")
+    if query_codes.n_bits != db_codes.n_bits:
+        raise ValueError(
+            f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
+            "pack both with the same n_bits"
+        )
+    return query_codes, db_codes
 
 
 def evaluate(
@@ -136,13 +148,7 @@ def evaluate(
     """
     parsed = parse_metrics(metrics)
     check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
-    query_codes = pack_codes(queries, name="queries")
-    db_codes = pack_codes(database, name="database")
-    if query_codes.n_bits != db_codes.n_bits:
-        raise ValueError(
-            f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
-            "pack both with the same n_bits"
-        )
+    query_codes, db_codes = _pack_pair(queries, database)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
     curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
@@ -292,13 +298,7 @@ def search(queries, database, k=None, *, radius=None, n_threads=None):
     >>> ids.tolist(), dist.tolist()
     ([[2, 0]], [[0, 1]])
     """
-    query_codes = pack_codes(queries, name="queries")
-    db_codes = pack_codes(database, name="database")
-    if query_codes.n_bits != db_codes.n_bits:
-        raise ValueError(
-            f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
-            "pack both with the same n_bits"
-        )
+    query_codes, db_codes = _pack_pair(queries, database)
     if (k is None) == (radius is None):
         raise ValueError("give exactly one of k (nearest neighbours) and radius (range search)")
     query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
