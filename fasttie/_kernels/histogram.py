@@ -34,24 +34,6 @@ def _distance(query, db_words, j, n_words):
 
 
 @jit
-def _count_range(counts, offset, query, db_words, start, stop):
-    """counts[offset + distance] += 1 for database items start..stop-1."""
-    n_words = db_words.shape[1]
-    if n_words == 1:
-        q0 = query[0]
-        for j in range(np.uint64(start), np.uint64(stop)):
-            counts[offset + popcount64(q0 ^ db_words[j, 0])] += 1
-    elif n_words == 2:
-        q0 = query[0]
-        q1 = query[1]
-        for j in range(np.uint64(start), np.uint64(stop)):
-            counts[offset + popcount64(q0 ^ db_words[j, 0]) + popcount64(q1 ^ db_words[j, 1])] += 1
-    else:
-        for j in range(np.uint64(start), np.uint64(stop)):
-            counts[offset + _distance(query, db_words, j, n_words)] += 1
-
-
-@jit
 def _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start, stop):
     """joint[offset + stride * distance_0 + distance_1] += 1 (one word per code)."""
     q0 = query_0[0]
@@ -164,26 +146,6 @@ def _query_pair_counts(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, 
             counts_1[:] = 0
 
 
-@jit
-def _query_counts(query, rel, db_words, n_bits, out):
-    """Histogram (distance, relevant) of one query."""
-    n_db = db_words.shape[0]
-    counts = np.zeros(2 * (n_bits + 1), dtype=np.int32)
-    stride = np.uint64(n_bits + 1)
-    for lo in range(0, n_db, _SLICE):
-        hi = min(lo + _SLICE, n_db)
-        # three ranges: before, inside and after the relevant segment
-        a = min(max(rel[0], lo), hi)
-        b = min(max(rel[1], lo), hi)
-        _count_range(counts, np.uint64(0), query, db_words, lo, a)
-        _count_range(counts, stride, query, db_words, a, b)
-        _count_range(counts, np.uint64(0), query, db_words, b, hi)
-        for r in range(2):
-            for d in range(n_bits + 1):
-                out[d, r] += counts[r * (n_bits + 1) + d]
-        counts[:] = 0
-
-
 @pjit
 def _hist_segments(query_words, db_words, rel_segments, n_bits, hist):
     """Histogram pass for binary relevance given by contiguous database segments.
@@ -206,8 +168,12 @@ def _hist_segments(query_words, db_words, rel_segments, n_bits, hist):
                 query_words[i], query_words[i + 1], rel_segments[i], rel_segments[i + 1],
                 db_words, n_bits, hist[i], hist[i + 1],
             )
-        else:
-            _query_counts(query_words[i], rel_segments[i], db_words, n_bits, hist[i])
+        else:  # an odd query out pairs with itself; the copy's counts go to scratch
+            scratch = np.zeros_like(hist[i])
+            _query_pair_counts(
+                query_words[i], query_words[i], rel_segments[i], rel_segments[i],
+                db_words, n_bits, hist[i], scratch,
+            )
 
 
 @pjit
