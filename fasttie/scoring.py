@@ -98,14 +98,17 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
     n_items = np.asarray(n_items)
     column = {int(k): i for i, k in enumerate(cutoffs)}
     values = {}
+    if any(m.radius is not None for m in metrics):
+        # items and relevant items within each radius: cumulative over distances, once
+        items_within = hist.sum(axis=2).cumsum(axis=1)
+        relevant_within = hist[:, :, 1:].sum(axis=2).cumsum(axis=1)
     for metric in metrics:
         if metric.radius is not None:
-            within = hist[:, : metric.radius + 1, :]
-            relevant_within = within[:, :, 1:].sum(axis=(1, 2))
+            r = min(metric.radius, hist.shape[1] - 1)
             if metric.base == "P":
-                value = _divide(relevant_within, within.sum(axis=(1, 2)))
+                value = _divide(relevant_within[:, r], items_within[:, r])
             else:
-                value = _divide(relevant_within, total)
+                value = _divide(relevant_within[:, r], total)
             values[metric.name] = _apply_empty(value, metric, is_empty, empty)
             continue
         if metric.base == "Rprec":
