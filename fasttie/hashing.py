@@ -128,6 +128,10 @@ def evaluate(
 
     Notes
     -----
+    Memory: besides the inputs, per query chunk (n_bits + 1) x grades int64 counts, and with
+    class ids a class-sorted copy of the database words, unless the database is already
+    ordered by class (sort it once to evaluate huge databases without the copy).
+
     Conventions: P@k, F1@k and ACG@k divide by the k asked for even past the end of the list;
     other metrics at k > n_db equal their value at n_db. Within radius r means distance <= r;
     precision with nothing within r is 0. nDCG discounts by 1/log2(1 + rank) and takes the
@@ -212,10 +216,18 @@ def _evaluate_chunks(query_codes, db_codes, spec, metrics, ties, ap_denominator,
 
     db_words = _ro(db_codes.words)
     if spec.kind == "class":
-        # class-sorted copy: each query's relevant items become one contiguous segment
+        # each query's relevant items must be one contiguous segment of the database: a
+        # database already ordered by class is used as it is, otherwise a class-sorted copy
         n_classes = int(max(spec.query_labels.max(), spec.db_labels.max())) + 1
-        hist_db_words, segments = sort_by_class(db_words, _ro(spec.db_labels), n_classes)
-        hist_db_words = _ro(hist_db_words)
+        if (np.diff(spec.db_labels) >= 0).all():
+            classes = np.arange(n_classes)
+            segments = np.stack(
+                [np.searchsorted(spec.db_labels, classes), np.searchsorted(spec.db_labels, classes, "right")], axis=1
+            ).astype(np.int64)
+            hist_db_words = db_words
+        else:
+            hist_db_words, segments = sort_by_class(db_words, _ro(spec.db_labels), n_classes)
+            hist_db_words = _ro(hist_db_words)
     per_query = {m.name: np.empty(n_queries) for m in metrics}
     n_empty = 0
     chunk = max(2, min(n_queries, _HIST_BUDGET // ((n_bits + 1) * spec.n_grades * 8)) // 2 * 2)

@@ -198,3 +198,12 @@ def test_fixed_orders_on_wide_codes(n_bits, ties):
         for name in names:
             expected = float(plain_metric(list(grades[i][order]), parse_metric(name)))
             assert res.per_query[name][i] == pytest.approx(expected, rel=1e-12, abs=1e-12), (i, name)
+
+
+def test_database_already_ordered_by_class_gives_identical_results():
+    q, db, ql, dl = _data(n_bits=20, n_db=500, n_classes=4)
+    order = np.argsort(dl, kind="stable")
+    shuffled = ft.evaluate(q, db, ql, dl, metrics=["AP", "nDCG@30", "P(radius=5)"])
+    ordered = ft.evaluate(q, db[order], ql, dl[order], metrics=["AP", "nDCG@30", "P(radius=5)"])
+    for name in shuffled.per_query:
+        np.testing.assert_array_equal(shuffled.per_query[name], ordered.per_query[name])
