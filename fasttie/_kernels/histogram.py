@@ -157,8 +157,8 @@ def _hist_segments(query_words, db_words, rel_segments, n_bits, hist):
         db_words[rel_segments[i, 0]:rel_segments[i, 1]] (class-sorted database); (0, 0) = none
     rel_segments : (n_queries, 2) int64
     n_bits : int
-    hist : (n_queries, n_bits + 1, 2) int64, zero on entry; hist[i, d, g] = items of grade g
-        at distance d
+    hist : (n_queries, n_bits + 1, n_grades >= 2) int64, zero on entry; hist[i, d, g] =
+        items of grade g at distance d (grades 0 and 1 only here)
     """
     n_queries = query_words.shape[0]
     for task in prange((n_queries + 1) // 2):
