@@ -14,7 +14,7 @@ from ._kernels.knn import knn, radius_counts, radius_fill
 from .codes import pack_codes
 from .metrics import Metric, Result, parse_metrics
 from .relevance import make_relevance
-from .scoring import check_options, discount_table, gain_table, metric_values, threads
+from .scoring import check_options, cutoff_list, discount_table, gain_table, metric_values, threads
 
 __all__ = ["evaluate", "search"]
 
@@ -206,12 +206,11 @@ def _curve_metrics(curves, n_db, n_bits):
 
 def _evaluate_chunks(query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty):
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
-    ranked = [m for m in metrics if m.radius is None]
-    cutoffs = np.unique(np.array([n_db if m.k is None else min(m.k, n_db) for m in ranked] or [n_db], dtype=np.int64))
+    cutoffs = cutoff_list(metrics)
     need_ratio = ap_denominator == "retrieved" and any(
-        m.base in ("AP", "WAP") and m.k is not None and m.k < n_db for m in ranked
+        m.base in ("AP", "WAP") and m.k is not None and m.k < n_db for m in metrics
     )
-    discount = discount_table(int(cutoffs[-1]))
+    discount = discount_table(int(min(cutoffs[-1], n_db)))
     gains = gain_table(gain, spec.n_grades)
 
     db_words = _ro(db_codes.words)

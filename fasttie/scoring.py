@@ -24,6 +24,13 @@ _CHOICES = {
     "empty": ("zero", "skip", "one", "error"),
 }
 _discount_cache = np.zeros(1)
+WHOLE_LIST = np.iinfo(np.int64).max  # the cutoff of metrics without @k
+
+
+def cutoff_list(metrics) -> np.ndarray:
+    """Sorted unique cutoffs of the ranked metrics (WHOLE_LIST for those without @k)."""
+    keys = {WHOLE_LIST if m.k is None else m.k for m in metrics if m.radius is None}
+    return np.array(sorted(keys or {WHOLE_LIST}), dtype=np.int64)
 
 
 def check_options(*, ties, tie_modes, **options):
@@ -83,8 +90,8 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
     metrics : list of Metric
     quantities : (n, N_QUANTITIES, K) float64, base quantities at ``cutoffs``
     scalars : (n, N_SCALARS) float64
-    cutoffs : (K,) int64, the clamped cutoffs the finalizer used
-    n_items : int or (n,) int array, list length per query
+    cutoffs : (K,) int64, the cutoffs given to the finalizer (see :func:`cutoff_list`)
+    n_items : int or (n,) int array, ranked list length per query
     ap_denominator, empty : str, the options of evaluate
     hist : (n, n_bits + 1, n_grades) int64, for the radius metrics (Hamming ranking only)
 
@@ -114,17 +121,17 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
         if metric.base == "Rprec":
             values[metric.name] = _apply_empty(_divide(scalars[:, HITS_AT_R], total), metric, is_empty, empty)
             continue
+        q = quantities[:, :, column[WHOLE_LIST if metric.k is None else metric.k]]
         asked = n_items if metric.k is None else metric.k  # k as asked, for P, F1, ACG
         effective = np.minimum(asked, n_items)
-        q = _cutoff_quantities(quantities, column, effective)
         if metric.base == "P":
-            value = q[:, HITS] / asked
+            value = _divide(q[:, HITS], asked)
         elif metric.base == "R":
             value = _divide(q[:, HITS], total)
         elif metric.base == "F1":
-            value = 2.0 * q[:, HITS] / (asked + total)
+            value = _divide(2.0 * q[:, HITS], asked + total)
         elif metric.base == "ACG":
-            value = q[:, GSUM] / asked
+            value = _divide(q[:, GSUM], asked)
         elif metric.base == "DCG":
             value = q[:, DCG].copy()
         elif metric.base == "nDCG":
@@ -134,23 +141,15 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
         else:  # AP, WAP
             numerator = q[:, AP_NUM if metric.base == "AP" else WAP_NUM]
             ratio = q[:, AP_RET if metric.base == "AP" else WAP_RET]
-            whole_list = effective >= n_items
             if ap_denominator == "retrieved":
-                value = np.where(whole_list, _divide(numerator, total), ratio)
+                # over the whole list hits@N is fixed: no hypergeometric sum needed
+                value = np.where(effective >= n_items, _divide(numerator, q[:, HITS]), ratio)
             elif ap_denominator == "total":
                 value = _divide(numerator, total)
             else:
                 value = _divide(numerator, np.minimum(effective, total))
         values[metric.name] = _apply_empty(value, metric, is_empty, empty)
     return values, int(is_empty.sum())
-
-
-def _cutoff_quantities(quantities, column, effective):
-    """(n, N_QUANTITIES) quantities at each query's effective cutoff."""
-    if np.ndim(effective) == 0:
-        return quantities[:, :, column[int(effective)]]
-    cols = np.array([column[int(k)] for k in effective])
-    return quantities[np.arange(len(cols)), :, cols]
 
 
 def _apply_empty(value, metric, is_empty, empty):

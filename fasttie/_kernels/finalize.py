@@ -71,7 +71,8 @@ def _ratio_expectations(t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, 
 
 @jit
 def finalize_ties(
-    tie_n, tie_r, tie_s, tie_g, ideal_gain, ideal_count, cutoffs, discount, need_ratio, out, scalars
+    tie_n, tie_r, tie_s, tie_g, unranked_relevant, ideal_gain, ideal_count, cutoffs, discount, need_ratio,
+    out, scalars,
 ):
     """Walk one query's ties once and fill every base quantity at every cutoff.
 
@@ -79,6 +80,8 @@ def finalize_ties(
     ----------
     tie_n, tie_r : int64 arrays (m,)    items and relevant items per tie, in rank order
     tie_s, tie_g : float64 arrays (m,)  grade sum and gain sum per tie
+    unranked_relevant : int             relevant items outside the ranking (judged, not retrieved):
+                                        they count in R (and the caller puts them in the ideal runs)
     ideal_gain, ideal_count : (float64, int64) arrays   runs of the ideal order, gain descending
     cutoffs : int64 array (K,)          sorted ascending, >= 1 (values past N mean N)
     discount : float64 array            discount[i] = sum_{l<=i} 1/log2(1+l), length > min(N, max cutoff)
@@ -93,8 +96,10 @@ def finalize_ties(
     for c in range(m):
         total_items += tie_n[c]
         total_relevant += tie_r[c]
+    # past the end of the list every ranked relevant item is a hit
+    scalars[HITS_AT_R] = total_relevant
+    total_relevant += unranked_relevant
     scalars[TOTAL_RELEVANT] = total_relevant
-    scalars[HITS_AT_R] = 0.0
     weights = np.empty(1, dtype=np.float64)
     if need_ratio:
         widest = 1

@@ -85,7 +85,7 @@ def finalize_histograms(hist, gains, mode, cutoffs, discount, need_ratio, out, s
         tie_n, tie_r, tie_s, tie_g = _bucket_ties(hist[i], gains, mode)
         ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
         finalize_ties(
-            tie_n, tie_r, tie_s, tie_g, ideal_gain, ideal_count, cutoffs, discount, need_ratio,
+            tie_n, tie_r, tie_s, tie_g, np.int64(0), ideal_gain, ideal_count, cutoffs, discount, need_ratio,
             out[i], scalars[i],
         )
 
@@ -175,6 +175,6 @@ def finalize_stable(
             m += 1
         ideal_gain, ideal_count = _ideal_runs(hist_q, gains)
         finalize_ties(
-            tie_n[:m], tie_r[:m], tie_s[:m], tie_g[:m], ideal_gain, ideal_count, cutoffs, discount,
+            tie_n[:m], tie_r[:m], tie_s[:m], tie_g[:m], np.int64(0), ideal_gain, ideal_count, cutoffs, discount,
             need_ratio, out[i], scalars[i],
         )
