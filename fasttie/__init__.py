@@ -7,7 +7,8 @@ from . import datasets
 from .codes import PackedCodes, pack_codes, unpack_codes
 from .hashing import evaluate, search
 from .metrics import Metric, Result, parse_metrics
+from .ranking import rank_evaluate
 
 __version__ = "0.1.0"
 
-__all__ = ["PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "Result", "Metric", "parse_metrics", "datasets", "__version__"]
+__all__ = ["PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric", "parse_metrics", "datasets", "__version__"]

@@ -84,7 +84,8 @@ def finalize_ties(
                                         they count in R (and the caller puts them in the ideal runs)
     ideal_gain, ideal_count : (float64, int64) arrays   runs of the ideal order, gain descending
     cutoffs : int64 array (K,)          sorted ascending, >= 1 (values past N mean N)
-    discount : float64 array            discount[i] = sum_{l<=i} 1/log2(1+l), length > min(N, max cutoff)
+    discount : float64 array            discount[i] = sum_{l<=i} 1/log2(1+l), for i up to
+                                        min(max cutoff, max(N, ideal list length))
     need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums)
     out : float64 array (N_QUANTITIES, K), written
     scalars : float64 array (N_SCALARS,), written
@@ -107,14 +108,15 @@ def finalize_ties(
             widest = max(widest, min(tie_r[c], tie_n[c]) + 1)
         weights = np.empty(widest, dtype=np.float64)
 
-    # ideal DCG at each cutoff
+    # ideal DCG at each cutoff; the ideal list holds every positive gain, also of relevant items
+    # outside the ranking, so it is cut at k, not at the ranked list's length
     kp = 0
     start = 0
     idcg = 0.0
     for run in range(ideal_gain.shape[0]):
         stop = start + ideal_count[run]
-        while kp < n_cut and min(cutoffs[kp], total_items) <= stop:
-            k = min(cutoffs[kp], total_items)
+        while kp < n_cut and cutoffs[kp] <= stop:
+            k = cutoffs[kp]
             out[IDCG, kp] = idcg + ideal_gain[run] * (discount[k] - discount[start])
             kp += 1
         if kp == n_cut:

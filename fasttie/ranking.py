@@ -1,0 +1,240 @@
+"""Facade for ranked lists (scores): rank_evaluate(), on the same finalizer as Hamming ranking."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._kernels.finalize import N_QUANTITIES, N_SCALARS
+from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
+from .metrics import Result, parse_metrics
+from .scoring import check_options, cutoff_list, discount_table, metric_values, threads
+
+__all__ = ["rank_evaluate"]
+
+_TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": FIXED, "trec": FIXED}
+_HASHING_ONLY = ("WAP",)
+
+
+def _ro(array):
+    view = np.ascontiguousarray(array).view()
+    view.flags.writeable = False
+    return view
+
+
+def rank_evaluate(
+    y_true,
+    y_pred,
+    group=None,
+    *,
+    qid=None,
+    metrics=("AP", "nDCG@10", "P@10", "RR"),
+    ties: str = "average",
+    gain: str = "linear",
+    log_base: float = 2,
+    ap_denominator: str = "total",
+    empty: str = "zero",
+    relevance_level: float = 1,
+    n_threads: int | None = None,
+    doc_ids=None,
+    unretrieved=None,
+) -> Result:
+    """Tie-aware ranking metrics of scored lists (learning to rank, IR runs).
+
+    Each query's documents are ranked by ``y_pred`` descending. Documents with equal scores
+    form a tie; ``ties="average"`` (default) reports the exact average of each metric over all
+    orderings inside ties (McSherry & Najork 2008; scikit-learn's tie-averaged nDCG).
+
+    Parameters
+    ----------
+    y_true : array_like of float, shape (n,) or (n_queries, n_docs)
+        Graded relevance, finite and >= 0.
+    y_pred : array_like of float, same shape as y_true
+        Scores, finite (NaN or infinity is an error).
+    group : array_like of int, optional
+        Sizes of consecutive queries (LightGBM / XGBoost style), summing to n.
+    qid : array_like, optional
+        A query id per row, rows of a query in any order. Queries come out sorted by id
+        (``Result.query_ids``). Give ``group`` or ``qid`` (or neither: one query, or the rows
+        of a 2-D pair).
+    metrics : str or sequence of str
+        As in :func:`fasttie.evaluate`, without the radius metrics and WAP.
+    ties : {"average", "stable", "optimistic", "pessimistic", "trec"}
+        "stable": equal scores keep input order; "trec": score descending, then document id
+        descending (trec_eval), needs ``doc_ids``; optimistic / pessimistic: higher / lower
+        grades first inside ties.
+    gain : {"linear", "exp2"}, default "linear"
+        Gain of grade g: g (trec_eval, scikit-learn) or 2**g - 1 (Burges, LightGBM).
+    log_base : float, default 2
+        Base of the DCG discount 1/log_b(1 + rank): 2 as trec_eval and scikit-learn, ``math.e``
+        as matchzoo. nDCG does not depend on it.
+    ap_denominator : {"total", "retrieved", "min"}, default "total"
+        AP@k denominator: R (trec_eval), relevant in the top k, or min(k, R).
+    empty : {"zero", "skip", "one", "error"}
+        Queries without relevant documents, as in :func:`fasttie.evaluate`.
+    relevance_level : float, default 1
+        A document is relevant (for AP, P, R, RR, Rprec, F1) when y_true >= relevance_level,
+        as trec_eval's ``-l``. DCG uses every grade.
+    n_threads : int, optional
+    doc_ids : array_like, optional
+        Document id per row (strings or integers), for ``ties="trec"``.
+    unretrieved : sequence of array_like, optional
+        Per query (in output order), grades of judged documents missing from the ranking: they
+        count in R and in the ideal DCG (trec_eval semantics).
+
+    Returns
+    -------
+    Result
+
+    Raises
+    ------
+    TypeError, ValueError
+        Shape or length mismatches, NaN or infinite scores, negative grades, group sizes not
+        summing to n or empty queries, unknown metric names, k <= 0, bad option values.
+
+    Examples
+    --------
+    Two documents tie for the first place, one of them relevant:
+
+    >>> import fasttie as ft
+    >>> ft.rank_evaluate([1, 0, 0], [0.5, 0.5, 0.1], metrics=["RR", "P@1"]).mean
+    {'RR': 0.75, 'P@1': 0.5}
+    """
+    parsed = parse_metrics(metrics)
+    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
+    for metric in parsed:
+        if metric.radius is not None or metric.base in _HASHING_ONLY:
+            raise ValueError(f"metric {metric.name!r} needs Hamming ranking; use fasttie.evaluate")
+    if isinstance(log_base, bool) or not isinstance(log_base, (int, float)) or not log_base > 1:
+        raise ValueError(f"log_base must be a number > 1, got {log_base!r}")
+    if not (isinstance(relevance_level, (int, float)) and math.isfinite(relevance_level) and relevance_level > 0):
+        raise ValueError(f"relevance_level must be a positive number, got {relevance_level!r}")
+    y_true, y_pred, sizes, order, query_ids = _grouped(y_true, y_pred, group, qid)
+    n_queries = len(sizes)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    keys = _tie_keys(ties, doc_ids, order, len(y_true))
+    extra_offsets, extra_grades, extra_relevant = _unretrieved(unretrieved, n_queries, relevance_level)
+    gains = (np.exp2(y_true) - 1.0) if gain == "exp2" else y_true
+    extra_gains = (np.exp2(extra_grades) - 1.0) if gain == "exp2" else extra_grades
+
+    cutoffs = cutoff_list(parsed)
+    longest = int((np.diff(offsets) + np.diff(extra_offsets)).max())
+    discount = discount_table(int(min(cutoffs[-1], longest)))
+    need_ratio = ap_denominator == "retrieved" and any(m.base == "AP" and m.k is not None for m in parsed)
+    quantities = np.empty((n_queries, N_QUANTITIES, len(cutoffs)))
+    scalars = np.empty((n_queries, N_SCALARS))
+    with threads(n_threads):
+        finalize_rankings(
+            _ro(offsets), _ro(y_pred), _ro(y_true), _ro(gains), _ro(keys), float(relevance_level),
+            _TIE_MODES[ties], _ro(extra_offsets), _ro(extra_gains), _ro(extra_relevant), _ro(cutoffs),
+            _ro(discount), need_ratio, quantities, scalars,
+        )
+    per_query, n_empty = metric_values(parsed, quantities, scalars, cutoffs, sizes, ap_denominator, empty)
+    if empty == "error" and n_empty:
+        raise ValueError(
+            f"{n_empty} of {n_queries} queries have no relevant document; choose empty='zero', 'skip' or 'one'"
+        )
+    scale = math.log(log_base) / math.log(2.0)  # 1/log_b(1+i) = (ln b / ln 2) / log2(1+i)
+    for metric in parsed:
+        if metric.base == "DCG":
+            per_query[metric.name] = per_query[metric.name] * scale
+    mean = {}
+    for metric in parsed:
+        values = per_query[metric.name]
+        kept = values[~np.isnan(values)]
+        mean[metric.name] = float(np.mean(kept)) if len(kept) else float("nan")
+    return Result(
+        mean=mean,
+        per_query={m.name: per_query[m.name] for m in parsed},
+        n_queries=n_queries,
+        n_empty=n_empty,
+        settings={
+            "ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
+            "log_base": log_base, "relevance_level": relevance_level,
+        },
+        query_ids=query_ids,
+    )
+
+
+def _grouped(y_true, y_pred, group, qid):
+    """Validate and return (y_true, y_pred, sizes, row order, query ids), rows grouped by query."""
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    for name, values in (("y_true", y_true), ("y_pred", y_pred)):
+        if values.dtype == object or not (np.issubdtype(values.dtype, np.number) or values.dtype == np.bool_):
+            raise TypeError(f"{name} must be numeric, got dtype {values.dtype}")
+    if y_true.shape != y_pred.shape:
+        raise ValueError(f"y_true has shape {y_true.shape} but y_pred has shape {y_pred.shape}")
+    if y_true.ndim == 2:
+        if group is not None or qid is not None:
+            raise ValueError("with 2-D y_true / y_pred every row is a query: do not pass group or qid")
+        n_queries, n_docs = y_true.shape
+        group = np.full(n_queries, n_docs)
+        y_true, y_pred = y_true.ravel(), y_pred.ravel()
+    elif y_true.ndim != 1:
+        raise ValueError(f"y_true must be 1-D (with group or qid) or 2-D, got shape {y_true.shape}")
+    n = len(y_true)
+    if n == 0:
+        raise ValueError("y_true is empty: there is nothing to rank")
+    y_true = y_true.astype(np.float64)
+    y_pred = y_pred.astype(np.float64)
+    bad = ~np.isfinite(y_pred)
+    if bad.any():
+        raise ValueError(f"y_pred has a NaN or infinite score at row {int(np.flatnonzero(bad)[0])}")
+    bad = ~np.isfinite(y_true) | (y_true < 0)
+    if bad.any():
+        raise ValueError(f"y_true must be finite and >= 0; row {int(np.flatnonzero(bad)[0])} is {y_true[bad][0]}")
+    order = np.arange(n)
+    query_ids = None
+    if group is not None and qid is not None:
+        raise ValueError("give group (sizes) or qid (a query id per row), not both")
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.shape != (n,):
+            raise ValueError(f"qid must have one id per row ({n}), got shape {qid.shape}")
+        uniques, inverse = np.unique(qid, return_inverse=True)
+        order = np.argsort(inverse, kind="stable")
+        sizes = np.bincount(inverse, minlength=len(uniques)).astype(np.int64)
+        y_true, y_pred = y_true[order], y_pred[order]
+        query_ids = uniques.tolist()
+    elif group is not None:
+        sizes = np.asarray(group)
+        if sizes.ndim != 1 or not np.issubdtype(sizes.dtype, np.integer):
+            raise TypeError("group must be a 1-D array of integer query sizes")
+        if (sizes <= 0).any():
+            raise ValueError(f"group sizes must be >= 1 (query {int(np.flatnonzero(sizes <= 0)[0])} is empty)")
+        if sizes.sum() != n:
+            raise ValueError(f"group sizes sum to {int(sizes.sum())} but there are {n} rows")
+        sizes = sizes.astype(np.int64)
+    else:
+        sizes = np.array([n], dtype=np.int64)
+    return y_true, y_pred, sizes, order, query_ids
+
+
+def _tie_keys(ties, doc_ids, order, n):
+    """Per-row tie-break key (ascending) for the fixed orders."""
+    if ties == "trec":
+        if doc_ids is None:
+            raise ValueError("ties='trec' orders equal scores by document id: pass doc_ids")
+        doc_ids = np.asarray(doc_ids)
+        if doc_ids.shape != (n,):
+            raise ValueError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
+        _, rank = np.unique(doc_ids[order], return_inverse=True)
+        return -rank.astype(np.int64)  # document id descending
+    return np.arange(n, dtype=np.int64)  # input order (the row order was stable)
+
+
+def _unretrieved(unretrieved, n_queries, relevance_level):
+    """Offsets, grades and relevant counts of the judged documents missing from each ranking."""
+    if unretrieved is None:
+        return np.zeros(n_queries + 1, dtype=np.int64), np.zeros(0), np.zeros(n_queries, dtype=np.int64)
+    if len(unretrieved) != n_queries:
+        raise ValueError(f"unretrieved must list grades for each of the {n_queries} queries")
+    arrays = [np.asarray(g, dtype=np.float64).ravel() for g in unretrieved]
+    grades = np.concatenate(arrays) if arrays else np.zeros(0)
+    if len(grades) and (~np.isfinite(grades) | (grades < 0)).any():
+        raise ValueError("unretrieved grades must be finite and >= 0")
+    offsets = np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
+    relevant = np.array([int((a >= relevance_level).sum()) for a in arrays], dtype=np.int64)
+    return offsets, grades, relevant
