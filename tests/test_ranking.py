@@ -158,3 +158,27 @@ def test_threads_bitwise_identical():
     two = ft.rank_evaluate(grades, scores, sizes, metrics=RANK_METRICS, n_threads=2)
     for name in RANK_METRICS:
         assert one.per_query[name].tobytes() == two.per_query[name].tobytes()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ranx_on_tie_free_lists(seed):
+    ranx = pytest.importorskip("ranx")
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(3, 30, 20)
+    grades = rng.integers(0, 4, sizes.sum()) * (rng.random(sizes.sum()) < 0.5)
+    scores = rng.permutation(sizes.sum()).astype(float)  # distinct: no ties, ranx is exact
+    qrels, run, row = {}, {}, 0
+    for q, size in enumerate(sizes):
+        docs = [f"d{i}" for i in range(size)]
+        qrels[f"q{q:03d}"] = {d: int(g) for d, g in zip(docs, grades[row:row + size]) if g > 0} or {"none": 1}
+        run[f"q{q:03d}"] = {d: float(s) for d, s in zip(docs, scores[row:row + size])}
+        row += size
+    keep = [q for q in range(len(sizes)) if grades[np.r_[0, np.cumsum(sizes)][q]:np.cumsum(sizes)[q]].any()]
+    names = {"ndcg@5": "nDCG@5", "ndcg": "nDCG", "map": "AP", "map@5": "AP@5", "mrr": "RR", "precision@5": "P@5",
+             "recall@5": "R@5", "r-precision": "Rprec"}
+    expected = ranx.evaluate(ranx.Qrels({f"q{q:03d}": qrels[f"q{q:03d}"] for q in keep}),
+                             ranx.Run({f"q{q:03d}": run[f"q{q:03d}"] for q in keep}), list(names), return_mean=False)
+    res = ft.rank_evaluate(grades, scores, sizes, metrics=list(names.values()))
+    for ranx_name, name in names.items():
+        np.testing.assert_allclose(res.per_query[name][keep], expected[ranx_name], rtol=1e-9, atol=1e-12,
+                                   err_msg=name)

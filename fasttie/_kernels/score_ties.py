@@ -19,8 +19,11 @@ AVERAGE, OPTIMISTIC, PESSIMISTIC, FIXED = 0, 1, 2, 3
 
 
 @jit
-def _rank_order(scores, keys):
-    """Rows by score descending, equal scores by key ascending (two stable sorts)."""
+def _rank_order(scores, keys, mode):
+    """Rows by score descending; equal scores by key ascending for the fixed orders, else kept
+    in input order (their order inside a tie does not matter there). Stable sorts only."""
+    if mode != FIXED:
+        return np.argsort(-scores, kind="mergesort")
     by_key = np.argsort(keys, kind="mergesort")
     by_score = np.argsort(-scores[by_key], kind="mergesort")
     return by_key[by_score]
@@ -30,7 +33,7 @@ def _rank_order(scores, keys):
 def _score_ties(scores, grades, gains, keys, relevance_level, mode):
     """Tie arrays (n, r, grade sum, gain sum) of one query in rank order."""
     n_rows = scores.shape[0]
-    order = _rank_order(scores, keys)
+    order = _rank_order(scores, keys, mode)
     tie_n = np.zeros(n_rows, dtype=np.int64)
     tie_r = np.zeros(n_rows, dtype=np.int64)
     tie_s = np.zeros(n_rows, dtype=np.float64)
