@@ -14,19 +14,13 @@ from ._kernels.knn import knn, radius_counts, radius_fill
 from .codes import pack_codes
 from .metrics import Metric, Result, parse_metrics
 from .relevance import make_relevance
-from .scoring import check_options, cutoff_list, discount_table, gain_table, metric_values, threads
+from .scoring import check_options, cutoff_list, default_threads, discount_table, gain_table, metric_values, threads
 
 __all__ = ["evaluate", "search"]
 
 _TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": None}
 _KIND = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}
 _HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
-_SMALL_WORK = 1 << 20  # pairs below which waking a second thread costs more than it saves
-
-
-def _default_threads(n_threads, n_pairs):
-    """One thread for tiny calls (benchmark loops, tests) unless the caller chose."""
-    return 1 if n_threads is None and n_pairs < _SMALL_WORK else n_threads
 
 
 def _ro(array: np.ndarray) -> np.ndarray:
@@ -158,7 +152,7 @@ def evaluate(
     curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
 
-    with threads(_default_threads(n_threads, n_queries * n_db)):
+    with threads(default_threads(n_threads, n_queries * n_db)):
         per_query, n_empty = _evaluate_chunks(
             query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty
         )
@@ -313,7 +307,7 @@ def search(queries, database, k=None, *, radius=None, n_threads=None):
     if (k is None) == (radius is None):
         raise ValueError("give exactly one of k (nearest neighbours) and radius (range search)")
     query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
-    with threads(_default_threads(n_threads, query_codes.n * db_codes.n)):
+    with threads(default_threads(n_threads, query_codes.n * db_codes.n)):
         if k is not None:
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= db_codes.n:
                 raise ValueError(f"k must be an integer in [1, n_db={db_codes.n}], got {k!r}")

@@ -9,7 +9,7 @@ import numpy as np
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
 from .metrics import Result, parse_metrics
-from .scoring import check_options, cutoff_list, discount_table, metric_values, threads
+from .scoring import check_options, cutoff_list, default_threads, discount_table, metric_values, threads
 
 __all__ = ["rank_evaluate"]
 
@@ -124,7 +124,7 @@ def rank_evaluate(
     need_ratio = ap_denominator == "retrieved" and any(m.base == "AP" and m.k is not None for m in parsed)
     quantities = np.empty((n_queries, N_QUANTITIES, len(cutoffs)))
     scalars = np.empty((n_queries, N_SCALARS))
-    with threads(n_threads):
+    with threads(default_threads(n_threads, 16 * len(y_true))):
         finalize_rankings(
             _ro(offsets), _ro(y_pred), _ro(y_true), _ro(gains), _ro(keys), float(relevance_level),
             _TIE_MODES[ties], _ro(extra_offsets), _ro(extra_gains), _ro(extra_relevant), _ro(cutoffs),

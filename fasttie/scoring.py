@@ -43,6 +43,15 @@ def check_options(*, ties, tie_modes, **options):
             raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
+SMALL_WORK = 1 << 20  # units of work (code pairs, ranked rows x 16) below which one thread is faster
+
+
+def default_threads(n_threads, work):
+    """One thread for tiny calls (benchmark loops, tests), where waking threads costs more than
+    it saves, unless the caller chose; results do not depend on it."""
+    return 1 if n_threads is None and work < SMALL_WORK else n_threads
+
+
 @contextlib.contextmanager
 def threads(n_threads):
     """Run the block with numba using n_threads threads (restored afterwards)."""
