@@ -20,10 +20,10 @@ AVERAGE, OPTIMISTIC, PESSIMISTIC, FIXED = 0, 1, 2, 3
 
 @jit
 def _rank_order(scores, keys, mode):
-    """Rows by score descending; equal scores by key ascending for the fixed orders, else kept
-    in input order (their order inside a tie does not matter there). Stable sorts only."""
+    """Rows by score descending; equal scores by key ascending for the fixed orders (stable
+    sorts). The other modes only aggregate each tie, so any order inside a tie will do."""
     if mode != FIXED:
-        return np.argsort(-scores, kind="mergesort")
+        return np.argsort(-scores)
     by_key = np.argsort(keys, kind="mergesort")
     by_score = np.argsort(-scores[by_key], kind="mergesort")
     return by_key[by_score]
