@@ -3,7 +3,7 @@
 Importing fasttie compiles nothing: kernels compile (or load from the cache) on first use.
 """
 
-from . import datasets
+from . import datasets, trec
 from .codes import PackedCodes, pack_codes, unpack_codes
 from .hashing import evaluate, search
 from .metrics import Metric, Result, parse_metrics
@@ -11,4 +11,4 @@ from .ranking import rank_evaluate
 
 __version__ = "0.1.0"
 
-__all__ = ["PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric", "parse_metrics", "datasets", "__version__"]
+__all__ = ["PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric", "parse_metrics", "datasets", "trec", "__version__"]

@@ -20,6 +20,7 @@ the order of trec_eval's output), and within a query in file order.
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import dataclass, field
 
@@ -31,7 +32,6 @@ from .metrics import Result
 __all__ = ["Qrels", "Run", "Aligned", "read_qrels", "read_run", "align", "evaluate"]
 
 _BLOCK = 1 << 21          # bytes read per block
-_PAD = 64                 # zero bytes after a block, so fixed-width token windows stay inside it
 _BOM = b"\xef\xbb\xbf"
 _SNIPPET = 120            # characters of an offending line quoted in error messages
 
@@ -40,6 +40,7 @@ _WORD_KEYS = np.array(
     [0x9E3779B97F4A7C15 ^ (0x632BE59BD9B4E019 * (j + 1) % (1 << 64)) | 1 for j in range(64)],
     dtype=np.uint64,
 )
+_BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)  # r low bytes
 _MIX = np.uint64(0xFF51AFD7ED558CCD)
 _QUERY_KEY = np.uint64(0xC4CEB9FE1A85EC53)
 _ITER_KEY = np.uint64(0x94D049BB133111EB)
@@ -127,9 +128,16 @@ class _Grouped:
             return False
         return True
 
+    def _check_layout(self):
+        self.offsets = _check_offsets(self.offsets, len(self.docno), len(self.query_ids))
+        if len(self.query_ids) > 1 and not np.all(self.query_ids[1:] > self.query_ids[:-1]):
+            raise ValueError("query_ids must be unique and sorted (use from_arrays to group rows)")
+
     def _docno_hash(self) -> np.ndarray:
-        if self._hash is None or len(self._hash) != len(self.docno):
+        """uint64 hash of each docno (cached; the arrays are meant to be left unchanged)."""
+        if self._hash is None or getattr(self, "_hash_of", None) is not self.docno or len(self._hash) != len(self.docno):
             self._hash = _hash_strings(self.docno)
+        self._hash_of = self.docno
         return self._hash
 
 
@@ -180,7 +188,8 @@ class Run(_Grouped):
         self.score = np.asarray(self.score, dtype=np.float64)
         if self.score.shape != self.docno.shape:
             raise ValueError(f"score has shape {self.score.shape} but docno has {self.docno.shape}")
-        self.offsets = _check_offsets(self.offsets, len(self.docno), len(self.query_ids))
+        self._check_layout()
+        self._hash_of = self.docno
 
     def __repr__(self) -> str:
         source = f", path={self.path!r}" if self.path else ""
@@ -234,12 +243,13 @@ class Run(_Grouped):
         if bad.size:
             raise ValueError(f"score of row {bad[0]} (qid {qid[bad[0]]!r}, docno {docno[bad[0]]!r}) is {score[bad[0]]}; scores must be finite")
         query_ids, codes = np.unique(qid, return_inverse=True)
+        codes = codes.ravel()
         hashes = _hash_strings(docno)
-        _check_duplicates(codes, hashes, docno, None, query_ids, lambda rows: rows, "row", "run")
-        order, offsets = _group_rows(codes, len(query_ids))
-        if order is not None:
-            docno, score, hashes = docno[order], score[order], hashes[order]
-        return cls(query_ids, offsets, docno, score, name=name, _hash=hashes)
+        keys = hashes + (codes.astype(np.uint64) + np.uint64(1)) * _QUERY_KEY
+        _raise_duplicate(keys, docno, None, query_ids, lambda rows: codes[rows], lambda rows: rows, "row", "run")
+        segments = _Segments.from_codes(codes, len(query_ids))
+        docno, score, hashes = segments.regroup(docno, score, hashes)
+        return cls(query_ids, segments.offsets, docno, score, name=name, _hash=hashes)
 
     @classmethod
     def from_dict(cls, run: dict, *, name=None) -> "Run":
@@ -295,7 +305,8 @@ class Qrels(_Grouped):
         self.rel = self.rel.astype(np.int64)
         if not (self.rel.shape == self.docno.shape == self.iteration.shape):
             raise ValueError(f"docno, rel and iteration must have one shape, got {self.docno.shape}, {self.rel.shape}, {self.iteration.shape}")
-        self.offsets = _check_offsets(self.offsets, len(self.docno), len(self.query_ids))
+        self._check_layout()
+        self._hash_of = self.docno
 
     def __repr__(self) -> str:
         source = f", path={self.path!r}" if self.path else ""
@@ -362,12 +373,13 @@ class Qrels(_Grouped):
                 f"qid, docno, rel and iteration must be 1-D of one length, got {len(qid)}, {len(docno)}, {rel.shape}, {len(iteration)}"
             )
         query_ids, codes = np.unique(qid, return_inverse=True)
+        codes = codes.ravel()
         hashes = _hash_strings(docno)
-        _check_duplicates(codes, hashes, docno, iteration, query_ids, lambda rows: rows, "row", "qrels")
-        order, offsets = _group_rows(codes, len(query_ids))
-        if order is not None:
-            docno, rel, iteration, hashes = docno[order], rel[order], iteration[order], hashes[order]
-        return cls(query_ids, offsets, docno, rel, iteration, _hash=hashes)
+        keys = hashes + (codes.astype(np.uint64) + np.uint64(1)) * _QUERY_KEY + _hash_strings(iteration) * _ITER_KEY
+        _raise_duplicate(keys, docno, iteration, query_ids, lambda rows: codes[rows], lambda rows: rows, "row", "qrels")
+        segments = _Segments.from_codes(codes, len(query_ids))
+        docno, rel, iteration, hashes = segments.regroup(docno, rel, iteration, hashes)
+        return cls(query_ids, segments.offsets, docno, rel, iteration, _hash=hashes)
 
     @classmethod
     def from_dict(cls, qrels: dict) -> "Qrels":
@@ -387,12 +399,15 @@ def _hash_words(words: np.ndarray) -> np.ndarray:
     """uint64 hash of each row of a (n, n_words) uint64 matrix; all-zero words add nothing, so
     the value does not depend on how much zero padding follows a string."""
     h = np.zeros(len(words), dtype=np.uint64)
-    x = np.empty(len(words), dtype=np.uint64)
-    for j in range(words.shape[1]):
-        np.multiply(words[:, j], _WORD_KEYS[j % len(_WORD_KEYS)], out=x)
-        x ^= x >> np.uint64(29)
-        x *= _MIX
-        h += x
+    step = 1 << 16  # rows per pass, so the columns of a large matrix are read from cache
+    for lo in range(0, len(words), step):
+        part, acc = words[lo : lo + step], h[lo : lo + step]
+        x = np.empty(len(part), dtype=np.uint64)
+        for j in range(words.shape[1]):
+            np.multiply(part[:, j], _WORD_KEYS[j % len(_WORD_KEYS)], out=x)
+            x ^= x >> np.uint64(29)
+            x *= _MIX
+            acc += x
     h ^= h >> np.uint64(32)
     return h
 
@@ -422,21 +437,56 @@ def _hash_strings(strings: np.ndarray) -> np.ndarray:
     return _byte_matrix_hash(padded)
 
 
-def _group_rows(codes: np.ndarray, n_queries: int):
-    """Stable order that groups rows by query code, and the offsets; order None = identity."""
-    counts = np.bincount(codes, minlength=n_queries)
-    offsets = np.zeros(n_queries + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    if len(codes) < 2 or np.all(codes[1:] >= codes[:-1]):
-        return None, offsets
-    return np.argsort(codes, kind="stable"), offsets
+class _Segments:
+    """Rows as maximal runs of one query ("segments"): query code and length of each run.
+
+    Files are nearly always written query by query, so a handful of segments describe the
+    grouping of millions of rows, and regrouping moves whole slices instead of single rows.
+    """
+
+    def __init__(self, codes: np.ndarray, lengths: np.ndarray, n_queries: int):
+        self.codes, self.lengths = codes.astype(np.int64), lengths.astype(np.int64)
+        self.starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int64)
+        self.n_rows = int(self.lengths.sum())
+        counts = np.bincount(self.codes, weights=self.lengths, minlength=n_queries)
+        self.offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self.grouped = len(self.codes) < 2 or bool(np.all(self.codes[1:] >= self.codes[:-1]))
+
+    @classmethod
+    def from_codes(cls, codes: np.ndarray, n_queries: int) -> "_Segments":
+        heads = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1)) if len(codes) else np.zeros(0, dtype=np.int64)
+        return cls(codes[heads], np.diff(np.append(heads, len(codes))), n_queries)
+
+    def query_of(self, rows) -> np.ndarray:
+        """Query code of rows (file order)."""
+        return self.codes[np.searchsorted(self.starts, rows, side="right") - 1]
+
+    def regroup(self, *columns):
+        """The columns with rows grouped by query code (stable): whole segments are copied."""
+        if self.grouped:
+            return columns
+        order = np.argsort(self.codes, kind="stable")
+        if len(order) * 16 > self.n_rows:  # short segments: one gather per row
+            new_starts = np.concatenate(([0], np.cumsum(self.lengths[order])[:-1]))
+            rows = np.repeat(self.starts[order] - new_starts, self.lengths[order]) + np.arange(self.n_rows)
+            return tuple(column[rows] for column in columns)
+        out = []
+        for column in columns:
+            grouped = np.empty_like(column)
+            at = 0
+            for start, length in zip(self.starts[order].tolist(), self.lengths[order].tolist()):
+                grouped[at : at + length] = column[start : start + length]
+                at += length
+            out.append(grouped)
+        return tuple(out)
 
 
-def _check_duplicates(codes, hashes, docno, iteration, query_ids, lines, where, kind, path=None):
-    """Raise ValueError on the first repeated (query, [iteration,] docno) in row order."""
-    keys = hashes + (codes.astype(np.uint64) + np.uint64(1)) * _QUERY_KEY
-    if iteration is not None:
-        keys += _hash_strings(iteration) * _ITER_KEY
+def _raise_duplicate(keys, docno, iteration, query_ids, query_of, lines, where, kind, path=None):
+    """Raise ValueError on the first repeated (query, [iteration,] docno) in row order.
+
+    ``keys`` hash each row's triple; equal hashes are only candidates, confirmed by comparing
+    the strings, so a hash collision never raises.
+    """
     if len(keys) < 2:
         return
     ordered = np.sort(keys)
@@ -444,15 +494,16 @@ def _check_duplicates(codes, hashes, docno, iteration, query_ids, lines, where, 
     if repeated.size == 0:
         return
     rows = np.flatnonzero(np.isin(keys, repeated))
+    queries = query_of(rows)
     seen = {}
-    for row in rows.tolist():
-        key = (int(codes[row]), str(docno[row]), None if iteration is None else str(iteration[row]))
+    for row, query in zip(rows.tolist(), queries.tolist()):
+        key = (query, str(docno[row]), None if iteration is None else str(iteration[row]))
         if key in seen:
             line, first = (int(x) for x in lines(np.array([row, seen[key]])))
             subtopic = "" if iteration is None else f" and iteration {key[2]!r}"
             prefix = f"{path}, line {line}" if path is not None else f"{where} {line}"
             raise ValueError(
-                f"{prefix}: duplicate document {key[1]!r} for query {str(query_ids[key[0]])!r}{subtopic} "
+                f"{prefix}: duplicate document {key[1]!r} for query {str(query_ids[query])!r}{subtopic} "
                 f"in the {kind} (first seen on {where} {first})"
             )
         seen[key] = row
@@ -463,59 +514,109 @@ def _check_duplicates(codes, hashes, docno, iteration, query_ids, lines, where, 
 # --------------------------------------------------------------------------------------------
 
 
-def _blocks(path, block_size=_BLOCK):
-    """Yield blocks of whole lines (bytes ending with a newline) covering the whole file."""
+def _blocks(path, block_size=None):
+    """Yield blocks of whole lines covering the file, as ``(source, lo, hi)``: bytes
+    ``source[lo:hi]`` (a uint8 array) end with a newline.
+
+    Regular files are memory-mapped, so blocks are views (no copies); other files are read
+    block by block. A last line without a newline gets one, in a copy of that line.
+    """
+    block_size = block_size or _BLOCK
     with open(path, "rb") as f:
-        carry = f.read(len(_BOM))
-        if carry == _BOM:
-            carry = b""
-        while True:
-            block = f.read(block_size)
-            if not block:
-                if carry:
-                    yield carry + b"\n"
-                return
-            data = carry + block
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                carry = data
-                continue
-            yield data[:cut]
-            carry = data[cut:]
+        try:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):  # empty file, pipe, ...
+            mapped = None
+        if mapped is None:
+            yield from _read_blocks(f, block_size)
+            return
+        source = np.frombuffer(mapped, dtype=np.uint8)
+        try:
+            n = len(source)
+            pos = len(_BOM) if mapped[: len(_BOM)] == _BOM else 0
+            while pos < n:
+                cut = mapped.rfind(b"\n", pos, min(pos + block_size, n)) + 1
+                if cut <= pos:  # no newline within a block: a very long line
+                    cut = mapped.find(b"\n", min(pos + block_size, n)) + 1
+                if cut <= pos:  # the last line has no newline
+                    tail = np.frombuffer(mapped[pos:n] + b"\n", dtype=np.uint8)
+                    yield tail, 0, len(tail)
+                    break
+                yield source, pos, cut
+                pos = cut
+        finally:
+            del source
+            try:
+                mapped.close()
+            except BufferError:  # views still referenced (an exception unwinding): GC closes it
+                pass
+
+
+def _read_blocks(f, block_size):
+    carry = f.read(len(_BOM))
+    if carry == _BOM:
+        carry = b""
+    while True:
+        block = f.read(block_size)
+        if not block:
+            if carry:
+                data = np.frombuffer(carry + b"\n", dtype=np.uint8)
+                yield data, 0, len(data)
+            return
+        data = carry + block
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            carry = data
+            continue
+        yield np.frombuffer(data, dtype=np.uint8), 0, cut
+        carry = data[cut:]
 
 
 class _Block:
-    """One block of whole lines, tokenized into n_cols columns."""
+    """One block of whole lines, ``source[lo:hi]``, tokenized into n_cols columns.
 
-    def __init__(self, data: bytes, line0: int, n_cols: int, path, spec: str):
-        self.data, self.line0, self.path = data, line0, path
-        n = len(data)
-        self.buf = np.zeros(n + _PAD, dtype=np.uint8)
-        self.buf[:n] = np.frombuffer(data, dtype=np.uint8)
+    Token offsets are relative to ``lo``.
+    """
+
+    def __init__(self, source: np.ndarray, lo: int, hi: int, line0: int, n_cols: int, path, spec: str):
+        self.source, self.lo, self.hi, self.line0, self.path = source, lo, hi, line0, path
         self.row_lines = None  # 0-based line of each row inside the block; None = row i on line i
-        body = self.buf[:n]
-        sep = np.flatnonzero(body <= 32)
-        is_newline = body[sep] == 10
+        body = source[lo:hi]
+        space = body <= 32
+        sep = np.flatnonzero(space)
         n_lines = len(sep) // n_cols
-        if len(sep) == n_cols * n_lines and sep[0] > 0:
-            pattern = is_newline.reshape(n_lines, n_cols)
-            fast = bool(np.all(pattern[:, -1]) and not np.any(pattern[:, :-1]) and np.all(np.diff(sep) > 1))
-        else:
-            fast = False
+        fast = len(sep) == n_cols * n_lines and sep[0] > 0
+        if fast:  # one separator between fields, a newline after the last: no blank lines
+            newline = body[sep] == 10
+            fast = bool(
+                np.count_nonzero(newline) == n_lines
+                and np.all(newline[n_cols - 1 :: n_cols])
+                and np.all(sep[1:] - sep[:-1] > 1)
+            )
         if fast:
             self.n_lines = n_lines
-            ends = sep.reshape(n_lines, n_cols)
-            starts = np.empty_like(ends)
-            starts[:, 1:] = ends[:, :-1] + 1
-            starts[0, 0] = 0
-            starts[1:, 0] = ends[:-1, -1] + 1
+            self.starts, self.ends = None, sep.reshape(n_lines, n_cols)
         else:
-            starts, ends = self._general(body, n_cols, spec)
-        self.starts, self.ends = starts, ends
-        self.n_rows = len(starts)
+            self.starts, self.ends = self._general(body, space, n_cols, spec)
+        self.n_rows = len(self.ends)
 
-    def _general(self, body, n_cols, spec):
-        space = body <= 32
+    def _bytes(self, start: int, end: int) -> bytes:
+        return self.source[self.lo + start : self.lo + end].tobytes()
+
+    def span(self, col: int):
+        """Start offsets and lengths of the tokens of one column."""
+        ends = self.ends[:, col]
+        if self.starts is not None:
+            starts = self.starts[:, col]
+        elif col > 0:
+            starts = self.ends[:, col - 1] + 1
+        else:
+            starts = np.empty_like(ends)
+            starts[0] = 0
+            np.add(self.ends[:-1, -1], 1, out=starts[1:])
+        return starts, ends - starts
+
+    def _general(self, body, space, n_cols, spec):
         token = ~space
         starts = np.flatnonzero(token[1:] & space[:-1]) + 1
         if token[0]:
@@ -537,7 +638,7 @@ class _Block:
 
     def _line_text(self, newlines, line):
         start = 0 if line == 0 else int(newlines[line - 1]) + 1
-        text = self.data[start : int(newlines[line])].decode("utf-8", "replace").rstrip("\r")
+        text = self._bytes(start, int(newlines[line])).decode("utf-8", "replace").rstrip("\r")
         return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "..."
 
     def lines(self, rows):
@@ -545,36 +646,49 @@ class _Block:
         rows = np.asarray(rows, dtype=np.int64)
         return self.line0 + 1 + (rows if self.row_lines is None else self.row_lines[rows])
 
-    def column(self, col: int, rows=None):
+    def column(self, col: int):
         """Zero-padded bytes of one column: (n, width) uint8 with width % 8 == 0, and lengths."""
-        starts = self.starts[:, col] if rows is None else self.starts[rows, col]
-        lengths = (self.ends[:, col] if rows is None else self.ends[rows, col]) - starts
+        starts, lengths = self.span(col)
         width = max(8, -(-int(lengths.max(initial=1)) // 8) * 8)
-        if width > _PAD:
-            buf = np.zeros(len(self.data) + width, dtype=np.uint8)
-            buf[: len(self.data)] = self.buf[: len(self.data)]
+        if self.hi + width <= len(self.source):  # windows may run past the block, not the source
+            mat = sliding_window_view(self.source, width)[starts + self.lo]
         else:
-            buf = self.buf
-        mat = sliding_window_view(buf, width)[starts]
-        for j in range(int(lengths.min(initial=width)), width):  # zero what follows each token
-            mat[:, j] *= lengths > j
+            size = self.hi - self.lo
+            padded = np.zeros(size + width, dtype=np.uint8)
+            padded[:size] = self.source[self.lo : self.hi]
+            mat = sliding_window_view(padded, width)[starts]
+        words = mat.view(np.uint64)
+        for k in range(int(lengths.min(initial=width)) // 8, width // 8):  # zero what follows
+            words[:, k] &= _BYTE_MASKS[np.clip(lengths - 8 * k, 0, 8)]
         return mat, lengths
 
     def text(self, row: int, col: int) -> str:
-        start, end = int(self.starts[row, col]), int(self.ends[row, col])
-        return self.data[start:end].decode("utf-8", "replace")
+        end = int(self.ends[row, col])
+        if self.starts is not None:
+            start = int(self.starts[row, col])
+        elif col > 0:
+            start = int(self.ends[row, col - 1]) + 1
+        else:
+            start = 0 if row == 0 else int(self.ends[row - 1, -1]) + 1
+        return self._bytes(start, end).decode("utf-8", "replace")
 
     def strings(self, mat, lengths, what):
         """str array of the rows of a column matrix (UTF-8 decoded)."""
-        width = int(lengths.max(initial=1))
+        codes = self.code_points(mat, lengths, what)
+        if codes.shape[1] == 0:
+            return np.zeros(len(codes), dtype="U1")
+        return np.ascontiguousarray(codes, dtype=np.uint32).view(np.dtype(("U", codes.shape[1])))[:, 0]
+
+    def code_points(self, mat, lengths, what):
+        """(n, width) matrix of the Unicode code points of each row, zero-padded: the bytes
+        themselves for ASCII text, else the UTF-8 decoding (invalid UTF-8 raises)."""
+        width = int(lengths.max(initial=0))
         sub = mat[:, :width]
-        if len(sub) == 0:
-            return np.zeros(0, dtype="U1")
-        if sub.max() < 128:
-            return np.ascontiguousarray(sub, dtype=np.uint32).view(np.dtype(("U", width)))[:, 0]
+        if len(sub) == 0 or sub.max(initial=0) < 128:
+            return sub
         raw = np.ascontiguousarray(sub).view(np.dtype(("S", width)))[:, 0]
         try:
-            return np.char.decode(raw, "utf-8")
+            text = np.char.decode(raw, "utf-8")
         except UnicodeDecodeError:
             for row, item in enumerate(raw.tolist()):
                 try:
@@ -582,10 +696,11 @@ class _Block:
                 except UnicodeDecodeError as err:
                     raise ValueError(f"{self.path}, line {int(self.lines([row])[0])}: {what} is not valid UTF-8 ({err.reason})") from None
             raise  # pragma: no cover
+        return text.view(np.uint32).reshape(len(text), -1)
 
     def release(self):
         """Drop the block's bytes; keep only what maps rows to lines."""
-        self.data = self.buf = self.starts = self.ends = None
+        self.source = self.starts = self.ends = None
 
     def fail(self, row, col, what, reason):
         raise ValueError(f"{self.path}, line {int(self.lines([row])[0])}: {what} {self.text(row, col)!r} {reason}")
@@ -612,14 +727,17 @@ def _digits(mat, lengths):
     return values, is_digit, negative, signed, _count_true(is_digit)
 
 
-def _horner(values, is_digit):
-    """Integer value of the digits of each row (others skipped), uint64; exact below 10**19."""
-    multiplier = np.where(is_digit, np.uint8(10), np.uint8(1)).T.copy()
-    addend = np.where(is_digit, values, np.uint8(0)).T.copy()
-    mantissa = np.zeros(values.shape[0], dtype=np.uint64)
-    for j in range(values.shape[1]):
-        mantissa *= multiplier[j]
-        mantissa += addend[j]
+def _horner(values, is_digit, width):
+    """Integer value of the digits in the first ``width`` bytes of each row (other bytes are
+    skipped), uint64; exact below 10**19."""
+    digit = is_digit.view(np.uint8)  # 0/1 bytes: uint8 arithmetic, no bool casts
+    multiplier = digit * np.uint8(9)
+    multiplier += np.uint8(1)
+    addend = values * digit
+    mantissa = addend[:, 0].astype(np.uint64)
+    for j in range(1, width):
+        mantissa *= multiplier[:, j]
+        mantissa += addend[:, j]
     return mantissa
 
 
@@ -631,7 +749,7 @@ def _parse_floats(block: _Block, col: int, what: str) -> np.ndarray:
     is_dot = mat == 46
     n_dots = _count_true(is_dot)
     fast = (n_digits + n_dots + signed == lengths) & (n_dots <= 1) & (n_digits >= 1) & (n_digits <= 19)
-    mantissa = _horner(values[:, : int(lengths.max())], is_digit[:, : int(lengths.max())])
+    mantissa = _horner(values, is_digit, int(lengths.max()))
     frac = np.where(fast & (n_dots > 0), lengths - 1 - is_dot.argmax(axis=1), 0)
     out = mantissa.astype(np.float64) / _POW10[frac]
     slow = ~fast
@@ -670,8 +788,7 @@ def _parse_ints(block: _Block, col: int, what: str) -> np.ndarray:
     mat, lengths = block.column(col)
     values, is_digit, negative, signed, n_digits = _digits(mat, lengths)
     fast = (n_digits + signed == lengths) & (n_digits >= 1) & (n_digits <= 18)
-    width = int(lengths.max())
-    out = _horner(values[:, :width], is_digit[:, :width]).astype(np.int64)
+    out = _horner(values, is_digit, int(lengths.max())).astype(np.int64)
     np.negative(out, out=out, where=negative)
     for row in np.flatnonzero(~fast).tolist():
         text = block.text(row, col)
@@ -691,14 +808,12 @@ def _query_segments(block: _Block):
     """Runs of equal consecutive query ids in a block: (ids of the runs, run lengths)."""
     mat, lengths = block.column(0)
     words = mat.view(np.uint64)
-    if len(words) == 0:
-        return np.zeros(0, dtype="U1"), np.zeros(0, dtype=np.int64)
     change = words[1:, 0] != words[:-1, 0]
     for j in range(1, words.shape[1]):
         change |= words[1:, j] != words[:-1, j]
     heads = np.concatenate(([0], np.flatnonzero(change) + 1))
     run_lengths = np.diff(np.append(heads, len(words)))
-    return block.strings(mat[heads], lengths[heads], "query id"), run_lengths
+    return block.strings(mat[heads], lengths[heads], "query id"), run_lengths, _byte_matrix_hash(mat[heads])
 
 
 class _LineMap:
@@ -714,29 +829,89 @@ class _LineMap:
         return np.array([self.blocks[b].lines([r - self.row0[b]])[0] for b, r in zip(which, rows)])
 
 
+class _Text:
+    """Code points of one block's strings, (n, width) integer matrix (see _Block.code_points)."""
+
+    def __init__(self, codes):
+        self.codes = codes
+
+
+class _Growing:
+    """A column filled block by block in place (no list of pieces to concatenate at the end).
+
+    Numbers go to a 1-D array; text (:class:`_Text` pieces) to a (rows, width) uint32 matrix of
+    code points that becomes a str array without a copy. Capacity and width grow on demand.
+    """
+
+    def __init__(self, capacity):
+        self.capacity, self.n, self.data = max(int(capacity), 16), 0, None
+
+    def add(self, piece):
+        text = isinstance(piece, _Text)
+        values = piece.codes if text else piece
+        k = len(values)
+        if self.data is None:
+            shape = (self.capacity, values.shape[1]) if text else (self.capacity,)
+            self.data = np.zeros(shape, dtype=np.uint32 if text else values.dtype)
+        width = self.data.shape[1] if text else 0
+        if self.n + k > len(self.data) or (text and values.shape[1] > width):
+            rows = len(self.data) if self.n + k <= len(self.data) else max(self.n + k, len(self.data) * 3 // 2)
+            grown = np.zeros((rows, max(width, values.shape[1])) if text else (rows,), dtype=self.data.dtype)
+            if text:
+                grown[: self.n, :width] = self.data[: self.n]
+            else:
+                grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        if text:
+            self.data[self.n : self.n + k, : values.shape[1]] = values
+        else:
+            self.data[self.n : self.n + k] = values
+        self.n += k
+
+    def result(self):
+        if self.data is None:
+            return np.zeros(0)
+        out = self.data[: self.n]
+        if out.ndim == 2:
+            return out.view(np.dtype(("U", out.shape[1])))[:, 0] if out.shape[1] else np.zeros(self.n, dtype="U1")
+        return out
+
+
 def _read(path, n_cols, spec, per_block):
-    """Tokenize a file block by block; per_block(block) returns the block's columns."""
+    """Tokenize a file block by block.
+
+    ``per_block(block)`` returns the block's columns and a uint64 hash per row of what must be
+    unique within a query (docno, or iteration and docno). Returns the path, the sorted query
+    ids, the segments, the columns, per-row duplicate keys (hash of the query mixed in) and a
+    row -> line map.
+    """
     path = os.fspath(path)
-    segment_ids, segment_lengths, columns, blocks = [], [], [], []
+    size = os.path.getsize(path)
+    segment_ids, segment_lengths, blocks, columns = [], [], [], None
     line0 = 0
-    for data in _blocks(path):
-        block = _Block(data, line0, n_cols, path, spec)
+    for source, lo, hi in _blocks(path):
+        block = _Block(source, lo, hi, line0, n_cols, path, spec)
         line0 += block.n_lines
         if block.n_rows == 0:
             continue
-        ids, run_lengths = _query_segments(block)
+        ids, run_lengths, id_hashes = _query_segments(block)
         segment_ids.append(ids)
         segment_lengths.append(run_lengths)
-        columns.append(per_block(block))
+        pieces, unique_hash = per_block(block)
+        unique_hash += np.repeat(id_hashes, run_lengths) * _QUERY_KEY
+        pieces = (*pieces, unique_hash)
+        if columns is None:  # rows expected from the first block's bytes per row
+            columns = [_Growing(size / (hi - lo) * block.n_rows * 1.02 + 64) for _ in pieces]
+        for column, piece in zip(columns, pieces):
+            column.add(piece)
         block.release()
         blocks.append(block)
     if not blocks:
         raise ValueError(f"{path}: no {spec.split()[0]} lines (the file is empty)")
-    heads = np.concatenate(segment_ids)
-    query_ids, segment_codes = np.unique(heads, return_inverse=True)
-    codes = np.repeat(segment_codes, np.concatenate(segment_lengths))
-    merged = [np.concatenate(parts) for parts in zip(*columns)]
-    return path, query_ids, codes, merged, _LineMap(blocks)
+    query_ids, segment_codes = np.unique(np.concatenate(segment_ids), return_inverse=True)
+    segments = _Segments(segment_codes.ravel(), np.concatenate(segment_lengths), len(query_ids))
+    *values, keys = [column.result() for column in columns]
+    return path, query_ids, segments, values, keys, _LineMap(blocks)
 
 
 def read_run(path) -> Run:
@@ -783,18 +958,15 @@ def read_run(path) -> Run:
         if not names:
             names.append(block.text(0, 5))
         docno_mat, docno_len = block.column(2)
-        return (
-            block.strings(docno_mat, docno_len, "document id"),
-            _byte_matrix_hash(docno_mat),
-            _parse_floats(block, 4, "score"),
-        )
+        hashes = _byte_matrix_hash(docno_mat)
+        pieces = (_Text(block.code_points(docno_mat, docno_len, "document id")), hashes, _parse_floats(block, 4, "score"))
+        return pieces, hashes.copy()
 
-    path, query_ids, codes, (docno, hashes, score), lines = _read(path, 6, "qid Q0 docno rank score tag", per_block)
-    _check_duplicates(codes, hashes, docno, None, query_ids, lines, "line", "run", path=path)
-    order, offsets = _group_rows(codes, len(query_ids))
-    if order is not None:
-        docno, score, hashes = docno[order], score[order], hashes[order]
-    return Run(query_ids, offsets, docno, score, name=names[0], path=path, _hash=hashes)
+    path, query_ids, segments, (docno, hashes, score), keys, lines = _read(path, 6, "qid Q0 docno rank score tag", per_block)
+    _raise_duplicate(keys, docno, None, query_ids, segments.query_of, lines, "line", "run", path=path)
+    del keys
+    docno, score, hashes = segments.regroup(docno, score, hashes)
+    return Run(query_ids, segments.offsets, docno, score, name=names[0], path=path, _hash=hashes)
 
 
 def read_qrels(path) -> Qrels:
@@ -831,16 +1003,323 @@ def read_qrels(path) -> Qrels:
     def per_block(block):
         docno_mat, docno_len = block.column(2)
         iter_mat, iter_len = block.column(1)
-        return (
-            block.strings(docno_mat, docno_len, "document id"),
-            _byte_matrix_hash(docno_mat),
+        hashes = _byte_matrix_hash(docno_mat)
+        pieces = (
+            _Text(block.code_points(docno_mat, docno_len, "document id")),
+            hashes,
             _parse_ints(block, 3, "relevance"),
-            block.strings(iter_mat, iter_len, "iteration"),
+            _Text(block.code_points(iter_mat, iter_len, "iteration")),
         )
+        return pieces, hashes + _byte_matrix_hash(iter_mat) * _ITER_KEY
 
-    path, query_ids, codes, (docno, hashes, rel, iteration), lines = _read(path, 4, "qid iter docno rel", per_block)
-    _check_duplicates(codes, hashes, docno, iteration, query_ids, lines, "line", "qrels", path=path)
-    order, offsets = _group_rows(codes, len(query_ids))
-    if order is not None:
-        docno, rel, iteration, hashes = docno[order], rel[order], iteration[order], hashes[order]
-    return Qrels(query_ids, offsets, docno, rel, iteration, path=path, _hash=hashes)
+    path, query_ids, segments, (docno, hashes, rel, iteration), keys, lines = _read(path, 4, "qid iter docno rel", per_block)
+    _raise_duplicate(keys, docno, iteration, query_ids, segments.query_of, lines, "line", "qrels", path=path)
+    del keys
+    docno, rel, iteration, hashes = segments.regroup(docno, rel, iteration, hashes)
+    return Qrels(query_ids, segments.offsets, docno, rel, iteration, path=path, _hash=hashes)
+
+
+# --------------------------------------------------------------------------------------------
+# qrels x run: alignment and evaluation
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Aligned:
+    """A run joined with its judgments, ready for :func:`fasttie.rank_evaluate`.
+
+    Attributes
+    ----------
+    query_ids : ndarray of str, shape (n_queries,)
+        Evaluated queries, sorted as strings: those of the run that have judgments, or every
+        judged query with ``complete=True``.
+    sizes : ndarray of int64, shape (n_queries,)
+        Retrieved documents per query (0 for a judged query missing from the run).
+    docno, score : ndarray, shape (n_rows,)
+        The run's rows of those queries, grouped by query in ``query_ids`` order.
+    grade : ndarray of int64, shape (n_rows,)
+        Grade of each retrieved document: 0 when unjudged, and negative grades become 0
+        (judged non-relevant, as in trec_eval). A document judged under several subtopics
+        takes its highest grade.
+    judged : ndarray of bool, shape (n_rows,)
+        Whether the retrieved document has a judgment.
+    unretrieved : list of ndarray of int64
+        Per query, the positive grades of judged documents the run does not retrieve: they
+        count in R and in the ideal DCG.
+    """
+
+    query_ids: np.ndarray
+    sizes: np.ndarray
+    docno: np.ndarray
+    score: np.ndarray
+    grade: np.ndarray
+    judged: np.ndarray
+    unretrieved: list
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Rows of query i are ``offsets[i]:offsets[i + 1]``."""
+        return np.concatenate(([0], np.cumsum(self.sizes))).astype(np.int64)
+
+
+def _as_run(run) -> Run:
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, dict):
+        return Run.from_dict(run)
+    if isinstance(run, (str, bytes, os.PathLike)):
+        return read_run(run)
+    raise TypeError(f"run must be a path, a fasttie.trec.Run or a {{qid: {{docno: score}}}} dict, got {type(run).__name__}")
+
+
+def _as_qrels(qrels) -> Qrels:
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, dict):
+        return Qrels.from_dict(qrels)
+    if isinstance(qrels, (str, bytes, os.PathLike)):
+        return read_qrels(qrels)
+    raise TypeError(f"qrels must be a path, a fasttie.trec.Qrels or a {{qid: {{docno: rel}}}} dict, got {type(qrels).__name__}")
+
+
+def _select(grouped: _Grouped, query_ids: np.ndarray):
+    """Rows (None = all) of the queries in query_ids, and each query's row count there."""
+    n = grouped.n_queries
+    index = np.minimum(np.searchsorted(grouped.query_ids, query_ids), max(n - 1, 0))
+    present = grouped.query_ids[index] == query_ids if n else np.zeros(len(query_ids), dtype=bool)
+    sizes = np.where(present, grouped.sizes[index] if n else 0, 0).astype(np.int64)
+    keep = np.zeros(n, dtype=bool)
+    keep[index[present]] = True
+    rows = None if keep.all() else np.flatnonzero(np.repeat(keep, grouped.sizes))
+    return rows, sizes
+
+
+def _take(values, rows):
+    return values if rows is None else values[rows]
+
+
+def align(qrels, run, *, complete: bool = False) -> Aligned:
+    """Join a run with judgments the way trec_eval does.
+
+    Parameters
+    ----------
+    qrels : str, os.PathLike, Qrels or dict
+        Judgments: a qrels file, a :class:`Qrels`, or ``{qid: {docno: rel}}``.
+    run : str, os.PathLike, Run or dict
+        A run file, a :class:`Run`, or ``{qid: {docno: score}}``.
+    complete : bool, default False
+        False: evaluate the queries of the run that have judgments (trec_eval's default; run
+        queries without judgments are ignored). True: every judged query, those missing from
+        the run with an empty ranking (trec_eval ``-c``).
+
+    Returns
+    -------
+    Aligned
+        Retrieved documents with their grades (unjudged: 0) and, per query, the grades of the
+        relevant documents the run misses.
+
+    Notes
+    -----
+    The join is vectorized: 64-bit hashes of (query, docno) locate each retrieved document
+    among the judgments, and every match is then confirmed by comparing the strings, so the
+    result is exact (a query whose hashes collide is joined again with dictionaries).
+    """
+    qrels = _as_qrels(qrels)
+    run = _as_run(run)
+    if not isinstance(complete, (bool, np.bool_)):
+        raise TypeError(f"complete must be True or False, got {complete!r}")
+    query_ids = qrels.query_ids if complete else np.intersect1d(run.query_ids, qrels.query_ids)
+    n_queries = len(query_ids)
+    run_rows, sizes = _select(run, query_ids)
+    qrels_rows, judged_sizes = _select(qrels, query_ids)
+    docno = _take(run.docno, run_rows)
+    score = _take(run.score, run_rows)
+    judged_docno = _take(qrels.docno, qrels_rows)
+    judged_rel = _take(qrels.rel, qrels_rows)
+
+    # key = query index in the high bits, docno hash in the low bits: sorted keys group by query
+    bits = max(1, int(n_queries).bit_length())
+    shift, low = np.uint64(64 - bits), np.uint64(bits)
+
+    def keys(sizes_, hashes):
+        query = np.repeat(np.arange(n_queries, dtype=np.uint64), sizes_)
+        return (query << shift) | (hashes >> low)
+
+    run_keys = keys(sizes, _take(run._docno_hash(), run_rows))
+    judged_keys = keys(judged_sizes, _take(qrels._docno_hash(), qrels_rows))
+    order = np.argsort(judged_keys, kind="stable")
+    sorted_keys = judged_keys[order]
+    first = np.ones(len(sorted_keys), dtype=bool)
+    first[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    starts = np.flatnonzero(first)
+    unique_keys = sorted_keys[starts]
+    unique_grade = np.maximum.reduceat(judged_rel[order], starts) if len(starts) else np.zeros(0, dtype=np.int64)
+    unique_docno = judged_docno[order[starts]]
+    collided = set()
+    if len(starts) < len(sorted_keys):  # one docno under several subtopics, or a hash collision
+        differs = judged_docno[order] != unique_docno[np.cumsum(first) - 1]
+        collided.update((sorted_keys[differs] >> shift).tolist())
+
+    grade = np.zeros(len(docno), dtype=np.int64)
+    judged = np.zeros(len(docno), dtype=bool)
+    found = np.zeros(len(unique_keys), dtype=bool)
+    if len(unique_keys) and len(run_keys):
+        position = np.minimum(np.searchsorted(unique_keys, run_keys), len(unique_keys) - 1)
+        hits = np.flatnonzero(unique_keys[position] == run_keys)
+        matched = position[hits]
+        wrong = docno[hits] != unique_docno[matched]
+        if wrong.any():
+            collided.update((run_keys[hits[wrong]] >> shift).tolist())
+        grade[hits] = unique_grade[matched]
+        judged[hits] = True
+        found[matched] = True
+    missing = np.flatnonzero(~found & (unique_grade > 0))
+    bounds = np.searchsorted(unique_keys[missing] >> shift, np.arange(n_queries + 1, dtype=np.uint64))
+    missing_grade = unique_grade[missing]
+    unretrieved = [missing_grade[bounds[i] : bounds[i + 1]] for i in range(n_queries)]
+
+    if collided:  # exact join with dictionaries for the few queries whose hashes collide
+        run_offsets = np.concatenate(([0], np.cumsum(sizes)))
+        judged_offsets = np.concatenate(([0], np.cumsum(judged_sizes)))
+        for q in sorted(int(c) for c in collided):
+            rows = slice(int(run_offsets[q]), int(run_offsets[q + 1]))
+            best = {}
+            for d, r in zip(judged_docno[judged_offsets[q] : judged_offsets[q + 1]].tolist(),
+                            judged_rel[judged_offsets[q] : judged_offsets[q + 1]].tolist()):
+                best[d] = max(r, best.get(d, r))
+            retrieved = docno[rows].tolist()
+            grade[rows] = [best.get(d, 0) for d in retrieved]
+            judged[rows] = [d in best for d in retrieved]
+            seen = set(retrieved)
+            unretrieved[q] = np.array([r for d, r in best.items() if d not in seen and r > 0], dtype=np.int64)
+    np.maximum(grade, 0, out=grade)
+    return Aligned(query_ids, sizes, docno, score, grade, judged, unretrieved)
+
+
+def _trec_tie_keys(aligned: Aligned):
+    """Integer stand-ins for document ids that order every tie as trec_eval does.
+
+    Only documents tied with another of their query need a key. When each query's scores are
+    non-increasing (runs are usually written in rank order), ties are adjacent rows, and only
+    those rows' ids are sorted; otherwise the ids themselves are returned.
+    """
+    score, sizes = aligned.score, aligned.sizes
+    n = len(score)
+    if n < 2:
+        return aligned.docno
+    boundary = np.zeros(n, dtype=bool)
+    boundary[np.concatenate(([0], np.cumsum(sizes)[:-1]))[sizes > 0]] = True
+    inner = ~boundary[1:]
+    if np.any((score[1:] > score[:-1]) & inner):
+        return aligned.docno
+    equal = (score[1:] == score[:-1]) & inner
+    tied = np.zeros(n, dtype=bool)
+    tied[1:] |= equal
+    tied[:-1] |= equal
+    keys = np.zeros(n, dtype=np.int64)
+    if tied.any():
+        _, rank = np.unique(aligned.docno[tied], return_inverse=True)
+        keys[tied] = rank.ravel() + 1
+    return keys
+
+
+def evaluate(
+    qrels,
+    run,
+    metrics,
+    *,
+    ties: str = "trec",
+    ap_denominator: str = "total",
+    gain: str = "linear",
+    relevance_level=1,
+    empty: str = "zero",
+    complete: bool = False,
+    **options,
+) -> Result:
+    """Evaluate a TREC run against qrels with trec_eval's semantics.
+
+    Parameters
+    ----------
+    qrels : str, os.PathLike, Qrels or dict
+        A qrels file (``qid iter docno rel``), a :class:`Qrels`, or ``{qid: {docno: rel}}``.
+    run : str, os.PathLike, Run or dict
+        A run file (``qid Q0 docno rank score tag``), a :class:`Run`, or
+        ``{qid: {docno: score}}``.
+    metrics : str or sequence of str
+        Names as in :func:`fasttie.rank_evaluate`: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``,
+        ``P@k``, ``R@k``, ``RR``, ``Rprec``, ... (trec_eval's ``map``, ``map_cut_k``, ``P_k``,
+        ``recall_k``, ``ndcg``, ``ndcg_cut_k``, ``recip_rank``, ``Rprec``).
+    ties : {"trec", "average", "stable", "optimistic", "pessimistic"}, default "trec"
+        "trec": score descending, then document id descending (string order), trec_eval's
+        order. "average": the exact expectation over all orders inside ties. "stable": file
+        order inside ties.
+    ap_denominator : {"total", "retrieved", "min"}, default "total"
+        AP@k denominator; "total" (R) is trec_eval's ``map_cut``.
+    gain : {"linear", "exp2"}, default "linear"
+        DCG gain; trec_eval's ``ndcg`` uses the grade itself.
+    relevance_level : number, default 1
+        Grades >= this are relevant (trec_eval ``-l``).
+    empty : {"zero", "skip", "one", "error"}, default "zero"
+        Queries whose judgments have no relevant document: trec_eval scores them 0 and keeps
+        them in the mean ("zero").
+    complete : bool, default False
+        Also average over judged queries missing from the run, with every metric 0 for them
+        (trec_eval ``-c``). Without it, only queries both judged and in the run count.
+    **options
+        Passed to :func:`fasttie.rank_evaluate` (``log_base``, ``n_threads``).
+
+    Returns
+    -------
+    Result
+        Per-query values in the order of ``Result.query_ids`` (sorted as strings); settings
+        include ``complete``.
+
+    Raises
+    ------
+    ValueError
+        Malformed files (see :func:`read_run`, :func:`read_qrels`), no query both judged and
+        retrieved, and the errors of :func:`fasttie.rank_evaluate`.
+
+    Notes
+    -----
+    trec_eval semantics: queries of the run without judgments are ignored; retrieved
+    documents without a judgment are non-relevant (grade 0), as are negative grades; relevant
+    documents the run misses count in R (recall, R-precision, AP) and in the ideal DCG. A
+    document judged under several subtopics (diversity qrels) takes its highest grade.
+
+    Examples
+    --------
+    Documents ``d1`` and ``d2`` tie; trec_eval ranks the larger id, ``d2``, first:
+
+    >>> qrels = {"q1": {"d1": 1, "d3": 1}}
+    >>> run = {"q1": {"d1": 0.5, "d2": 0.5, "d4": 0.1}}
+    >>> evaluate(qrels, run, ["RR", "P@1", "R@3"]).mean
+    {'RR': 0.5, 'P@1': 0.0, 'R@3': 0.5}
+    >>> evaluate(qrels, run, ["RR"], ties="average").mean
+    {'RR': 0.75}
+    """
+    from .ranking import rank_evaluate
+
+    aligned = align(qrels, run, complete=complete)
+    n_queries = len(aligned.query_ids)
+    if n_queries == 0:
+        raise ValueError("no query of the run has judgments in the qrels: nothing to evaluate")
+    grade, score, sizes = aligned.grade, aligned.score, aligned.sizes
+    doc_ids = _trec_tie_keys(aligned) if ties == "trec" else None
+    empty_rows = np.flatnonzero(sizes == 0)
+    if empty_rows.size:
+        # a judged query missing from the run (complete=True): one unjudged placeholder row
+        # scores exactly as an empty ranking (every metric's numerator is 0) and keeps R
+        at = aligned.offsets[empty_rows]
+        grade, score = np.insert(grade, at, 0), np.insert(score, at, 0.0)
+        if doc_ids is not None:
+            doc_ids = np.insert(doc_ids, at, "" if doc_ids.dtype.kind == "U" else 0)
+        sizes = np.maximum(sizes, 1)
+    result = rank_evaluate(
+        grade, score, group=sizes, metrics=metrics, ties=ties, gain=gain,
+        ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
+        doc_ids=doc_ids, unretrieved=aligned.unretrieved, **options,
+    )
+    result.query_ids = aligned.query_ids.tolist()
+    result.settings["complete"] = bool(complete)
+    return result

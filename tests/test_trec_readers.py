@@ -1,0 +1,464 @@
+"""TREC qrels / run readers and fasttie.trec.evaluate.
+
+References: a plain ``line.split()`` parser written here (Python's ``float``/``int``, the
+semantics the vectorized readers must reproduce exactly), and pytrec_eval (trec_eval 9 in a
+Python extension; package pytrec-eval-terrier) for the metrics with ``ties="trec"``, trec_eval's
+own order: score descending, then document id descending. trec_eval prints 4 decimals; the
+extension returns doubles, so agreement is checked to 1e-12.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from decimal import Decimal, localcontext
+
+import numpy as np
+import pytest
+
+from fasttie import trec
+
+# fasttie canonical name -> trec_eval measure
+TREC_NAMES = {
+    "AP": "map", "AP@10": "map_cut_10", "P@5": "P_5", "R@10": "recall_10",
+    "nDCG": "ndcg", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "Rprec": "Rprec",
+}
+
+
+def write(tmp_path, name, text, mode="w"):
+    path = tmp_path / name
+    if mode == "wb":
+        path.write_bytes(text)
+    else:
+        with open(path, "w", newline="") as f:  # keep "\r\n" as written
+            f.write(text)
+    return path
+
+
+def reference_run(text):
+    """{qid: {docno: score}} with a plain split() loop (blank lines skipped)."""
+    out = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if fields:
+            qid, _, docno, _, score, _ = fields
+            out.setdefault(qid, {})[docno] = float(score)
+    return out
+
+
+def reference_qrels(text):
+    """[(qid, iteration, docno, rel)] in file order."""
+    return [(f[0], f[1], f[2], int(f[3])) for f in (line.split() for line in text.splitlines()) if f]
+
+
+def random_run_text(rng, n_queries=20, max_docs=30, messy=False):
+    lines = []
+    for q in rng.permutation(n_queries):
+        docs = rng.choice(10**6, rng.integers(1, max_docs), replace=False)
+        for rank, d in enumerate(docs, start=1):
+            score = float(rng.choice([rng.normal(), round(rng.normal(), 2), float(rng.integers(-3, 3))]))
+            text = rng.choice([repr(score), f"{score:.4f}", f"{score:.6e}", f"{score:g}"])
+            sep = rng.choice([" ", "\t", "  ", " \t "]) if messy else " "
+            lines.append(sep.join([f"q{q}", "Q0", f"doc-{d}", str(rank), text, "tag"]))
+            if messy and rng.random() < 0.05:
+                lines.append(rng.choice(["", "   ", "\t"]))
+    end = "\r\n" if messy and rng.random() < 0.5 else "\n"
+    return end.join(lines) + end
+
+
+# --------------------------------------------------------------------------------------------
+# reading
+
+
+def test_read_run_round_trip(tmp_path):
+    text = "q2 Q0 b 1 3.5 run1\nq10 Q0 a 1 2 run1\nq2 Q0 a 2 3.5 run1\nq10 Q0 c 2 -1e-3 run1\n"
+    run = trec.read_run(write(tmp_path, "r.txt", text))
+    assert run.query_ids.tolist() == ["q10", "q2"]  # sorted as strings, not numbers
+    assert run.offsets.tolist() == [0, 2, 4]
+    assert run.docno.tolist() == ["a", "c", "b", "a"]  # file order within a query
+    assert run.score.tolist() == [2.0, -0.001, 3.5, 3.5]
+    assert run.score.dtype == np.float64 and run.offsets.dtype == np.int64
+    assert run.name == "run1" and run.path == str(tmp_path / "r.txt") and len(run) == 4
+    assert run.qid.tolist() == ["q10", "q10", "q2", "q2"]
+    assert run.qid_codes.tolist() == [0, 0, 1, 1]
+    docno, score = run.query("q2")
+    assert docno.tolist() == ["b", "a"] and score.tolist() == [3.5, 3.5]
+    assert "q2" in run and "q3" not in run
+    with pytest.raises(KeyError, match="q3"):
+        run.query("q3")
+    assert run.to_dict() == reference_run(text)
+    assert [q for q, _, _ in run.items()] == ["q10", "q2"]
+
+
+def test_read_qrels_round_trip_keeps_subtopics(tmp_path):
+    text = "1 0 d1 1\n1 0 d2 0\n2 0 d9 -2\n1 0 d3 2\n"
+    qrels = trec.read_qrels(write(tmp_path, "q.txt", text))
+    assert qrels.query_ids.tolist() == ["1", "2"]
+    assert qrels.docno.tolist() == ["d1", "d2", "d3", "d9"]
+    assert qrels.rel.tolist() == [1, 0, 2, -2] and qrels.rel.dtype == np.int64
+    assert qrels.iteration.tolist() == ["0"] * 4
+    assert qrels.to_dict() == {"1": {"d1": 1, "d2": 0, "d3": 2}, "2": {"d9": -2}}
+    # diversity qrels: the same document under several subtopics is fine, column 2 kept
+    text = "7 1 a 1\n7 2 a 0\n7 2 b 1\n7 10 a 1\n"
+    qrels = trec.read_qrels(write(tmp_path, "div.txt", text))
+    docno, rel, iteration = qrels.query("7")
+    assert list(zip(iteration.tolist(), docno.tolist(), rel.tolist())) == [("1", "a", 1), ("2", "a", 0), ("2", "b", 1), ("10", "a", 1)]
+    assert qrels.to_dict() == {"7": {"a": 1, "b": 1}}  # highest grade over subtopics
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_messy_whitespace_blank_lines_and_small_blocks(tmp_path, monkeypatch, seed):
+    rng = np.random.default_rng(seed)
+    text = random_run_text(rng, messy=seed % 2 == 1)
+    path = write(tmp_path, "r.txt", text)
+    expected = reference_run(text)
+    assert trec.read_run(path).to_dict() == expected
+    monkeypatch.setattr(trec, "_BLOCK", int(rng.integers(7, 200)))  # many blocks, lines cut anywhere
+    run = trec.read_run(path)
+    assert run.to_dict() == expected
+    assert run.query_ids.tolist() == sorted(expected)
+
+
+def test_regrouping_long_and_short_segments(tmp_path):
+    """Queries out of string order: long runs of one query are moved as slices, short ones
+    row by row; either way rows end up grouped by query, in file order within a query."""
+    rng = np.random.default_rng(5)
+    blocks = [("9", 300), ("10", 200), ("9", 100), ("2", 250), ("10", 50)]  # long segments
+    rows, n = [], 0
+    for qid, count in blocks:
+        rows += [(qid, f"d{n + i}", float(rng.integers(0, 9))) for i in range(count)]
+        n += count
+    short = [(f"s{rng.integers(0, 5)}", f"e{i}", 1.0) for i in range(400)]  # many short segments
+    for name, content in (("long.run", rows), ("short.run", short)):
+        path = write(tmp_path, name, "".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, d, s in content))
+        run = trec.read_run(path)
+        assert run.query_ids.tolist() == sorted({q for q, _, _ in content})
+        for qid in run.query_ids:
+            expected = [(d, s) for q, d, s in content if q == qid]
+            docno, score = run.query(qid)
+            assert list(zip(docno.tolist(), score.tolist())) == expected
+        same = trec.Run.from_arrays([q for q, _, _ in content], [d for _, d, _ in content], [s for _, _, s in content])
+        np.testing.assert_array_equal(same.docno, run.docno)
+        np.testing.assert_array_equal(same.offsets, run.offsets)
+
+
+def test_dataclass_checks_layout():
+    run = trec.Run(["a", "b"], [0, 1, 3], ["x", "y", "z"], [1.0, 2.0, 3.0])
+    assert run.query("b")[0].tolist() == ["y", "z"]
+    with pytest.raises(ValueError, match="sorted"):
+        trec.Run(["b", "a"], [0, 1, 3], ["x", "y", "z"], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="offsets"):
+        trec.Run(["a", "b"], [0, 2, 2], ["x", "y", "z"], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="shape"):
+        trec.Run(["a"], [0, 1], ["x"], [1.0, 2.0])
+    with pytest.raises(TypeError, match="integers"):
+        trec.Qrels(["a"], [0, 1], ["x"], [0.5], ["0"])
+
+
+def test_unmappable_files_are_read_in_blocks(tmp_path, monkeypatch):
+    """Files that cannot be memory-mapped (pipes, ...) go through plain reads: same result."""
+    rng = np.random.default_rng(11)
+    text = random_run_text(rng, messy=True)
+    path = write(tmp_path, "r.txt", text)
+    expected = trec.read_run(path).to_dict()
+
+    def refuse(*args, **kwargs):
+        raise OSError("not mappable")
+
+    monkeypatch.setattr(trec.mmap, "mmap", refuse)
+    for block in (1 << 21, 61):
+        monkeypatch.setattr(trec, "_BLOCK", block)
+        assert trec.read_run(path).to_dict() == expected == reference_run(text)
+    bom = write(tmp_path, "bom.txt", "\ufeffq 0 d 1\nq 0 e 2".encode(), "wb")
+    assert trec.read_qrels(bom).to_dict() == {"q": {"d": 1, "e": 2}}
+
+
+def test_file_edges(tmp_path):
+    # UTF-8 byte order mark, no final newline, CRLF, tabs, leading spaces, trailing blank lines
+    raw = "\ufeffq1\tQ0\td1\t1\t1.5\tt\r\n  q1 Q0 d2 2 1.25 t\r\nq1 Q0 d3 3 +7 t\n\n\n".encode()
+    run = trec.read_run(write(tmp_path, "r.txt", raw, "wb"))
+    assert run.to_dict() == {"q1": {"d1": 1.5, "d2": 1.25, "d3": 7.0}}
+    run = trec.read_run(write(tmp_path, "r2.txt", b"q1 Q0 d1 1 2 t", "wb"))
+    assert run.to_dict() == {"q1": {"d1": 2.0}}
+    qrels = trec.read_qrels(write(tmp_path, "q.txt", b"q1 0 d1 1", "wb"))
+    assert qrels.to_dict() == {"q1": {"d1": 1}}
+
+
+def test_non_ascii_ids(tmp_path):
+    text = "q\u00e9 Q0 d\u00f6c 1 1.0 t\nq\u00e9 Q0 \u6587\u66f8 2 0.5 t\nq1 Q0 plain 1 0.1 t\n"
+    run = trec.read_run(write(tmp_path, "r.txt", text))
+    assert run.to_dict() == reference_run(text)
+    qrels = trec.Qrels.from_dict({"q\u00e9": {"\u6587\u66f8": 2, "other": 1}})
+    aligned = trec.align(qrels, run)
+    assert aligned.query_ids.tolist() == ["q\u00e9"]
+    assert aligned.grade.tolist() == [0, 2]
+    assert [u.tolist() for u in aligned.unretrieved] == [[1]]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scores_parse_exactly_as_float(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    values = np.concatenate([
+        rng.normal(size=300) * 10.0 ** rng.integers(-8, 9, 300),
+        rng.integers(-(2**62), 2**62, 50).astype(np.float64),
+    ])
+    texts = []
+    for v in values:
+        texts += [repr(float(v)), f"{v:.17g}", f"{v:.3f}", f"{v:.19g}", f"{v:e}"]
+    # decimal strings within 1e-19 of the midpoint between two doubles: rounding them to
+    # extended precision first often lands exactly on the midpoint, and rounding that to a
+    # double then goes the wrong way; the reader must round once, as float() does
+    with localcontext() as context:
+        context.prec = 60
+        mids = [(Decimal(float(v)) + Decimal(math.nextafter(float(v), math.inf))) / 2
+                for v in rng.uniform(1, 2, 300) * 2.0 ** rng.integers(-3, 60, 300)]
+    hard = [f"{mid:{digits}}" for mid in mids for digits in (".19g", ".18g")]
+    hard = [t for t in hard if "e" not in t and "." in t]
+    if trec._HAS_LONGDOUBLE:  # the cases are hard: rounding twice errs on some of them
+        mantissa = np.array([int(t.replace(".", "")) for t in hard], dtype=np.uint64).astype(np.longdouble)
+        scale = np.array([10 ** (len(t) - 1 - t.index(".")) for t in hard], dtype=np.uint64).astype(np.longdouble)
+        twice = (mantissa / scale).astype(np.float64)
+        assert np.sum(twice != np.array([float(t) for t in hard])) > 0
+    texts += hard
+    texts += ["9007199254740993", "9007199254740993.0", "0.1", "-0", "-0.0", ".5", "5.", "+.5",
+              "00012.5000", "1E3", "1.7976931348623157e308", "5e-324", "123456789012345678901234567890",
+              "0.30000000000000004", "18446744073709551615", "9999999999999999999"]
+    text = "".join(f"q Q0 d{i} 1 {t} x\n" for i, t in enumerate(texts))
+    run = trec.read_run(write(tmp_path, "r.txt", text))
+    got = dict(zip(run.docno.tolist(), run.score.tolist()))
+    for i, t in enumerate(texts):
+        assert got[f"d{i}"] == float(t), (t, got[f"d{i}"], float(t))
+        assert math.copysign(1, got[f"d{i}"]) == math.copysign(1, float(t)), t  # -0.0 kept
+
+
+def test_grades_parse(tmp_path):
+    text = "q 0 a 3\nq 0 b -1\nq 0 c +2\nq 0 d 000\nq 0 e 123456789012345678901\n"
+    with pytest.raises(ValueError, match=r"line 5: relevance '123456789012345678901' does not fit in int64"):
+        trec.read_qrels(write(tmp_path, "q.txt", text))
+    qrels = trec.read_qrels(write(tmp_path, "q2.txt", text.rsplit("q 0 e", 1)[0] + "q 0 e 9223372036854775807\n"))
+    assert qrels.rel.tolist() == [3, -1, 2, 0, 2**63 - 1]
+
+
+# --------------------------------------------------------------------------------------------
+# errors: file and 1-based line in every message
+
+
+RUN_ERRORS = [
+    ("q Q0 d1 1 1.0 t\nq Q0 d2 2 1.0\n", 2, r"expected 6 columns .* found 5: 'q Q0 d2 2 1.0'"),
+    ("q Q0 d1 1 1.0 t\n\n\nq Q0 d2 2 1.0 t extra\n", 4, r"expected 6 columns .* found 7"),
+    ("q Q0 d1 1 1.0 t\nq Q0 d2 2 abc t\n", 2, r"score 'abc' is not a number"),
+    ("q Q0 d1 1 1.0 t\nq Q0 d2 2 1.0.0 t\n", 2, r"score '1.0.0' is not a number"),
+    ("q Q0 d1 1 1_0 t\n", 1, r"score '1_0' is not a number"),
+    ("q Q0 d1 1 1.0 t\nq Q0 d2 2 nan t\n", 2, r"score 'nan' is not finite"),
+    ("q Q0 d1 1 1.0 t\nq Q0 d2 2 -inf t\n", 2, r"score '-inf' is not finite"),
+    ("q Q0 d1 1 1.0 t\nq Q0 d2 2 1e999 t\n", 2, r"score '1e999' is not finite"),
+    ("q Q0 d1 1 1.0 t\np Q0 d1 1 1.0 t\nq Q0 d1 3 0.5 t\n", 3, r"duplicate document 'd1' for query 'q' .*first seen on line 1"),
+]
+
+
+@pytest.mark.parametrize("text, line, message", RUN_ERRORS)
+def test_run_errors_name_file_and_line(tmp_path, text, line, message):
+    path = write(tmp_path, "bad.run", text)
+    with pytest.raises(ValueError, match=rf"^{path}, line {line}: {message}"):
+        trec.read_run(path)
+
+
+QRELS_ERRORS = [
+    ("q 0 d1 1\nq 0 d2\n", 2, r"expected 4 columns \(qid iter docno rel\), found 3"),
+    ("q 0 d1 1\nq 0 d2 1.5\n", 2, r"relevance '1.5' is not an integer"),
+    ("q 0 d1 1\nq 0 d2 high\n", 2, r"relevance 'high' is not an integer"),
+    ("q 0 d1 1\nq 0 d2 1\nq 0 d1 0\n", 3, r"duplicate document 'd1' for query 'q' and iteration '0'.*first seen on line 1"),
+    ("q 1 d1 1\nq 2 d1 1\nq 2 d1 0\n", 3, r"duplicate document 'd1' for query 'q' and iteration '2'.*first seen on line 2"),
+]
+
+
+@pytest.mark.parametrize("text, line, message", QRELS_ERRORS)
+def test_qrels_errors_name_file_and_line(tmp_path, text, line, message):
+    path = write(tmp_path, "bad.qrels", text)
+    with pytest.raises(ValueError, match=rf"^{path}, line {line}: {message}"):
+        trec.read_qrels(path)
+
+
+def test_error_lines_in_later_blocks(tmp_path, monkeypatch):
+    good = "".join(f"q{i % 7} Q0 d{i} {i} {i / 3:.5f} tag\n" for i in range(500))
+    monkeypatch.setattr(trec, "_BLOCK", 97)
+    cases = [
+        (good + "\n" * 3 + "q1 Q0 x 1 2 tag extra\n", 504, "expected 6 columns"),
+        (good + "q1 Q0 x 1 zz tag\n" + good.replace(" d", " e"), 501, "score 'zz'"),
+        (good + "q3 Q0 d10 1 0 tag\n", 501, "duplicate document 'd10' for query 'q3'.*first seen on line 11"),
+        (good[: good.index("q0 Q0 d350")] + "\r\n\r\n" + good[good.index("q0 Q0 d350"):] + "q3 Q0 d101 1 0 tag\n", 503,
+         r"duplicate document 'd101' for query 'q3'.*first seen on line 102\)"),
+    ]
+    for text, line, message in cases:
+        path = write(tmp_path, "bad.run", text)
+        with pytest.raises(ValueError, match=rf"^{path}, line {line}: {message}"):
+            trec.read_run(path)
+
+
+def test_empty_and_invalid_files(tmp_path):
+    for content in (b"", b"\n\n  \n"):
+        path = write(tmp_path, "empty.run", content, "wb")
+        with pytest.raises(ValueError, match=r"empty"):
+            trec.read_run(path)
+    path = write(tmp_path, "latin1.run", "q Q0 d1 1 1 t\nq Q0 caf\xe9 2 1 t\n".encode("latin-1"), "wb")
+    with pytest.raises(ValueError, match=rf"^{path}, line 2: document id is not valid UTF-8"):
+        trec.read_run(path)
+    with pytest.raises(FileNotFoundError):
+        trec.read_run(tmp_path / "missing.run")
+
+
+def test_from_arrays_checks():
+    with pytest.raises(ValueError, match=r"duplicate document 'd' for query 'q'"):
+        trec.Run.from_arrays(["q", "p", "q"], ["d", "d", "d"], [1, 2, 3])
+    with pytest.raises(ValueError, match=r"finite"):
+        trec.Run.from_arrays(["q"], ["d"], [np.nan])
+    with pytest.raises(ValueError, match=r"one length"):
+        trec.Run.from_arrays(["q"], ["d", "e"], [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"duplicate document 'd' for query 'q' and iteration '3'"):
+        trec.Qrels.from_arrays(["q", "q"], ["d", "d"], [1, 0], iteration=["3", "3"])
+    qrels = trec.Qrels.from_arrays(["q", "q"], ["d", "d"], [1, 0], iteration=["3", "4"])
+    assert qrels.to_dict() == {"q": {"d": 1}}
+    with pytest.raises(TypeError, match=r"rel must be integers"):
+        trec.Qrels.from_arrays(["q"], ["d"], [0.5])
+    run = trec.Run.from_arrays(np.array([3, 1, 3]), np.array([7, 8, 9]), [0.1, 0.2, 0.3], name="x")
+    assert run.query_ids.tolist() == ["1", "3"] and run.docno.tolist() == ["8", "7", "9"]
+
+
+def test_hash_collisions_stay_exact(tmp_path, monkeypatch):
+    """With every hash equal, duplicate checks and the qrels join fall back to exact paths."""
+    monkeypatch.setattr(trec, "_hash_words", lambda words: np.zeros(len(words), dtype=np.uint64))
+    run = trec.read_run(write(tmp_path, "r.txt", "q Q0 a 1 2 t\nq Q0 b 2 1 t\np Q0 a 1 1 t\n"))
+    qrels = trec.read_qrels(write(tmp_path, "q.txt", "q 0 b 2\nq 0 c 1\nq 1 c 3\np 0 z 1\n"))
+    aligned = trec.align(qrels, run)
+    assert aligned.query_ids.tolist() == ["p", "q"]
+    assert aligned.docno.tolist() == ["a", "a", "b"]
+    assert aligned.grade.tolist() == [0, 0, 2]
+    assert aligned.judged.tolist() == [False, False, True]
+    assert [u.tolist() for u in aligned.unretrieved] == [[1], [3]]
+    with pytest.raises(ValueError, match=r"line 3: duplicate document 'a' for query 'q'"):
+        trec.read_run(write(tmp_path, "d.txt", "q Q0 a 1 2 t\nq Q0 b 2 1 t\nq Q0 a 1 1 t\n"))
+
+
+# --------------------------------------------------------------------------------------------
+# evaluation
+
+
+def random_case(rng, n_queries=25):
+    """Runs with many tied scores, unjudged documents, relevant documents never retrieved,
+    negative grades, judged queries absent from the run and run queries without judgments."""
+    qrels, run = {}, {}
+    for _ in range(n_queries):
+        qid = f"{rng.integers(0, 400)}"
+        pool = [f"d{x}" for x in rng.integers(0, 10 ** rng.integers(1, 4), 60)]
+        judged = {str(d): int(rng.integers(-1, 4)) for d in rng.choice(pool, rng.integers(1, 30))}
+        retrieved = {str(d): float(rng.integers(0, 5)) / 4 for d in rng.choice(pool, rng.integers(1, 45))}
+        if rng.random() < 0.85:
+            qrels[qid] = judged
+        if rng.random() < 0.85:
+            run[qid] = retrieved
+    return qrels, run
+
+
+def pytrec_reference(qrels, run, names):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {TREC_NAMES[n] for n in names})
+    return evaluator.evaluate(run)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_evaluate_matches_pytrec_eval(seed):
+    pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(seed)
+    qrels, run = random_case(rng)
+    names = list(TREC_NAMES)
+    reference = pytrec_reference(qrels, run, names)
+    result = trec.evaluate(qrels, run, names)
+    assert result.query_ids == sorted(reference)
+    assert result.n_queries == len(reference)
+    for name in names:
+        expected = np.array([reference[q][TREC_NAMES[name]] for q in result.query_ids])
+        np.testing.assert_allclose(result.per_query[name], expected, rtol=0, atol=1e-12, err_msg=name)
+        assert result.mean[name] == pytest.approx(expected.mean(), abs=1e-12)
+    assert result.settings["ties"] == "trec" and result.settings["complete"] is False
+
+
+def test_evaluate_files_and_complete(tmp_path):
+    pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(99)
+    qrels, run = random_case(rng, n_queries=40)
+    qrels_path = write(tmp_path, "q.txt", "".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
+    order = rng.permutation([(q, d, s) for q, docs in run.items() for d, s in docs.items()].__len__())
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    run_path = write(tmp_path, "r.txt", "".join(f"{rows[i][0]} Q0 {rows[i][1]} 0 {rows[i][2]!r} t\n" for i in order))
+    names = list(TREC_NAMES)
+    reference = pytrec_reference(qrels, run, names)
+    from_files = trec.evaluate(qrels_path, run_path, names)
+    from_objects = trec.evaluate(trec.read_qrels(qrels_path), trec.read_run(run_path), names)
+    for name in names:
+        expected = np.array([reference[q][TREC_NAMES[name]] for q in from_files.query_ids])
+        np.testing.assert_allclose(from_files.per_query[name], expected, rtol=0, atol=1e-12, err_msg=name)
+        np.testing.assert_array_equal(from_objects.per_query[name], from_files.per_query[name])
+    # trec_eval -c: judged queries missing from the run are in the mean with every metric 0
+    complete = trec.evaluate(qrels_path, run_path, names, complete=True)
+    assert complete.query_ids == sorted(qrels)
+    missing = [i for i, q in enumerate(complete.query_ids) if q not in run]
+    assert missing, "the case should have judged queries without a ranking"
+    kept = [complete.query_ids.index(q) for q in from_files.query_ids]
+    for name in names:
+        assert np.all(complete.per_query[name][missing] == 0)
+        np.testing.assert_array_equal(complete.per_query[name][kept], from_files.per_query[name])
+        assert complete.mean[name] == pytest.approx(from_files.per_query[name].sum() / len(qrels), abs=1e-12)
+
+
+def test_evaluate_tie_modes_and_errors():
+    qrels = {"q1": {"d1": 1, "d3": 1}, "q2": {"x": 0}}
+    run = {"q1": {"d1": 0.5, "d2": 0.5, "d4": 0.1}, "q2": {"x": 1.0}, "q3": {"y": 1.0}}
+    trec_order = trec.evaluate(qrels, run, ["RR", "P@1", "R@3"])
+    assert trec_order.query_ids == ["q1", "q2"]  # q3 has no judgments: ignored
+    assert trec_order.per_query["RR"].tolist() == [0.5, 0.0]  # d2 > d1: d2 first
+    assert trec_order.n_empty == 1
+    average = trec.evaluate(qrels, run, ["RR"], ties="average")
+    assert average.per_query["RR"].tolist() == [0.75, 0.0]
+    skip = trec.evaluate(qrels, run, ["RR"], empty="skip")
+    assert skip.mean["RR"] == 0.5 and np.isnan(skip.per_query["RR"][1])
+    # unsorted scores inside a query take the general tie-key path
+    shuffled = {"q1": {"d4": 0.1, "d1": 0.5, "d2": 0.5}}
+    assert trec.evaluate(qrels, shuffled, ["RR"]).per_query["RR"].tolist() == [0.5]
+    with pytest.raises(ValueError, match="no query of the run has judgments"):
+        trec.evaluate({"a": {"d": 1}}, {"b": {"d": 1.0}}, ["AP"])
+    with pytest.raises(TypeError, match="run must be"):
+        trec.evaluate(qrels, 42, ["AP"])
+    with pytest.raises(TypeError, match="complete must be"):
+        trec.evaluate(qrels, run, ["AP"], complete="yes")
+
+
+def test_align_collapses_subtopics_and_counts_missing_relevant():
+    qrels = trec.Qrels.from_arrays(
+        ["q", "q", "q", "q", "q"], ["a", "a", "b", "c", "e"], [1, 3, 0, 2, -1], iteration=["1", "2", "1", "1", "1"]
+    )
+    run = trec.Run.from_arrays(["q", "q", "q"], ["e", "a", "z"], [3.0, 2.0, 1.0])
+    aligned = trec.align(qrels, run)
+    assert aligned.docno.tolist() == ["e", "a", "z"]
+    assert aligned.grade.tolist() == [0, 3, 0]  # negative grade judged non-relevant
+    assert aligned.judged.tolist() == [True, True, False]
+    assert [u.tolist() for u in aligned.unretrieved] == [[2]]  # c; b (grade 0) adds nothing
+    assert aligned.offsets.tolist() == [0, 3]
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    failures, _ = doctest.testmod(trec, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert failures == 0
+
+
+def test_bench_script_runs(tmp_path):
+    """The reader benchmark runs end to end on a tiny file (it checks both readers agree)."""
+    pytest.importorskip("pytrec_eval")
+    import importlib.util
+
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "bench_trec_read.py")
+    spec = importlib.util.spec_from_file_location("bench_trec_read", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--lines", "2000", "--queries", "20", "--repeats", "1", "--dir", str(tmp_path), "--qrels"]) == 0
