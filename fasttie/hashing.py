@@ -14,7 +14,9 @@ from ._kernels.knn import knn, radius_counts, radius_fill
 from .codes import pack_codes
 from .metrics import Metric, Result, parse_metrics
 from .relevance import make_relevance
-from .scoring import check_options, cutoff_list, default_threads, discount_table, gain_table, metric_values, threads
+from .scoring import (
+    check_options, cutoff_list, default_threads, discount_table, gain_table, metric_values, read_only, threads,
+)
 
 __all__ = ["evaluate", "search"]
 
@@ -23,11 +25,7 @@ _KIND = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}
 _HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
 
 
-def _ro(array: np.ndarray) -> np.ndarray:
-    """Read-only view: every kernel sees one array type, whether the input is writable or mapped."""
-    view = np.asarray(array).view()
-    view.flags.writeable = False
-    return view
+_ro = read_only
 
 
 def _pack_pair(queries, database):

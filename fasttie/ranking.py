@@ -9,7 +9,7 @@ import numpy as np
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
 from .metrics import Result, parse_metrics
-from .scoring import check_options, cutoff_list, default_threads, discount_table, metric_values, threads
+from .scoring import check_options, cutoff_list, default_threads, discount_table, metric_values, read_only, threads
 
 __all__ = ["rank_evaluate"]
 
@@ -17,10 +17,7 @@ _TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSI
 _HASHING_ONLY = ("WAP",)
 
 
-def _ro(array):
-    view = np.ascontiguousarray(array).view()
-    view.flags.writeable = False
-    return view
+_ro = read_only
 
 
 def rank_evaluate(

@@ -33,6 +33,14 @@ def cutoff_list(metrics) -> np.ndarray:
     return np.array(sorted(keys or {WHOLE_LIST}), dtype=np.int64)
 
 
+def read_only(array) -> np.ndarray:
+    """C-contiguous read-only view: every kernel sees one array type, whether the input is
+    writable, read-only or memory-mapped (one compiled signature per kernel)."""
+    view = np.ascontiguousarray(array).view()
+    view.flags.writeable = False
+    return view
+
+
 def check_options(*, ties, tie_modes, **options):
     """Raise ValueError/TypeError naming the option when a value is not one of its choices."""
     for name, value in (("ties", ties), *options.items()):
