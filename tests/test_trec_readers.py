@@ -9,8 +9,11 @@ extension returns doubles, so agreement is checked to 1e-12.
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import subprocess
+import sys
 from decimal import Decimal, localcontext
 
 import numpy as np
@@ -359,10 +362,25 @@ def random_case(rng, n_queries=25):
     return qrels, run
 
 
+_PYTREC_SCRIPT = """
+import json, sys
+import pytrec_eval
+qrels, run, measures = json.load(sys.stdin)
+json.dump(pytrec_eval.RelevanceEvaluator(qrels, set(measures)).evaluate(run), sys.stdout)
+"""
+
+
 def pytrec_reference(qrels, run, names):
-    pytrec_eval = pytest.importorskip("pytrec_eval")
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {TREC_NAMES[n] for n in names})
-    return evaluator.evaluate(run)
+    """pytrec_eval's values, computed in a fresh process with a time limit: pytrec_eval 0.5.11
+    can hang forever in ``evaluate`` depending on an evaluator created earlier in the same
+    process (seen with measures {"ndcg", "recall_10"}); one evaluator per process avoids it."""
+    pytest.importorskip("pytrec_eval")
+    payload = json.dumps([qrels, run, sorted({TREC_NAMES[n] for n in names})])
+    done = subprocess.run(
+        [sys.executable, "-c", _PYTREC_SCRIPT], input=payload, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 @pytest.mark.parametrize("seed", range(12))
