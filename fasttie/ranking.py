@@ -124,7 +124,7 @@ def rank_evaluate(
     with threads(default_threads(n_threads, 16 * len(y_true))):
         finalize_rankings(
             _ro(offsets), _ro(y_pred), _ro(y_true), _ro(gains), _ro(keys), float(relevance_level),
-            _TIE_MODES[ties], _ro(extra_offsets), _ro(extra_gains), _ro(extra_relevant), _ro(cutoffs),
+            _TIE_MODES[ties], _ro(extra_offsets), _ro(extra_grades), _ro(extra_gains), _ro(extra_relevant), _ro(cutoffs),
             _ro(discount), need_ratio, quantities, scalars,
         )
     per_query, n_empty = metric_values(parsed, quantities, scalars, cutoffs, sizes, ap_denominator, empty)

@@ -63,6 +63,26 @@ def test_sklearn_tie_averaged_ndcg_and_dcg(seed):
             ndcg_score(y_true, y_score, k=k, ignore_ties=False), rel=1e-12)
 
 
+@pytest.mark.parametrize("values", [(0, 0.5, 1.5, 3), (0, 1, 5000), (0, 1, 2, 3)])
+def test_ideal_dcg_any_grades(values):
+    """The ideal runs come from a histogram for small integer grades and from a sort
+    otherwise: both against scikit-learn and against a numpy ideal with unretrieved grades."""
+    rng = np.random.default_rng(len(values))
+    y_true = rng.choice(values, (5, 9)).astype(float)
+    y_true[:, 0] = values[-1]
+    y_score = rng.integers(0, 4, (5, 9)).astype(float)
+    res = ft.rank_evaluate(y_true, y_score, metrics=["nDCG", "nDCG@3", "DCG@9"])
+    for i in range(5):
+        assert res.per_query["nDCG"][i] == pytest.approx(ndcg_score(y_true[i:i + 1], y_score[i:i + 1], ignore_ties=False), rel=1e-12)
+        assert res.per_query["nDCG@3"][i] == pytest.approx(ndcg_score(y_true[i:i + 1], y_score[i:i + 1], k=3, ignore_ties=False), rel=1e-12)
+    missing = [np.array(values[1:]) for _ in range(5)]
+    res = ft.rank_evaluate(y_true, y_score, metrics=["nDCG", "DCG@9"], unretrieved=missing)
+    for i in range(5):
+        everything = np.sort(np.concatenate([y_true[i], missing[i]]))[::-1]
+        ideal = np.sum(everything / np.log2(np.arange(2, len(everything) + 2)))
+        assert res.per_query["nDCG"][i] == pytest.approx(res.per_query["DCG@9"][i] / ideal, rel=1e-12)
+
+
 def test_seed_001_matchzoo_examples():
     assert ft.rank_evaluate([1, 0, 0, 0], [0.2, 0.3, 0.7, 1.0], metrics="mrr").mean["RR"] == 0.25
     assert ft.rank_evaluate([0, 0, 0, 1], [0.2, 0.4, 0.3, 0.1], metrics="P@4").mean["P@4"] == 0.25

@@ -64,9 +64,57 @@ def _score_ties(scores, grades, gains, keys, relevance_level, mode):
     return tie_n[:m], tie_r[:m], tie_s[:m], tie_g[:m]
 
 
+_MAX_COUNTED_GRADE = 4096
+
+
 @jit
-def _ideal_runs_of(gains, extra_gains):
-    """Runs (gain, count) of all positive gains, ranked and unranked, descending."""
+def _top_small_integer(grades, top):
+    """max(top, grades), or -1 when a grade is not an integer in 0.._MAX_COUNTED_GRADE."""
+    for g in grades:
+        if g != np.floor(g) or g > _MAX_COUNTED_GRADE:
+            return -1.0
+        top = max(top, g)
+    return top
+
+
+@jit
+def _count_grades(grades, gains, count, gain_of):
+    for i in range(grades.shape[0]):
+        g = int(grades[i])
+        count[g] += 1
+        gain_of[g] = gains[i]
+
+
+@jit
+def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
+    """Runs (gain, count) of all positive gains, ranked and unranked, descending.
+
+    Gains increase with the grade and are positive exactly when the grade is, so with small
+    integer grades (the usual case) a histogram by grade replaces the sort."""
+    top = _top_small_integer(extra_grades, _top_small_integer(grades, 0.0))
+    if top < 0:
+        return _ideal_runs_sorted(gains, extra_gains)
+    count = np.zeros(int(top) + 1, dtype=np.int64)
+    gain_of = np.zeros(int(top) + 1, dtype=np.float64)
+    _count_grades(grades, gains, count, gain_of)
+    _count_grades(extra_grades, extra_gains, count, gain_of)
+    n_runs = 0
+    for g in range(1, count.shape[0]):
+        n_runs += count[g] > 0
+    ideal_gain = np.empty(n_runs, dtype=np.float64)
+    ideal_count = np.empty(n_runs, dtype=np.int64)
+    at = 0
+    for g in range(count.shape[0] - 1, 0, -1):
+        if count[g] > 0:
+            ideal_gain[at] = gain_of[g]
+            ideal_count[at] = count[g]
+            at += 1
+    return ideal_gain, ideal_count
+
+
+@jit
+def _ideal_runs_sorted(gains, extra_gains):
+    """Runs (gain, count) of all positive gains, descending, by sorting them."""
     everything = np.concatenate((gains, extra_gains))
     positive = np.sort(everything[everything > 0])[::-1]
     ideal_gain = np.empty(positive.shape[0], dtype=np.float64)
@@ -82,14 +130,15 @@ def _ideal_runs_of(gains, extra_gains):
 
 @pjit
 def finalize_rankings(
-    offsets, scores, grades, gains, keys, relevance_level, mode, extra_offsets, extra_gains,
-    extra_relevant, cutoffs, discount, need_ratio, out, scalars,
+    offsets, scores, grades, gains, keys, relevance_level, mode, extra_offsets, extra_grades,
+    extra_gains, extra_relevant, cutoffs, discount, need_ratio, out, scalars,
 ):
     """Base quantities of every query of a grouped ranked list.
 
     Rows of query q are offsets[q]:offsets[q + 1] of scores / grades / gains (float64) and
-    keys (int64 tie-break for FIXED). Judged items outside the ranking: their gains are
-    extra_gains[extra_offsets[q]:extra_offsets[q + 1]], extra_relevant[q] of them relevant.
+    keys (int64 tie-break for FIXED). Judged items outside the ranking: their grades and gains
+    are extra_grades / extra_gains[extra_offsets[q]:extra_offsets[q + 1]], extra_relevant[q] of
+    them relevant.
     out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
     """
     for q in prange(offsets.shape[0] - 1):
@@ -98,7 +147,8 @@ def finalize_rankings(
         tie_n, tie_r, tie_s, tie_g = _score_ties(
             scores[lo:hi], grades[lo:hi], gains[lo:hi], keys[lo:hi], relevance_level, mode
         )
-        ideal_gain, ideal_count = _ideal_runs_of(gains[lo:hi], extra_gains[extra_offsets[q] : extra_offsets[q + 1]])
+        extra = slice(extra_offsets[q], extra_offsets[q + 1])
+        ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra], extra_gains[extra])
         finalize_ties(
             tie_n, tie_r, tie_s, tie_g, extra_relevant[q], ideal_gain, ideal_count, cutoffs, discount,
             need_ratio, out[q], scalars[q],
