@@ -14,19 +14,27 @@ from numba import prange
 
 from ._jit import jit, pjit
 from .finalize import finalize_ties
+from .radix_sort import argsort_descending
 
 AVERAGE, OPTIMISTIC, PESSIMISTIC, FIXED = 0, 1, 2, 3
 
 
 @jit
 def _rank_order(scores, keys, mode):
-    """Rows by score descending; equal scores by key ascending for the fixed orders (stable
-    sorts). The other modes only aggregate each tie, so any order inside a tie will do."""
-    if mode != FIXED:
-        return np.argsort(-scores)
+    """Rows by score descending (stable radix sort); for the fixed orders equal scores by key
+    ascending (the key is the input position for "stable", so one sort suffices)."""
+    if mode != FIXED or keys.shape[0] == 0 or _is_identity(keys):
+        return argsort_descending(scores)
     by_key = np.argsort(keys, kind="mergesort")
-    by_score = np.argsort(-scores[by_key], kind="mergesort")
-    return by_key[by_score]
+    return by_key[argsort_descending(scores[by_key])]
+
+
+@jit
+def _is_identity(keys):
+    for i in range(keys.shape[0]):
+        if keys[i] != keys[0] + i:
+            return False
+    return True
 
 
 @jit
