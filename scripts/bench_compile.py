@@ -1,4 +1,4 @@
-"""Cold compile time and warm-from-cache first call of fasttie.evaluate().
+"""Cold compile time and warm-from-cache first call of fasttie.evaluate() and rank_evaluate().
 
     python scripts/bench_compile.py [--keep-cache] [--asm]
 
@@ -73,6 +73,17 @@ timed("first_call_256bits_s", data(10, 1000, 256, 1))
 timed("first_call_int32_labels_s", data(10, 1000, 64, 2, np.int32))
 timed("first_call_1_thread_s", d64, n_threads=1)
 timed("first_call_ties_stable_s", d64, ties="stable")
+
+def timed_rank(name, **kw):
+    rng = np.random.default_rng(3)
+    t = time.perf_counter()
+    ft.rank_evaluate(rng.integers(0, 5, 1000), rng.integers(0, 20, 1000) / 4.0, group=[400, 600],
+                     metrics=("AP", "nDCG@10", "P@10", "RR"), **kw)
+    out[name] = time.perf_counter() - t
+
+timed_rank("first_rank_call_s")
+timed_rank("second_rank_call_s")
+timed_rank("first_rank_stable_s", ties="stable")
 out["process_s"] = time.perf_counter() - t0
 print("RESULT " + json.dumps(out))
 """
@@ -194,6 +205,9 @@ def main(argv=None) -> int:
         ("first_call_int32_labels_s", "1st with int32 labels"),
         ("first_call_1_thread_s", "1st with n_threads=1"),
         ("first_call_ties_stable_s", "1st with ties='stable'"),
+        ("first_rank_call_s", "1st rank_evaluate (after evaluate)"),
+        ("second_rank_call_s", "2nd rank_evaluate"),
+        ("first_rank_stable_s", "1st rank_evaluate ties='stable'"),
         ("process_s", "whole child (after interpreter start)"),
     ]
     print()
@@ -208,7 +222,7 @@ def main(argv=None) -> int:
             if v is None:
                 cells.append("error (see below)")
                 continue
-            ratio = v / res["warm_min_s"] if key not in ("import_s", "process_s", "warm_min_s") else None
+            ratio = v / res["warm_min_s"] if key not in ("import_s", "process_s", "warm_min_s") and "rank" not in key else None
             cells.append(f"{v:10.4f}" + (f" ({ratio:9.1f}x warm)" if ratio is not None else " " * 17))
         print(f"{label:<{name_w}}" + "".join(f"  {c:>36}" for c in cells))
     walls = "".join(f"  {w:36.3f}" for _, _, w in runs)
