@@ -5,10 +5,15 @@ Importing fasttie compiles nothing: kernels compile (or load from the cache) on 
 
 from . import datasets, trec
 from .codes import PackedCodes, pack_codes, unpack_codes
+from .compare import Comparison, compare
 from .hashing import evaluate, search
 from .metrics import Metric, Result, parse_metrics
+from .plots import plot_curves
 from .ranking import rank_evaluate
 
 __version__ = "0.1.0"
 
-__all__ = ["PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric", "parse_metrics", "datasets", "trec", "__version__"]
+__all__ = [
+    "PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric",
+    "parse_metrics", "compare", "Comparison", "plot_curves", "datasets", "trec", "__version__",
+]

@@ -1,0 +1,169 @@
+"""Figures of the curves in ``Result.curves``: PR by Hamming radius, P@N and R@N.
+
+matplotlib is optional (``pip install 'fasttie[plot]'``). Figures are drawn on a
+``matplotlib.figure.Figure`` with the Agg canvas, without pyplot, so no GUI backend is touched
+and the user's pyplot state is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .metrics import Result
+
+__all__ = ["plot_curves"]
+
+KINDS = ("pr", "p_at_n", "r_at_n")
+# kind -> (x key, y key, x label, y label, subplot title, log x)
+_LAYOUT = {
+    "pr": ("recall_by_radius", "precision_by_radius", "Recall", "Precision", "PR by Hamming radius", False),
+    "p_at_n": ("n", "precision_at_n", "N (retrieved)", "P@N", "Precision at N", True),
+    "r_at_n": ("n", "recall_at_n", "N (retrieved)", "R@N", "Recall at N", False),
+}
+_FORMATS = (".png", ".pdf")
+
+
+def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400), dpi=100):
+    """Draw precision-recall by Hamming radius, P@N and R@N curves of one or several methods.
+
+    Parameters
+    ----------
+    results : Result or dict of str to Result
+        From ``fasttie.evaluate(..., curves=True)``; a dict draws several methods in one
+        figure, labelled by its keys in the legend.
+    path : str or os.PathLike, optional
+        Save the figure there, as PNG or PDF by the extension (``.png`` / ``.pdf``).
+    kinds : sequence of {"pr", "p_at_n", "r_at_n"}, default all three
+        One subplot per kind, in this order: "pr" precision against recall within each
+        Hamming radius 0..n_bits (one marker per radius), "p_at_n" P@N against N (log x),
+        "r_at_n" R@N against N.
+    title : str, optional
+        Figure title; by default the convention: ties, empty-query policy and count,
+        n_queries, n_db and n_bits.
+    size : (int, int), default (1200, 400)
+        Width and height in pixels; a PNG is saved at exactly this size.
+    dpi : int or float, default 100
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (``pip install 'fasttie[plot]'``).
+    TypeError
+        ``results`` is not a Result or a dict of them.
+    ValueError
+        A Result without curves (evaluate with ``curves=True``), an unknown kind, a bad size
+        or dpi, or a path whose extension is not ``.png`` or ``.pdf``.
+
+    Examples
+    --------
+    >>> res = ft.evaluate(q, db, ql, dl, metrics="AP", curves=True)     # doctest: +SKIP
+    >>> plot_curves({"ITQ": res}, "curves.png")                         # doctest: +SKIP
+    """
+    if path is not None:
+        path = os.fspath(path)
+        extension = os.path.splitext(path)[1].lower()
+        if extension not in _FORMATS:
+            raise ValueError(
+                f"cannot save a plot as {extension or 'a file without extension'!r} ({path!r}): "
+                "use a .png or .pdf file name"
+            )
+    methods = _methods(results)
+    kinds = _check_kinds(kinds)
+    width, height = _check_size(size)
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not dpi > 0:
+        raise ValueError(f"dpi must be a positive number, got {dpi!r}")
+    for label, result in methods.items():
+        missing = [k for kind in kinds for k in _LAYOUT[kind][:2] if k not in (result.curves or {})]
+        if missing:
+            raise ValueError(
+                f"result {label!r} has no curves ({missing[0]!r} missing): evaluate it with "
+                "fasttie.evaluate(..., curves=True)"
+            )
+
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("matplotlib is needed for plots: pip install 'fasttie[plot]'") from None
+
+    figure = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, len(kinds), squeeze=False)[0]
+    for ax, kind in zip(axes, kinds):
+        x_key, y_key, x_label, y_label, subtitle, log_x = _LAYOUT[kind]
+        for label, result in methods.items():
+            x = np.asarray(result.curves[x_key], dtype=np.float64)
+            y = np.asarray(result.curves[y_key], dtype=np.float64)
+            ax.plot(x, y, marker="." if kind == "pr" else None, label=label)
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(y_label)
+        ax.set_title(subtitle, fontsize="medium")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+    figure.suptitle(title if title is not None else _convention(methods), fontsize="medium")
+    if path is not None:
+        # no bbox_inches="tight": the file keeps exactly the requested pixel size
+        figure.savefig(path, dpi=dpi, format=os.path.splitext(path)[1][1:].lower())
+    return figure
+
+
+def _methods(results):
+    if isinstance(results, Result):
+        return {"fasttie": results}
+    if not isinstance(results, dict) or not results:
+        raise TypeError(f"results must be a Result or a non-empty dict {{label: Result}}, got {type(results).__name__}")
+    for label, result in results.items():
+        if not isinstance(result, Result):
+            raise TypeError(f"results[{label!r}] must be a fasttie Result, got {type(result).__name__}")
+    return {str(label): result for label, result in results.items()}
+
+
+def _check_kinds(kinds):
+    if isinstance(kinds, str):
+        kinds = (kinds,)
+    kinds = tuple(kinds)
+    if not kinds:
+        raise ValueError(f"kinds is empty; choose from {KINDS}")
+    for kind in kinds:
+        if kind not in KINDS:
+            raise ValueError(f"unknown plot kind {kind!r}; choose from {KINDS}")
+    if len(set(kinds)) != len(kinds):
+        raise ValueError(f"kinds repeats a kind: {kinds}")
+    return kinds
+
+
+def _check_size(size):
+    try:
+        width, height = size
+    except (TypeError, ValueError):
+        raise ValueError(f"size must be (width, height) in pixels, got {size!r}") from None
+    for value in (width, height):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 16:
+            raise ValueError(f"size must be two integers >= 16 (pixels), got {size!r}")
+    return int(width), int(height)
+
+
+def _convention(methods):
+    """One line: the settings every method shares, 'a/b' where they differ."""
+
+    def joined(get):
+        values = []
+        for result in methods.values():
+            value = get(result)
+            if value not in values:
+                values.append(value)
+        return "/".join(str(v) for v in values)
+
+    s = lambda key: joined(lambda r: r.settings.get(key, "?"))
+    return (
+        f"ties={s('ties')}, empty={s('empty')} ({joined(lambda r: r.n_empty)} empty), "
+        f"{joined(lambda r: r.n_queries)} queries x {s('n_db')} database codes, {s('n_bits')} bits"
+    )
