@@ -1,0 +1,144 @@
+"""Results for people and for scripts: aligned tables with the convention of each metric, CSV,
+and trec_eval-style lines.
+
+A mean is only comparable with another under the same conventions, so the table states, for
+every metric, the ones that change its value: the AP@k / WAP@k denominator, the gain of DCG
+and nDCG, the tie convention, and the empty-query policy with how many queries it touched.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .metrics import Result, parse_metrics
+
+__all__ = ["convention", "format_csv", "format_table", "format_trec", "format_trec_csv"]
+
+_AP_DENOMINATOR = {"retrieved": "retrieved", "total": "total (R)", "min": "min(k, R)"}
+
+
+def _value(x: float, digits: int) -> str:
+    return "nan" if math.isnan(x) else f"{x:.{digits}f}"
+
+
+def _exact(x: float) -> str:
+    """Shortest text that reads back to the same float (``repr``)."""
+    return "nan" if math.isnan(x) else repr(float(x))
+
+
+def convention(name: str, settings: dict, n_empty: int, n_queries: int) -> str:
+    """The conventions that decide one metric's value, as one line of text.
+
+    Parameters
+    ----------
+    name : str
+        Canonical metric name (a key of ``Result.mean``).
+    settings : dict
+        ``Result.settings`` (``ties``, ``ap_denominator``, ``gain``, ``empty``, ...). Empty for
+        results read back from a CSV file: then only the empty-query count is stated.
+    n_empty, n_queries : int
+        Queries without a relevant item, and all queries.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> convention("AP@1000", {"ties": "average", "ap_denominator": "retrieved", "empty": "zero"}, 12, 1000)
+    'denominator = retrieved; ties = average; empty = zero (12 of 1000 queries without relevant items)'
+    """
+    (metric,) = parse_metrics(name)
+    parts = []
+    if metric.base in ("AP", "WAP") and metric.k is not None and "ap_denominator" in settings:
+        parts.append(f"denominator = {_AP_DENOMINATOR.get(settings['ap_denominator'], settings['ap_denominator'])}")
+    if metric.base in ("nDCG", "DCG") and "gain" in settings:
+        gain = {"exp2": "2^g - 1", "linear": "g"}.get(settings["gain"], settings["gain"])
+        log_base = settings.get("log_base", 2)
+        discount = "" if log_base == 2 else f", discount log base {log_base:g}"
+        parts.append(f"gain = {settings['gain']} ({gain}){discount}")
+    if metric.radius is not None:
+        parts.append(f"distance <= {metric.radius}, no tie order")
+    elif "ties" in settings:
+        parts.append(f"ties = {settings['ties']}")
+    policy = settings.get("empty")
+    count = f"{n_empty} of {n_queries} queries without relevant items"
+    parts.append(f"empty = {policy} ({count})" if policy else count)
+    return "; ".join(parts)
+
+
+def format_table(result: Result, *, digits: int = 4) -> str:
+    """Aligned table: metric, mean value, convention (one row per metric).
+
+    Parameters
+    ----------
+    result : Result
+    digits : int, default 4
+        Decimals of the values.
+
+    Returns
+    -------
+    str
+        Lines joined by newlines, no trailing newline.
+    """
+    rows = [
+        (name, _value(value, digits), convention(name, result.settings, result.n_empty, result.n_queries))
+        for name, value in result.mean.items()
+    ]
+    header = ("metric", "value", "convention")
+    name_width = max(len(header[0]), *(len(r[0]) for r in rows))
+    value_width = max(len(header[1]), *(len(r[1]) for r in rows))
+    lines = [f"{a:<{name_width}}  {b:>{value_width}}  {c}" for a, b, c in (header, *rows)]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def format_csv(result: Result) -> str:
+    """``metric,value`` rows of the means, full float precision, with a header line."""
+    return "\n".join(["metric,value", *(f"{_csv_field(k)},{_exact(v)}" for k, v in result.mean.items())])
+
+
+def _csv_field(text: str) -> str:
+    # metric lists like P@[1,10] are expanded before they reach a Result, but quote commas anyway
+    return f'"{text}"' if "," in text or '"' in text else text
+
+
+def _query_ids(result: Result) -> list[str]:
+    return [str(q) for q in result.query_ids] if result.query_ids is not None else [str(i) for i in range(result.n_queries)]
+
+
+def format_trec(result: Result, *, per_query: bool = False, digits: int = 4) -> str:
+    """trec_eval-style lines ``measure \\t qid \\t value``: per query (``trec_eval -q``), then ``all``.
+
+    Parameters
+    ----------
+    result : Result
+        From :func:`fasttie.trec.evaluate` (query ids in ``result.query_ids``).
+    per_query : bool, default False
+        Also print one line per query and metric, queries in ``result.query_ids`` order.
+    digits : int, default 4
+        Decimals, as trec_eval's ``%.4f``.
+
+    Returns
+    -------
+    str
+    """
+    width = max(22, *(len(name) for name in result.mean))  # trec_eval pads the measure to 22
+    lines = []
+    if per_query:
+        for i, qid in enumerate(_query_ids(result)):
+            for name, values in result.per_query.items():
+                lines.append(f"{name:<{width}}\t{qid}\t{_value(float(values[i]), digits)}")
+    for name, value in result.mean.items():
+        lines.append(f"{name:<{width}}\tall\t{_value(value, digits)}")
+    return "\n".join(lines)
+
+
+def format_trec_csv(result: Result, *, per_query: bool = False) -> str:
+    """The lines of :func:`format_trec` as CSV ``measure,query,value``, full precision."""
+    lines = ["measure,query,value"]
+    if per_query:
+        for i, qid in enumerate(_query_ids(result)):
+            for name, values in result.per_query.items():
+                lines.append(f"{_csv_field(name)},{_csv_field(qid)},{_exact(float(values[i]))}")
+    lines.extend(f"{_csv_field(name)},all,{_exact(value)}" for name, value in result.mean.items())
+    return "\n".join(lines)
