@@ -415,7 +415,7 @@ def _compare(args) -> int:
         results, metrics=metrics, n_permutations=args.permutations, seed=args.seed,
         correction=args.correction, alpha=args.alpha,
     )
-    print(comparison.to_json() if args.json else str(comparison))
+    print(comparison.to_json() if args.json else f"{comparison}\n\n{comparison.format_tests()}")
     if args.plot is not None:
         _plot(args, results)
     return 0

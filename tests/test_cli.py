@@ -446,7 +446,7 @@ def test_compare_methods_equals_library(data, methods, capsys):
     code, out, _ = run_main(capsys, *argv, "--json")
     assert code == 0 and json.loads(out) == json.loads(expected.to_json())
     code, out, _ = run_main(capsys, *argv)
-    assert code == 0 and out.strip() == str(expected).strip()
+    assert code == 0 and out.strip() == f"{expected}\n\n{expected.format_tests()}".strip()
 
 
 def test_compare_result_files(data, methods, capsys):
