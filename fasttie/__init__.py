@@ -5,7 +5,7 @@ Importing fasttie compiles nothing: kernels compile (or load from the cache) on 
 
 from . import datasets, trec
 from .codes import PackedCodes, pack_codes, unpack_codes
-from .compare import Comparison, compare
+from .significance import Comparison, compare
 from .hashing import evaluate, search
 from .metrics import Metric, Result, parse_metrics
 from .plots import plot_curves

@@ -374,7 +374,7 @@ def _named(spec, option):
 
 
 def _compare(args) -> int:
-    from .compare import compare
+    from .significance import compare
     from .metrics import Result
 
     if args.results and args.method:

@@ -431,7 +431,7 @@ def methods(data):
 
 
 def test_compare_methods_equals_library(data, methods, capsys):
-    from fasttie.compare import compare
+    from fasttie.significance import compare
 
     metrics = ["AP@50", "P@10"]
     argv = ["compare", "--database", data["paths"]["database"], "--query-labels", data["paths"]["query_labels"],
@@ -450,7 +450,7 @@ def test_compare_methods_equals_library(data, methods, capsys):
 
 
 def test_compare_result_files(data, methods, capsys):
-    from fasttie.compare import compare
+    from fasttie.significance import compare
 
     files = {}
     for name, path in methods.items():

@@ -1,4 +1,4 @@
-"""Paired significance tests of fasttie.compare against independent references.
+"""Paired significance tests of fasttie.significance against independent references.
 
 - t-test: scipy.stats.ttest_rel, and a closed form (t = mean / (sd / sqrt n), two-sided Student-t
   tail through the regularized incomplete beta function).
@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 import fasttie as ft
-from fasttie.compare import adjust_pvalues, compare, paired_t_test, randomization_test
+from fasttie.significance import adjust_pvalues, compare, paired_t_test, randomization_test
 from fasttie.metrics import Result
 
 # the module itself, even if the package exports the function under the same name
-cmp = importlib.import_module("fasttie.compare")
+cmp = importlib.import_module("fasttie.significance")
 
 
 def exact_sign_flip_p(diffs):
