@@ -5,6 +5,7 @@ Importing fasttie compiles nothing: kernels compile (or load from the cache) on 
 
 from . import datasets, trec
 from .codes import PackedCodes, pack_codes, unpack_codes
+from .diversity import alpha_ndcg
 from .significance import Comparison, compare
 from .hashing import evaluate, search
 from .metrics import Metric, Result, parse_metrics
@@ -15,5 +16,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric",
-    "parse_metrics", "compare", "Comparison", "plot_curves", "datasets", "trec", "__version__",
+    "parse_metrics", "alpha_ndcg", "compare", "Comparison", "plot_curves", "datasets", "trec", "__version__",
 ]

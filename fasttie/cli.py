@@ -136,7 +136,8 @@ def resolve_metrics(names, *, trec_names=False):
     names : iterable of str
         Names as typed (``-m`` may repeat and take several).
     trec_names : bool, default False
-        Also accept trec_eval's measure names (``map``, ``P_10``, ``ndcg_cut.10,20``).
+        Also accept trec_eval's measure names (``map``, ``P_10``, ``ndcg_cut.10,20``) and the
+        diversity metric ``alpha_nDCG@k`` (for ``fasttie trec``).
 
     Returns
     -------
@@ -148,11 +149,18 @@ def resolve_metrics(names, *, trec_names=False):
     UsageError
         An unknown name, with the closest valid one suggested.
     """
+    from .diversity import is_diversity_metric, parse_diversity_metric
     from .metrics import parse_metrics
 
     out = []
     for typed in names:
         for name in _from_trec_eval(typed) if trec_names else [typed]:
+            if trec_names and is_diversity_metric(name):  # alpha-nDCG: TREC diversity qrels only
+                try:
+                    out.extend(key for key, _, _ in parse_diversity_metric(name) if key not in out)
+                except ValueError as error:
+                    raise UsageError(f"-m/--metric: {error}") from None
+                continue
             try:
                 parsed = parse_metrics(name)
             except ValueError as error:

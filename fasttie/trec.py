@@ -1223,6 +1223,99 @@ def _trec_tie_keys(aligned: Aligned):
     return keys
 
 
+def _split_metric_names(metrics):
+    """Ranking metric names (for rank_evaluate) and parsed diversity metrics, plus the output
+    order: canonical names in the order asked, each once."""
+    from .diversity import is_diversity_metric, parse_diversity_metric
+    from .metrics import parse_metrics
+
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    try:
+        names = list(metrics)
+    except TypeError:
+        raise TypeError(f"metrics must be a name or a list of names, got {type(metrics).__name__}") from None
+    ranking, diversity, order = [], {}, []
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"metric names must be strings, got {name!r}")
+        if is_diversity_metric(name):
+            canonical = []
+            for key, k, alpha in parse_diversity_metric(name):
+                diversity[key] = (k, alpha)
+                canonical.append(key)
+        else:
+            ranking.append(name)
+            canonical = [m.name for m in parse_metrics([name])]
+        order.extend(c for c in canonical if c not in order)
+    if not order:
+        raise ValueError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
+    return ranking, diversity, order
+
+
+def _diversity_inputs(qrels: Qrels, aligned: Aligned, relevance_level):
+    """Per evaluated query, every retrieved or judged document as a row of subtopic relevance.
+
+    Returns y_true (n_rows, n_subtopics) bool (rel >= relevance_level for the subtopic in the
+    iteration column; columns are each query's own subtopics in ascending order, numeric when
+    every subtopic is a number, as ndeval), scores (judged but not retrieved: -inf), sizes
+    per query, and each row's docno rank among all docnos (string order).
+    """
+    n_queries = len(aligned.query_ids)
+    rows, judged_sizes = _select(qrels, aligned.query_ids)
+    judged_docno = _take(qrels.docno, rows)
+    judged_rel = _take(qrels.rel, rows)
+    subtopic = _take(qrels.iteration, rows)
+    n_run = len(aligned.docno)
+    unique_docno, code = np.unique(np.concatenate([aligned.docno, judged_docno]), return_inverse=True)
+    code = code.ravel().astype(np.int64)
+    n_docno = max(len(unique_docno), 1)
+    run_query = np.repeat(np.arange(n_queries, dtype=np.int64), aligned.sizes)
+    judged_query = np.repeat(np.arange(n_queries, dtype=np.int64), judged_sizes)
+    run_key = run_query * n_docno + code[:n_run]
+    judged_key = judged_query * n_docno + code[n_run:]
+    judged_docs = np.unique(judged_key)
+    missing = judged_docs[~np.isin(judged_docs, run_key)]
+    keys = np.concatenate([run_key, missing])
+    scores = np.concatenate([aligned.score, np.full(len(missing), -np.inf)])
+    order = np.argsort(keys // n_docno, kind="stable")  # by query; run rows keep file order
+    keys, scores = keys[order], scores[order]
+    sizes = np.bincount(keys // n_docno, minlength=n_queries).astype(np.int64)
+
+    relevant = judged_rel >= relevance_level
+    names = subtopic[relevant]
+    if len(names) and np.all(np.char.isdigit(names)) and np.char.str_len(names).max() < 19:
+        _, rank = np.unique(names.astype(np.int64), return_inverse=True)
+    else:
+        _, rank = np.unique(names, return_inverse=True)
+    rank = rank.ravel().astype(np.int64)
+    n_names = int(rank.max()) + 1 if len(rank) else 1
+    query_subtopic, inverse = np.unique(judged_query[relevant] * n_names + rank, return_inverse=True)
+    owner = query_subtopic // n_names
+    column = (np.arange(len(query_subtopic)) - np.searchsorted(owner, owner))[inverse.ravel()]
+    y_true = np.zeros((len(keys), int(column.max()) + 1 if len(column) else 1), dtype=bool)
+    by_key = np.argsort(keys)
+    y_true[by_key[np.searchsorted(keys[by_key], judged_key[relevant])], column] = True
+    return y_true, scores, sizes, keys % n_docno
+
+
+def _diversity_columns(qrels, aligned, diversity, ties, relevance_level, n_threads):
+    """alpha-DCG of run and ideal for every requested (k, alpha): {name: (dcg, idcg)}."""
+    from .diversity import _alpha_dcg
+
+    y_true, scores, sizes, docno_rank = _diversity_inputs(qrels, aligned, relevance_level)
+    by_alpha = {}
+    for name, (k, alpha) in diversity.items():
+        by_alpha.setdefault(alpha, []).append((name, k))
+    out = {}
+    for alpha, wanted in by_alpha.items():
+        dcg, idcg, _, columns = _alpha_dcg(y_true, scores, sizes, k=[k for _, k in wanted], alpha=alpha,
+                                           doc_ids=docno_rank, ties=ties, n_threads=n_threads)
+        for (name, _), c in zip(wanted, columns):
+            out[name] = (dcg[:, c], idcg[:, c])
+    return out
+
+
 def evaluate(
     qrels,
     run,
@@ -1236,49 +1329,60 @@ def evaluate(
     complete: bool = False,
     **options,
 ) -> Result:
-    """Evaluate a TREC run against qrels with trec_eval's semantics.
+    """Evaluate a TREC run against qrels with trec_eval's semantics (ndeval's for alpha-nDCG).
 
     Parameters
     ----------
     qrels : str, os.PathLike, Qrels or dict
         A qrels file (``qid iter docno rel``), a :class:`Qrels`, or ``{qid: {docno: rel}}``.
+        For alpha-nDCG, diversity qrels ``qid subtopic docno rel`` (TREC Web track, ndeval,
+        ir_measures): the iteration column names the subtopic.
     run : str, os.PathLike, Run or dict
         A run file (``qid Q0 docno rank score tag``), a :class:`Run`, or
         ``{qid: {docno: score}}``.
     metrics : str or sequence of str
         Names as in :func:`fasttie.rank_evaluate`: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``,
         ``P@k``, ``R@k``, ``RR``, ``Rprec``, ... (trec_eval's ``map``, ``map_cut_k``, ``P_k``,
-        ``recall_k``, ``ndcg``, ``ndcg_cut_k``, ``recip_rank``, ``Rprec``).
-    ties : {"trec", "average", "stable", "optimistic", "pessimistic"}, default "trec"
-        "trec": score descending, then document id descending (string order), trec_eval's
-        order. "average": the exact expectation over all orders inside ties. "stable": file
-        order inside ties.
+        ``recall_k``, ``ndcg``, ``ndcg_cut_k``, ``recip_rank``, ``Rprec``), and the diversity
+        metric ``alpha_nDCG@k`` (also ``alpha-nDCG@k``, ``alpha_nDCG@[5,10,20]``), with
+        ``alpha = 0.5`` unless named as ``alpha_nDCG(alpha=0.3)@k`` (ir_measures' form).
+        Output columns follow the order asked.
+    ties : {"trec", "pyndeval", "average", "stable", "optimistic", "pessimistic"}, default "trec"
+        "trec": score descending, then document id descending (string order), trec_eval's and
+        ``ndeval -traditional``'s order. "pyndeval": score descending, then document id
+        ascending, the order of pyndeval and ir_measures. "average": the exact expectation
+        over all orders inside ties. "stable": file order inside ties. alpha-nDCG takes only
+        the fixed orders "trec", "pyndeval" and "stable".
     ap_denominator : {"total", "retrieved", "min"}, default "total"
         AP@k denominator; "total" (R) is trec_eval's ``map_cut``.
     gain : {"linear", "exp2"}, default "linear"
         DCG gain; trec_eval's ``ndcg`` uses the grade itself.
     relevance_level : number, default 1
-        Grades >= this are relevant (trec_eval ``-l``).
+        Grades >= this are relevant (trec_eval ``-l``); for alpha-nDCG, a judgment with
+        rel >= this marks the document relevant to that subtopic (ndeval: rel > 0).
     empty : {"zero", "skip", "one", "error"}, default "zero"
-        Queries whose judgments have no relevant document: trec_eval scores them 0 and keeps
-        them in the mean ("zero").
+        Queries whose judgments have no relevant document: trec_eval and ndeval score them 0
+        and keep them in the mean ("zero").
     complete : bool, default False
         Also average over judged queries missing from the run, with every metric 0 for them
-        (trec_eval ``-c``). Without it, only queries both judged and in the run count.
+        (trec_eval and ndeval ``-c``). Without it, only queries both judged and in the run count.
     **options
-        Passed to :func:`fasttie.rank_evaluate` (``log_base``, ``n_threads``).
+        Passed to :func:`fasttie.rank_evaluate` (``log_base``, ``n_threads``); ``n_threads``
+        also to :func:`fasttie.alpha_ndcg`.
 
     Returns
     -------
     Result
         Per-query values in the order of ``Result.query_ids`` (sorted as strings); settings
-        include ``complete``.
+        include ``complete``, and ``alpha`` (a float, or a sorted list when several) when
+        alpha-nDCG was asked for.
 
     Raises
     ------
     ValueError
         Malformed files (see :func:`read_run`, :func:`read_qrels`), no query both judged and
-        retrieved, and the errors of :func:`fasttie.rank_evaluate`.
+        retrieved, a tie mode alpha-nDCG does not take, and the errors of
+        :func:`fasttie.rank_evaluate` and :func:`fasttie.alpha_ndcg`.
 
     Notes
     -----
@@ -1286,6 +1390,14 @@ def evaluate(
     documents without a judgment are non-relevant (grade 0), as are negative grades; relevant
     documents the run misses count in R (recall, R-precision, AP) and in the ideal DCG. A
     document judged under several subtopics (diversity qrels) takes its highest grade.
+
+    alpha-nDCG follows ndeval (the TREC Web track tool; pyndeval, ir_measures): the ideal is
+    the greedy ordering of every judged document of the query, retrieved or not (ties: the
+    greatest docno); unjudged retrieved documents have no subtopic; queries without any
+    relevant subtopic score 0 under ``empty="zero"``; no depth limit (ndeval stops at 20).
+    Each query's subtopics are numbered in numeric order (string order unless all are
+    integers), the order in which ndeval adds their gains.
+    Values can exceed 1 (the greedy ideal is not always optimal): they are not clipped.
 
     Examples
     --------
@@ -1297,29 +1409,76 @@ def evaluate(
     {'RR': 0.5, 'P@1': 0.0, 'R@3': 0.5}
     >>> evaluate(qrels, run, ["RR"], ties="average").mean
     {'RR': 0.75}
+
+    Diversity qrels: ``d1`` covers subtopics 1 and 2, ``d2`` subtopic 1, ``d3`` subtopic 3:
+
+    >>> div = Qrels.from_arrays(["q1"] * 4, ["d1", "d1", "d2", "d3"], [1, 1, 1, 1], ["1", "2", "1", "3"])
+    >>> run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
+    >>> {k: round(v, 4) for k, v in evaluate(div, run, ["alpha_nDCG@[2,3]", "P@2"]).mean.items()}
+    {'alpha_nDCG@2': 0.8801, 'alpha_nDCG@3': 0.9773, 'P@2': 1.0}
     """
+    from .diversity import TIE_RULES, _empty_value
     from .ranking import rank_evaluate
 
+    ranking, diversity, order = _split_metric_names(metrics)
+    if diversity and ties not in TIE_RULES:
+        raise ValueError(f"alpha_nDCG needs a fixed order of equal scores: ties must be one of {TIE_RULES}, "
+                         f"got {ties!r}")
+    qrels = _as_qrels(qrels)
     aligned = align(qrels, run, complete=complete)
     n_queries = len(aligned.query_ids)
     if n_queries == 0:
         raise ValueError("no query of the run has judgments in the qrels: nothing to evaluate")
-    grade, score, sizes = aligned.grade, aligned.score, aligned.sizes
-    doc_ids = _trec_tie_keys(aligned) if ties == "trec" else None
-    empty_rows = np.flatnonzero(sizes == 0)
-    if empty_rows.size:
-        # a judged query missing from the run (complete=True): one unjudged placeholder row
-        # scores exactly as an empty ranking (every metric's numerator is 0) and keeps R
-        at = aligned.offsets[empty_rows]
-        grade, score = np.insert(grade, at, 0), np.insert(score, at, 0.0)
-        if doc_ids is not None:
-            doc_ids = np.insert(doc_ids, at, "" if doc_ids.dtype.kind == "U" else 0)
-        sizes = np.maximum(sizes, 1)
-    result = rank_evaluate(
-        grade, score, group=sizes, metrics=metrics, ties=ties, gain=gain,
-        ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
-        doc_ids=doc_ids, unretrieved=aligned.unretrieved, **options,
-    )
+
+    result = None
+    if ranking:
+        grade, score, sizes = aligned.grade, aligned.score, aligned.sizes
+        doc_ids = _trec_tie_keys(aligned) if ties in ("trec", "pyndeval") else None
+        if ties == "pyndeval":  # ascending ids = descending ranks of their negation
+            doc_ids = -np.unique(doc_ids, return_inverse=True)[1].ravel().astype(np.int64)
+        empty_rows = np.flatnonzero(sizes == 0)
+        if empty_rows.size:
+            # a judged query missing from the run (complete=True): one unjudged placeholder row
+            # scores exactly as an empty ranking (every metric's numerator is 0) and keeps R
+            at = aligned.offsets[empty_rows]
+            grade, score = np.insert(grade, at, 0), np.insert(score, at, 0.0)
+            if doc_ids is not None:
+                doc_ids = np.insert(doc_ids, at, "" if doc_ids.dtype.kind == "U" else 0)
+            sizes = np.maximum(sizes, 1)
+        result = rank_evaluate(
+            grade, score, group=sizes, metrics=ranking, ties="trec" if ties == "pyndeval" else ties, gain=gain,
+            ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
+            doc_ids=doc_ids, unretrieved=aligned.unretrieved, **options,
+        )
+        result.settings["ties"] = ties
+    if diversity:
+        from .scoring import check_options
+
+        check_options(ties="trec", tie_modes=("trec",), empty=empty)
+        unknown = set(options) - {"n_threads", "log_base"}
+        if unknown:
+            raise TypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
+        parts = _diversity_columns(qrels, aligned, diversity, ties, relevance_level, options.get("n_threads"))
+        is_empty = next(iter(parts.values()))[1] == 0.0  # no relevant subtopic: the ideal is all 0
+        n_empty = int(is_empty.sum())
+        if empty == "error" and n_empty:
+            raise ValueError(f"{n_empty} of {n_queries} queries have no relevant document; "
+                             f"choose empty='zero', 'skip' or 'one'")
+        fill = _empty_value(empty)
+        if result is None:
+            result = Result(mean={}, per_query={}, n_queries=n_queries, n_empty=n_empty,
+                            settings={"ties": ties, "empty": empty, "relevance_level": relevance_level})
+        for name, (dcg, idcg) in parts.items():
+            values = np.zeros(n_queries)
+            np.divide(dcg, idcg, out=values, where=idcg > 0)
+            values[is_empty] = fill
+            result.per_query[name] = values
+            kept = values[~np.isnan(values)]
+            result.mean[name] = float(np.mean(kept)) if len(kept) else float("nan")
+        alphas = sorted({alpha for _, alpha in diversity.values()})
+        result.settings["alpha"] = alphas[0] if len(alphas) == 1 else alphas
+    result.per_query = {name: result.per_query[name] for name in order}
+    result.mean = {name: result.mean[name] for name in order}
     result.query_ids = aligned.query_ids.tolist()
     result.settings["complete"] = bool(complete)
     return result

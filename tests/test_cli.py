@@ -389,6 +389,26 @@ def test_trec_options_and_trec_eval_names(capsys):
     assert expected.n_queries == 4  # -c: the judged query missing from the run counts
 
 
+def test_trec_alpha_ndcg_with_diversity_qrels(capsys, tmp_path):
+    qrels = tmp_path / "div.qrels"
+    qrels.write_text("q1 1 d1 1\nq1 2 d1 1\nq1 1 d2 1\nq1 3 d3 1\nq1 1 d4 0\nq2 1 d7 0\n")
+    run = tmp_path / "div.run"
+    run.write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d5 3 2.0 r\nq1 Q0 d3 4 1.0 r\nq2 Q0 d7 1 1.0 r\n")
+    code, out, _ = run_main(capsys, "trec", qrels, run, "-m", "alpha-nDCG@[2,5]", "alpha_nDCG(alpha=0.8)@5", "P@2",
+                            "-q", "--digits", "12")
+    assert code == 0
+    names = ["alpha_nDCG@2", "alpha_nDCG@5", "alpha_nDCG(alpha=0.8)@5", "P@2"]
+    expected = ft.trec.evaluate(qrels, run, names)
+    values = parse_trec(out)
+    assert {k[0] for k in values} == set(names)
+    for name in names:
+        for i, qid in enumerate(expected.query_ids):
+            assert values[(name, qid)] == pytest.approx(expected.per_query[name][i], abs=1e-12)
+    assert values[("alpha_nDCG@5", "q1")] > 0 and values[("alpha_nDCG@5", "q2")] == 0
+    code, _, err = run_main(capsys, "trec", qrels, run, "-m", "alpha_nDCG")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "needs a cutoff" in err
+
+
 def test_trec_agrees_with_pytrec_eval(capsys):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", "map", "P_5", "ndcg", "recip_rank", "-q", "--digits", "12")
