@@ -8,7 +8,8 @@ from .codes import PackedCodes, pack_codes, unpack_codes
 from .diversity import alpha_ndcg
 from .significance import Comparison, compare
 from .hashing import evaluate, search
-from .metrics import Metric, Result, parse_metrics
+from .metrics import Metric, parse_metrics
+from .result import Result
 from .plots import plot_curves
 from .ranking import rank_evaluate
 

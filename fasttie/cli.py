@@ -383,7 +383,7 @@ def _named(spec, option):
 
 def _compare(args) -> int:
     from .significance import compare
-    from .metrics import Result
+    from .result import Result
 
     if args.results and args.method:
         raise UsageError("give result files or --method NAME=QUERIES options, not both")

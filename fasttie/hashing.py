@@ -17,7 +17,8 @@ from ._kernels.hamming_ties import (
 from ._kernels.histogram import _hist_multihot, _hist_segments, _move_relevant
 from ._kernels.knn import knn, radius_counts, radius_fill
 from .codes import pack_codes
-from .metrics import Metric, Result, parse_metrics
+from .metrics import Metric, parse_metrics
+from .result import Result
 from .relevance import make_relevance
 from .scoring import (
     check_options, cutoff_list, default_threads, discount_table, gain_table, metric_values, read_only, threads,

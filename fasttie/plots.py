@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from .metrics import Result
+from .result import Result
 
 __all__ = ["plot_curves"]
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
-from .metrics import Result, parse_metrics
+from .metrics import parse_metrics
+from .result import Result
 from .scoring import check_options, cutoff_list, default_threads, discount_table, metric_values, read_only, threads
 
 __all__ = ["rank_evaluate"]

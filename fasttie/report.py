@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from .metrics import Result, parse_metrics
+from .metrics import parse_metrics
+from .result import Result
 
 __all__ = ["convention", "format_csv", "format_table", "format_trec", "format_trec_csv"]
 

@@ -15,7 +15,8 @@ import textwrap
 
 import numpy as np
 
-from .metrics import Result, parse_metrics
+from .metrics import parse_metrics
+from .result import Result
 
 __all__ = ["Comparison", "adjust_pvalues", "compare", "paired_t_test", "randomization_test"]
 

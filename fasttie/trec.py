@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .metrics import Result
+from .result import Result
 
 __all__ = ["Qrels", "Run", "Aligned", "read_qrels", "read_run", "align", "evaluate"]
 

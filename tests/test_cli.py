@@ -20,7 +20,7 @@ import pytest
 import fasttie as ft
 from fasttie import cli
 from fasttie.loaders import load_array, load_relevance, split_key
-from fasttie.metrics import Result
+from fasttie.result import Result
 from fasttie.report import convention, format_table, format_trec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

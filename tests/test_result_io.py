@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fasttie as ft
-from fasttie.metrics import Result
+from fasttie.result import Result
 
 
 def _hashing_result(curves=True, empty="skip"):

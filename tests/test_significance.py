@@ -23,7 +23,7 @@ from scipy import special, stats
 
 import fasttie as ft
 from fasttie.significance import adjust_pvalues, compare, paired_t_test, randomization_test
-from fasttie.metrics import Result
+from fasttie.result import Result
 
 # the module itself, even if the package exports the function under the same name
 cmp = importlib.import_module("fasttie.significance")

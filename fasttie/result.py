@@ -1,0 +1,308 @@
+"""Result: per-query values and means of an evaluation, with JSON / CSV round trips."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Result"]
+
+
+@dataclass
+class Result:
+    """Per-query values and means of every requested metric.
+
+    Attributes
+    ----------
+    mean : dict of str to float
+        Mean over queries; with ``empty="skip"`` over the queries with a relevant item.
+    per_query : dict of str to ndarray of float64, shape (n_queries,)
+        NaN where a query was skipped.
+    n_queries : int
+    n_empty : int
+        Queries without any relevant item, whatever the policy.
+    settings : dict
+        The conventions used (ties, ap_denominator, gain, empty, ...), for reports.
+    curves : dict of str to ndarray, optional
+        Filled when curves were asked for (see :func:`fasttie.evaluate`).
+    query_ids : list, optional
+        Query ids in the order of the per-query arrays, where the input named them.
+    """
+
+    mean: dict
+    per_query: dict
+    n_queries: int
+    n_empty: int
+    settings: dict = field(default_factory=dict)
+    curves: dict = field(default_factory=dict)
+    query_ids: list | None = None
+
+    def to_dict(self, per_query: bool = True) -> dict:
+        """Plain JSON-serialisable dictionary (NaN becomes None).
+
+        Parameters
+        ----------
+        per_query : bool, default True
+            Include the per-query values (leave them out for a summary).
+
+        Returns
+        -------
+        dict
+            Keys ``mean``, ``n_queries``, ``n_empty``, ``settings``, and where present
+            ``per_query``, ``curves`` and ``query_ids``. :meth:`from_dict` restores it exactly.
+        """
+        out = {
+            "mean": {k: _clean(v) for k, v in self.mean.items()},
+            "n_queries": self.n_queries,
+            "n_empty": self.n_empty,
+            "settings": dict(self.settings),
+        }
+        if per_query:
+            out["per_query"] = {
+                k: [_clean(x) for x in np.asarray(v, dtype=np.float64)] for k, v in self.per_query.items()
+            }
+        if self.curves:
+            out["curves"] = {k: _curve_list(v) for k, v in self.curves.items()}
+        if self.query_ids is not None:
+            # numpy scalars (ids taken from an array) as plain Python values for JSON
+            out["query_ids"] = [x.item() if isinstance(x, np.generic) else x for x in self.query_ids]
+        return out
+
+    def to_json(self, **kwargs) -> str:
+        """JSON text of :meth:`to_dict` (``allow_nan`` is never needed).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to :func:`json.dumps` (``indent=2`` for people).
+
+        Returns
+        -------
+        str
+        """
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Result:
+        """Rebuild a Result from :meth:`to_dict` output (also after a trip through JSON).
+
+        ``None`` becomes NaN again, per-query lists become float64 arrays, curves become
+        ndarrays (integer lists such as ``radius`` and ``n`` stay int64), ``query_ids`` a list.
+
+        Parameters
+        ----------
+        data : dict
+            As written by :meth:`to_dict`; ``per_query``, ``curves`` and ``query_ids`` optional.
+
+        Returns
+        -------
+        Result
+
+        Raises
+        ------
+        TypeError
+            ``data`` is not a dictionary.
+        ValueError
+            A required key (``mean``, ``n_queries``, ``n_empty``) is missing, or a per-query
+            list does not have ``n_queries`` values.
+
+        Examples
+        --------
+        >>> r = Result({"AP": 0.5}, {"AP": np.array([1.0, 0.0])}, n_queries=2, n_empty=0)
+        >>> Result.from_json(r.to_json()).to_dict() == r.to_dict()
+        True
+        """
+        if not isinstance(data, dict):
+            raise TypeError(f"Result.from_dict needs a dict as written by Result.to_dict, got {type(data).__name__}")
+        missing = [k for k in ("mean", "n_queries", "n_empty") if k not in data]
+        if missing:
+            raise ValueError(f"Result.from_dict: missing key(s) {missing}; expected the output of Result.to_dict")
+        n_queries = int(data["n_queries"])
+        per_query = {}
+        for name, values in (data.get("per_query") or {}).items():
+            array = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
+            if array.shape != (n_queries,):
+                raise ValueError(
+                    f"Result.from_dict: per_query[{name!r}] has {array.size} values but n_queries is {n_queries}"
+                )
+            per_query[name] = array
+        curves = {name: _curve_array(values) for name, values in (data.get("curves") or {}).items()}
+        query_ids = data.get("query_ids")
+        return cls(
+            mean={k: float("nan") if v is None else float(v) for k, v in data["mean"].items()},
+            per_query=per_query,
+            n_queries=n_queries,
+            n_empty=int(data["n_empty"]),
+            settings=dict(data.get("settings") or {}),
+            curves=curves,
+            query_ids=None if query_ids is None else list(query_ids),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Result:
+        """Rebuild a Result from :meth:`to_json` text (see :meth:`from_dict`).
+
+        Parameters
+        ----------
+        text : str or bytes
+
+        Returns
+        -------
+        Result
+        """
+        return cls.from_dict(json.loads(text))
+
+    def to_frame(self, per_query: bool = True):
+        """The values as a pandas DataFrame, one column per metric.
+
+        Parameters
+        ----------
+        per_query : bool, default True
+            One row per query, indexed by ``query_ids`` when present, else 0..n-1 (index name
+            "query"), NaN where a query was skipped. False: a one-row frame of the means
+            (index ``["mean"]``).
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Raises
+        ------
+        ImportError
+            pandas is not installed (``pip install 'fasttie[frame]'``).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("pandas is needed for Result.to_frame: pip install 'fasttie[frame]'") from None
+        if not per_query:
+            return pd.DataFrame({k: [float(v)] for k, v in self.mean.items()}, index=pd.Index(["mean"]))
+        ids = range(self.n_queries) if self.query_ids is None else list(self.query_ids)
+        index = pd.Index(ids, name="query")
+        return pd.DataFrame({k: np.asarray(v, dtype=np.float64) for k, v in self.per_query.items()}, index=index)
+
+    def save(self, path) -> None:
+        """Write the result to ``path``, format by extension.
+
+        ``.json``: :meth:`to_json` (everything, exact round trip through :meth:`load`).
+        ``.csv``: the per-query table, header ``query,<metric>,...``, one row per query (the
+        query id, or its position 0..n-1), empty cells where a query was skipped, floats
+        written with full precision.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+
+        Raises
+        ------
+        ValueError
+            Any other extension, or ``.csv`` for a Result without per-query values.
+        """
+        path = os.fspath(path)
+        kind = _file_kind(path, "save")
+        if kind == "json":
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(self.to_json())
+            return
+        if not self.per_query:
+            raise ValueError(f"cannot save {path!r} as CSV: this Result has no per-query values (save it as .json)")
+        names = list(self.per_query)
+        columns = [np.asarray(self.per_query[k], dtype=np.float64) for k in names]
+        ids = range(self.n_queries) if self.query_ids is None else self.query_ids
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(["query", *names])
+            for i, qid in enumerate(ids):
+                writer.writerow([qid, *("" if np.isnan(c[i]) else repr(float(c[i])) for c in columns)])
+
+    @classmethod
+    def load(cls, path) -> Result:
+        """Read a result written by :meth:`save`, format by extension.
+
+        ``.json`` restores everything. ``.csv`` gives ``per_query``, ``mean`` (over the
+        non-empty cells, as the evaluation computes it) and ``n_queries``; ``settings`` is empty,
+        ``query_ids`` are the query column as strings (None when it is just 0..n-1), and
+        ``n_empty`` counts the rows with every cell empty (skipped queries): the CSV does not
+        record the empty-query policy.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+
+        Returns
+        -------
+        Result
+
+        Raises
+        ------
+        ValueError
+            Another extension, or a CSV without a ``query`` first column, with ragged rows or
+            with cells that are not numbers.
+        """
+        path = os.fspath(path)
+        kind = _file_kind(path, "load")
+        with open(path, encoding="utf-8", newline="") as f:
+            if kind == "json":
+                return cls.from_json(f.read())
+            rows = list(csv.reader(f))
+        if not rows or not rows[0] or rows[0][0] != "query":
+            raise ValueError(f"{path!r}: a per-query CSV starts with the header 'query,<metric>,...'")
+        names, body = rows[0][1:], [r for r in rows[1:] if r]
+        values = np.empty((len(body), len(names)))
+        for line, row in enumerate(body, start=2):
+            if len(row) != len(names) + 1:
+                raise ValueError(f"{path!r} line {line}: {len(row)} cells, expected {len(names) + 1}")
+            try:
+                values[line - 2] = [float(x) if x.strip() else np.nan for x in row[1:]]
+            except ValueError:
+                raise ValueError(f"{path!r} line {line}: a metric value is not a number") from None
+        ids = [r[0] for r in body]
+        per_query = {name: values[:, j].copy() for j, name in enumerate(names)}
+        mean = {}
+        for name, column in per_query.items():
+            kept = column[~np.isnan(column)]
+            mean[name] = float(np.mean(kept)) if len(kept) else float("nan")
+        return cls(
+            mean=mean,
+            per_query=per_query,
+            n_queries=len(body),
+            n_empty=int(np.isnan(values).all(axis=1).sum()) if names else 0,
+            settings={},
+            query_ids=None if ids == [str(i) for i in range(len(ids))] else ids,
+        )
+
+    def __repr__(self) -> str:
+        means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
+        return f"Result(n_queries={self.n_queries}, n_empty={self.n_empty}, {means})"
+
+
+def _clean(x):
+    x = float(x)
+    return None if np.isnan(x) else x
+
+
+def _curve_list(values):
+    """Curve as a JSON list: integer arrays stay integers, NaN becomes None."""
+    array = np.asarray(values)
+    if array.dtype.kind in "iub":
+        return array.tolist()
+    return [None if np.isnan(x) else x for x in array.astype(np.float64).tolist()]
+
+
+def _curve_array(values):
+    """Inverse of _curve_list: int64 when every entry is an integer, else float64 with NaN."""
+    if values and all(isinstance(x, int) and not isinstance(x, bool) for x in values):
+        return np.array(values, dtype=np.int64)
+    return np.array([np.nan if x is None else x for x in values], dtype=np.float64)
+
+
+def _file_kind(path, verb):
+    lower = path.lower()
+    for ext in ("json", "csv"):
+        if lower.endswith("." + ext):
+            return ext
+    raise ValueError(f"cannot {verb} {path!r}: use a .json or .csv file name (the format follows the extension)")
