@@ -8,6 +8,7 @@ from .codes import PackedCodes, pack_codes, unpack_codes
 from .diversity import alpha_ndcg
 from .significance import Comparison, compare
 from .hashing import evaluate, search
+from .lambdarank import lambdarank
 from .metrics import Metric, parse_metrics
 from .result import Result
 from .plots import plot_curves
@@ -17,5 +18,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric",
-    "parse_metrics", "alpha_ndcg", "compare", "Comparison", "plot_curves", "datasets", "trec", "__version__",
+    "parse_metrics", "lambdarank", "alpha_ndcg", "compare", "Comparison", "plot_curves", "datasets", "trec", "__version__",
 ]

@@ -110,8 +110,8 @@ def best_of(fn, repeats):
 def compare(label, path, ours, theirs, repeats):
     ours()  # page cache and imports warm
     theirs()
-    ours_t, ours_o, ours_all = [], [], []
-    theirs_t, theirs_o, theirs_all = [], [], []
+    ours_o, ours_all = [], []
+    theirs_o, theirs_all = [], []
     for _ in range(repeats):  # alternate, so both see the same machine load
         t, o, _ = best_of(ours, 1)
         ours_all.append(t)
