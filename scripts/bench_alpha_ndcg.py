@@ -30,7 +30,6 @@ import argparse
 import os
 import platform
 import shlex
-import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ SCRIPTS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS_DIR))
 sys.path.insert(1, str(SCRIPTS_DIR.parent))  # prefer the checkout's fasttie
 
-from bench_hashing import LoadMeter, Table, cpu_model, maxrss_mib  # noqa: E402
+from measure import LoadMeter, Table, cpu_model, maxrss_mib, parse_int_list, timed  # noqa: E402
 
 TARGET_RATIO = 10.0
 TOLERANCE = 1e-9
@@ -94,16 +93,6 @@ def pyndeval_inputs(data: DiversityData, n_queries: int):
     return qrels, run
 
 
-def timed(fn, repeats):
-    times = []
-    with LoadMeter() as load:
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times), times, load
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n-queries", type=int, default=1000)
@@ -146,7 +135,7 @@ def main(argv=None) -> int:
         return alpha_ndcg(data.y_true, data.y_pred, data.sizes, k=K, alpha=ALPHA, doc_ids=data.doc_ids,
                           ties="pyndeval", n_threads=threads)
 
-    threads = [int(t) for t in args.threads.split(",")]
+    threads = parse_int_list(args.threads)
     t0 = time.perf_counter()
     first = ft_call(threads[0])
     first_s = time.perf_counter() - t0

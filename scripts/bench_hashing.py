@@ -29,9 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import resource
 import shlex
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -44,6 +42,7 @@ sys.path.insert(0, str(SCRIPTS_DIR))
 sys.path.insert(1, str(SCRIPTS_DIR.parent))
 
 import baselines  # noqa: E402
+from measure import LoadMeter, Table, cpu_model, maxrss_mib, parse_int_list, timed  # noqa: E402
 from synthetic import make_hashing_data, words_to_bool, words_to_bytes, words_to_pm1  # noqa: E402
 
 METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000")
@@ -53,26 +52,12 @@ TARGET_PAIRS_PER_CORE = {64: 2.5e9, 128: 1.5e9, 256: 1.0e9}
 TARGET_RATIO = {"seed": 200.0, "argsort": 30.0, "faiss": 1.0}
 
 
-def maxrss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
-
-
 def fmt_rate(x: float) -> str:
     if x >= 1e9:
         return f"{x / 1e9:.2f} G"
     if x >= 1e6:
         return f"{x / 1e6:.1f} M"
     return f"{x / 1e3:.1f} k"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def cpu_flags() -> str:
@@ -87,71 +72,6 @@ def cpu_flags() -> str:
             break
     wanted = ["popcnt", "avx2", "avx512f", "avx512_vpopcntdq", "avx512bw"]
     return " ".join(f for f in wanted if f in flags) or "none of popcnt/avx2/avx512"
-
-
-def parse_int_list(text: str) -> list[int]:
-    return [int(x) for x in text.replace(" ", "").split(",") if x]
-
-
-class Table:
-    def __init__(self, columns):
-        self.columns = columns
-        self.rows = []
-
-    def add(self, *row):
-        self.rows.append([str(x) for x in row])
-
-    def print(self):
-        widths = [max(len(c), *(len(r[i]) for r in self.rows)) for i, c in enumerate(self.columns)]
-        line = "  ".join(c.ljust(w) for c, w in zip(self.columns, widths))
-        print(line)
-        print("-" * len(line))
-        for r in self.rows:
-            print("  ".join(x.ljust(w) for x, w in zip(r, widths)))
-
-
-def time_call(fn, repeats: int) -> tuple[float, list[float]]:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times
-
-
-class LoadMeter:
-    """CPU used by *other* processes while a block runs, in cores (from /proc/stat).
-
-    The benchmark machine may be shared (2 cores): ``others`` near 0 means the timings are
-    clean; near the core count means every number below is inflated, 2-thread runs most.
-    """
-
-    _hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-    @staticmethod
-    def _busy_s() -> float | None:
-        try:
-            fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-        except OSError:
-            return None
-        v = [int(x) for x in fields]
-        # user nice system idle iowait irq softirq steal (guest is inside user)
-        return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / LoadMeter._hz
-
-    def __enter__(self):
-        self.busy0, self.own0, self.t0 = self._busy_s(), time.process_time(), time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        wall = time.perf_counter() - self.t0
-        self.cpu = time.process_time() - self.own0  # this process, all threads
-        busy1 = self._busy_s()
-        if self.busy0 is None or busy1 is None or wall <= 0:
-            self.others = float("nan")
-        else:
-            others = (busy1 - self.busy0) - (time.process_time() - self.own0)
-            self.others = max(0.0, others / wall)
-        return False
 
 
 def main(argv=None) -> int:
@@ -259,8 +179,7 @@ def main(argv=None) -> int:
             t0 = time.perf_counter()
             res = call()
             first = time.perf_counter() - t0
-            with LoadMeter() as load:
-                med, times = time_call(call, args.repeats)
+            med, times, load = timed(call, args.repeats)
             ft_result[bits, threads] = {"first": first, "median": med, "times": times, "others": load.others,
                                         "cpu": load.cpu / args.repeats / n_q}
             ft_values.setdefault(bits, res.per_query)
@@ -309,8 +228,7 @@ def main(argv=None) -> int:
                 )
 
             v = argsort_call()  # warm-up (the first call in a process is ~2-3x slower)
-            with LoadMeter() as load:
-                med, _ = time_call(argsort_call, args.baseline_repeats)
+            med, _, load = timed(argsort_call, args.baseline_repeats)
             base[f"argsort mAP@{TOP_K} (numpy)", bits, None] = (
                 med / na, na, load.others, load.cpu / args.baseline_repeats / na)
             if have_ft:
@@ -327,10 +245,9 @@ def main(argv=None) -> int:
             build_s = time.perf_counter() - t0
             for threads in threads_list:
                 baselines.faiss_search(index, q_bytes[: min(50, n_q)], TOP_K, threads)  # warm-up (thread pool)
-                with LoadMeter() as load:
-                    med, _ = time_call(
-                        lambda: baselines.faiss_search(index, q_bytes, TOP_K, threads), args.faiss_repeats
-                    )
+                med, _, load = timed(
+                    lambda: baselines.faiss_search(index, q_bytes, TOP_K, threads), args.faiss_repeats
+                )
                 base[f"faiss IndexBinaryFlat top-{TOP_K}", bits, threads] = (
                     med / n_q, n_q, load.others, load.cpu / args.faiss_repeats / n_q)
             checks.append(f"{bits} bits: faiss index build (add) {build_s * 1e3:.0f} ms, one-off, not in the ratio")

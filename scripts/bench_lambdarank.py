@@ -35,7 +35,6 @@ import argparse
 import os
 import platform
 import shlex
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -46,7 +45,7 @@ SCRIPTS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS_DIR))
 sys.path.insert(1, str(SCRIPTS_DIR.parent))  # prefer the checkout's fasttie over an installed copy
 
-from bench_hashing import LoadMeter, Table, cpu_model, maxrss_mib
+from measure import Table, cpu_model, maxrss_mib, parse_int_list, timed  # noqa: E402
 
 LABEL_PROBS = (0.514, 0.325, 0.134, 0.019, 0.008)
 TARGET_NUMPY = 50.0
@@ -86,17 +85,6 @@ def numpy_lambdarank(y_true, y_pred, sigma=1.0):
     return lambdas, hessians
 
 
-def timed(fn, repeats):
-    """(median seconds, all times, LoadMeter) of ``repeats`` calls."""
-    times = []
-    with LoadMeter() as load:
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times), times, load
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n-queries", type=int, default=10_000)
@@ -112,7 +100,7 @@ def main(argv=None) -> int:
     if args.quick:
         args.n_queries = min(args.n_queries, 1000)
         args.numpy_queries = min(args.numpy_queries, 200)
-    threads_list = [int(x) for x in args.threads.split(",") if x]
+    threads_list = parse_int_list(args.threads)
     th_lo, th_hi = threads_list[0], threads_list[-1]
     n_q, n_d = args.n_queries, args.n_docs
     n_np = min(args.numpy_queries, n_q)

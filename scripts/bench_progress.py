@@ -22,34 +22,18 @@ import contextlib
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numba
 
 SCRIPTS_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(SCRIPTS_DIR.parent))  # the checkout's fasttie over an installed copy
+sys.path.insert(0, str(SCRIPTS_DIR))  # measure.py
+sys.path.insert(1, str(SCRIPTS_DIR.parent))  # the checkout's fasttie over an installed copy
 
-import fasttie as ft
-from fasttie import hashing
+from measure import LoadMeter  # noqa: E402
 
-
-def _busy_seconds():
-    try:
-        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    except OSError:
-        return None
-    return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]) / os.sysconf("SC_CLK_TCK")
-
-
-def timed(fn):
-    """(seconds, result, CPU cores used by other processes meanwhile)."""
-    busy0, own0, t0 = _busy_seconds(), time.process_time(), time.perf_counter()
-    result = fn()
-    wall = time.perf_counter() - t0
-    busy1, own = _busy_seconds(), time.process_time() - own0
-    others = float("nan") if busy0 is None or busy1 is None else max(0.0, (busy1 - busy0 - own) / wall)
-    return wall, result, others
+import fasttie as ft  # noqa: E402
+from fasttie import hashing  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -102,7 +86,9 @@ def main(argv=None) -> int:
     for round_ in range(args.repeats):
         pair = {}
         for progress in (False, True):
-            seconds, result, others = timed(lambda progress=progress: run(progress))
+            with LoadMeter() as load:
+                result = run(progress)
+            seconds, others = load.wall, load.others
             assert result.to_dict() == reference.to_dict(), "results differ with progress"
             times[progress].append(seconds)
             pair[progress] = (seconds, others)

@@ -46,7 +46,6 @@ import argparse
 import os
 import platform
 import shlex
-import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -59,7 +58,7 @@ sys.path.insert(0, str(SCRIPTS_DIR))
 # prefer the checkout's fasttie (scripts/ lives in the repository) over an installed copy
 sys.path.insert(1, str(SCRIPTS_DIR.parent))
 
-from bench_hashing import LoadMeter, Table, cpu_model, maxrss_mib  # noqa: E402
+from measure import LoadMeter, Table, cpu_model, maxrss_mib, parse_int_list, timed  # noqa: E402
 
 METRICS = ("nDCG@10", "AP", "RR", "P@10")
 RANX_NAMES = {"nDCG@10": "ndcg@10", "AP": "map", "RR": "mrr", "P@10": "precision@10"}
@@ -157,21 +156,6 @@ def ranx_per_query(qrels, run, threads):
     out = evaluate(qrels, run, [RANX_NAMES[m] for m in METRICS], return_mean=False, threads=threads,
                    save_results_in_run=False)
     return {m: np.asarray(out[RANX_NAMES[m]], dtype=np.float64) for m in METRICS}
-
-
-def parse_int_list(text):
-    return [int(x) for x in text.replace(" ", "").split(",") if x]
-
-
-def timed(fn, repeats):
-    """(median seconds, all times, LoadMeter) of ``repeats`` calls."""
-    times = []
-    with LoadMeter() as load:
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times), times, load
 
 
 def tie_stats(y_pred, n_rows=200):

@@ -21,7 +21,6 @@ means clean timings on a shared machine. ``--qrels`` also times ``read_qrels`` a
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import platform
 import sys
@@ -31,36 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout's fasttie
+SCRIPTS_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(SCRIPTS_DIR))  # measure.py
+sys.path.insert(1, str(SCRIPTS_DIR.parent))  # the checkout's fasttie
+
+from measure import best_of  # noqa: E402
 
 from fasttie import trec  # noqa: E402
-
-
-class LoadMeter:
-    """Wall time of a block and the CPU other processes used meanwhile (cores)."""
-
-    _hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-    @classmethod
-    def _busy_s(cls):
-        try:
-            fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-        except OSError:
-            return None
-        return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]) / cls._hz
-
-    def __enter__(self):
-        self.busy0, self.own0, self.t0 = self._busy_s(), time.process_time(), time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self.t0
-        busy1 = self._busy_s()
-        if busy1 is None or self.busy0 is None:
-            self.others = float("nan")
-        else:
-            self.others = max(0.0, ((busy1 - self.busy0) - (time.process_time() - self.own0)) / self.wall)
-        return False
 
 
 def write_run(path: Path, n_lines: int, n_queries: int, seed: int = 0) -> None:
@@ -92,19 +68,6 @@ def write_qrels(path: Path, n_lines: int, n_queries: int, seed: int = 1) -> None
             qid = 100000 + 7 * q
             f.writelines(f"{qid} 0 msmarco_doc_{d:08d} {g}\n" for d, g in zip(docs, grades))
     tmp.replace(path)
-
-
-def best_of(fn, repeats):
-    times, others = [], []
-    for _ in range(repeats):
-        gc.collect()
-        with LoadMeter() as meter:
-            result = fn()
-        times.append(meter.wall)
-        others.append(meter.others)
-        del result
-    i = int(np.argmin(times))
-    return times[i], others[i], times
 
 
 def compare(label, path, ours, theirs, repeats):

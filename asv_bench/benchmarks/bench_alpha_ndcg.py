@@ -14,30 +14,13 @@ its ``track_speedup_vs_pyndeval`` is pyndeval's time / fasttie's (best of 2, all
 the issue's target is >= 10x. Building pyndeval's tuple lists runs in ``setup``.
 """
 
-import importlib.util
-import sys
-import time
-from pathlib import Path
+from ._common import best_seconds, import_fasttie, load_script
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))  # bench_hashing.py, imported by the script below
-try:
-    import fasttie as ft
-
-    ft.rank_evaluate  # noqa: B018  (a bare namespace package has no rank_evaluate)
-except (ImportError, AttributeError):  # not installed: benchmark the checkout
-    sys.modules.pop("fasttie", None)
-    sys.path.insert(1, str(REPO))
-    import fasttie as ft  # noqa: F401
-
+import_fasttie("alpha_ndcg")
 from fasttie.diversity import alpha_ndcg  # noqa: E402
 
-# scripts/bench_alpha_ndcg.py under its own name: this module has the same file name
-_SPEC = importlib.util.spec_from_file_location("fasttie_scripts_bench_alpha_ndcg",
-                                               REPO / "scripts" / "bench_alpha_ndcg.py")
-_script = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = _script
-_SPEC.loader.exec_module(_script)
+# scripts/bench_alpha_ndcg.py: data generator, pyndeval inputs
+_script = load_script("bench_alpha_ndcg")
 make_diversity_data, pyndeval_inputs = _script.make_diversity_data, _script.pyndeval_inputs
 
 N_DOCS, N_SUBTOPICS, K, ALPHA = 1000, 20, 20, 0.5
@@ -51,15 +34,6 @@ def _data(n_queries):
 def _fasttie(data, n_threads=None):
     return alpha_ndcg(data.y_true, data.y_pred, data.sizes, k=K, alpha=ALPHA, doc_ids=data.doc_ids,
                       ties="pyndeval", n_threads=n_threads)
-
-
-def _best_of(fn, n):
-    best = float("inf")
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 class AlphaNDCG:
@@ -84,7 +58,7 @@ class AlphaNDCG:
                    ties="pyndeval")
 
     def track_queries_per_second(self, n_queries):
-        return n_queries / _best_of(lambda: _fasttie(self.data), 1)
+        return n_queries / best_seconds(lambda: _fasttie(self.data), 1)
 
     track_queries_per_second.unit = "queries/s"
 
@@ -132,6 +106,6 @@ class PyndevalAlphaNDCG:
     def track_speedup_vs_pyndeval(self, n_queries):
         """pyndeval time / fasttie alpha_ndcg time, best of 2 each."""
         _fasttie(self.data)  # warm-up
-        return _best_of(self._run, 2) / _best_of(lambda: _fasttie(self.data), 2)
+        return best_seconds(self._run, 2) / best_seconds(lambda: _fasttie(self.data), 2)
 
     track_speedup_vs_pyndeval.unit = "x"

@@ -17,20 +17,12 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))  # synthetic.py, baselines.py
-try:
-    import fasttie as ft
+from ._common import REPO, best_seconds, import_fasttie
 
-    ft.evaluate  # noqa: B018  (a bare namespace package has no evaluate)
-except (ImportError, AttributeError):  # not installed: benchmark the checkout
-    sys.modules.pop("fasttie", None)
-    sys.path.insert(1, str(REPO))
-    import fasttie as ft
+ft = import_fasttie("evaluate")
 
-import baselines  # noqa: E402
+import baselines  # noqa: E402  (scripts/, on sys.path through _common)
 from synthetic import make_hashing_data, words_to_bytes, words_to_pm1  # noqa: E402
 
 METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000")
@@ -181,8 +173,8 @@ class ArgsortMAP:
             ft.evaluate(queries, database, self.data.query_labels, self.data.db_labels, metrics=("AP@1000",))
 
         fasttie_call()  # warm-up
-        t_ft = min(_timeit(fasttie_call) for _ in range(3))
-        t_base = min(_timeit(self._run) for _ in range(2))
+        t_ft = best_seconds(fasttie_call, 3)
+        t_base = best_seconds(self._run, 2)
         return t_base / t_ft
 
     track_speedup_vs_argsort.unit = "x"
@@ -208,12 +200,6 @@ class FaissTop1000:
 
     def time_search_top_1000(self, n_bits, n_db):
         baselines.faiss_search(self.index, self.q, 1000, os.cpu_count())
-
-
-def _timeit(fn):
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 # ---------------------------------------------------------------- cold import + compile

@@ -15,40 +15,18 @@ estimates LightGBM's own gradient time inside one boosting round (built-in objec
 custom objective returning precomputed arrays) over fasttie's call with the same settings.
 """
 
-import importlib.util
-import sys
-import time
-from pathlib import Path
+from ._common import best_seconds, import_fasttie, load_script
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))  # bench_hashing.py, imported by the script below
-try:
-    from fasttie.lambdarank import lambdarank
-except ImportError:  # not installed: benchmark the checkout
-    sys.modules.pop("fasttie", None)
-    sys.path.insert(1, str(REPO))
-    from fasttie.lambdarank import lambdarank
+import_fasttie("lambdarank")
+from fasttie.lambdarank import lambdarank  # noqa: E402
 
-# scripts/bench_lambdarank.py under its own name (this module has the same file name)
-_SPEC = importlib.util.spec_from_file_location("fasttie_scripts_bench_lambdarank",
-                                               REPO / "scripts" / "bench_lambdarank.py")
-_script = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = _script
-_SPEC.loader.exec_module(_script)
+# scripts/bench_lambdarank.py: data generator, numpy baseline, LightGBM settings
+_script = load_script("bench_lambdarank")
 make_lambdarank_data, numpy_lambdarank, LGB_SETTINGS = (
     _script.make_lambdarank_data, _script.numpy_lambdarank, _script.LGB_SETTINGS)
 
 N_DOCS = 100
 N_NUMPY = 200
-
-
-def _best_of(fn, n):
-    best = float("inf")
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 class Lambdarank:
@@ -103,8 +81,8 @@ class NumpyBaseline:
 
     def track_speedup_vs_numpy(self):
         """numpy per-query time / fasttie per-query time (10,000 queries), best of 2 and of 5."""
-        numpy_s = _best_of(lambda: numpy_lambdarank(self.y_true[:N_NUMPY], self.y_pred[:N_NUMPY]), 2) / N_NUMPY
-        fasttie_s = _best_of(lambda: lambdarank(self.y_true, self.y_pred), 5) / len(self.y_true)
+        numpy_s = best_seconds(lambda: numpy_lambdarank(self.y_true[:N_NUMPY], self.y_pred[:N_NUMPY]), 2) / N_NUMPY
+        fasttie_s = best_seconds(lambda: lambdarank(self.y_true, self.y_pred), 5) / len(self.y_true)
         return numpy_s / fasttie_s
 
     track_speedup_vs_numpy.unit = "x"
@@ -159,9 +137,9 @@ class LightGBMRound:
 
     def track_objective_ratio(self):
         """(built-in round - precomputed round) / fasttie call: LightGBM's gradients vs fasttie's."""
-        builtin = _best_of(lambda: self._round("lambdarank"), 3)
-        precomputed = _best_of(lambda: self._round(self._precomputed_objective), 3)
-        fasttie = _best_of(lambda: lambdarank(self.y_true, self.y_pred, **LGB_SETTINGS), 3)
+        builtin = best_seconds(lambda: self._round("lambdarank"), 3)
+        precomputed = best_seconds(lambda: self._round(self._precomputed_objective), 3)
+        fasttie = best_seconds(lambda: lambdarank(self.y_true, self.y_pred, **LGB_SETTINGS), 3)
         return (builtin - precomputed) / fasttie
 
     track_objective_ratio.unit = "x"

@@ -18,28 +18,13 @@ ranx's ``Qrels`` / ``Run`` construction runs in ``setup`` and is not timed (see
 ``track_ranx_construction_seconds`` and ``python scripts/bench_ranking.py`` for its cost).
 """
 
-import importlib.util
-import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))  # bench_hashing.py etc., imported by the script below
-try:
-    import fasttie as ft
+from ._common import best_seconds, import_fasttie, load_script
 
-    ft.rank_evaluate  # noqa: B018  (a bare namespace package has no rank_evaluate)
-except (ImportError, AttributeError):  # not installed: benchmark the checkout
-    sys.modules.pop("fasttie", None)
-    sys.path.insert(1, str(REPO))
-    import fasttie as ft
-
-# scripts/bench_ranking.py (data generator, ranx helpers) under its own name: this module is
-# also called bench_ranking, and a plain import could resolve to either file
-_SPEC = importlib.util.spec_from_file_location("fasttie_scripts_bench_ranking", REPO / "scripts" / "bench_ranking.py")
-_script = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = _script  # dataclasses look the module up while it executes
-_SPEC.loader.exec_module(_script)
+ft = import_fasttie("rank_evaluate")
+# scripts/bench_ranking.py: data generator, ranx helpers
+_script = load_script("bench_ranking")
 METRICS, RANX_NAMES = _script.METRICS, _script.RANX_NAMES
 make_ranking_data, ranx_objects = _script.make_ranking_data, _script.ranx_objects
 
@@ -49,15 +34,6 @@ _PARAMS = [1000, 10_000]
 
 def _data(n_queries):
     return make_ranking_data(n_queries, N_DOCS, seed=0)
-
-
-def _best_of(fn, n):
-    best = float("inf")
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 class RankEvaluate:
@@ -84,7 +60,7 @@ class RankEvaluate:
         self._run(("nDCG@10",))
 
     def track_rows_per_second(self, n_queries):
-        return n_queries * N_DOCS / _best_of(self._run, 1)
+        return n_queries * N_DOCS / best_seconds(self._run, 1)
 
     track_rows_per_second.unit = "rows/s"
 
@@ -161,7 +137,7 @@ class RanxEvaluate:
         def fasttie_call():
             ft.rank_evaluate(self.data.y_true, self.data.y_pred, metrics=METRICS)
 
-        return _best_of(self._run, 2) / _best_of(fasttie_call, 2)
+        return best_seconds(self._run, 2) / best_seconds(fasttie_call, 2)
 
     track_speedup_vs_ranx.unit = "x"
 
@@ -195,6 +171,6 @@ class SklearnNDCG:
         def fasttie_call():
             ft.rank_evaluate(self.data.y_true, self.data.y_pred, metrics=METRICS)
 
-        return _best_of(self._run, 2) / _best_of(fasttie_call, 2)
+        return best_seconds(self._run, 2) / best_seconds(fasttie_call, 2)
 
     track_speedup_vs_sklearn.unit = "x"
