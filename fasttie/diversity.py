@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from ._kernels.alpha_ndcg import alpha_dcg_queries, first_duplicate, pack_subtopics
-from .scoring import default_threads, read_only, threads
+from .scoring import default_threads, group_sizes, read_only, threads
 
 __all__ = ["alpha_ndcg"]
 
@@ -204,19 +204,6 @@ def _check_y_true(y_true):
     return np.ascontiguousarray(y_true)
 
 
-def _check_sizes(group, n):
-    if group is None:
-        return np.array([n], dtype=np.int64)
-    sizes = np.asarray(group)
-    if sizes.ndim != 1 or not (np.issubdtype(sizes.dtype, np.integer) and sizes.dtype != np.bool_):
-        raise TypeError("group must be a 1-D array of integer query sizes")
-    if (sizes <= 0).any():
-        raise ValueError(f"group sizes must be >= 1 (query {int(np.flatnonzero(sizes <= 0)[0])} is empty)")
-    if sizes.sum() != n:
-        raise ValueError(f"group sizes sum to {int(sizes.sum())} but y_true has {n} rows")
-    return sizes.astype(np.int64)
-
-
 def _doc_keys(doc_ids, sizes, n):
     """int64 keys ordered as the document ids, after checking one row per document and query."""
     doc_ids = np.asarray(doc_ids)
@@ -268,7 +255,7 @@ def _alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids
         raise TypeError(f"ties must be a string, one of {TIE_RULES}; got {ties!r}")
     if ties not in TIE_RULES:
         raise ValueError(f"ties must be one of {TIE_RULES}, got {ties!r}")
-    sizes = _check_sizes(group, n)
+    sizes = group_sizes(group, n)
     if doc_ids is None:
         if ties != "stable":
             raise ValueError(f"ties={ties!r} orders equal scores by document id: pass doc_ids")

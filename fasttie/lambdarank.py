@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 
 from ._kernels.lambdarank import lambdarank_queries
-from .scoring import default_threads, read_only, threads
+from .scoring import default_threads, group_sizes, read_only, threads
 
 __all__ = ["lambdarank"]
 
@@ -226,18 +226,7 @@ def _validated(y_true, y_pred, group):
         if labels.min() < 0:
             row = int(np.argmin(labels))
             raise ValueError(f"y_true must hold labels >= 0; row {row} is {y_true[row]}")
-    if group is None:
-        sizes = np.array([n], dtype=np.int64)
-    else:
-        sizes = np.asarray(group)
-        if sizes.ndim != 1 or not np.issubdtype(sizes.dtype, np.integer):
-            raise TypeError("group must be a 1-D array of integer query sizes")
-        if (sizes <= 0).any():
-            raise ValueError(f"group sizes must be >= 1 (query {int(np.flatnonzero(sizes <= 0)[0])} is empty)")
-        if sizes.sum() != n:
-            raise ValueError(f"group sizes sum to {int(sizes.sum())} but there are {n} rows")
-        sizes = sizes.astype(np.int64)
-    return labels, y_pred, sizes, shape
+    return labels, y_pred, group_sizes(group, n), shape
 
 
 def _gain_table(gain, max_label):

@@ -10,7 +10,7 @@ from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
 from .metrics import parse_metrics
 from .result import Result
-from .scoring import check_options, cutoff_list, default_threads, discount_table, metric_values, read_only, threads
+from .scoring import check_options, cutoff_list, default_threads, discount_table, group_sizes, metric_values, read_only, threads
 
 __all__ = ["rank_evaluate"]
 
@@ -196,17 +196,8 @@ def _grouped(y_true, y_pred, group, qid):
         sizes = np.bincount(inverse, minlength=len(uniques)).astype(np.int64)
         y_true, y_pred = y_true[order], y_pred[order]
         query_ids = uniques.tolist()
-    elif group is not None:
-        sizes = np.asarray(group)
-        if sizes.ndim != 1 or not np.issubdtype(sizes.dtype, np.integer):
-            raise TypeError("group must be a 1-D array of integer query sizes")
-        if (sizes <= 0).any():
-            raise ValueError(f"group sizes must be >= 1 (query {int(np.flatnonzero(sizes <= 0)[0])} is empty)")
-        if sizes.sum() != n:
-            raise ValueError(f"group sizes sum to {int(sizes.sum())} but there are {n} rows")
-        sizes = sizes.astype(np.int64)
     else:
-        sizes = np.array([n], dtype=np.int64)
+        sizes = group_sizes(group, n)
     return y_true, y_pred, sizes, order, query_ids
 
 

@@ -54,6 +54,21 @@ def check_options(*, ties, tie_modes, **options):
 SMALL_WORK = 1 << 20  # units of work (code pairs, ranked rows x 16) below which one thread is faster
 
 
+def group_sizes(group, n) -> np.ndarray:
+    """Validated int64 query sizes (LightGBM / XGBoost ``group``) of ``n`` consecutive rows;
+    ``group=None`` is one query of all rows."""
+    if group is None:
+        return np.array([n], dtype=np.int64)
+    sizes = np.asarray(group)
+    if sizes.ndim != 1 or not np.issubdtype(sizes.dtype, np.integer) or sizes.dtype == np.bool_:
+        raise TypeError("group must be a 1-D array of integer query sizes")
+    if (sizes <= 0).any():
+        raise ValueError(f"group sizes must be >= 1 (query {int(np.flatnonzero(sizes <= 0)[0])} is empty)")
+    if sizes.sum() != n:
+        raise ValueError(f"group sizes sum to {int(sizes.sum())} but y_true has {n} rows")
+    return sizes.astype(np.int64)
+
+
 def default_threads(n_threads, work):
     """One thread for tiny calls (benchmark loops, tests), where waking threads costs more than
     it saves, unless the caller chose; results do not depend on it."""
