@@ -79,6 +79,16 @@ def _cutoff(text, name):
     return k
 
 
+def metric_names(metrics) -> list:
+    """A metric name or an iterable of names as a list (items unchecked)."""
+    if isinstance(metrics, str):
+        return [metrics]
+    try:
+        return list(metrics)
+    except TypeError:
+        raise TypeError(f"metrics must be a name or a list of names, got {type(metrics).__name__}") from None
+
+
 def parse_metrics(metrics) -> list[Metric]:
     """Parse metric names into unique Metric objects, in the order given.
 
@@ -96,12 +106,7 @@ def parse_metrics(metrics) -> list[Metric]:
         Unknown name (with the closest valid name), cutoff <= 0 or not an integer, negative
         radius, a cutoff on Rprec, or no metric at all.
     """
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    try:
-        names = list(metrics)
-    except TypeError:
-        raise TypeError(f"metrics must be a name or a list of names, got {type(metrics).__name__}") from None
+    names = metric_names(metrics)
     out: list[Metric] = []
     for name in names:
         if not isinstance(name, str):

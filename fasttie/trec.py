@@ -1227,16 +1227,10 @@ def _split_metric_names(metrics):
     """Ranking metric names (for rank_evaluate) and parsed diversity metrics, plus the output
     order: canonical names in the order asked, each once."""
     from .diversity import is_diversity_metric, parse_diversity_metric
-    from .metrics import parse_metrics
+    from .metrics import metric_names, parse_metrics
 
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    try:
-        names = list(metrics)
-    except TypeError:
-        raise TypeError(f"metrics must be a name or a list of names, got {type(metrics).__name__}") from None
     ranking, diversity, order = [], {}, []
-    for name in names:
+    for name in metric_names(metrics):
         if not isinstance(name, str):
             raise TypeError(f"metric names must be strings, got {name!r}")
         if is_diversity_metric(name):
