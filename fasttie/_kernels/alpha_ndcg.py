@@ -18,6 +18,7 @@ from numba import prange
 
 from ._jit import jit, pjit
 from .popcount import popcount64
+from .radix_sort import argsort_ascending, argsort_descending
 
 _ONE = np.uint64(1)
 _SELECTION_DEPTH = 64  # deeper than this, the run is ranked by two stable sorts instead
@@ -66,8 +67,8 @@ def _run_top(scores, keys, start, stop, depth):
                 rows[n] = i
                 n += 1
         rows = rows[:n]
-        by_key = rows[np.argsort(keys[rows], kind="mergesort")]
-        ranked = by_key[np.argsort(-scores[by_key], kind="mergesort")]
+        by_key = rows[argsort_ascending(keys[rows])]
+        ranked = by_key[argsort_descending(scores[by_key])]
         return ranked[: min(depth, n)]
     top = np.empty(depth, dtype=np.int64)
     count = 0
@@ -125,7 +126,8 @@ def pack_subtopics(y_true, masks):
 def first_duplicate(keys, offsets):
     """First row (in key order) whose key repeats within its query, or -1."""
     for q in range(offsets.shape[0] - 1):
-        local = np.sort(keys[offsets[q]:offsets[q + 1]])
+        local = keys[offsets[q]:offsets[q + 1]]
+        local = local[argsort_ascending(local)]
         for i in range(1, local.shape[0]):
             if local[i] == local[i - 1]:
                 for row in range(offsets[q], offsets[q + 1]):

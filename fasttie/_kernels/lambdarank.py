@@ -17,6 +17,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit, pjit
+from .radix_sort import argsort_ascending, argsort_descending
 
 # Above this score span (times sigma) exp(sigma (s - s_top)) could underflow: such a query takes
 # the per-pair exp path instead of the shared exponentials (e^-600 ~ 1e-261 is still normal).
@@ -122,7 +123,7 @@ def _pair_row_damped(lo, n, gi, di, ei, si, g, discount, t, s, lam, hes, q_row, 
         h_row[j] = h
 
 
-_COUNT_RANKS_UP_TO = 256  # up to this length counting beats numba's merge sort (no mispredicted branches)
+_COUNT_RANKS_UP_TO = 256  # up to this length counting beats a radix sort (no mispredicted branches)
 
 
 @jit
@@ -132,7 +133,7 @@ def _order_desc(scores, rank, order):
     indices, no slices: a slice per row costs reference counting). ``rank`` is scratch."""
     n = scores.shape[0]
     if n > _COUNT_RANKS_UP_TO:
-        order[:] = np.argsort(-scores, kind="mergesort")
+        order[:] = argsort_descending(scores)
         return
     for i in range(n):
         rank[i] = 0
@@ -157,7 +158,7 @@ def _ideal_dcg(labels, gain_table, discount, cut, counts):
     idcg = 0.0
     n_levels = counts.shape[0]
     if n_levels == 0:
-        ideal = np.sort(labels)
+        ideal = labels[argsort_ascending(labels)]
         for r in range(min(n, cut)):
             idcg += gain_table[ideal[n - 1 - r]] * discount[r]
         return idcg

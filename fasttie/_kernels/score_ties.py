@@ -14,7 +14,7 @@ from numba import prange
 
 from ._jit import jit, pjit
 from .finalize import finalize_ties
-from .radix_sort import argsort_descending
+from .radix_sort import argsort_ascending, argsort_descending
 
 AVERAGE, OPTIMISTIC, PESSIMISTIC, FIXED = 0, 1, 2, 3
 
@@ -25,7 +25,7 @@ def _rank_order(scores, keys, mode):
     ascending (the key is the input position for "stable", so one sort suffices)."""
     if mode != FIXED or keys.shape[0] == 0 or _is_identity(keys):
         return argsort_descending(scores)
-    by_key = np.argsort(keys, kind="mergesort")
+    by_key = argsort_ascending(keys)
     return by_key[argsort_descending(scores[by_key])]
 
 
@@ -56,7 +56,7 @@ def _score_ties(scores, grades, gains, keys, relevance_level, mode):
         run = order[start:stop]
         if mode == OPTIMISTIC or mode == PESSIMISTIC:
             run_grades = grades[run]
-            by_grade = np.argsort(-run_grades if mode == OPTIMISTIC else run_grades, kind="mergesort")
+            by_grade = argsort_descending(run_grades if mode == OPTIMISTIC else -run_grades)
             run = run[by_grade]
         for p in range(run.shape[0]):
             row = run[p]
@@ -124,7 +124,8 @@ def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
 def _ideal_runs_sorted(gains, extra_gains):
     """Runs (gain, count) of all positive gains, descending, by sorting them."""
     everything = np.concatenate((gains, extra_gains))
-    positive = np.sort(everything[everything > 0])[::-1]
+    positive = everything[everything > 0]
+    positive = positive[argsort_descending(positive)]
     ideal_gain = np.empty(positive.shape[0], dtype=np.float64)
     ideal_count = np.zeros(positive.shape[0], dtype=np.int64)
     n_runs = 0
