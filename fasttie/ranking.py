@@ -156,7 +156,8 @@ def rank_evaluate(
 
 
 def _grouped(y_true, y_pred, group, qid):
-    """Validate and return (y_true, y_pred, sizes, row order, query ids), rows grouped by query."""
+    """Validate and return (y_true, y_pred, sizes, row order or None, query ids), rows grouped
+    by query."""
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
     for name, values in (("y_true", y_true), ("y_pred", y_pred)):
@@ -175,15 +176,18 @@ def _grouped(y_true, y_pred, group, qid):
     n = len(y_true)
     if n == 0:
         raise ValueError("y_true is empty: there is nothing to rank")
-    y_true = y_true.astype(np.float64)
-    y_pred = y_pred.astype(np.float64)
-    bad = ~np.isfinite(y_pred)
-    if bad.any():
-        raise ValueError(f"y_pred has a NaN or infinite score at row {int(np.flatnonzero(bad)[0])}")
-    bad = ~np.isfinite(y_true) | (y_true < 0)
-    if bad.any():
-        raise ValueError(f"y_true must be finite and >= 0; row {int(np.flatnonzero(bad)[0])} is {y_true[bad][0]}")
-    order = np.arange(n)
+    y_true = np.asarray(y_true, dtype=np.float64)  # no copy when already float64
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    # one cheap reduction each; the exact (slower) checks run only when it looks wrong
+    if not np.isfinite(y_pred.sum()):
+        bad = ~np.isfinite(y_pred)
+        if bad.any():
+            raise ValueError(f"y_pred has a NaN or infinite score at row {int(np.flatnonzero(bad)[0])}")
+    if not (np.isfinite(y_true.sum()) and y_true.min() >= 0):
+        bad = ~np.isfinite(y_true) | (y_true < 0)
+        if bad.any():
+            raise ValueError(f"y_true must be finite and >= 0; row {int(np.flatnonzero(bad)[0])} is {y_true[bad][0]}")
+    order = None  # rows keep their input order unless qid regroups them
     query_ids = None
     if group is not None and qid is not None:
         raise ValueError("give group (sizes) or qid (a query id per row), not both")
@@ -202,16 +206,17 @@ def _grouped(y_true, y_pred, group, qid):
 
 
 def _tie_keys(ties, doc_ids, order, n):
-    """Per-row tie-break key (ascending) for the fixed orders."""
-    if ties == "trec":
-        if doc_ids is None:
-            raise ValueError("ties='trec' orders equal scores by document id: pass doc_ids")
-        doc_ids = np.asarray(doc_ids)
-        if doc_ids.shape != (n,):
-            raise ValueError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
-        _, rank = np.unique(doc_ids[order], return_inverse=True)
-        return -rank.astype(np.int64)  # document id descending
-    return np.arange(n, dtype=np.int64)  # input order (the row order was stable)
+    """Per-row tie-break key (ascending) for ties="trec"; empty otherwise, where equal scores
+    keep the row order (the kernel's sort is stable) or the order does not matter."""
+    if ties != "trec":
+        return np.zeros(0, dtype=np.int64)
+    if doc_ids is None:
+        raise ValueError("ties='trec' orders equal scores by document id: pass doc_ids")
+    doc_ids = np.asarray(doc_ids)
+    if doc_ids.shape != (n,):
+        raise ValueError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
+    _, rank = np.unique(doc_ids if order is None else doc_ids[order], return_inverse=True)
+    return -rank.ravel().astype(np.int64)  # document id descending
 
 
 def _unretrieved(unretrieved, n_queries, relevance_level):

@@ -22,19 +22,11 @@ AVERAGE, OPTIMISTIC, PESSIMISTIC, FIXED = 0, 1, 2, 3
 @jit
 def _rank_order(scores, keys, mode):
     """Rows by score descending (stable radix sort); for the fixed orders equal scores by key
-    ascending (the key is the input position for "stable", so one sort suffices)."""
-    if mode != FIXED or keys.shape[0] == 0 or _is_identity(keys):
+    ascending, or in row order when there are no keys."""
+    if mode != FIXED or keys.shape[0] == 0:
         return argsort_descending(scores)
     by_key = argsort_ascending(keys)
     return by_key[argsort_descending(scores[by_key])]
-
-
-@jit
-def _is_identity(keys):
-    for i in range(keys.shape[0]):
-        if keys[i] != keys[0] + i:
-            return False
-    return True
 
 
 @jit
@@ -145,9 +137,9 @@ def finalize_rankings(
     """Base quantities of every query of a grouped ranked list.
 
     Rows of query q are offsets[q]:offsets[q + 1] of scores / grades / gains (float64) and
-    keys (int64 tie-break for FIXED). Judged items outside the ranking: their grades and gains
-    are extra_grades / extra_gains[extra_offsets[q]:extra_offsets[q + 1]], extra_relevant[q] of
-    them relevant.
+    keys (int64 tie-break for FIXED; an empty keys array means row order). Judged items
+    outside the ranking: their grades and gains are extra_grades / extra_gains[
+    extra_offsets[q]:extra_offsets[q + 1]], extra_relevant[q] of them relevant.
     out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
     """
     for q in prange(offsets.shape[0] - 1):
