@@ -212,7 +212,7 @@ def _validated(y_true, y_pred, group):
         if bad.any():
             raise ValueError(f"y_pred has a NaN or infinite score at row {int(np.flatnonzero(bad)[0])}")
     if np.issubdtype(y_true.dtype, np.integer) or y_true.dtype == np.bool_:
-        labels = y_true.astype(np.int64)
+        labels = np.asarray(y_true, dtype=np.int64)  # no copy when already int64
         if labels.min() < 0:
             row = int(np.argmin(labels))
             raise ValueError(f"y_true must hold labels >= 0; row {row} is {labels[row]}")
