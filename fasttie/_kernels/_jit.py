@@ -3,21 +3,68 @@
 ``cache=True`` keeps the warm first call short. ``FASTTIE_NO_CACHE=1`` turns caching off
 (for example to inspect the assembly of a freshly compiled kernel). No ``fastmath``: metric
 accumulators must be exact float64 arithmetic.
+
+numba caches beside the package (``__pycache__``) or in the user's cache directory; where
+neither is writable (a read-only install with a read-only home, as in containers and shared
+cluster installs) it cannot cache at all and refuses to decorate. fasttie then caches in a
+per-user folder of the temporary directory, or compiles without a cache, and warns once:
+``NUMBA_CACHE_DIR`` picks the place explicitly.
 """
 
 import os
+import tempfile
+import warnings
 
 import numba
 
 CACHE = os.environ.get("FASTTIE_NO_CACHE", "") not in ("1", "true", "yes")
 
 
+def _writable(path):
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+        return True
+    except OSError:
+        return False
+
+
+def _fall_back():
+    """numba found no writable cache location: use a temporary one, or none. Warns once."""
+    global CACHE
+    try:  # gettempdir raises when no candidate directory is writable
+        fallback = os.path.join(tempfile.gettempdir(), f"fasttie-numba-cache-{getattr(os, 'getuid', lambda: 'user')()}")
+    except OSError:
+        fallback = None
+    if fallback and _writable(fallback):
+        numba.config.CACHE_DIR = fallback
+        where = f"caching compiled kernels in {fallback}"
+    else:
+        CACHE = False
+        where = "compiling without a cache (every new process compiles again)"
+    warnings.warn(
+        "fasttie: numba cannot write its cache beside the package or in the home directory; "
+        f"{where}. Set NUMBA_CACHE_DIR to a writable directory to choose where kernels are cached.",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+def _njit(fn, options):
+    try:
+        return numba.njit(**options)(fn)
+    except RuntimeError as error:
+        if not options.get("cache") or "no locator available" not in str(error):
+            raise
+    _fall_back()
+    return numba.njit(**{**options, "cache": CACHE})(fn)
+
+
 def jit(fn=None, **options):
     """Serial nopython kernel with the project's options."""
-    options = {"nogil": True, "cache": CACHE, **options}
     if fn is None:
-        return lambda f: numba.njit(**options)(f)
-    return numba.njit(**options)(fn)
+        return lambda f: jit(f, **options)
+    return _njit(fn, {"nogil": True, "cache": CACHE, **options})
 
 
 def pjit(fn=None, **options):
