@@ -21,6 +21,7 @@ __all__ = ["RelevanceSpec", "make_relevance"]
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_WORDS = np.zeros((1, 1), dtype=np.uint64)  # a row to index when unused
+_DENSE_IDS = 1 << 16  # class ids below this (or below the number of labels) need no remapping
 
 
 @dataclass
@@ -90,6 +91,13 @@ def make_relevance(query_labels, db_labels, relevance, n_queries: int, n_db: int
         raise ValueError(f"db_labels has {db_labels.shape[0]} rows but the database has {n_db} codes")
     if query_labels.ndim == 1:
         return _classes(query_labels, db_labels)
+    if query_labels.shape[1] == 1:
+        # almost always a column of class ids; as multi-hot a class-0 query would match nothing
+        raise ValueError(
+            f"query_labels and db_labels have one column (shapes {query_labels.shape} and "
+            f"{db_labels.shape}): for class ids pass 1-D arrays (labels.ravel()); multi-hot "
+            "labels need two or more columns"
+        )
     return _multihot(query_labels, db_labels)
 
 
@@ -102,8 +110,9 @@ def _classes(query_labels, db_labels) -> RelevanceSpec:
             )
     lo = min(int(query_labels.min()), int(db_labels.min()))
     hi = max(int(query_labels.max()), int(db_labels.max()))
-    if lo >= 0 and hi < (1 << 24):
-        # small non-negative ids: dense already, no sort needed
+    if lo >= 0 and hi < max(_DENSE_IDS, len(query_labels) + len(db_labels)):
+        # non-negative ids no larger than the data: used as they are (the class sort and the
+        # segment table cost O(max id)); larger or negative ids are remapped to 0..n_classes-1
         query_ids = query_labels.astype(np.int32)
         db_ids = db_labels.astype(np.int32)
     else:

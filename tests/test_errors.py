@@ -32,6 +32,8 @@ def call(**overrides):
         (dict(query_labels=np.eye(3)[QL], db_labels=DL), ValueError, "both be 1-D"),
         (dict(query_labels=np.eye(3)[QL] * 2, db_labels=np.eye(3)[DL]), ValueError, "multi-hot 0/1"),
         (dict(query_labels=np.eye(3)[QL], db_labels=np.eye(4)[DL]), ValueError, "label columns"),
+        # a column of class ids is not multi-hot with one label: both fixes are named
+        (dict(query_labels=QL[:, None], db_labels=DL[:, None]), ValueError, r"labels\.ravel\(\).*two or more columns"),
         (dict(metrics=("AP@0",)), ValueError, "cutoff must be >= 1"),
         (dict(metrics=("AP@-3",)), ValueError, "cutoff must be >= 1"),
         (dict(metrics=("AP@x",)), ValueError, "not an integer"),
@@ -82,3 +84,24 @@ def test_relevance_errors(relevance, error, match):
 def test_labels_and_relevance_together():
     with pytest.raises(ValueError, match="not both"):
         call(relevance=(np.array([0, 0, 0, 0]), np.array([], dtype=int)))
+
+
+def test_class_ids_just_under_2_24_take_the_sparse_path():
+    """A few distinct class ids near 2**24 cost what small ids cost: no 2**24-sized tables."""
+    import tracemalloc
+
+    from fasttie.relevance import make_relevance
+
+    big = (1 << 24) - 10 + np.array([0, 3, 7])
+    spec = make_relevance(big[QL], big[DL], None, len(QL), len(DL))
+    assert int(spec.db_labels.max()) < 3  # remapped to 0..n_classes-1
+    small = ft.evaluate(Q, DB, QL, DL, metrics=["AP", "P@3"], ties="stable")
+    tracemalloc.start()
+    try:
+        large = ft.evaluate(Q, DB, big[QL], big[DL], metrics=["AP", "P@3"], ties="stable")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, f"{peak} bytes traced for 3 queries x 10 codes"
+    for name, values in small.per_query.items():
+        np.testing.assert_array_equal(large.per_query[name], values)
