@@ -104,10 +104,14 @@ def evaluate(
         "retrieved" is the exact expectation of the ratio (a hypergeometric sum).
     gain : {"exp2", "linear"}, default "exp2"
         Gain of grade g in DCG / nDCG: 2**g - 1, or g (trec_eval, scikit-learn).
-    empty : {"zero", "skip", "one", "error"}, default "zero"
+    empty : {"zero", "skip", "one", "error", "skip_missed"}, default "zero"
         Queries without any relevant item: "zero" gives 0 for every metric; "skip" gives NaN
         and leaves them out of the means; "one" gives 1 to the metrics that are 0/0 for them
         (AP, WAP, nDCG, R@k, RR, Rprec, R(radius)) and 0 to the rest; "error" raises.
+        "skip_missed" is HashNet's protocol: a query counts in a metric's mean only when a
+        relevant item is retrieved (in the top k, within the radius; anywhere for metrics
+        without a cutoff and Rprec). Under ties its value is the metric's average over the tie
+        orders that retrieve one, E[M@k] / P(hits@k >= 1); NaN where none does.
     n_threads : int, optional
         Threads for this call (default: numba's current setting, or one thread for calls of
         under 2**20 code pairs, where waking threads costs more than it saves). Results are
@@ -321,7 +325,7 @@ def _evaluate_chunks(
     if empty == "error" and n_empty:
         raise ValueError(
             f"{n_empty} of {n_queries} queries have no relevant item in the database; choose "
-            "empty='zero', 'skip' or 'one'"
+            "empty='zero', 'skip', 'one' or 'skip_missed'"
         )
     return per_query, n_empty
 

@@ -31,6 +31,8 @@ _RADIUS_BASES = ("P", "R")
 _NO_CUTOFF = ("Rprec",)
 # metrics whose value is 0/0 for a query without relevant items (see the `empty` policy)
 UNDEFINED_WHEN_EMPTY = ("AP", "WAP", "nDCG", "R", "RR", "Rprec", "R(radius)")
+# graded metrics take every grade > 0; the others count items with grade >= the relevance level
+GRADED = ("DCG", "nDCG", "ACG", "WAP")
 
 _NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(.+?))?\s*$")
 _RADIUS = re.compile(r"^\s*([A-Za-z]+)\s*\(\s*radius\s*=\s*(-?\d+)\s*\)\s*$")

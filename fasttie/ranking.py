@@ -70,10 +70,14 @@ def rank_evaluate(
     ap_denominator : {"total", "retrieved", "min"}, default "total"
         AP@k denominator: R (trec_eval), relevant in the top k, or min(k, R).
     empty : {"zero", "skip", "one", "error"}
-        Queries without relevant documents, as in :func:`fasttie.evaluate`.
+        Queries without relevant documents, as in :func:`fasttie.evaluate`. A query is empty
+        for the binary metrics (AP, P, R, F1, RR, Rprec) when no document reaches
+        ``relevance_level``, and for the graded ones (DCG, nDCG, ACG) when no grade is
+        positive (the ideal DCG is 0).
     relevance_level : float, default 1
-        A document is relevant (for AP, P, R, RR, Rprec, F1) when y_true >= relevance_level,
-        as trec_eval's ``-l``. DCG uses every grade.
+        A document is relevant for the binary metrics (AP, P, R, RR, Rprec, F1) when y_true >=
+        relevance_level, as trec_eval's ``-l``. The graded metrics (DCG, nDCG, ACG) use every
+        grade, fractional ones too, as trec_eval and scikit-learn.
     n_threads : int, optional
     doc_ids : array_like, optional
         Document id per row (strings or integers), for ``ties="trec"``.
@@ -101,6 +105,9 @@ def rank_evaluate(
     """
     parsed = parse_metrics(metrics)
     check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
+    if empty == "skip_missed":
+        raise ValueError("empty='skip_missed' (HashNet's protocol) is for fasttie.evaluate; choose "
+                         "empty='zero', 'skip', 'one' or 'error'")
     for metric in parsed:
         if metric.radius is not None or metric.base in _HASHING_ONLY:
             raise ValueError(f"metric {metric.name!r} needs Hamming ranking; use fasttie.evaluate")

@@ -13,15 +13,15 @@ import numba
 import numpy as np
 
 from ._kernels.finalize import (
-    AP_NUM, AP_RET, DCG, GSUM, HITS, HITS_AT_R, IDCG, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
+    AP_NUM, AP_RET, DCG, GSUM, HITS, HITS_AT_R, IDCG, MISS, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
 )
 from ._kernels.tie_math import discount_prefix
-from .metrics import UNDEFINED_WHEN_EMPTY
+from .metrics import GRADED, UNDEFINED_WHEN_EMPTY
 
 _CHOICES = {
     "ap_denominator": ("retrieved", "total", "min"),
     "gain": ("exp2", "linear"),
-    "empty": ("zero", "skip", "one", "error"),
+    "empty": ("zero", "skip", "one", "error", "skip_missed"),
 }
 _discount_cache = np.zeros(1)
 WHOLE_LIST = np.iinfo(np.int64).max  # the cutoff of metrics without @k
@@ -131,64 +131,90 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
     -------
     values : dict of name -> (n,) float64
     n_empty : int
+        Queries that are empty for at least one of the metrics (see :func:`empty_queries`).
     """
     total = scalars[:, TOTAL_RELEVANT]
-    is_empty = total == 0
     n_items = np.asarray(n_items)
     column = {int(k): i for i, k in enumerate(cutoffs)}
+    emptiness = empty_queries(metrics, quantities, scalars)
     values = {}
     if any(m.radius is not None for m in metrics):
         # items and relevant items within each radius: cumulative over distances, once
         items_within = hist.sum(axis=2).cumsum(axis=1)
         relevant_within = hist[:, :, 1:].sum(axis=2).cumsum(axis=1)
     for metric in metrics:
+        missed = None  # P(no relevant item retrieved), for empty="skip_missed"
         if metric.radius is not None:
             r = min(metric.radius, hist.shape[1] - 1)
             if metric.base == "P":
                 value = _divide(relevant_within[:, r], items_within[:, r])
             else:
                 value = _divide(relevant_within[:, r], total)
-            values[metric.name] = _apply_empty(value, metric, is_empty, empty)
-            continue
-        if metric.base == "Rprec":
-            values[metric.name] = _apply_empty(_divide(scalars[:, HITS_AT_R], total), metric, is_empty, empty)
-            continue
-        q = quantities[:, :, column[WHOLE_LIST if metric.k is None else metric.k]]
-        asked = n_items if metric.k is None else metric.k  # k as asked, for P, F1, ACG
-        effective = np.minimum(asked, n_items)
-        if metric.base == "P":
-            value = _divide(q[:, HITS], asked)
-        elif metric.base == "R":
-            value = _divide(q[:, HITS], total)
-        elif metric.base == "F1":
-            value = _divide(2.0 * q[:, HITS], asked + total)
-        elif metric.base == "ACG":
-            value = _divide(q[:, GSUM], asked)
-        elif metric.base == "DCG":
-            value = q[:, DCG].copy()
-        elif metric.base == "nDCG":
-            value = _divide(q[:, DCG], q[:, IDCG])
-        elif metric.base == "RR":
-            value = q[:, RR].copy()
-        else:  # AP, WAP
-            numerator = q[:, AP_NUM if metric.base == "AP" else WAP_NUM]
-            ratio = q[:, AP_RET if metric.base == "AP" else WAP_RET]
-            if ap_denominator == "retrieved":
-                # over the whole list hits@N is fixed: no hypergeometric sum needed
-                value = np.where(effective >= n_items, _divide(numerator, q[:, HITS]), ratio)
-            elif ap_denominator == "total":
-                value = _divide(numerator, total)
-            else:
-                value = _divide(numerator, np.minimum(effective, total))
+            missed = (relevant_within[:, r] == 0).astype(np.float64)
+        elif metric.base == "Rprec":
+            value = _divide(scalars[:, HITS_AT_R], total)
+        else:
+            q = quantities[:, :, column[WHOLE_LIST if metric.k is None else metric.k]]
+            value = _base_value(metric, q, total, n_items, ap_denominator)
+            missed = q[:, MISS]
+        is_empty = emptiness[metric.family in GRADED]
+        if empty == "skip_missed" and missed is not None:
+            # HashNet: only queries with a relevant item retrieved count. Tie-aware: the metric's
+            # expectation over the tie orders that retrieve one, E[M] / P(hits >= 1), as M = 0
+            # whenever hits = 0; NaN where no order retrieves one
+            value = np.where(missed < 1.0, _divide(value, 1.0 - missed), np.nan)
         values[metric.name] = _apply_empty(value, metric, is_empty, empty)
-    return values, int(is_empty.sum())
+    n_empty = int(np.logical_or.reduce([emptiness[m.family in GRADED] for m in metrics]).sum())
+    return values, n_empty
+
+
+def empty_queries(metrics, quantities, scalars):
+    """(binary, graded) boolean masks of the queries that are empty for each kind of metric.
+
+    Binary metrics (AP, P, R, RR, ...) count items with grade >= the relevance level: a query
+    without one is empty for them. Graded metrics (DCG, nDCG, ACG, WAP) take every grade > 0:
+    a query is empty for them when no item has a positive grade, which is when the ideal DCG,
+    the denominator of nDCG, is 0.
+    """
+    binary = scalars[:, TOTAL_RELEVANT] == 0
+    graded = quantities[:, IDCG, 0] == 0  # IDCG at a cutoff >= 1 is 0 iff no positive gain
+    return {False: binary, True: graded}
+
+
+def _base_value(metric, q, total, n_items, ap_denominator):
+    """Value of a metric at a cutoff from the finalizer's quantities ``q`` (n, N_QUANTITIES)."""
+    asked = n_items if metric.k is None else metric.k  # k as asked, for P, F1, ACG
+    effective = np.minimum(asked, n_items)
+    if metric.base == "P":
+        return _divide(q[:, HITS], asked)
+    if metric.base == "R":
+        return _divide(q[:, HITS], total)
+    if metric.base == "F1":
+        return _divide(2.0 * q[:, HITS], asked + total)
+    if metric.base == "ACG":
+        return _divide(q[:, GSUM], asked)
+    if metric.base == "DCG":
+        return q[:, DCG].copy()
+    if metric.base == "nDCG":
+        return _divide(q[:, DCG], q[:, IDCG])
+    if metric.base == "RR":
+        return q[:, RR].copy()
+    # AP, WAP
+    numerator = q[:, AP_NUM if metric.base == "AP" else WAP_NUM]
+    ratio = q[:, AP_RET if metric.base == "AP" else WAP_RET]
+    if ap_denominator == "retrieved":
+        # over the whole list hits@N is fixed: no hypergeometric sum needed
+        return np.where(effective >= n_items, _divide(numerator, q[:, HITS]), ratio)
+    if ap_denominator == "total":
+        return _divide(numerator, total)
+    return _divide(numerator, np.minimum(effective, total))
 
 
 def _apply_empty(value, metric, is_empty, empty):
     if not is_empty.any():
         return value
     value = np.array(value, dtype=np.float64)
-    if empty == "skip":
+    if empty in ("skip", "skip_missed"):
         value[is_empty] = np.nan
     elif empty == "one" and metric.family in UNDEFINED_WHEN_EMPTY:
         value[is_empty] = 1.0

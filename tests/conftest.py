@@ -4,14 +4,33 @@ Profiles: "ci" (default; derandomized, no deadline, modest example counts) and "
 more examples).  Pick one with HYPOTHESIS_PROFILE=dev.
 """
 
+import hashlib
+import importlib.util
 import os
+import pathlib
 import sys
+import tempfile
 
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, os.path.dirname(__file__))  # `import oracle`, `import seed000`, `import helpers`
 # an installed fasttie wins; otherwise the source tree next to tests/
 sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _kernel_cache_dir():
+    """A numba cache folder keyed by a hash of every kernel source. numba checks only the
+    timestamp of a kernel's own file, so an edited callee in another file would leave stale
+    machine code in use; a new folder per source state makes that impossible in the suite."""
+    kernels = pathlib.Path(importlib.util.find_spec("fasttie").origin).parent / "_kernels"
+    digest = hashlib.sha256()
+    for path in sorted(kernels.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return os.path.join(tempfile.gettempdir(), f"fasttie-test-kernels-{digest.hexdigest()[:16]}")
+
+
+# before numba is imported (it reads the variable once); a caller's own choice wins
+os.environ.setdefault("NUMBA_CACHE_DIR", _kernel_cache_dir())
 
 settings.register_profile(
     "ci",

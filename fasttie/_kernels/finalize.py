@@ -12,6 +12,7 @@ Base quantities, per cutoff k (clamped to [1, N]):
     AP_NUM   E[sum_{i<=k} rel_i hits@i / i]        AP_RET   E[AP numerator / hits@k]
     WAP_NUM  E[sum_{i<=k} rel_i CG@i / i]          WAP_RET  E[WAP numerator / hits@k]
     RR       E[1/rank of the first relevant item, 0 past k]
+    MISS     P(hits@k = 0), no relevant item in the top k (HashNet's protocol skips such queries)
 and per query: R (relevant items) and E[hits@R] (R-precision).
 """
 
@@ -20,8 +21,8 @@ import numpy as np
 from ._jit import jit
 from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
 
-HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR = range(9)
-N_QUANTITIES = 9
+HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS = range(10)
+N_QUANTITIES = 10
 TOTAL_RELEVANT, HITS_AT_R = range(2)
 N_SCALARS = 2
 
@@ -40,6 +41,27 @@ def _precision_kernel(n, r, s, prev, dh, lh):
         return alpha * dh
     beta = (r - 1.0) * s / (n * (n - 1.0))
     return alpha * dh + beta * lh
+
+
+@jit
+def _no_relevant_in_first(n, r, j):
+    """P(none of the first j ranks of a tie of n items with r relevant is relevant):
+    C(n - r, j) / C(n, j) = prod_{i<j} (n - r - i) / (n - i) = prod_{i<r} (n - j - i) / (n - i),
+    whichever product is shorter; it stops once the value underflows to 0."""
+    if j > n - r:
+        return 0.0
+    p = 1.0
+    if j <= r:
+        for i in range(j):
+            p *= (n - r - i) / (n - i)
+            if p == 0.0:
+                break
+    else:
+        for i in range(r):
+            p *= (n - j - i) / (n - i)
+            if p == 0.0:
+                break
+    return p
 
 
 @jit
@@ -161,6 +183,7 @@ def finalize_ties(
                 out[RR, kp] = first_relevant_rr(t, n, r, j)
             else:
                 out[RR, kp] = 0.0
+            out[MISS, kp] = 0.0 if hits_prev > 0 else _no_relevant_in_first(n, r, j)
             if need_ratio:
                 ap_ret, wap_ret = _ratio_expectations(
                     t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, wap_prev, weights
