@@ -109,25 +109,6 @@ def _from_trec_eval(name):
     return [name]
 
 
-def _suggest_metric(name):
-    """The closest valid metric name to a misspelt one, keeping its cutoff or radius."""
-    from .metrics import _BASES
-
-    match = re.match(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(.*?)\s*$", name)
-    if not match:
-        return None
-    base, rest = match.groups()
-    if re.match(r"^\(\s*\w*\s*=\s*\d+\s*\)$", rest):  # P(radus=2) -> P(radius=2)
-        radius = re.search(r"\d+", rest).group()
-        close = difflib.get_close_matches(base.lower(), ["p", "r", "precision", "recall"], n=1, cutoff=0.5)
-        return f"{_BASES[close[0]]}(radius={radius})" if close else None
-    close = difflib.get_close_matches(base.lower(), list(_BASES), n=1, cutoff=0.5)
-    if not close:
-        return None
-    suffix = rest if rest.startswith("@") else ""
-    return _BASES[close[0]] + suffix
-
-
 def resolve_metrics(names, *, trec_names=False):
     """Parse metric names from the command line into canonical names.
 
@@ -164,15 +145,9 @@ def resolve_metrics(names, *, trec_names=False):
             try:
                 parsed = parse_metrics(name)
             except ValueError as error:
-                if not str(error).startswith("unknown metric"):
-                    raise UsageError(f"-m/--metric: {error}") from None
-                close = _suggest_metric(name)
-                hint = f"; did you mean {close!r}?" if close else ""
-                raise UsageError(
-                    f"unknown metric {typed!r}{hint} Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, "
-                    "RR, RR@k, Rprec, ACG@k, WAP@k, P(radius=r), R(radius=r); aliases mAP@k, ndcg@k, "
-                    "precision@k, recall@k, mrr; lists P@[1,10]"
-                ) from None
+                if str(error).startswith("unknown metric") and name == typed:
+                    raise UsageError(str(error)) from None
+                raise UsageError(f"-m/--metric: {error}") from None
             out.extend(m.name for m in parsed if m.name not in out)
     return out
 
@@ -210,14 +185,15 @@ def _note(args, text):
 
 
 def _load_relevance_inputs(args):
-    """(query_labels, db_labels, relevance) from --query-labels/--db-labels or --relevance."""
+    """(query_labels, db_labels, relevance, relevance matrix shape or None) from
+    --query-labels/--db-labels or --relevance."""
     from .loaders import load_array, load_relevance
 
     labels = (args.query_labels, args.db_labels)
     if args.relevance is not None:
         if any(x is not None for x in labels):
             raise UsageError("give --query-labels and --db-labels, or --relevance, not both")
-        return None, None, load_relevance(args.relevance)
+        return None, None, *load_relevance(args.relevance)
     if labels[0] is None or labels[1] is None:
         if labels == (None, None):
             raise UsageError(
@@ -229,6 +205,7 @@ def _load_relevance_inputs(args):
     return (
         load_array(args.query_labels, option="--query-labels", default_key="query_labels"),
         load_array(args.db_labels, option="--db-labels", default_key="db_labels"),
+        None,
         None,
     )
 
@@ -247,13 +224,28 @@ def _evaluate_options(args):
     }
 
 
-# the library's argument names in its messages -> the options that set them
-_OPTION_NAMES = re.compile(r"(?<![\w-])(query_labels|db_labels|ap_denominator|n_threads)(?![\w.])")
+# the library's argument names in its messages -> the options that set them, per command
+_EVALUATE_OPTIONS = {
+    "query_labels": "--query-labels", "db_labels": "--db-labels", "ap_denominator": "--ap-denominator",
+    "n_threads": "--threads", "n_bits": "--bits", "relevance": "--relevance",
+}
+_TREC_OPTIONS = {"relevance_level": "-l/--level", "ap_denominator": "--ap-denominator"}
 
 
-def _run_evaluate(args, queries, database, query_labels, db_labels, relevance, metrics):
+def cli_words(message, options=_EVALUATE_OPTIONS):
+    """A library message in the command line's words: ``n_bits`` -> ``--bits`` and so on."""
+    pattern = r"(?<![\w-])(" + "|".join(map(re.escape, options)) + r")(?![\w.(])"
+    return re.sub(pattern, lambda m: options[m.group(1)], message)
+
+
+def _run_evaluate(args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics):
     import fasttie as ft
 
+    if relevance_shape is not None and relevance_shape != (queries.n, database.n):
+        raise UsageError(
+            f"--relevance: the matrix has shape {relevance_shape} but there are {queries.n} queries x "
+            f"{database.n} database codes"
+        )
     try:
         return ft.evaluate(
             queries, database, query_labels, db_labels, relevance=relevance, metrics=metrics,
@@ -261,9 +253,7 @@ def _run_evaluate(args, queries, database, query_labels, db_labels, relevance, m
             **_evaluate_options(args),
         )
     except (ValueError, TypeError) as error:
-        message = _OPTION_NAMES.sub(lambda m: "--" + {"n_threads": "threads"}.get(m.group(1), m.group(1)).replace("_", "-"),
-                                    str(error))
-        raise type(error)(message) from None
+        raise type(error)(cli_words(str(error))) from None
 
 
 def _hashing_metrics(args):
@@ -299,9 +289,9 @@ def _evaluate(args) -> int:
     _check_plot(args)
     queries = _load_codes(args, args.queries, "--queries", "queries")
     database = _load_codes(args, args.database, "--database", "database")
-    query_labels, db_labels, relevance = _load_relevance_inputs(args)
+    query_labels, db_labels, relevance, relevance_shape = _load_relevance_inputs(args)
     started = time.perf_counter()
-    result = _run_evaluate(args, queries, database, query_labels, db_labels, relevance, metrics)
+    result = _run_evaluate(args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics)
     elapsed = time.perf_counter() - started
     if args.json:
         print(json.dumps(result.to_dict(per_query=False)))
@@ -343,10 +333,13 @@ def _trec(args) -> int:
         if not os.path.isfile(path):
             raise UsageError(f"{option}: file not found: {path}")
     level = int(args.level) if float(args.level).is_integer() else args.level
-    result = ft.trec.evaluate(
-        args.qrels, args.run, metrics, ties=args.ties, ap_denominator=args.ap_denominator, gain=args.gain,
-        relevance_level=level, empty=args.empty, complete=args.complete,
-    )
+    try:
+        result = ft.trec.evaluate(
+            args.qrels, args.run, metrics, ties=args.ties, ap_denominator=args.ap_denominator, gain=args.gain,
+            relevance_level=level, empty=args.empty, complete=args.complete,
+        )
+    except (ValueError, TypeError) as error:
+        raise type(error)(cli_words(str(error), _TREC_OPTIONS)) from None
     if args.json:
         print(json.dumps(result.to_dict(per_query=args.per_query)))
     elif args.csv:
@@ -404,19 +397,26 @@ def _compare(args) -> int:
             if not os.path.isfile(path):
                 raise UsageError(f"RESULT: file not found: {path}")
             results[name] = Result.load(path)
+            if args.plot is not None and not results[name].curves:  # before the tests, not after
+                raise UsageError(
+                    f"--plot: {path} has no curves; write it with 'fasttie evaluate ... --per-query "
+                    f"{os.path.splitext(os.path.basename(path))[0]}.json --curves'"
+                )
         metrics = resolve_metrics(args.metrics) if args.metrics else None
     else:
         if args.database is None:
             raise UsageError("--method needs --database (the database all methods are scored on)")
         metrics = _hashing_metrics(args)
         database = _load_codes(args, args.database, "--database", "database")
-        query_labels, db_labels, relevance = _load_relevance_inputs(args)
+        query_labels, db_labels, relevance, relevance_shape = _load_relevance_inputs(args)
         for spec in args.method:
             name, path = _named(spec, "--method")
             if name in results:
                 raise UsageError(f"--method: two methods are named {name!r}")
             queries = _load_codes(args, path, f"--method {name}", "queries")
-            results[name] = _run_evaluate(args, queries, database, query_labels, db_labels, relevance, metrics)
+            results[name] = _run_evaluate(
+                args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics
+            )
     if len(results) < 2:
         raise UsageError(f"compare needs at least two methods, got {len(results)}")
     comparison = compare(

@@ -169,10 +169,14 @@ def pack_codes(
             bad = ~(is_negative | is_zero | (chunk == 1))
             if bad.any():
                 row, col = np.argwhere(bad)[0]
+                value = chunk[row, col]
+                if np.issubdtype(array.dtype, np.integer):
+                    hint = ". If these are packed bytes, call fasttie.pack_codes(x, packed=True, n_bits=...)"
+                else:  # real-valued network outputs (tanh, sigmoid): not yet binary
+                    hint = ". These look like real-valued outputs; binarize them first: np.where(x >= 0, 1, -1)"
                 raise ValueError(
-                    f"{name} must hold ±1, 0/1 or bool values; found {chunk[row, col]!r} at "
-                    f"[{start + row}, {col}]. If these are packed bytes, call "
-                    "fasttie.pack_codes(x, packed=True, n_bits=...)"
+                    f"{name} must hold ±1, 0/1 or bool values; found {value.item()!r} at "
+                    f"[{start + row}, {col}]{hint}"
                 )
             seen_negative |= bool(is_negative.any())
             seen_zero |= bool(is_zero.any())

@@ -10,6 +10,7 @@ with one-line messages naming the option and the fix; the CLI prints them as the
 from __future__ import annotations
 
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -141,6 +142,7 @@ def load_codes(spec: str, *, option: str, default_key: str | None = None, packed
         message = str(error)
         if ". If these are packed bytes" in message:  # the library's hint names its Python call
             message = message.split(". If these are packed bytes")[0] + "; if these are packed bytes, add --packed --bits N"
+        message = re.sub(r"\bn_bits=", "--bits ", message)
         raise type(error)(message if message.startswith(option) else f"{option}: {message}") from None
 
 
@@ -152,9 +154,12 @@ def load_relevance(spec: str, *, option: str = "--relevance"):
 
     Returns
     -------
-    tuple
+    relevance : tuple
         ``(indptr, indices)`` or ``(indptr, indices, grades)``, as :func:`fasttie.evaluate`'s
         ``relevance=`` takes it.
+    shape : tuple of int or None
+        The (n_queries, n_db) shape recorded by ``scipy.sparse.save_npz``, to check against
+        the codes; None for plain ``numpy.savez`` files.
 
     Raises
     ------
@@ -182,9 +187,11 @@ def load_relevance(spec: str, *, option: str = "--relevance"):
     indptr = load_array(f"{path}:indptr", option=option)
     indices = load_array(f"{path}:indices", option=option)
     grades_key = "grades" if "grades" in keys else "data" if "data" in keys else None
-    if grades_key is None:
-        return indptr, indices
-    return indptr, indices, load_array(f"{path}:{grades_key}", option=option)
+    relevance = (indptr, indices) if grades_key is None else (
+        indptr, indices, load_array(f"{path}:{grades_key}", option=option))
+    # scipy.sparse.save_npz records the matrix shape (n_queries, n_db)
+    shape = tuple(int(x) for x in load_array(f"{path}:shape", option=option)) if "shape" in keys else None
+    return relevance, shape
 
 
 def _npz_keys(path, option):

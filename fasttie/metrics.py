@@ -59,14 +59,38 @@ class Metric:
         return f"{self.base}(radius)" if self.radius is not None else self.base
 
 
-def _known_names():
-    return sorted(set(_BASES.values())) + ["AP@k", "nDCG@k", "P@k", "P(radius=r)", "R(radius=r)"]
+KNOWN = (
+    "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Rprec, ACG@k, WAP@k, "
+    "P(radius=r), R(radius=r); aliases mAP@k, ndcg@k, precision@k, recall@k, mrr; lists P@[1,10]"
+)
+MAX_CUTOFF = (1 << 63) - 2  # int64, below the whole-list sentinel
+
+
+def suggest(name):
+    """The closest valid metric name to a misspelt one, keeping its cutoff or radius
+    (``ndgc@10`` -> ``nDCG@10``), or None."""
+    match = re.match(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(.*?)\s*$", name)
+    if not match:
+        return None
+    base, rest = match.groups()
+    if re.match(r"^\(\s*\w*\s*=\s*\d+\s*\)$", rest):  # P(radus=2) -> P(radius=2)
+        radius = re.search(r"\d+", rest).group()
+        close = difflib.get_close_matches(base.lower(), ["p", "r", "precision", "recall"], n=1, cutoff=0.5)
+        return f"{_BASES[close[0]]}(radius={radius})" if close else None
+    close = difflib.get_close_matches(base.lower(), list(_BASES), n=1, cutoff=0.5)
+    if not close:
+        return None
+    return _BASES[close[0]] + (rest if rest.startswith("@") else "")
 
 
 def _unknown(name):
-    close = difflib.get_close_matches(str(name), _known_names() + list(_BASES), n=1, cutoff=0.5)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return ValueError(f"unknown metric {name!r}{hint} Known metrics: {', '.join(_known_names())}")
+    parts = [p.strip() for p in re.split(r"[,;\s]+", name) if p.strip()] if re.search(r"[,;\s]", name.strip()) else []
+    if len(parts) > 1 and not re.search(r"[\[(]", name):
+        hint = f"; give one name per entry, e.g. {parts!r}"  # 'AP,P@10' -> ['AP', 'P@10']
+    else:
+        close = suggest(name)
+        hint = f"; did you mean {close!r}?" if close else ""
+    return ValueError(f"unknown metric {name!r}{hint} {KNOWN}")
 
 
 def _cutoff(text, name):
@@ -78,6 +102,8 @@ def _cutoff(text, name):
         raise ValueError(f"metric {name!r}: cutoff {text!r} is not an integer (use @10, @ALL or @[1,10])") from None
     if k <= 0:
         raise ValueError(f"metric {name!r}: cutoff must be >= 1, got {k}")
+    if k > MAX_CUTOFF:
+        raise ValueError(f"metric {name!r}: cutoff {k} is too large (at most {MAX_CUTOFF}; @ALL means the whole list)")
     return k
 
 
@@ -130,6 +156,7 @@ def _parse_one(name: str) -> list[Metric]:
             raise _unknown(name)
         if radius < 0:
             raise ValueError(f"metric {name!r}: radius must be >= 0")
+        radius = min(radius, MAX_CUTOFF)  # any radius past n_bits holds the whole database
         return [Metric(base, radius=radius)]
     match = _NAME.match(name)
     if not match:

@@ -94,6 +94,9 @@ def make_relevance(rng, n_q, n_db, kind, p_empty=0.2, max_grade=4):
         db_labels = (rng.random((n_db, n_lab)) < p).astype(np.uint8)
         q_labels = (rng.random((n_q, n_lab)) < p).astype(np.uint8)
         q_labels[rng.random(n_q) < p_empty] = 0
+        if n_lab == 1:  # one column is rejected as a likely column of class ids: add an unused label
+            db_labels = np.hstack([db_labels, np.zeros((n_db, 1), np.uint8)])
+            q_labels = np.hstack([q_labels, np.zeros((n_q, 1), np.uint8)])
         kw = dict(query_labels=q_labels, db_labels=db_labels)
         return kw, grades_from_labels(q_labels, db_labels)
     p = rng.uniform(0.15, 0.7)

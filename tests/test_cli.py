@@ -64,6 +64,13 @@ def data(tmp_path_factory):
     indices = np.concatenate([rng.choice(N_DB, s, replace=False) for s in sizes])
     grades = rng.integers(1, 4, len(indices))
     np.savez(folder / "rel.npz", indptr=indptr, indices=indices, grades=grades)
+    # what the conformance review found: tanh outputs, a column of class ids, a scipy matrix
+    # whose shape does not match the codes, a result file without curves
+    np.save(folder / "tanh.npy", np.tanh(rng.standard_normal((N_QUERIES, 64))))
+    np.save(folder / "ql_column.npy", arrays["query_labels"][:, None])
+    np.save(folder / "dl_column.npy", arrays["db_labels"][:, None])
+    np.savez(folder / "rel_wrong_shape.npz", indptr=indptr, indices=indices % (N_DB - 1), data=grades,
+             shape=np.array([N_QUERIES, N_DB - 1]), format=np.array("csr"))
     return {
         "dir": folder, "paths": paths, "arrays": arrays, "multihot": (multihot_q, multihot_db),
         "csr": (indptr, indices, grades),
@@ -304,6 +311,19 @@ def usage_cases(data):
                                  *labels[4:]], "--database"),
         "compare correction": (["compare", "a.json", "b.json", "--correction", "holmes"], "did you mean 'holm'"),
         "demo digits with --db": (["demo", "--dataset", "digits", "--db", "100"], "synthetic only"),
+        "cutoff past int64": (["evaluate", *labels, "-m", "P@99999999999999999999999"],
+                              "'P@99999999999999999999999': cutoff 99999999999999999999999 is too large"),
+        "comma-joined names": (["evaluate", *labels, "-m", "AP,P@10"], "one name per entry, e.g. ['AP', 'P@10']"),
+        "real-valued codes": (["evaluate", "--queries", d / "tanh.npy", *labels[2:]], "np.where(x >= 0, 1, -1)"),
+        "label column": (["evaluate", *labels[:4], "--query-labels", d / "ql_column.npy", "--db-labels",
+                          d / "dl_column.npy"], "--query-labels and --db-labels have one column"),
+        "relevance shape": (["evaluate", *labels[:4], "--relevance", d / "rel_wrong_shape.npz"],
+                            f"--relevance: the matrix has shape ({N_QUERIES}, {N_DB - 1})"),
+        "bits in CLI words": (["evaluate", "--queries", d / "queries_packed.npy", "--packed", "--bits", "60",
+                               *labels[2:]], "--bits 60"),
+        "compare plot without curves": (["compare", d / "one.json", d / "one.json", "--plot", d / "c.png"],
+                                        "has no curves; write it with 'fasttie evaluate ... --per-query one.json --curves'"),
+        "trec level": (["trec", QRELS, RUN, "-l", "0"], "-l/--level must be a positive number"),
         "demo bits": (["demo", "--bits", "48", "--queries", "5", "--db", "20"], "multiple of 64"),
     }
 

@@ -103,7 +103,7 @@ def test_curves_match_metrics():
     assert np.all(np.diff(c["recall_at_n"]) >= 0)
 
 
-@pytest.mark.parametrize("n_labels", [1, 64, 65, 81, 128])
+@pytest.mark.parametrize("n_labels", [2, 64, 65, 81, 128])  # one column is an error (test_errors)
 def test_multihot_grades_count_shared_labels(n_labels):
     rng = np.random.default_rng(n_labels)
     q, db, _, _ = _data(n_bits=8, n_q=4, n_db=40)

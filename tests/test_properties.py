@@ -65,7 +65,7 @@ def problems(draw, max_bits=6, max_db=12, max_q=4):
         ql = np.array(draw(st.lists(st.integers(0, n_cls), min_size=n_q, max_size=n_q)))
         xl = np.array(draw(st.lists(st.integers(0, n_cls - 1), min_size=n_db, max_size=n_db)))
     else:
-        n_lab = draw(st.integers(1, 4))
+        n_lab = draw(st.integers(2, 4))  # one column is rejected (a likely column of class ids)
         ql = np.array(draw(st.lists(st.lists(bits, min_size=n_lab, max_size=n_lab), min_size=n_q, max_size=n_q)))
         xl = np.array(draw(st.lists(st.lists(bits, min_size=n_lab, max_size=n_lab), min_size=n_db, max_size=n_db)))
     fmt = draw(st.sampled_from(CODE_FORMATS))
