@@ -594,8 +594,12 @@ def _add_conventions(parser, *, ties, ap_denominator, gain):
                        help=f"AP@k denominator: relevant retrieved in the top k, R, or min(k, R) (default {ap_denominator})")
     group.add_argument("--gain", default=gain, choices=("exp2", "linear"),
                        help=f"DCG gain: 2^g - 1 or g (default {gain})")
-    group.add_argument("--empty", default="zero", choices=("zero", "skip", "one", "error"),
-                       help="queries without relevant items: score 0, skip (NaN, left out of means), 1, or error (default zero)")
+    hashing = ties != "trec"
+    group.add_argument("--empty", default="zero",
+                       choices=("zero", "skip", "one", "error") + (("skip_missed",) if hashing else ()),
+                       help="queries without relevant items: score 0, skip (NaN, left out of means), 1, or error"
+                       + ("; skip_missed: also skip a metric's queries with no relevant item retrieved in its top k "
+                          "(HashNet's protocol)" if hashing else "") + " (default zero)")
 
 
 def _add_hashing_inputs(parser, *, queries):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .metrics import parse_metrics
 from .result import Result
 
@@ -27,7 +29,7 @@ def _exact(x: float) -> str:
     return "nan" if math.isnan(x) else repr(float(x))
 
 
-def convention(name: str, settings: dict, n_empty: int, n_queries: int) -> str:
+def convention(name: str, settings: dict, n_empty: int, n_queries: int, n_skipped: int | None = None) -> str:
     """The conventions that decide one metric's value, as one line of text.
 
     Parameters
@@ -39,6 +41,8 @@ def convention(name: str, settings: dict, n_empty: int, n_queries: int) -> str:
         results read back from a CSV file: then only the empty-query count is stated.
     n_empty, n_queries : int
         Queries without a relevant item, and all queries.
+    n_skipped : int, optional
+        Queries left out of this metric's mean (NaN), stated for ``empty="skip_missed"``.
 
     Returns
     -------
@@ -64,6 +68,8 @@ def convention(name: str, settings: dict, n_empty: int, n_queries: int) -> str:
         parts.append(f"ties = {settings['ties']}")
     policy = settings.get("empty")
     count = f"{n_empty} of {n_queries} queries without relevant items"
+    if policy == "skip_missed" and n_skipped is not None:
+        count = f"{n_skipped} of {n_queries} queries without a relevant item retrieved, left out"
     parts.append(f"empty = {policy} ({count})" if policy else count)
     return "; ".join(parts)
 
@@ -83,7 +89,9 @@ def format_table(result: Result, *, digits: int = 4) -> str:
         Lines joined by newlines, no trailing newline.
     """
     rows = [
-        (name, _value(value, digits), convention(name, result.settings, result.n_empty, result.n_queries))
+        (name, _value(value, digits), convention(name, result.settings, result.n_empty, result.n_queries,
+                                                     int(np.isnan(result.per_query[name]).sum())
+                                                     if name in result.per_query else None))
         for name, value in result.mean.items()
     ]
     header = ("metric", "value", "convention")
