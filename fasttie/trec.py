@@ -1,18 +1,21 @@
 """TREC qrels and run files: fast columnar readers and trec_eval-compatible evaluation.
 
-Formats (whitespace-separated, one record a line, blank lines skipped):
+Formats (whitespace-separated, one record a line; blank lines and comment lines, whose first
+non-blank character is ``#``, are skipped, as trec_eval 10.0 skips them):
 
 - qrels: ``qid iter docno rel``. The second column is kept as text: diversity qrels (TREC Web
   track, ndeval) put the subtopic there. ``rel`` is an integer grade; negative grades (spam
   judgments) are judged non-relevant.
 - run: ``qid Q0 docno rank score tag``. The ``Q0`` and ``rank`` columns are ignored, as
-  trec_eval does: the ranking comes from the scores alone.
+  trec_eval does: the ranking comes from the scores alone. Text after the tag is ignored
+  (trec_eval reserves it; its test run ``results.trunc`` has some).
 
 The readers parse the file in blocks with numpy (no per-line Python code on well-formed input),
-which makes them several times faster than the usual ``line.split()`` loop. Parsing is strict:
-a wrong number of columns, a grade or score that is not a number, a NaN or infinite score, and
-a duplicate ``(qid, docno)`` pair in a run (``(qid, iter, docno)`` in qrels) raise
-``ValueError`` naming the file and the 1-based line number.
+which makes them several times faster than the usual ``line.split()`` loop. Parsing is strict
+otherwise: a wrong number of columns (fewer than six in a run, other than four in qrels), a
+grade or score that is not a number, a NaN or infinite score, and a duplicate ``(qid, docno)``
+pair in a run (``(qid, iter, docno)`` in qrels) raise ``ValueError`` naming the file and the
+1-based line number.
 
 Rows are stored grouped by query: the unique query ids sorted as strings (``strcmp`` order,
 the order of trec_eval's output), and within a query in file order.
@@ -575,10 +578,14 @@ def _read_blocks(f, block_size):
 class _Block:
     """One block of whole lines, ``source[lo:hi]``, tokenized into n_cols columns.
 
+    Blank lines and comment lines (first non-blank character ``#``, as trec_eval) hold no
+    row. With ``extra_ok``, tokens after the first n_cols of a line are dropped (trec_eval
+    ignores what follows a run line's tag); otherwise a line needs exactly n_cols tokens.
     Token offsets are relative to ``lo``.
     """
 
-    def __init__(self, source: np.ndarray, lo: int, hi: int, line0: int, n_cols: int, path, spec: str):
+    def __init__(self, source: np.ndarray, lo: int, hi: int, line0: int, n_cols: int, path, spec: str,
+                 extra_ok: bool = False):
         self.source, self.lo, self.hi, self.line0, self.path = source, lo, hi, line0, path
         self.row_lines = None  # 0-based line of each row inside the block; None = row i on line i
         body = source[lo:hi]
@@ -593,11 +600,14 @@ class _Block:
                 and np.all(newline[n_cols - 1 :: n_cols])
                 and np.all(sep[1:] - sep[:-1] > 1)
             )
+        # a comment line may have n_cols words: lines opening with '#' (rare) go the general way
+        if fast and (body[0] == 35 or np.any(body[1:][sep[n_cols - 1 : -1 : n_cols]] == 35)):
+            fast = False
         if fast:
             self.n_lines = n_lines
             self.starts, self.ends = None, sep.reshape(n_lines, n_cols)
         else:
-            self.starts, self.ends = self._general(body, space, n_cols, spec)
+            self.starts, self.ends = self._general(body, space, n_cols, spec, extra_ok)
         self.n_rows = len(self.ends)
 
     def _bytes(self, start: int, end: int) -> bytes:
@@ -616,7 +626,7 @@ class _Block:
             np.add(self.ends[:-1, -1], 1, out=starts[1:])
         return starts, ends - starts
 
-    def _general(self, body, space, n_cols, spec):
+    def _general(self, body, space, n_cols, spec, extra_ok):
         token = ~space
         starts = np.flatnonzero(token[1:] & space[:-1]) + 1
         if token[0]:
@@ -626,14 +636,27 @@ class _Block:
         self.n_lines = len(newlines)
         line_of = np.searchsorted(newlines, starts)
         counts = np.bincount(line_of, minlength=len(newlines))
-        bad = np.flatnonzero((counts != 0) & (counts != n_cols))
+        first = np.cumsum(counts) - counts  # each line's first token
+        lines = np.flatnonzero(counts)
+        comments = lines[body[starts[first[lines]]] == 35]  # O(lines): cheap when there are none
+        if comments.size:
+            keep = ~np.isin(line_of, comments)
+            starts, ends, line_of = starts[keep], ends[keep], line_of[keep]
+            counts[comments] = 0
+            first = np.cumsum(counts) - counts
+            lines = np.flatnonzero(counts)
+        bad = np.flatnonzero((counts != 0) & ((counts < n_cols) if extra_ok else (counts != n_cols)))
         if bad.size:
             line = int(bad[0])
+            expected = f"at least {n_cols}" if extra_ok else f"{n_cols}"
             raise ValueError(
-                f"{self.path}, line {self.line0 + line + 1}: expected {n_cols} columns ({spec}), "
+                f"{self.path}, line {self.line0 + line + 1}: expected {expected} columns ({spec}), "
                 f"found {counts[line]}: {self._line_text(newlines, line)!r}"
             )
-        self.row_lines = np.flatnonzero(counts)
+        if extra_ok and counts.max(initial=0) > n_cols:  # keep each line's first n_cols tokens
+            keep = np.arange(len(starts)) - first[line_of] < n_cols
+            starts, ends = starts[keep], ends[keep]
+        self.row_lines = lines
         return starts.reshape(-1, n_cols), ends.reshape(-1, n_cols)
 
     def _line_text(self, newlines, line):
@@ -877,8 +900,8 @@ class _Growing:
         return out
 
 
-def _read(path, n_cols, spec, per_block):
-    """Tokenize a file block by block.
+def _read(path, kind, n_cols, spec, per_block, extra_ok=False):
+    """Tokenize a file block by block (``kind``, "run" or "qrels", names it in errors).
 
     ``per_block(block)`` returns the block's columns and a uint64 hash per row of what must be
     unique within a query (docno, or iteration and docno). Returns the path, the sorted query
@@ -890,7 +913,7 @@ def _read(path, n_cols, spec, per_block):
     segment_ids, segment_lengths, blocks, columns = [], [], [], None
     line0 = 0
     for source, lo, hi in _blocks(path):
-        block = _Block(source, lo, hi, line0, n_cols, path, spec)
+        block = _Block(source, lo, hi, line0, n_cols, path, spec, extra_ok)
         line0 += block.n_lines
         if block.n_rows == 0:
             continue
@@ -907,7 +930,7 @@ def _read(path, n_cols, spec, per_block):
         block.release()
         blocks.append(block)
     if not blocks:
-        raise ValueError(f"{path}: no {spec.split()[0]} lines (the file is empty)")
+        raise ValueError(f"{path}: no {kind} lines (the file is empty, or has only blank and comment lines)")
     query_ids, segment_codes = np.unique(np.concatenate(segment_ids), return_inverse=True)
     segments = _Segments(segment_codes.ravel(), np.concatenate(segment_lengths), len(query_ids))
     *values, keys = [column.result() for column in columns]
@@ -920,7 +943,8 @@ def read_run(path) -> Run:
     Parameters
     ----------
     path : str or os.PathLike
-        The run file: six whitespace-separated columns a line, blank lines skipped, UTF-8.
+        The run file: six whitespace-separated columns a line (more are ignored, as trec_eval
+        ignores them), blank lines and ``#`` comment lines skipped, UTF-8.
 
     Returns
     -------
@@ -930,9 +954,9 @@ def read_run(path) -> Run:
     Raises
     ------
     ValueError
-        Naming the file and the 1-based line: a line without exactly six columns, a score that
+        Naming the file and the 1-based line: a line with fewer than six columns, a score that
         is not a decimal number, a NaN or infinite score, a duplicate document for a query, or
-        an empty file.
+        no data line at all (an empty file).
     OSError
         When the file cannot be read.
 
@@ -962,7 +986,8 @@ def read_run(path) -> Run:
         pieces = (_Text(block.code_points(docno_mat, docno_len, "document id")), hashes, _parse_floats(block, 4, "score"))
         return pieces, hashes.copy()
 
-    path, query_ids, segments, (docno, hashes, score), keys, lines = _read(path, 6, "qid Q0 docno rank score tag", per_block)
+    path, query_ids, segments, (docno, hashes, score), keys, lines = _read(
+        path, "run", 6, "qid Q0 docno rank score tag", per_block, extra_ok=True)
     _raise_duplicate(keys, docno, None, query_ids, segments.query_of, lines, "line", "run", path=path)
     del keys
     docno, score, hashes = segments.regroup(docno, score, hashes)
@@ -975,7 +1000,9 @@ def read_qrels(path) -> Qrels:
     Parameters
     ----------
     path : str or os.PathLike
-        The qrels file: four whitespace-separated columns a line, blank lines skipped, UTF-8.
+        The qrels file: four whitespace-separated columns a line, blank lines and comment lines
+        (first non-blank character ``#``, as in trec_eval's ``qrels.test.with-comments``)
+        skipped, UTF-8.
 
     Returns
     -------
@@ -988,7 +1015,8 @@ def read_qrels(path) -> Qrels:
     ValueError
         Naming the file and the 1-based line: a line without exactly four columns, a grade
         that is not an integer, a document judged twice for one query with the same second
-        column, or an empty file. (One document judged under several subtopics is fine.)
+        column, or no data line at all (an empty file). (One document judged under several
+        subtopics is fine.)
 
     Examples
     --------
@@ -1012,7 +1040,8 @@ def read_qrels(path) -> Qrels:
         )
         return pieces, hashes + _byte_matrix_hash(iter_mat) * _ITER_KEY
 
-    path, query_ids, segments, (docno, hashes, rel, iteration), keys, lines = _read(path, 4, "qid iter docno rel", per_block)
+    path, query_ids, segments, (docno, hashes, rel, iteration), keys, lines = _read(
+        path, "qrels", 4, "qid iter docno rel", per_block)
     _raise_duplicate(keys, docno, iteration, query_ids, segments.query_of, lines, "line", "qrels", path=path)
     del keys
     docno, rel, iteration, hashes = segments.regroup(docno, rel, iteration, hashes)

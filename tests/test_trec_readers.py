@@ -39,19 +39,21 @@ def write(tmp_path, name, text, mode="w"):
 
 
 def reference_run(text):
-    """{qid: {docno: score}} with a plain split() loop (blank lines skipped)."""
+    """{qid: {docno: score}} with a plain split() loop, as trec_eval reads runs: blank lines
+    and comment lines (first non-blank character '#') skipped, columns after the tag ignored."""
     out = {}
     for line in text.splitlines():
         fields = line.split()
-        if fields:
-            qid, _, docno, _, score, _ = fields
+        if fields and not fields[0].startswith("#"):
+            qid, _, docno, _, score, _ = fields[:6]
             out.setdefault(qid, {})[docno] = float(score)
     return out
 
 
 def reference_qrels(text):
-    """[(qid, iteration, docno, rel)] in file order."""
-    return [(f[0], f[1], f[2], int(f[3])) for f in (line.split() for line in text.splitlines()) if f]
+    """[(qid, iteration, docno, rel)] in file order (blank and comment lines skipped)."""
+    rows = (line.split() for line in text.splitlines())
+    return [(f[0], f[1], f[2], int(f[3])) for f in rows if f and not f[0].startswith("#")]
 
 
 def random_run_text(rng, n_queries=20, max_docs=30, messy=False):
@@ -187,6 +189,91 @@ def test_file_edges(tmp_path):
     assert qrels.to_dict() == {"q1": {"d1": 1}}
 
 
+# --------------------------------------------------------------------------------------------
+# what trec_eval 10.0 accepts beyond the plain format: '#' comment lines (its test file
+# qrels.test.with-comments) and text after a run line's tag (its test file results.trunc)
+
+QRELS_WITH_COMMENTS = (
+    "# comment here\n"
+    "301 0 CR93E-10279 0\n"
+    "# and comment here\n"        # four words: the shape of a qrels line
+    "# and another\n"             # consecutive comments (trec_eval's qrels loop skips one, then
+                                  # parses the next line as data: an error, or a qid '#')
+    "301 0 CR93E-1282 1\n"
+    "   # indented comment\n"
+    "301 0 CR#93E-1860 2\n"       # '#' inside a docno is data
+    "302 #iter d1 1\n"            # ... and so is a column opening with '#'
+    "#no space after the hash\n"
+    "302 0 d2 3\n"
+    "# last line, no newline"
+)
+
+
+@pytest.mark.parametrize("block", [None, 23, 64])
+def test_qrels_comment_lines_are_skipped(tmp_path, monkeypatch, block):
+    if block:  # comments cut by block boundaries, alone in a block, first in a block
+        monkeypatch.setattr(trec, "_BLOCK", block)
+    qrels = trec.read_qrels(write(tmp_path, "q.txt", QRELS_WITH_COMMENTS))
+    rows = [(q, i, d, r) for q, docno, rel, iteration in qrels.items()
+            for d, r, i in zip(docno.tolist(), rel.tolist(), iteration.tolist())]
+    assert rows == reference_qrels(QRELS_WITH_COMMENTS) == [
+        ("301", "0", "CR93E-10279", 0), ("301", "0", "CR93E-1282", 1), ("301", "0", "CR#93E-1860", 2),
+        ("302", "#iter", "d1", 1), ("302", "0", "d2", 3),
+    ]
+    # line numbers count the comment lines
+    bad = QRELS_WITH_COMMENTS.replace("302 0 d2 3", "302 0 d2 x")
+    with pytest.raises(ValueError, match=r"q2.txt, line 10: relevance 'x' is not an integer"):
+        trec.read_qrels(write(tmp_path, "q2.txt", bad))
+
+
+def test_comment_lines_on_the_fast_path(tmp_path):
+    """Single-spaced files take the reader's fast path, which must still see a comment line
+    that has exactly as many words as a data line."""
+    lines = [f"q{i % 3} 0 d{i} {i % 4}" for i in range(200)]
+    lines[0] = "# a b c"
+    lines[77] = "#a b c d"
+    text = "\n".join(lines) + "\n"
+    path = write(tmp_path, "q.txt", text)
+    qrels = trec.read_qrels(path)
+    expected = {}
+    for q, _, d, r in reference_qrels(text):
+        expected.setdefault(q, {})[d] = r
+    assert qrels.to_dict() == expected and len(qrels) == 198
+    run_lines = [f"q{i % 3} Q0 d{i} {i} {-i} t" for i in range(200)]
+    run_lines[0], run_lines[150] = "# a b c d e", "#a b c d e f"
+    run = trec.read_run(write(tmp_path, "r.txt", "\n".join(run_lines) + "\n"))
+    assert run.to_dict() == reference_run("\n".join(run_lines)) and len(run) == 198
+    run_lines[151] = "q1 Q0 d151 151 x t"
+    with pytest.raises(ValueError, match=r"r2.txt, line 152: score 'x' is not a number"):
+        trec.read_run(write(tmp_path, "r2.txt", "\n".join(run_lines) + "\n"))
+
+
+RUN_WITH_EXTRAS = (
+    "301\tQ0\tFBIS3-27619\t99\t  2.138276\tSTANDARD more junk at\n"
+    "303\tQ0\tFT941-17652\t99\t  1.857372\tSTANDARD end of lines.\n"
+    "301\tQ0\tFBIS3-2934\t98\t  2.139655\tSTANDARD reserved for \n"
+    "# a comment, as trec_eval allows in runs\n"
+    "301\tQ0\tFBIS3-25796\t97\t  2.143418\tSTANDARD\n"
+    "303 Q0 FT934-4015 97 1.875063 STANDARD 1 2 3 nan # x y z\n"
+)
+
+
+@pytest.mark.parametrize("block", [None, 17, 50])
+def test_run_columns_after_the_tag_are_ignored(tmp_path, monkeypatch, block):
+    if block:
+        monkeypatch.setattr(trec, "_BLOCK", block)
+    run = trec.read_run(write(tmp_path, "r.txt", RUN_WITH_EXTRAS))
+    assert run.to_dict() == reference_run(RUN_WITH_EXTRAS) == {
+        "301": {"FBIS3-27619": 2.138276, "FBIS3-2934": 2.139655, "FBIS3-25796": 2.143418},
+        "303": {"FT941-17652": 1.857372, "FT934-4015": 1.875063},
+    }
+    assert run.name == "STANDARD"
+    # every line with extra columns (no line of the plain shape): same rows
+    extra = "".join(f"q Q0 d{i} {i} {1 / (i + 1)!r} tag x{i}\n" for i in range(300))
+    run = trec.read_run(write(tmp_path, "r2.txt", extra))
+    assert run.to_dict() == reference_run(extra) and len(run) == 300
+
+
 def test_non_ascii_ids(tmp_path):
     text = "q\u00e9 Q0 d\u00f6c 1 1.0 t\nq\u00e9 Q0 \u6587\u66f8 2 0.5 t\nq1 Q0 plain 1 0.1 t\n"
     run = trec.read_run(write(tmp_path, "r.txt", text))
@@ -247,8 +334,10 @@ def test_grades_parse(tmp_path):
 
 
 RUN_ERRORS = [
-    ("q Q0 d1 1 1.0 t\nq Q0 d2 2 1.0\n", 2, r"expected 6 columns .* found 5: 'q Q0 d2 2 1.0'"),
-    ("q Q0 d1 1 1.0 t\n\n\nq Q0 d2 2 1.0 t extra\n", 4, r"expected 6 columns .* found 7"),
+    ("q Q0 d1 1 1.0 t\nq Q0 d2 2 1.0\n", 2, r"expected at least 6 columns .* found 5: 'q Q0 d2 2 1.0'"),
+    ("q Q0 d1 1 1.0 t extra\n\n# note\nq Q0 d2 2 1.0\n", 4, r"expected at least 6 columns .* found 5"),
+    ("# a run\nq Q0 d1 1 1.0 t\nq Q0 d2 #2 1.0 t\nq\n", 4, r"expected at least 6 columns .* found 1: 'q'"),
+    ("q Q0 d1 1 1.0 t\nq Q0 d2 2 1.0 t # a note\n q Q0 d3 3 # t\n", 3, r"score '#' is not a number"),
     ("q Q0 d1 1 1.0 t\nq Q0 d2 2 abc t\n", 2, r"score 'abc' is not a number"),
     ("q Q0 d1 1 1.0 t\nq Q0 d2 2 1.0.0 t\n", 2, r"score '1.0.0' is not a number"),
     ("q Q0 d1 1 1_0 t\n", 1, r"score '1_0' is not a number"),
@@ -268,6 +357,11 @@ def test_run_errors_name_file_and_line(tmp_path, text, line, message):
 
 QRELS_ERRORS = [
     ("q 0 d1 1\nq 0 d2\n", 2, r"expected 4 columns \(qid iter docno rel\), found 3"),
+    # trec_eval rejects a fifth column of qrels (only runs may have more): so does fasttie
+    ("q 0 d1 1\nq 0 d2 1 x\n", 2, r"expected 4 columns \(qid iter docno rel\), found 5: 'q 0 d2 1 x'"),
+    ("# judged by x\nq 0 d1 1\n\n# note\nq 0 d2 1 # note\n", 5, r"expected 4 columns .* found 6"),
+    ("#\n#\nq 0 d1 1\nq 0 d2 #1\n", 4, r"relevance '#1' is not an integer"),
+    ("q 0 d1 1\nq 0 #d1 1\nq 0 #d1 2\n", 3, r"duplicate document '#d1' for query 'q' .*first seen on line 2"),
     ("q 0 d1 1\nq 0 d2 1.5\n", 2, r"relevance '1.5' is not an integer"),
     ("q 0 d1 1\nq 0 d2 high\n", 2, r"relevance 'high' is not an integer"),
     ("q 0 d1 1\nq 0 d2 1\nq 0 d1 0\n", 3, r"duplicate document 'd1' for query 'q' and iteration '0'.*first seen on line 1"),
@@ -286,7 +380,8 @@ def test_error_lines_in_later_blocks(tmp_path, monkeypatch):
     good = "".join(f"q{i % 7} Q0 d{i} {i} {i / 3:.5f} tag\n" for i in range(500))
     monkeypatch.setattr(trec, "_BLOCK", 97)
     cases = [
-        (good + "\n" * 3 + "q1 Q0 x 1 2 tag extra\n", 504, "expected 6 columns"),
+        (good + "\n" * 3 + "q1 Q0 x 1 2\n", 504, "expected at least 6 columns"),
+        (good + "# a comment\n#\n" + good.replace(" d", " e") + "q1 Q0 x 1 2\n", 1003, "expected at least 6 columns"),
         (good + "q1 Q0 x 1 zz tag\n" + good.replace(" d", " e"), 501, "score 'zz'"),
         (good + "q3 Q0 d10 1 0 tag\n", 501, "duplicate document 'd10' for query 'q3'.*first seen on line 11"),
         (good[: good.index("q0 Q0 d350")] + "\r\n\r\n" + good[good.index("q0 Q0 d350"):] + "q3 Q0 d101 1 0 tag\n", 503,
@@ -299,10 +394,12 @@ def test_error_lines_in_later_blocks(tmp_path, monkeypatch):
 
 
 def test_empty_and_invalid_files(tmp_path):
-    for content in (b"", b"\n\n  \n"):
+    for content in (b"", b"\n\n  \n", b"# only\n  # comments\n\n"):
         path = write(tmp_path, "empty.run", content, "wb")
-        with pytest.raises(ValueError, match=r"empty"):
+        with pytest.raises(ValueError, match=rf"^{path}: no run lines \(the file is empty"):
             trec.read_run(path)
+        with pytest.raises(ValueError, match=rf"^{path}: no qrels lines \(the file is empty"):
+            trec.read_qrels(path)
     path = write(tmp_path, "latin1.run", "q Q0 d1 1 1 t\nq Q0 caf\xe9 2 1 t\n".encode("latin-1"), "wb")
     with pytest.raises(ValueError, match=rf"^{path}, line 2: document id is not valid UTF-8"):
         trec.read_run(path)

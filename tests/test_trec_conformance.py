@@ -1,0 +1,264 @@
+"""Conformance with trec_eval 10.0 on trec_eval's own test files.
+
+Data: ``<repository>/../shared/peers-data/trec_eval/`` (see its PROVENANCE.md), read in place and
+never copied into the repository; the module skips when the folder is absent. It holds the
+qrels and runs of trec_eval's ``make quicktest``, the outputs quicktest diffs against
+(``out.test*``, ``out.comment.test``, gzipped), and ``trec_eval_ref.json.gz``: trec_eval's
+per-query and ``all`` values printed with ``%.17g`` for 12 configurations. The files are
+gzipped and fasttie reads plain files, so each is decompressed once into pytest's temporary
+folder.
+
+Checked, for every measure below, every query and ``all``:
+
+* ``fasttie.trec.evaluate`` against the json, within 1e-12 (trec_eval sums in double in its
+  own order, so the last bits may differ);
+* ``fasttie trec ... --csv`` (full precision) against the json, within 1e-12;
+* ``fasttie trec``'s printed table against the ``out.*`` files, at their 4 decimals, as text.
+
+trec_eval measure -> fasttie metric: ``map`` AP, ``map_cut_k`` AP@k, ``P_k`` P@k,
+``recall_k`` R@k, ``ndcg`` nDCG, ``ndcg_cut_k`` nDCG@k, ``recip_rank`` RR, ``Rprec`` Rprec
+(the trec_eval names ``fasttie trec -m`` accepts), and ``set_P`` P, ``set_recall`` R,
+``set_F`` F1 (fasttie's metrics without a cutoff; set_F with trec_eval's default beta 1).
+Options: ``-q`` per query, ``-c`` complete=True, ``-lL`` relevance_level=L (binary measures
+only: trec_eval's nDCG uses every grade, and so does fasttie's).
+
+Not compared, because fasttie has no such measure: num_q, num_ret, num_rel, num_rel_ret,
+num_nonrel_judged_ret, gm_map, gm_bpref, bpref, infAP, iprec_at_recall_*, 11pt_avg,
+Rprec_mult_*, utility, binG, G, ndcg_rel, Rndcg, relative_P_*, success_*, set_map,
+set_relative_P, rbp, rbp_resid, unj_*, runid, relstring, and ``ndcg_1=3,2=9,4=4.5`` of
+out.test.meas_params (nDCG with custom gains per grade). Every configuration uses only options fasttie
+has; one that used another (-M, -J, -R, -Z, ...) would be skipped, naming the option.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import fasttie as ft
+from fasttie import cli
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "peers-data" / "trec_eval"
+pytestmark = pytest.mark.skipif(
+    not (DATA / "trec_eval_ref.json.gz").is_file(),
+    reason=f"trec_eval 10.0 reference data not found in {DATA} (read in place, not part of the repository)",
+)
+TOLERANCE = 1e-12
+
+# trec_eval measure -> fasttie metric
+_PLAIN = {"map": "AP", "ndcg": "nDCG", "recip_rank": "RR", "Rprec": "Rprec",
+          "set_P": "P", "set_recall": "R", "set_F": "F1"}
+_CUTOFF = re.compile(r"^(map_cut|ndcg_cut|P|recall)_(\d+)$")
+_CUTOFF_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "recall": "R"}
+# measures fasttie does not compute (see the module docstring), with any parameters trec_eval
+# prints after a "_" (success_5, utility_2,-1,0,0)
+NOT_IN_FASTTIE = (
+    "num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "gm_map", "gm_bpref", "bpref",
+    "infAP", "iprec_at_recall", "11pt_avg", "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg",
+    "relative_P", "success", "set_map", "set_relative_P", "rbp", "rbp_resid", "unj", "runid", "relstring",
+)
+CUSTOM_GAINS = "ndcg_1=3,2=9,4=4.5"  # out.test.meas_params' -mndcg.1=3,2=9,4=4.5
+
+CONFIGS = ["base", "base_extra", "with_comments", "comment", "comment_extra", "comment_l2", "comment_l3_c",
+           "trunc_c", "rel_level_l2", "rel_level_l1", "rel_level_l3", "q302", "meas_params"]
+
+# out file, qrels, run, fasttie trec options; the comments give the trec_eval command of
+# `make quicktest` that the file is the expected output of (the json's configurations are the
+# same commands, which the full-precision tests check)
+OUTPUTS = [
+    ("out.test", "qrels.test", "results.test", []),  # trec_eval qrels.test results.test
+    ("out.test", "qrels.test.with-comments", "results.test", []),  # same output with comments
+    ("out.test.a", "qrels.test", "results.test", []),  # -m all_trec
+    ("out.test.aq", "qrels.test", "results.test", ["-q"]),  # -m all_trec -q
+    ("out.test.aqc", "qrels.test", "results.trunc", ["-q", "-c"]),  # -m all_trec -q -c
+    ("out.test.aql", "qrels.rel_level", "results.test", ["-q", "-l", "2"]),  # -m all_trec -mrelstring.20 -q -l2
+    # -q -m P.5,7,3 -m recall.20,2000 -mndcg_cut.10,20,23.4 (cutoff 23) -msuccess.2,5,20 and measures
+    # fasttie lacks (iprec_at_recall, Rprec_mult, utility, 11pt_avg, ndcg with custom gains)
+    ("out.test.meas_params", "qrels.test", "results.test", ["-q"]),
+    ("out.comment.test", "qrels.comment.test", "results.comment.test", []),  # docnos with '#'
+]
+
+
+def fasttie_name(measure):
+    """The fasttie metric of a trec_eval measure, or None when fasttie has none."""
+    if measure in _PLAIN:
+        return _PLAIN[measure]
+    match = _CUTOFF.match(measure)
+    return f"{_CUTOFF_BASE[match.group(1)]}@{match.group(2)}" if match else None
+
+
+def cli_name(measure):
+    """What to pass to ``fasttie trec -m``: trec_eval's own name where the command maps it."""
+    return fasttie_name(measure) if measure.startswith("set_") else measure
+
+
+def not_in_fasttie(measure):
+    return measure == CUSTOM_GAINS or any(measure == n or measure.startswith(n + "_") for n in NOT_IN_FASTTIE)
+
+
+def trec_eval_options(args):
+    """fasttie.trec.evaluate keywords for trec_eval's arguments (``-m`` only picks measures, and
+    the json lists every measure printed); skips the test on an option fasttie lacks."""
+    options = {"complete": False, "relevance_level": 1}
+    args = iter(args)
+    for arg in args:
+        if arg == "-q":
+            continue
+        if arg == "-c":
+            options["complete"] = True
+        elif arg.startswith("-l"):
+            options["relevance_level"] = int(arg[2:] or next(args))
+        elif arg.startswith("-m"):
+            if arg == "-m":
+                next(args)
+        else:
+            pytest.skip(f"trec_eval option {arg} has no fasttie equivalent")
+    return options
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with gzip.open(DATA / "trec_eval_ref.json.gz", "rt") as f:
+        return json.load(f)["configs"]
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """Path of the decompressed copy (in a temporary folder) of one of the data files."""
+    folder = tmp_path_factory.mktemp("trec_eval")
+
+    def get(name):
+        path = folder / name
+        if not path.exists():
+            with gzip.open(DATA / f"{name}.gz", "rb") as src, open(path, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        return str(path)
+
+    return get
+
+
+def measures_of(config):
+    """The configuration's measures fasttie computes: {trec_eval name: fasttie name}."""
+    return {m: fasttie_name(m) for m in config["values"] if fasttie_name(m)}
+
+
+def mismatches(config, got):
+    """Values of ``got`` ({(measure, qid): value}) missing or further than TOLERANCE from
+    trec_eval's, and the number compared."""
+    bad, n = [], 0
+    for measure in measures_of(config):
+        for qid, expected in config["values"][measure].items():
+            value = got.get((measure, qid))
+            n += 1
+            if value is None or not abs(value - expected) <= TOLERANCE:
+                bad.append(f"{measure} {qid}: fasttie {value!r}, trec_eval {expected!r}")
+    return bad, n
+
+
+def run_cli(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the data
+
+
+def test_every_configuration_and_measure_is_accounted_for(reference):
+    assert sorted(reference) == sorted(CONFIGS)
+    for name, config in reference.items():
+        for measure in config["values"]:
+            assert bool(fasttie_name(measure)) != not_in_fasttie(measure), (name, measure)
+        assert measures_of(config), name
+
+
+def test_reader_reads_trec_eval_test_files_as_trec_eval(plain):
+    """qrels.test.with-comments is qrels.test plus '#' comment lines, and one docno with '#'
+    in it (data, not a comment); results.trunc has text after the tag on some lines."""
+    base = ft.trec.read_qrels(plain("qrels.test"))
+    commented = ft.trec.read_qrels(plain("qrels.test.with-comments"))
+    expected = base.to_dict()
+    expected["301"] = {("CR#93E-1860" if d == "CR93E-1860" else d): r for d, r in expected["301"].items()}
+    assert commented.to_dict() == expected and len(commented) == len(base)
+    run = ft.trec.read_run(plain("results.trunc"))
+    with open(plain("results.trunc")) as f:
+        lines = [line.split() for line in f if line.strip()]
+    assert sum(len(fields) > 6 for fields in lines) == 5
+    expected = {}
+    for qid, _, docno, _, score, *_ in lines:
+        expected.setdefault(qid, {})[docno] = float(score)
+    assert run.to_dict() == expected and len(run) == len(lines) == 584 and run.name == "STANDARD"
+
+
+# --------------------------------------------------------------------------------------------
+# full precision: trec_eval_ref.json
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_library_matches_trec_eval(reference, plain, name):
+    config = reference[name]
+    options = trec_eval_options(config["trec_eval_args"])
+    measures = measures_of(config)
+    result = ft.trec.evaluate(plain(config["qrels"]), plain(config["run"]), list(measures.values()), **options)
+    assert result.query_ids == sorted(q for q in config["values"][next(iter(measures))] if q != "all")
+    got = {}
+    for measure, metric in measures.items():
+        got.update({(measure, q): v for q, v in zip(result.query_ids, result.per_query[metric].tolist())})
+        got[(measure, "all")] = result.mean[metric]
+    bad, n = mismatches(config, got)
+    assert n == len(measures) * (len(result.query_ids) + 1)
+    assert not bad, f"{len(bad)} of {n} values differ from trec_eval:\n" + "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_cli_matches_trec_eval(reference, plain, capsys, name):
+    config = reference[name]
+    options = trec_eval_options(config["trec_eval_args"])
+    measures = measures_of(config)
+    argv = ["trec", plain(config["qrels"]), plain(config["run"]), "-m", *map(cli_name, measures), "-q", "--csv",
+            "-l", options["relevance_level"], *(["-c"] if options["complete"] else [])]
+    lines = run_cli(capsys, *argv).strip().splitlines()
+    assert lines[0] == "measure,query,value"
+    back = {metric: measure for measure, metric in measures.items()}
+    got = {}
+    for line in lines[1:]:
+        metric, qid, value = line.split(",")
+        got[(back[metric], qid)] = float(value)
+    bad, n = mismatches(config, got)
+    assert n == len(got)  # nothing printed that trec_eval did not print
+    assert not bad, f"{len(bad)} of {n} values differ from trec_eval:\n" + "\n".join(bad[:20])
+
+
+# --------------------------------------------------------------------------------------------
+# printed precision: the out.* files of trec_eval's quicktest
+
+
+def parse_out(text):
+    """{(measure, qid): value as printed} of trec_eval-style lines ``measure \\t qid \\t value``."""
+    values = {}
+    for line in text.strip().splitlines():
+        measure, qid, value = line.split("\t")
+        values[(measure.strip(), qid)] = value
+    return values
+
+
+@pytest.mark.parametrize("out_file, qrels, run, options", OUTPUTS, ids=[f"{o[0]}-{o[1]}" for o in OUTPUTS])
+def test_cli_prints_trec_eval_output(plain, capsys, out_file, qrels, run, options):
+    with gzip.open(DATA / f"{out_file}.gz", "rt") as f:
+        printed = parse_out(f.read())
+    assert all(bool(fasttie_name(m)) != not_in_fasttie(m) for m, _ in printed), "a measure missing from NOT_IN_FASTTIE"
+    expected = {key: value for key, value in printed.items() if fasttie_name(key[0])}
+    measures = sorted({measure for measure, _ in expected})
+    out = run_cli(capsys, "trec", plain(qrels), plain(run), "-m", *map(cli_name, measures), *options)
+    back = {fasttie_name(m): m for m in measures}
+    got = {(back[metric], qid): value for (metric, qid), value in parse_out(out).items()}
+    assert got.keys() == expected.keys()
+    bad = [f"{m} {q}: fasttie {got[(m, q)]}, trec_eval {v}" for (m, q), v in expected.items() if got[(m, q)] != v]
+    assert not bad, f"{len(bad)} of {len(expected)} printed values differ from {out_file}:\n" + "\n".join(bad[:20])
