@@ -3,7 +3,7 @@
 For one query, the database is ranked by Hamming distance; items at equal distance form a
 *tie*, and ties come in ascending distance.  The tie-aware ("average") value of a metric is
 the exact mean of the plain, fixed-order metric over every ordering that permutes items inside
-each tie.  This module enumerates those orderings (no closed form of TIES.md is used anywhere)
+each tie.  This module enumerates those orderings (no closed form of docs/ties.md is used anywhere)
 and averages the plain metric in exact rational arithmetic.
 
 Enumeration

@@ -1,4 +1,4 @@
-"""Numerical accuracy of the closed forms' primitives and of deep, wide ties (TIES.md section 3),
+"""Numerical accuracy of the closed forms' primitives and of deep, wide ties (docs/ties.md, section 7),
 against 40-digit mpmath and scipy."""
 
 from fractions import Fraction
@@ -75,7 +75,7 @@ def _finalize(ties, cutoffs, gains=(0.0, 1.0)):
 
 
 def mp_ap_numerator(ties, k):
-    """E[sum rel_i hits@i / i] over the top k, by the TIES.md kernel in 40-digit arithmetic."""
+    """E[sum rel_i hits@i / i] over the top k, by the precision kernel of docs/ties.md in 40-digit arithmetic."""
     total, t, hits = mpmath.mpf(0), 0, 0
     for n, r in ties:
         j = min(n, k - t)

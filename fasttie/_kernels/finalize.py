@@ -1,7 +1,7 @@
 """Closed-form finalizer: one query's sequence of ties -> every base quantity at every cutoff.
 
 A query reaches this as a sequence of ties in rank order, each with n items, r relevant, grade
-sum S and gain sum G. The average over orderings inside ties follows TIES.md section 2; a fixed
+sum S and gain sum G. The average over orderings inside ties follows docs/ties.md; a fixed
 order (optimistic, pessimistic, stable) is the same walk over ties in which every tie is
 homogeneous (all items of one grade), where the expectation is the fixed value. Both front
 doors (Hamming buckets, sorted scores) end here.
@@ -29,7 +29,7 @@ N_SCALARS = 2
 
 @jit
 def _precision_kernel(n, r, s, prev, dh, lh):
-    """E[sum over the tie's first j ranks of rel * cumulative / rank] (TIES.md 2.3).
+    """E[sum over the tie's first j ranks of rel * cumulative / rank] (docs/ties.md, section 4).
 
     The tie holds n items, r relevant with grade sum s (all float64); ``prev`` is the
     cumulative count (AP) or grade (WAP) before the tie; dh, lh the harmonic sums of (t, j).
@@ -68,7 +68,7 @@ def _no_relevant_in_first(n, r, j):
 def _ratio_expectations(t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, wap_prev, weights):
     """E[AP numerator / hits@k] and E[WAP numerator / hits@k], k cutting a tie after j ranks.
 
-    Conditions on X = relevant items among the tie's first j ranks (hypergeometric, TIES 2.4c).
+    Conditions on X = relevant items among the tie's first j ranks (hypergeometric, docs/ties.md section 5).
     """
     if r == 0:
         if hits_prev == 0:

@@ -1,4 +1,4 @@
-"""Numerically stable primitives of the closed forms (TIES.md section 3).
+"""Numerically stable primitives of the closed forms (docs/ties.md, section 7).
 
 * ``harmonic_diff(t, j)`` = H(t+j) - H(t) with relative accuracy at any depth t;
 * ``shifted_harmonic(t, j)`` = sum_{p=1..j} (p-1)/(t+p), kept apart from the harmonic part so
