@@ -518,6 +518,15 @@ def _demo(args) -> int:
     return 0
 
 
+def _warmup(args) -> int:
+    from .warmup import warmup
+
+    started = time.perf_counter()
+    seconds = warmup(progress=None if args.quiet else lambda name, t: print(f"{name:<28} {t:6.2f} s", flush=True))
+    print(f"fasttie warmup: {len(seconds)} calls in {time.perf_counter() - started:.1f} s; kernels cached")
+    return 0
+
+
 def _info(args) -> int:
     import platform
 
@@ -534,9 +543,17 @@ def _info(args) -> int:
     print(f"fasttie {fasttie.__version__}")
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, numba {numba.__version__}, llvmlite {llvmlite.__version__}")
     print(f"cpu {llvm.get_host_cpu_name()}, features used: {', '.join(used) or 'none (software popcount)'}")
-    print(f"threads {numba.get_num_threads()} of {numba.config.NUMBA_NUM_THREADS}, threading layer {numba.config.THREADING_LAYER}")
+    from fasttie.parallel import available_threads
+
+    print(f"threads per call {available_threads()} (FASTTIE_NUM_THREADS or usable CPUs; serial nogil kernels on a "
+          "thread pool)")
     where = numba.config.CACHE_DIR or f"beside the package ({os.path.join(os.path.dirname(fasttie.__file__), '**', '__pycache__')})"
     print(f"compile cache: {where}" + ("" if CACHE else " (off: FASTTIE_NO_CACHE)"))
+    from fasttie.warmup import cache_status
+
+    states = cache_status()
+    print("kernels: " + ", ".join(f"{door} {state}" for door, state in states.items())
+          + ("" if set(states.values()) == {"cached"} else " ('fasttie warmup' compiles and caches them all)"))
     optional = []
     for module, purpose in (("matplotlib", "plots"), ("pandas", "Result.to_frame"), ("scipy", "compare t-test"),
                             ("sklearn", "demo --dataset digits"), ("tqdm", "progress bars")):
@@ -777,8 +794,15 @@ examples:
     demo.set_defaults(handler=_demo)
 
     info = sub.add_parser("info", help="versions, threads, CPU features and the compile cache",
-                          description="Versions, threads, CPU features used and the compile cache directory.")
+                          description="Versions, threads, CPU features used, the compile cache directory and "
+                                      "which front doors' kernels are cached.")
     info.set_defaults(handler=_info)
+
+    warm = sub.add_parser("warmup", help="compile and cache every kernel once (for images and clusters)",
+                          description="Call every front door in every tie mode on tiny data, so that numba compiles "
+                                      "and caches every kernel now rather than on a user's first call.")
+    warm.add_argument("--quiet", action="store_true", help="print only the summary line")
+    warm.set_defaults(handler=_warmup)
     for subparser in sub.choices.values():
         subparser.set_defaults(parser=subparser)
     return parser

@@ -15,7 +15,8 @@ import re
 import numpy as np
 
 from ._kernels.alpha_ndcg import alpha_dcg_queries, first_duplicate, pack_subtopics
-from .scoring import default_threads, group_sizes, read_only, threads
+from .parallel import resolve_threads, run_blocks
+from .scoring import group_sizes, read_only
 
 __all__ = ["alpha_ndcg"]
 
@@ -72,7 +73,7 @@ def alpha_ndcg(
         (pyndeval and ir_measures sort by score, then docno ascending). The last two need
         ``doc_ids``.
     n_threads : int, optional
-        Threads for this call (restored afterwards); results do not depend on it.
+        Threads for this call (see :mod:`fasttie.parallel`); results do not depend on it.
 
     Returns
     -------
@@ -183,7 +184,7 @@ def _subtopic_masks(y_true):
     """(n, n_words) uint64 bit masks of a validated 2-D bool matrix (bit j of word w = column 64 w + j)."""
     n, n_subtopics = y_true.shape
     masks = np.empty((n, max(1, -(-n_subtopics // 64))), dtype=np.uint64)
-    pack_subtopics(read_only(y_true.view(np.uint8)), masks)
+    pack_subtopics(read_only(y_true.view(np.uint8)), masks, 0, n)
     return masks
 
 
@@ -269,11 +270,12 @@ def _alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids
     discount = 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
     dcg = np.empty((len(sizes), len(cutoffs)))
     idcg = np.empty((len(sizes), len(cutoffs)))
-    with threads(default_threads(n_threads, int(min(cutoffs[-1], 64)) * n)):
-        alpha_dcg_queries(
-            read_only(_subtopic_masks(y_true)), read_only(y_pred), read_only(run_keys), read_only(ideal_keys),
-            read_only(offsets), read_only(cutoffs), alpha, read_only(discount), dcg, idcg,
-        )
+    arrays = [read_only(a) for a in (_subtopic_masks(y_true), y_pred, run_keys, ideal_keys, offsets, cutoffs)]
+    discount = read_only(discount)
+    run_blocks(
+        lambda lo, hi: alpha_dcg_queries(*arrays, alpha, discount, dcg, idcg, lo, hi),
+        len(sizes), resolve_threads(n_threads, int(min(cutoffs[-1], 64)) * n),
+    )
     return dcg, idcg, sizes, columns
 
 

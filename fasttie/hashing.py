@@ -6,7 +6,6 @@ import math
 import sys
 import time
 
-import numba
 import numpy as np
 
 from . import _kernels
@@ -14,15 +13,14 @@ from ._kernels.class_sort import sort_by_class
 from ._kernels.hamming_ties import (
     AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_stable,
 )
-from ._kernels.histogram import _hist_multihot, _hist_segments, _move_relevant
+from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
 from ._kernels.knn import knn, radius_counts, radius_fill
 from .codes import pack_codes
 from .metrics import Metric, parse_metrics
 from .result import Result
 from .relevance import make_relevance
-from .scoring import (
-    check_options, cutoff_list, default_threads, discount_table, gain_table, metric_values, read_only, threads,
-)
+from .parallel import resolve_threads, run_blocks
+from .scoring import check_options, cutoff_list, discount_table, gain_table, metric_values, read_only
 
 __all__ = ["evaluate", "search"]
 
@@ -113,9 +111,10 @@ def evaluate(
         without a cutoff and Rprec). Under ties its value is the metric's average over the tie
         orders that retrieve one, E[M@k] / P(hits@k >= 1); NaN where none does.
     n_threads : int, optional
-        Threads for this call (default: numba's current setting, or one thread for calls of
-        under 2**20 code pairs, where waking threads costs more than it saves). Results are
-        bitwise identical for any thread count.
+        Threads for this call (default: ``FASTTIE_NUM_THREADS`` or the usable CPUs, and one
+        thread for calls of under 2**20 code pairs, where waking threads costs more than it
+        saves; see :mod:`fasttie.parallel`). Results are bitwise identical for any thread
+        count, and several Python threads may call evaluate at once.
     curves : bool or sequence of int, default False
         Also compute mean curves into ``Result.curves``: precision and recall within every
         Hamming radius 0..n_bits (``radius``, ``precision_by_radius``, ``recall_by_radius``),
@@ -176,15 +175,15 @@ def evaluate(
     curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
 
-    with threads(default_threads(n_threads, n_queries * n_db)):
-        bar, block = _progress_bar(progress, n_queries, n_db, db_codes.words.shape[1], numba.get_num_threads())
-        try:
-            per_query, n_empty = _evaluate_chunks(
-                query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty, bar, block
-            )
-        finally:
-            if bar is not None:
-                bar.close()
+    n_threads = resolve_threads(n_threads, n_queries * n_db)
+    bar, block = _progress_bar(progress, n_queries, n_db, db_codes.words.shape[1], n_threads)
+    try:
+        per_query, n_empty = _evaluate_chunks(
+            query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty, n_threads, bar, block
+        )
+    finally:
+        if bar is not None:
+            bar.close()
     mean = {}
     for metric in all_metrics:
         values = per_query[metric.name]
@@ -255,18 +254,24 @@ def progress_block(n_db, n_words, n_threads):
 
 
 def _evaluate_chunks(
-    query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty, bar=None, block=None
+    query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty, n_threads, bar=None, block=None
 ):
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     cutoffs = cutoff_list(metrics)
     need_ratio = ap_denominator == "retrieved" and any(
         m.base in ("AP", "WAP") and m.k is not None and m.k < n_db for m in metrics
     )
-    discount = discount_table(int(min(cutoffs[-1], n_db)))
-    gains = gain_table(gain, spec.n_grades)
+    discount = _ro(discount_table(int(min(cutoffs[-1], n_db))))
+    gains = _ro(gain_table(gain, spec.n_grades))
+    cutoffs = _ro(cutoffs)
+    db_labels, db_label_words = _ro(spec.db_labels), _ro(spec.db_label_words)
 
     db_words = _ro(db_codes.words)
-    if spec.kind == "class":
+    if spec.kind == "class" and ties == "stable":
+        # the stable pass reads the database in index order: no class-sorted copy, and each
+        # query's relevant count (its scratch size) is its class size
+        class_sizes = np.bincount(spec.db_labels, minlength=int(spec.query_labels.max()) + 1)
+    elif spec.kind == "class":
         # each query's relevant items must be one contiguous segment of the database: a
         # database already ordered by class is used as it is, otherwise a class-sorted copy
         n_classes = int(max(spec.query_labels.max(), spec.db_labels.max())) + 1
@@ -290,28 +295,47 @@ def _evaluate_chunks(
         rows = spec.rows(start, stop)
         query_words = _ro(query_codes.words[start:stop])
         hist = np.zeros((stop - start, n_bits + 1, spec.n_grades), dtype=np.int64)
-        if spec.kind == "class":
-            _hist_segments(query_words, hist_db_words, _ro(segments[rows.query_labels]), n_bits, hist)
-        elif spec.kind == "multihot":
-            _hist_multihot(query_words, db_words, _ro(rows.query_label_words), _ro(spec.db_label_words), n_bits, hist)
-        else:
-            no_segments = _ro(np.zeros((stop - start, 2), dtype=np.int64))
-            _hist_segments(query_words, db_words, no_segments, n_bits, hist)
-            _move_relevant(query_words, db_words, _ro(rows.indptr), _ro(rows.indices), _ro(rows.grades), hist)
         quantities = np.empty((stop - start, _kernels.finalize.N_QUANTITIES, len(cutoffs)))
         scalars = np.empty((stop - start, _kernels.finalize.N_SCALARS))
-        if ties == "stable":
-            finalize_stable(
-                query_words, db_words, _KIND[spec.kind], _ro(rows.query_labels), _ro(spec.db_labels),
-                _ro(rows.query_label_words), _ro(spec.db_label_words), _ro(rows.indptr),
-                _ro(rows.indices), _ro(rows.grades), _ro(hist), _ro(gains), _ro(cutoffs),
-                _ro(discount), need_ratio, quantities, scalars,
-            )
-        else:
+        query_labels, label_words = _ro(rows.query_labels), _ro(rows.query_label_words)
+        indptr, indices, grades = _ro(rows.indptr), _ro(rows.indices), _ro(rows.grades)
+        if spec.kind == "class" and ties != "stable":
+            rel_segments = _ro(segments[rows.query_labels])
+        elif spec.kind == "listed":
+            rel_segments = _ro(np.zeros((stop - start, 2), dtype=np.int64))  # no segment: all grade 0
+
+        if ties == "stable":  # each query's number of relevant items sizes its scratch arrays
+            if spec.kind == "class":
+                n_relevant = class_sizes[rows.query_labels].astype(np.int64)
+            elif spec.kind == "listed":
+                n_relevant = np.diff(indptr)
+            else:  # multi-hot: counted by a histogram pass, block by block
+                n_relevant = np.zeros(stop - start, dtype=np.int64)
+
+        def block_pass(lo, hi):
+            """Histograms, then base quantities, of the chunk's queries lo..hi-1 (one thread)."""
+            if ties == "stable":
+                if spec.kind == "multihot":
+                    hist_multihot(query_words, db_words, label_words, db_label_words, n_bits, hist, lo, hi)
+                    n_relevant[lo:hi] = hist[lo:hi, :, 1:].sum(axis=(1, 2))
+                finalize_stable(
+                    query_words, db_words, _KIND[spec.kind], query_labels, db_labels, label_words,
+                    db_label_words, indptr, indices, grades, n_relevant, hist, gains, cutoffs, discount, quantities,
+                    scalars, lo, hi,
+                )
+                return
+            if spec.kind == "class":
+                hist_segments(query_words, hist_db_words, rel_segments, n_bits, hist, lo, hi)
+            elif spec.kind == "multihot":
+                hist_multihot(query_words, db_words, label_words, db_label_words, n_bits, hist, lo, hi)
+            else:
+                hist_segments(query_words, db_words, rel_segments, n_bits, hist, lo, hi)
+                move_relevant(query_words, db_words, indptr, indices, grades, hist, lo, hi)
             finalize_histograms(
-                _ro(hist), _ro(gains), _TIE_MODES[ties], _ro(cutoffs), _ro(discount), need_ratio,
-                quantities, scalars,
+                hist, gains, _TIE_MODES[ties], cutoffs, discount, need_ratio, quantities, scalars, lo, hi
             )
+
+        run_blocks(block_pass, stop - start, n_threads, granule=2)
         values, chunk_empty = metric_values(
             metrics, quantities, scalars, cutoffs, n_db, ap_denominator, empty, hist=hist
         )
@@ -372,21 +396,25 @@ def search(queries, database, k=None, *, radius=None, n_threads=None):
     if (k is None) == (radius is None):
         raise ValueError("give exactly one of k (nearest neighbours) and radius (range search)")
     query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
-    with threads(default_threads(n_threads, query_codes.n * db_codes.n)):
-        if k is not None:
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= db_codes.n:
-                raise ValueError(f"k must be an integer in [1, n_db={db_codes.n}], got {k!r}")
-            ids = np.empty((query_codes.n, int(k)), dtype=np.int64)
-            distances = np.empty((query_codes.n, int(k)), dtype=np.int32)
-            knn(query_words, db_words, db_codes.n_bits, int(k), ids, distances)
-            return ids, distances
-        if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or radius < 0:
-            raise ValueError(f"radius must be an integer >= 0, got {radius!r}")
-        radius = int(min(radius, db_codes.n_bits))
-        counts = np.zeros((query_codes.n, radius + 1), dtype=np.int64)
-        radius_counts(query_words, db_words, radius, counts)
-        offsets = np.concatenate([[0], np.cumsum(counts.sum(axis=1))]).astype(np.int64)
-        ids = np.empty(offsets[-1], dtype=np.int64)
-        distances = np.empty(offsets[-1], dtype=np.int32)
-        radius_fill(query_words, db_words, radius, _ro(counts), _ro(offsets), ids, distances)
-        return ids, distances, offsets
+    n_queries, n_bits = query_codes.n, db_codes.n_bits
+    n_threads = resolve_threads(n_threads, n_queries * db_codes.n)
+    if k is not None:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= db_codes.n:
+            raise ValueError(f"k must be an integer in [1, n_db={db_codes.n}], got {k!r}")
+        ids = np.empty((n_queries, int(k)), dtype=np.int64)
+        distances = np.empty((n_queries, int(k)), dtype=np.int32)
+        run_blocks(lambda lo, hi: knn(query_words, db_words, n_bits, int(k), ids, distances, lo, hi),
+                   n_queries, n_threads)
+        return ids, distances
+    if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or radius < 0:
+        raise ValueError(f"radius must be an integer >= 0, got {radius!r}")
+    radius = int(min(radius, n_bits))
+    counts = np.zeros((n_queries, radius + 1), dtype=np.int64)
+    run_blocks(lambda lo, hi: radius_counts(query_words, db_words, radius, counts, lo, hi), n_queries, n_threads)
+    offsets = np.concatenate([[0], np.cumsum(counts.sum(axis=1))]).astype(np.int64)
+    ids = np.empty(offsets[-1], dtype=np.int64)
+    distances = np.empty(offsets[-1], dtype=np.int32)
+    counts, offsets_ro = _ro(counts), _ro(offsets)
+    run_blocks(lambda lo, hi: radius_fill(query_words, db_words, radius, counts, offsets_ro, ids, distances, lo, hi),
+               n_queries, n_threads)
+    return ids, distances, offsets

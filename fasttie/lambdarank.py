@@ -8,7 +8,8 @@ import numbers
 import numpy as np
 
 from ._kernels.lambdarank import lambdarank_queries
-from .scoring import default_threads, group_sizes, read_only, threads
+from .parallel import resolve_threads, run_blocks
+from .scoring import group_sizes, read_only
 
 __all__ = ["lambdarank"]
 
@@ -81,8 +82,8 @@ def lambdarank(
         (n_queries,), or one per row (n,) constant within each query (LightGBM passes row
         weights). With a 2-D input, one per row of the matrix.
     n_threads : int, optional
-        Threads for this call (default: numba's setting; one thread for tiny inputs). The
-        result does not depend on it.
+        Threads for this call (default: see :mod:`fasttie.parallel`; one thread for tiny
+        inputs). The result does not depend on it.
 
     Returns
     -------
@@ -162,12 +163,14 @@ def lambdarank(
     lambdas = np.empty(len(labels))
     hessians = np.empty(len(labels))
     pairs = int((sizes * np.minimum(sizes, k_pairs)).sum())
-    with threads(default_threads(n_threads, 4 * pairs)):
-        lambdarank_queries(
-            read_only(offsets), read_only(y_pred), read_only(labels), read_only(gain_table), read_only(discount),
-            read_only(query_weights),
-            sigma, k_pairs, k_ideal, bool(damp_score_gap), bool(rescale), hessian_scale, lambdas, hessians,
-        )
+    arrays = [read_only(a) for a in (offsets, y_pred, labels, gain_table, discount, query_weights)]
+    run_blocks(
+        lambda lo, hi: lambdarank_queries(
+            *arrays, sigma, k_pairs, k_ideal, bool(damp_score_gap), bool(rescale), hessian_scale, lambdas, hessians,
+            lo, hi,
+        ),
+        len(sizes), resolve_threads(n_threads, 4 * pairs),
+    )
     return lambdas.reshape(shape), hessians.reshape(shape)
 
 

@@ -10,7 +10,8 @@ from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
 from .metrics import parse_metrics
 from .result import Result
-from .scoring import check_options, cutoff_list, default_threads, discount_table, group_sizes, metric_values, read_only, threads
+from .parallel import resolve_threads, run_blocks
+from .scoring import check_options, cutoff_list, discount_table, group_sizes, metric_values, read_only
 
 __all__ = ["rank_evaluate"]
 
@@ -79,6 +80,7 @@ def rank_evaluate(
         relevance_level, as trec_eval's ``-l``. The graded metrics (DCG, nDCG, ACG) use every
         grade, fractional ones too, as trec_eval and scikit-learn.
     n_threads : int, optional
+        Threads for this call (see :mod:`fasttie.parallel`); results do not depend on it.
     doc_ids : array_like, optional
         Document id per row (strings or integers), for ``ties="trec"``.
     unretrieved : sequence of array_like, optional
@@ -129,12 +131,16 @@ def rank_evaluate(
     need_ratio = ap_denominator == "retrieved" and any(m.base == "AP" and m.k is not None for m in parsed)
     quantities = np.empty((n_queries, N_QUANTITIES, len(cutoffs)))
     scalars = np.empty((n_queries, N_SCALARS))
-    with threads(default_threads(n_threads, 16 * len(y_true))):
-        finalize_rankings(
-            _ro(offsets), _ro(y_pred), _ro(y_true), _ro(gains), _ro(keys), float(relevance_level),
-            _TIE_MODES[ties], _ro(extra_offsets), _ro(extra_grades), _ro(extra_gains), _ro(extra_relevant), _ro(cutoffs),
-            _ro(discount), need_ratio, quantities, scalars,
-        )
+    arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, keys)]
+    extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant)]
+    cutoffs, discount = _ro(cutoffs), _ro(discount)
+    run_blocks(
+        lambda lo, hi: finalize_rankings(
+            *arrays, float(relevance_level), _TIE_MODES[ties], *extras, cutoffs, discount, need_ratio, quantities,
+            scalars, lo, hi,
+        ),
+        n_queries, resolve_threads(n_threads, 16 * len(y_true)),
+    )
     per_query, n_empty = metric_values(parsed, quantities, scalars, cutoffs, sizes, ap_denominator, empty)
     if empty == "error" and n_empty:
         raise ValueError(

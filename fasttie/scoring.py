@@ -7,9 +7,6 @@ divides by the right denominators and applies the empty-query policy.
 
 from __future__ import annotations
 
-import contextlib
-
-import numba
 import numpy as np
 
 from ._kernels.finalize import (
@@ -51,9 +48,6 @@ def check_options(*, ties, tie_modes, **options):
             raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
-SMALL_WORK = 1 << 20  # units of work (code pairs, ranked rows x 16) below which one thread is faster
-
-
 def group_sizes(group, n) -> np.ndarray:
     """Validated int64 query sizes (LightGBM / XGBoost ``group``) of ``n`` consecutive rows;
     ``group=None`` is one query of all rows."""
@@ -67,31 +61,6 @@ def group_sizes(group, n) -> np.ndarray:
     if sizes.sum() != n:
         raise ValueError(f"group sizes sum to {int(sizes.sum())} but y_true has {n} rows")
     return sizes.astype(np.int64)
-
-
-def default_threads(n_threads, work):
-    """One thread for tiny calls (benchmark loops, tests), where waking threads costs more than
-    it saves, unless the caller chose; results do not depend on it."""
-    return 1 if n_threads is None and work < SMALL_WORK else n_threads
-
-
-@contextlib.contextmanager
-def threads(n_threads):
-    """Run the block with numba using n_threads threads (restored afterwards)."""
-    if n_threads is None:
-        yield
-        return
-    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
-        raise TypeError(f"n_threads must be an integer or None, got {n_threads!r}")
-    limit = numba.config.NUMBA_NUM_THREADS
-    if not 1 <= n_threads <= limit:
-        raise ValueError(f"n_threads must be in [1, {limit}] (NUMBA_NUM_THREADS), got {n_threads}")
-    previous = numba.get_num_threads()
-    numba.set_num_threads(int(n_threads))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
 
 
 def discount_table(n: int) -> np.ndarray:

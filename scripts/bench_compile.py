@@ -1,21 +1,20 @@
-"""Cold compile time and warm-from-cache first call of fasttie.evaluate() and rank_evaluate().
+"""First-call cost of every front door: cold (empty numba cache) and warm (from the cache).
 
-    python scripts/bench_compile.py [--keep-cache] [--asm]
+    python scripts/bench_compile.py [--repeat N] [--asm] [--skip-demo]
 
-Runs fresh Python subprocesses that share one new, empty ``NUMBA_CACHE_DIR``:
+Each measurement runs in a fresh Python process with its own ``NUMBA_CACHE_DIR``:
 
-1. cold:  empty cache -> ``import fasttie`` and the first ``evaluate`` on tiny data compile
-          every kernel they touch (and write the cache);
-2. warm:  same cache dir, new process -> the first call loads the compiled kernels from disk;
-3. (for reference) cold again with ``FASTTIE_NO_CACHE=1``: what a user pays every time if
-   caching is switched off.
+1. per front door, cold: an empty cache, ``import fasttie`` and one first call on tiny data
+   (wall seconds and CPU seconds of the call, compile included);
+2. per front door, warm: a second fresh process on that cache; the first call's time over the
+   same call repeated in that process (what loading the cache adds);
+3. all 13 call variants (front doors x tie modes) cold, one after the other in one process;
+4. the README's first command, ``fasttie demo``, cold and warm (whole process wall time).
 
-Inside each process it also times a second identical call (the steady-state cost of a tiny
-call, the per-call overhead), a call at another width (256 bits) and with int32 labels and
-another thread count: none of these should compile again if the facade coerces to one signature.
-Ratios are against the fastest of 5 further identical calls in the same process.  ``--asm`` then compiles once
-more without cache and counts ``popcnt`` / ``vpopcnt`` instructions in every kernel's assembly
-(inspect_asm is empty for kernels loaded from cache) and the number of signatures per kernel.
+Wall times on a 2-core machine shared with other work are noisy: ``--repeat`` takes the
+minimum of N runs. ``--asm`` compiles once more without a cache and counts ``popcnt`` /
+``vpopcnt`` in every kernel's assembly (``inspect_asm`` is empty for kernels loaded from the
+cache) and lists kernels with more than one signature.
 """
 
 from __future__ import annotations
@@ -32,217 +31,181 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-CHILD = r"""
-import json, time
-t0 = time.perf_counter()
+SETUP = r"""
+import json, sys, time
 import numpy as np
-t_np = time.perf_counter()
+t = time.perf_counter()
 import fasttie as ft
-t_import = time.perf_counter() - t_np
+import_s = time.perf_counter() - t
+rng = np.random.default_rng(0)
+q = rng.integers(0, 2, (10, 64)).astype(bool); db = rng.integers(0, 2, (1000, 64)).astype(bool)
+ql = rng.integers(0, 10, 10); dl = rng.integers(0, 10, 1000)
+sizes = np.array([400, 600]); y_true = rng.integers(0, 5, 1000).astype(float); y_pred = rng.integers(0, 20, 1000) / 4.0
+docs = np.array([f"d{i}" for i in range(1000)])
+subtopics = rng.integers(0, 2, (1000, 4))
+M = ("AP", "AP@1000", "nDCG@1000", "P@1000")
+R = ("AP", "nDCG@10", "P@10", "RR")
+import os, tempfile
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "qrels"), "w") as f:
+    f.writelines(f"q{i % 7} 0 d{i} {i % 3}\n" for i in range(300))
+with open(os.path.join(folder, "run"), "w") as f:
+    f.writelines(f"q{i % 7} Q0 d{i} {i} {i % 17} t\n" for i in range(600))
+"""
 
-def data(n_q, n_db, n_bits, seed, label_dtype=np.int64):
-    rng = np.random.default_rng(seed)
-    q = rng.integers(0, 2, size=(n_q, n_bits)).astype(bool)
-    db = rng.integers(0, 2, size=(n_db, n_bits)).astype(bool)
-    ql = rng.integers(0, 10, size=n_q).astype(label_dtype)
-    dl = rng.integers(0, 10, size=n_db).astype(label_dtype)
-    return q, db, ql, dl
+VARIANTS = {
+    "evaluate average": "ft.evaluate(q, db, ql, dl, metrics=M)",
+    "evaluate stable": "ft.evaluate(q, db, ql, dl, metrics=M, ties='stable')",
+    "evaluate optimistic": "ft.evaluate(q, db, ql, dl, metrics=M, ties='optimistic')",
+    "evaluate pessimistic": "ft.evaluate(q, db, ql, dl, metrics=M, ties='pessimistic')",
+    "search": "ft.search(q, db, 10)",
+    "rank_evaluate average": "ft.rank_evaluate(y_true, y_pred, sizes, metrics=R)",
+    "rank_evaluate stable": "ft.rank_evaluate(y_true, y_pred, sizes, metrics=R, ties='stable')",
+    "rank_evaluate optimistic": "ft.rank_evaluate(y_true, y_pred, sizes, metrics=R, ties='optimistic')",
+    "rank_evaluate pessimistic": "ft.rank_evaluate(y_true, y_pred, sizes, metrics=R, ties='pessimistic')",
+    "rank_evaluate trec": "ft.rank_evaluate(y_true, y_pred, sizes, metrics=R, ties='trec', doc_ids=docs)",
+    "trec.evaluate": "ft.trec.evaluate(os.path.join(folder, 'qrels'), os.path.join(folder, 'run'), R)",
+    "lambdarank": "ft.lambdarank(y_true, y_pred, sizes)",
+    "alpha_ndcg": "ft.alpha_ndcg(subtopics, y_pred, sizes, k=[5, 20])",
+}
+# the front doors timed on their own (one per public function, plus stable mode)
+FRONT_DOORS = ["evaluate average", "evaluate stable", "search", "rank_evaluate average", "trec.evaluate",
+               "lambdarank", "alpha_ndcg"]
 
-METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000")
-out = {"import_s": t_import}
-
-def timed(name, args, **kw):
-    t = time.perf_counter()
-    try:
-        ft.evaluate(*args, metrics=METRICS, **kw)
-    except Exception as exc:  # an option not implemented yet must not hide the other timings
-        out[name] = None
-        out.setdefault("errors", {})[name] = repr(exc)[:200]
-        return
-    out[name] = time.perf_counter() - t
-
-d64 = data(10, 1000, 64, 0)
-timed("first_call_s", d64)
-timed("second_call_s", d64)
-steady = []
-for _ in range(5):
-    timed("_steady", d64)
-    steady.append(out.pop("_steady"))
-out["warm_min_s"] = min(steady)  # reference for the ratios (tiny calls are noisy on a busy machine)
-timed("first_call_256bits_s", data(10, 1000, 256, 1))
-timed("first_call_int32_labels_s", data(10, 1000, 64, 2, np.int32))
-timed("first_call_1_thread_s", d64, n_threads=1)
-timed("first_call_ties_stable_s", d64, ties="stable")
-
-def timed_rank(name, **kw):
-    rng = np.random.default_rng(3)
-    t = time.perf_counter()
-    ft.rank_evaluate(rng.integers(0, 5, 1000), rng.integers(0, 20, 1000) / 4.0, group=[400, 600],
-                     metrics=("AP", "nDCG@10", "P@10", "RR"), **kw)
-    out[name] = time.perf_counter() - t
-
-timed_rank("first_rank_call_s")
-timed_rank("second_rank_call_s")
-timed_rank("first_rank_stable_s", ties="stable")
-out["process_s"] = time.perf_counter() - t0
+TIMED = SETUP + r"""
+out = {"import_s": import_s}
+for name, code in json.loads(sys.argv[1]).items():
+    wall, cpu = time.perf_counter(), time.process_time()
+    eval(code)
+    out[name] = {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}
+    again = []
+    for _ in range(3):
+        t = time.perf_counter()
+        eval(code)
+        again.append(time.perf_counter() - t)
+    out[name]["again"] = min(again)
 print("RESULT " + json.dumps(out))
 """
 
-
-ASM_CHILD = r"""
+ASM = r"""
 import importlib, json, pkgutil, re
-import numpy as np
-import numba
+import numpy as np, numba
 import fasttie as ft
-import fasttie._kernels as kernels_pkg
-
+import fasttie._kernels as kernels
 rng = np.random.default_rng(0)
 for n_bits in (64, 128, 256):
-    q = rng.integers(0, 2, size=(10, n_bits)).astype(bool)
-    db = rng.integers(0, 2, size=(1000, n_bits)).astype(bool)
-    ft.evaluate(q, db, rng.integers(0, 10, 10), rng.integers(0, 10, 1000),
-                metrics=("AP", "AP@1000", "nDCG@1000", "P@1000"))
+    q = rng.integers(0, 2, (10, n_bits)).astype(bool); db = rng.integers(0, 2, (1000, n_bits)).astype(bool)
+    ft.evaluate(q, db, rng.integers(0, 10, 10), rng.integers(0, 10, 1000), metrics=("AP", "AP@1000", "nDCG@1000", "P@1000"))
 rows = []
-for info in pkgutil.iter_modules(kernels_pkg.__path__):
-    mod = importlib.import_module(f"fasttie._kernels.{info.name}")
-    for name, obj in vars(mod).items():
-        if not isinstance(obj, numba.core.registry.CPUDispatcher) or obj.__module__ != mod.__name__:
-            continue
-        if not obj.signatures:
-            continue
-        row = {"kernel": f"{info.name}.{name}", "n_signatures": len(obj.signatures),
-               "popcnt": 0, "vpopcnt": 0, "asm_lines": 0,
-               "signatures": [", ".join(str(t) for t in sig) for sig in obj.signatures]}
-        for sig in obj.signatures:
-            asm = obj.inspect_asm(sig)
-            row["popcnt"] += len(re.findall(r"\spopcnt[lq]?\s", asm))
-            row["vpopcnt"] += len(re.findall(r"\svpopcnt[bwdq]\s", asm))
-            row["asm_lines"] += asm.count(chr(10))
-        rows.append(row)
+for info in pkgutil.iter_modules(kernels.__path__):
+    module = importlib.import_module(f"fasttie._kernels.{info.name}")
+    for name, obj in vars(module).items():
+        if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.__module__ == module.__name__ and obj.signatures:
+            asm = "".join(obj.inspect_asm(sig) for sig in obj.signatures)
+            rows.append({"kernel": f"{info.name}.{name}", "signatures": len(obj.signatures),
+                         "popcnt": len(re.findall(r"\spopcnt[lq]?\s", asm)),
+                         "vpopcnt": len(re.findall(r"\svpopcnt[bwdq]\s", asm))})
 print("RESULT " + json.dumps(rows))
 """
 
 
-def asm_report() -> None:
-    """Compile without cache, count popcnt / vpopcnt in every compiled fasttie kernel."""
-    env = dict(os.environ, FASTTIE_NO_CACHE="1")
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, "-c", ASM_CHILD], cwd=str(REPO), env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        print("asm check failed:\n" + proc.stderr[-2000:])
-        return
-    rows = json.loads([x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1][len("RESULT "):])
-    print()
-    print("== assembly of the kernels compiled by evaluate() at 64/128/256 bits (FASTTIE_NO_CACHE=1) ==")
-    print("   (popcnt / vpopcnt / asm lines summed over a kernel's signatures; vpopcnt needs AVX-512 VPOPCNTDQ)")
-    print(f"{'kernel':<40} {'signatures':>10} {'popcnt':>7} {'vpopcnt':>8} {'asm lines':>10}")
-    for r in rows:
-        print(f"{r['kernel']:<40} {r['n_signatures']:>10} {r['popcnt']:>7} {r['vpopcnt']:>8} {r['asm_lines']:>10}")
-    multi = [r for r in rows if r["n_signatures"] > 1]
-    if multi:
-        print("kernels with more than one signature (each one is compiled and cached separately):")
-        for r in multi:
-            print(f"   {r['kernel']}: " + " | ".join(f"({x})" for x in r["signatures"]))
-
-
-def run_child(cache_dir: str, no_cache: bool = False) -> tuple[dict, float]:
-    env = dict(os.environ)
+def _env(cache_dir, **extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "FASTTIE_NO_CACHE")}
     env["NUMBA_CACHE_DIR"] = cache_dir
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("FASTTIE_NO_CACHE", None)
-    if no_cache:
-        env["FASTTIE_NO_CACHE"] = "1"
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", CHILD], cwd=str(REPO), env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    env.update(extra)
+    return env
+
+
+def _child(code, cache_dir, *args, **extra):
+    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=str(REPO), env=_env(cache_dir, **extra),
+                          capture_output=True, text=True)
     if proc.returncode != 0:
-        sys.stderr.write(proc.stdout + proc.stderr)
-        raise SystemExit(f"child process failed with exit code {proc.returncode}")
+        raise SystemExit(f"child failed:\n{proc.stdout}{proc.stderr}")
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1]
-    return json.loads(line[len("RESULT "):]), wall
+    return json.loads(line[len("RESULT "):])
 
 
-def cache_files(cache_dir: str) -> int:
-    return sum(1 for p in Path(cache_dir).rglob("*") if p.suffix in (".nbi", ".nbc"))
+def _timed(variants, cache_dir):
+    return _child(TIMED, cache_dir, json.dumps({name: VARIANTS[name] for name in variants}))
+
+
+def _demo_wall(cache_dir):
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "fasttie", "demo"], cwd=str(REPO), env=_env(cache_dir),
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"fasttie demo failed:\n{proc.stderr}")
+    return time.perf_counter() - t
+
+
+def _best(runs, key, field):
+    return min(r[key][field] for r in runs)
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--keep-cache", action="store_true", help="do not delete the temporary cache dir")
-    p.add_argument("--asm", action="store_true", help="also count popcnt/vpopcnt in the compiled kernels")
-    args = p.parse_args(argv)
-    print("command: python scripts/bench_compile.py" + (" --keep-cache" if args.keep_cache else "")
-          + (" --asm" if args.asm else ""))
-    print(f"python {sys.version.split()[0]}; tiny data: 10 queries x 1000 db, 64 bits, 4 metrics")
-
-    cache_dir = tempfile.mkdtemp(prefix="fasttie_numba_cache_")
-    try:
-        runs = []
-        cold, cold_wall = run_child(cache_dir)
-        n_files = cache_files(cache_dir)
-        runs.append(("cold (empty NUMBA_CACHE_DIR)", cold, cold_wall))
-        warm, warm_wall = run_child(cache_dir)
-        runs.append(("warm (same cache dir, new process)", warm, warm_wall))
-        nocache_dir = tempfile.mkdtemp(prefix="fasttie_numba_nocache_")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=1, help="take the minimum of N cold/warm runs (default 1)")
+    parser.add_argument("--asm", action="store_true", help="count popcnt/vpopcnt in the compiled kernels")
+    parser.add_argument("--skip-demo", action="store_true", help="do not time `fasttie demo`")
+    args = parser.parse_args(argv)
+    print(f"command: python scripts/bench_compile.py --repeat {args.repeat}" + (" --asm" if args.asm else ""))
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; tiny data (10 x 1000 codes, 1000 ranked rows)")
+    print()
+    cold_runs, warm_runs, all_runs = [], [], []
+    for _ in range(args.repeat):
+        cold, warm = {}, {}
+        for door in FRONT_DOORS:
+            cache = tempfile.mkdtemp(prefix="fasttie-bench-cache-")
+            try:
+                cold.update({k: v for k, v in _timed([door], cache).items() if k == door})
+                warm.update({k: v for k, v in _timed([door], cache).items() if k == door})
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+        cold_runs.append(cold)
+        warm_runs.append(warm)
+        cache = tempfile.mkdtemp(prefix="fasttie-bench-cache-")
         try:
-            nocache, nocache_wall = run_child(nocache_dir, no_cache=True)
-            n_files_nocache = cache_files(nocache_dir)
+            all_runs.append(_timed(list(VARIANTS), cache))
         finally:
-            shutil.rmtree(nocache_dir, ignore_errors=True)
-        runs.append(("cold, FASTTIE_NO_CACHE=1", nocache, nocache_wall))
-    finally:
-        if args.keep_cache:
-            print(f"cache kept at {cache_dir}")
-        else:
-            shutil.rmtree(cache_dir, ignore_errors=True)
+            shutil.rmtree(cache, ignore_errors=True)
 
-    keys = [
-        ("import_s", "import fasttie"),
-        ("first_call_s", "1st evaluate (64 bits)"),
-        ("second_call_s", "2nd evaluate (same data)"),
-        ("warm_min_s", "warm: min of 5 more calls"),
-        ("first_call_256bits_s", "1st at 256 bits"),
-        ("first_call_int32_labels_s", "1st with int32 labels"),
-        ("first_call_1_thread_s", "1st with n_threads=1"),
-        ("first_call_ties_stable_s", "1st with ties='stable'"),
-        ("first_rank_call_s", "1st rank_evaluate (after evaluate)"),
-        ("second_rank_call_s", "2nd rank_evaluate"),
-        ("first_rank_stable_s", "1st rank_evaluate ties='stable'"),
-        ("process_s", "whole child (after interpreter start)"),
-    ]
+    print(f"{'front door, first call':<26} {'cold wall s':>12} {'cold CPU s':>11} {'warm first s':>13} "
+          f"{'warm repeat s':>14} {'warm overhead s':>16}")
+    for door in FRONT_DOORS:
+        warm_first = _best(warm_runs, door, "wall")
+        again = _best(warm_runs, door, "again")
+        print(f"{door:<26} {_best(cold_runs, door, 'wall'):12.2f} {_best(cold_runs, door, 'cpu'):11.2f} "
+              f"{warm_first:13.3f} {again:14.4f} {warm_first - again:16.3f}")
     print()
-    name_w = max(len(k[1]) for k in keys)
-    header = f"{'seconds':<{name_w}}" + "".join(f"  {r[0]:>36}" for r in runs)
-    print(header)
-    print("-" * len(header))
-    for key, label in keys:
-        cells = []
-        for _, res, _ in runs:
-            v = res.get(key)
-            if v is None:
-                cells.append("error (see below)")
-                continue
-            ratio = v / res["warm_min_s"] if key not in ("import_s", "process_s", "warm_min_s") and "rank" not in key else None
-            cells.append(f"{v:10.4f}" + (f" ({ratio:9.1f}x warm)" if ratio is not None else " " * 17))
-        print(f"{label:<{name_w}}" + "".join(f"  {c:>36}" for c in cells))
-    walls = "".join(f"  {w:36.3f}" for _, _, w in runs)
-    print(f"{'subprocess wall incl. interpreter':<{name_w}}" + walls)
-    print()
-    c, w = cold["first_call_s"], warm["first_call_s"]
-    print(f"cold compile, first evaluate: {c:.3f} s;  warm from cache, first evaluate: {w:.3f} s "
-          f"(cache saves {c / w:.1f}x);  cache files written: {n_files} (.nbi/.nbc), "
-          f"with FASTTIE_NO_CACHE=1: {n_files_nocache}")
-    print(f"import fasttie: cold {cold['import_s']:.3f} s, warm {warm['import_s']:.3f} s "
-          "(importing should compile nothing)")
-    for name, res, _ in runs:
-        for key, err in res.get("errors", {}).items():
-            print(f"error in {name}, {key}: {err}")
-    for key, label in keys[4:8]:
-        if warm.get(key) is not None and warm[key] > 5 * warm["warm_min_s"] + 0.05:
-            print(f"note: '{label}' costs {warm[key]:.3f} s on the warm run: a new specialization, a kernel "
-                  f"not loaded from cache, or (tiny multi-threaded calls on a busy machine) thread wake-up")
+    total_wall = min(sum(r[name]["wall"] for name in VARIANTS) for r in all_runs)
+    total_cpu = min(sum(r[name]["cpu"] for name in VARIANTS) for r in all_runs)
+    print(f"all {len(VARIANTS)} call variants cold in one process: {total_wall:.1f} s wall, {total_cpu:.1f} CPU-s "
+          f"(import fasttie {min(r['import_s'] for r in all_runs):.2f} s)")
+    for name in VARIANTS:
+        print(f"  {name:<26} {min(r[name]['wall'] for r in all_runs):7.2f} s")
+    if not args.skip_demo:
+        cold_demo, warm_demo = [], []
+        for _ in range(args.repeat):
+            cache = tempfile.mkdtemp(prefix="fasttie-bench-cache-")
+            try:
+                cold_demo.append(_demo_wall(cache))
+                warm_demo.append(_demo_wall(cache))
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+        print()
+        print(f"fasttie demo (whole process, interpreter start included): cold {min(cold_demo):.1f} s, "
+              f"warm {min(warm_demo):.1f} s")
     if args.asm:
-        asm_report()
+        cache = tempfile.mkdtemp(prefix="fasttie-bench-cache-")
+        try:
+            rows = _child(ASM, cache, FASTTIE_NO_CACHE="1")
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        print()
+        print("kernels compiled by evaluate() at 64/128/256 bits (no cache): signatures, popcnt, vpopcnt")
+        for row in rows:
+            print(f"  {row['kernel']:<40} {row['signatures']:>3} {row['popcnt']:>5} {row['vpopcnt']:>5}")
     return 0
 
 

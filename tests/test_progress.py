@@ -48,9 +48,16 @@ def test_bitwise_identical_with_progress(monkeypatch, capsys, kind, ties):
 
 
 def test_blocks_follow_the_work_per_query(monkeypatch):
-    calls = []
+    calls, chunks = [], []
     original = hashing.finalize_histograms
-    monkeypatch.setattr(hashing, "finalize_histograms", lambda hist, *a: (calls.append(len(hist)), original(hist, *a)))
+
+    def counting(hist, *args):  # the chunk size, once per chunk (threads split a chunk in blocks)
+        if not chunks or chunks[-1] is not hist:
+            chunks.append(hist)
+            calls.append(len(hist))
+        return original(hist, *args)
+
+    monkeypatch.setattr(hashing, "finalize_histograms", counting)
     queries, database, relevance = _data("class", n_q=50, n_db=1000, n_bits=128)
     # pretend the kernel does 2e6 pair-words per second and thread: a query is 1000 x 2 words = 1 ms,
     # so a 10 ms block is 10 queries at 1 thread
@@ -58,11 +65,11 @@ def test_blocks_follow_the_work_per_query(monkeypatch):
     monkeypatch.setattr(hashing, "_BLOCK_SECONDS", 0.01)
     ft.evaluate(queries, database, **relevance, n_threads=1, progress=True)
     assert calls == [10] * 5
-    calls.clear()
+    calls.clear(), chunks.clear()
     ft.evaluate(queries, database, **relevance, n_threads=2, progress=True)
     # half the time per query with two threads: 20 queries, a multiple of 2 x threads
     assert calls == [20, 20, 10]
-    calls.clear()
+    calls.clear(), chunks.clear()
     ft.evaluate(queries, database, **relevance, n_threads=1)
     assert calls == [50]  # no progress: one chunk, as before
 

@@ -1,5 +1,8 @@
 """The one place where jit options live.
 
+Every kernel is serial and ``nogil``: parallelism over query blocks lives in one place,
+:mod:`fasttie.parallel`, never in numba's threading layer (no ``parallel=True``).
+
 ``cache=True`` keeps the warm first call short. ``FASTTIE_NO_CACHE=1`` turns caching off
 (for example to inspect the assembly of a freshly compiled kernel). No ``fastmath``: metric
 accumulators must be exact float64 arithmetic.
@@ -65,8 +68,3 @@ def jit(fn=None, **options):
     if fn is None:
         return lambda f: jit(f, **options)
     return _njit(fn, {"nogil": True, "cache": CACHE, **options})
-
-
-def pjit(fn=None, **options):
-    """Parallel (``prange``) kernel with the project's options."""
-    return jit(fn, parallel=True, **options)

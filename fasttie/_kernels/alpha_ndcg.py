@@ -14,9 +14,8 @@ for bit). The greedy stops early once the best remaining gain is 0.
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit, pjit
+from ._jit import jit
 from .popcount import popcount64
 from .radix_sort import argsort_ascending, argsort_descending
 
@@ -110,10 +109,11 @@ def _best(gains, keys, n):
     return best
 
 
-@pjit
-def pack_subtopics(y_true, masks):
-    """masks[i] = bits of row i of a 0/1 uint8 matrix (bit j of word w = column 64 w + j)."""
-    for i in prange(y_true.shape[0]):
+@jit
+def pack_subtopics(y_true, masks, start, stop):
+    """masks[i] = bits of row i of a 0/1 uint8 matrix (bit j of word w = column 64 w + j), for
+    rows start..stop-1."""
+    for i in range(start, stop):
         for w in range(masks.shape[1]):
             word = np.uint64(0)
             for j in range(min(64, y_true.shape[1] - 64 * w)):
@@ -126,7 +126,7 @@ def pack_subtopics(y_true, masks):
 def first_duplicate(keys, offsets):
     """First row (in key order) whose key repeats within its query, or -1."""
     for q in range(offsets.shape[0] - 1):
-        local = keys[offsets[q]:offsets[q + 1]]
+        local = keys[offsets[q]:offsets[q + 1]].copy()  # the sort takes writable arrays
         local = local[argsort_ascending(local)]
         for i in range(1, local.shape[0]):
             if local[i] == local[i - 1]:
@@ -177,21 +177,26 @@ def alpha_dcg_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, a
     # the greedy ideal over every judged document with a relevant subtopic; the candidates'
     # masks, keys and gains are copied into contiguous arrays, and a picked candidate is
     # swapped out (ties are broken by key, never by position)
-    weights[:] = 1.0
+    # element loops, never slice assignments: each of those compiles numba's shape-error formatting
+    for u in range(weights.shape[0]):
+        weights[u] = 1.0
     n_words = masks.shape[1]
     cand_masks = np.empty((stop - start, n_words), dtype=np.uint64)
     cand_keys = np.empty(stop - start, dtype=np.int64)
+    cand_rows = np.empty(stop - start, dtype=np.int64)  # gains read the input's rows (one signature of _gain)
     gains = np.empty(stop - start)
     n = 0
     for i in range(start, stop):
         for w in range(n_words):
             if masks[i, w]:
-                cand_masks[n] = masks[i]
+                for v in range(n_words):
+                    cand_masks[n, v] = masks[i, v]
                 cand_keys[n] = ideal_keys[i]
+                cand_rows[n] = i
                 gains[n] = _gain(masks, i, weights)
                 n += 1
                 break
-    best = _best(gains, cand_keys, n)
+    best = _best(gains, cand_keys, np.int64(n))
     picked = np.empty(n_words, dtype=np.uint64)
     cumulative[0] = 0.0
     r = 0
@@ -199,29 +204,29 @@ def alpha_dcg_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, a
         # gains never grow, so once the best is 0 every later ideal gain is 0 too
         cumulative[r + 1] = cumulative[r] + gains[best] * discount[r]
         r += 1
-        picked[:] = cand_masks[best]
         n -= 1
-        cand_masks[best] = cand_masks[n]
+        for w in range(n_words):
+            picked[w] = cand_masks[best, w]
+            cand_masks[best, w] = cand_masks[n, w]
         cand_keys[best] = cand_keys[n]
+        cand_rows[best] = cand_rows[n]
         gains[best] = gains[n]
         _decay_mask(picked, weights, factor)
         for c in range(n):
             for w in range(n_words):
                 if cand_masks[c, w] & picked[w]:
-                    gains[c] = _gain(cand_masks, c, weights)
+                    gains[c] = _gain(masks, cand_rows[c], weights)
                     break
-        best = _best(gains, cand_keys, n)
+        best = _best(gains, cand_keys, np.int64(n))
     for i in range(r, depth):
         cumulative[i + 1] = cumulative[i]
     _fill_cutoffs(cumulative, depth, cutoffs, idcg)
 
 
-@pjit
-def alpha_dcg_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha, discount, dcg, idcg):
-    """Run and ideal alpha-DCG of every query at every cutoff; row q of dcg / idcg is query q.
-
-    Each query writes only its own rows, so the result does not depend on the thread count.
-    """
-    for q in prange(offsets.shape[0] - 1):
+@jit
+def alpha_dcg_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha, discount, dcg, idcg, start, stop):
+    """Run and ideal alpha-DCG of queries start..stop-1 at every cutoff; row q of dcg / idcg is
+    query q. Each query writes only its own rows."""
+    for q in range(start, stop):
         alpha_dcg_query(masks, scores, run_keys, ideal_keys, offsets[q], offsets[q + 1], cutoffs, alpha,
                         discount, dcg[q], idcg[q])

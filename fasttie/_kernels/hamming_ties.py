@@ -3,16 +3,17 @@
 * average: one tie per non-empty distance bucket;
 * optimistic / pessimistic: each bucket split by grade, highest (lowest) grade first, so every
   tie is homogeneous and the finalizer's expectation is the fixed value;
-* stable (ties in database index order): a second pass over the database in index order gives
-  every relevant item its exact rank, start[d] + seen[d], with no sort; the ranked relevant
-  items and the gaps between them become homogeneous ties.
+* stable (ties in database index order): one pass over the database in index order counts the
+  items at each distance and notes, for every relevant item, how many items at its distance
+  came before it; once the pass is over, its rank is the start of its distance plus that
+  number, with no sort. The ranked relevant items and the gaps between them become
+  homogeneous ties, and the finalizer spends no work on the gaps.
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit, pjit
-from .finalize import finalize_ties
+from ._jit import jit
+from .finalize import finalize_ranked, finalize_ties
 from .histogram import _distance
 from .popcount import popcount64
 
@@ -74,14 +75,15 @@ def _bucket_ties(hist_q, gains, mode):
     return tie_n[:m], tie_r[:m], tie_s[:m], tie_g[:m]
 
 
-@pjit
-def finalize_histograms(hist, gains, mode, cutoffs, discount, need_ratio, out, scalars):
-    """Base quantities of every query from its histogram (average, optimistic, pessimistic).
+@jit
+def finalize_histograms(hist, gains, mode, cutoffs, discount, need_ratio, out, scalars, start, stop):
+    """Base quantities of queries start..stop-1 from their histograms (average, optimistic,
+    pessimistic).
 
     hist : (n_queries, n_bits + 1, n_grades) int64; gains : (n_grades,) float64;
     out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
     """
-    for i in prange(hist.shape[0]):
+    for i in range(start, stop):
         tie_n, tie_r, tie_s, tie_g = _bucket_ties(hist[i], gains, mode)
         ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
         finalize_ties(
@@ -105,76 +107,112 @@ def _item_grade(kind, j, query_label, db_labels, query_label_row, db_label_words
     return np.int64(0), cursor
 
 
-@pjit
-def finalize_stable(
-    query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
-    indptr, listed_ids, listed_grades, hist, gains, cutoffs, discount, need_ratio, out, scalars,
-):
-    """Base quantities with ties broken by database index (np.argsort(kind="stable") order).
+_DISTANCE_BITS = np.uint64(16)  # a record packs (items before it at its distance) << 16 | distance
+_DISTANCE_MASK = np.uint64(0xFFFF)
 
-    db_words and labels are in the caller's original order. For LISTED relevance, the ids of
-    query i are listed_ids[indptr[i]:indptr[i + 1]], sorted ascending.
+
+@jit
+def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades,
+                         count, records, record_grades):
+    """One pass over the database in index order: count[d] += 1 for every item, and for each
+    relevant item (in index order) a record (items at its distance before it) << 16 | distance,
+    and its grade. Returns the number of relevant items recorded.
+
+    The histogram is complete only after the pass, so the ranks (start of distance d + that
+    number) are assigned afterwards: one pass instead of a histogram pass and a rank pass.
+    ``records`` needs one slot more than the relevant items: the class-label loop writes every
+    item's record and keeps it only when the item is relevant (no mispredicted branch).
     """
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
+    m = 0
+    if kind == CLASS and n_words == 1:  # the common case, branch-free
+        q0 = query[0]
+        for j in range(np.uint64(n_db)):
+            d = popcount64(q0 ^ db_words[j, 0])
+            c = count[d]
+            records[m] = (c << _DISTANCE_BITS) | d
+            m += db_labels[j] == query_label
+            count[d] = c + np.uint64(1)
+        for p in range(m):
+            record_grades[p] = 1
+        return m
+    cursor = np.int64(0)
+    for j in range(np.uint64(n_db)):
+        d = _distance(query, db_words, j, n_words)
+        g, cursor = _item_grade(kind, j, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor)
+        c = count[d]
+        if g > 0:
+            records[m] = (c << _DISTANCE_BITS) | d
+            record_grades[m] = g
+            m += 1
+        count[d] = c + np.uint64(1)
+    return m
+
+
+@jit
+def finalize_stable(
+    query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
+    indptr, listed_ids, listed_grades, n_relevant, hist, gains, cutoffs, discount, out, scalars, start, stop,
+):
+    """Histograms and base quantities of queries start..stop-1 with ties broken by database
+    index (np.argsort(kind="stable") order), from one pass over the database per query.
+
+    db_words and labels are in the caller's original order. For LISTED relevance, the ids of
+    query i are listed_ids[indptr[i]:indptr[i + 1]], sorted ascending. n_relevant[i] bounds
+    the relevant items of query i. hist (n_queries, n_bits + 1, n_grades) is written.
+    """
     n_dist = hist.shape[1]
     n_grades = hist.shape[2]
-    for i in prange(query_words.shape[0]):
+    capacity = 0
+    for i in range(start, stop):
+        capacity = max(capacity, n_relevant[i])
+    # per-block scratch, reused by every query of the block
+    records = np.empty(capacity + 1, dtype=np.uint64)
+    record_grades = np.empty(capacity + 1, dtype=np.int64)
+    ranks = np.empty(capacity, dtype=np.int64)
+    grades = np.empty(capacity, dtype=np.float64)
+    item_gains = np.empty(capacity, dtype=np.float64)
+    relevant = np.ones(capacity, dtype=np.bool_)  # every graded item is relevant here
+    count = np.empty(n_dist, dtype=np.uint64)
+    first = np.empty(n_dist, dtype=np.int64)  # items before distance d
+    rel_first = np.empty(n_dist, dtype=np.int64)  # relevant items before distance d
+    for i in range(start, stop):
         hist_q = hist[i]
-        start = np.zeros(n_dist, dtype=np.int64)  # items before distance d
-        rel_start = np.zeros(n_dist, dtype=np.int64)  # relevant items before distance d
-        items = 0
-        relevant = 0
         for d in range(n_dist):
-            start[d] = items
-            rel_start[d] = relevant
+            count[d] = np.uint64(0)
             for g in range(n_grades):
-                items += hist_q[d, g]
-                if g > 0:
-                    relevant += hist_q[d, g]
-        ranks = np.empty(relevant, dtype=np.int64)
-        grades = np.empty(relevant, dtype=np.int64)
-        seen = np.zeros(n_dist, dtype=np.int64)
-        rel_seen = np.zeros(n_dist, dtype=np.int64)
-        query = query_words[i]
-        ids = listed_ids[indptr[i] : indptr[i + 1]]
-        id_grades = listed_grades[indptr[i] : indptr[i + 1]]
+                hist_q[d, g] = 0
         query_label = query_labels[i] if kind == CLASS else np.int32(0)
         label_row = query_label_words[i] if kind == MULTIHOT else query_label_words[0]
-        cursor = np.int64(0)
-        for j in range(n_db):
-            d = _distance(query, db_words, j, n_words)
-            g, cursor = _item_grade(
-                kind, j, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor
-            )
-            if g > 0:
-                slot = rel_start[d] + rel_seen[d]
-                ranks[slot] = start[d] + seen[d] + 1
-                grades[slot] = g
-                rel_seen[d] += 1
-            seen[d] += 1
-        # relevant items (singleton ties) and the runs of non-relevant items between them
-        tie_n = np.empty(2 * relevant + 1, dtype=np.int64)
-        tie_r = np.zeros(2 * relevant + 1, dtype=np.int64)
-        tie_s = np.zeros(2 * relevant + 1, dtype=np.float64)
-        tie_g = np.zeros(2 * relevant + 1, dtype=np.float64)
-        m = 0
-        last = 0
-        for p in range(relevant):
-            if ranks[p] > last + 1:
-                tie_n[m] = ranks[p] - last - 1
-                m += 1
-            tie_n[m] = 1
-            tie_r[m] = 1
-            tie_s[m] = grades[p]
-            tie_g[m] = gains[grades[p]]
-            m += 1
-            last = ranks[p]
-        if items > last:
-            tie_n[m] = items - last
-            m += 1
+        n_found = _scan_in_index_order(
+            query_words[i], db_words, kind, query_label, db_labels, label_row, db_label_words,
+            listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]],
+            count, records, record_grades,
+        )
+        for p in range(n_found):
+            hist_q[records[p] & _DISTANCE_MASK, record_grades[p]] += 1
+        items = np.int64(0)
+        n_rel = np.int64(0)
+        for d in range(n_dist):
+            first[d] = items
+            rel_first[d] = n_rel
+            items += np.int64(count[d])
+            at_d = 0
+            for g in range(1, n_grades):
+                at_d += hist_q[d, g]
+            hist_q[d, 0] = np.int64(count[d]) - at_d
+            n_rel += at_d
+        # rank order: by distance, then index order within a distance (records are in index order)
+        for p in range(n_found):
+            d = records[p] & _DISTANCE_MASK
+            slot = rel_first[d]
+            rel_first[d] = slot + 1
+            ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
+            grades[slot] = record_grades[p]
+            item_gains[slot] = gains[record_grades[p]]
         ideal_gain, ideal_count = _ideal_runs(hist_q, gains)
-        finalize_ties(
-            tie_n[:m], tie_r[:m], tie_s[:m], tie_g[:m], np.int64(0), ideal_gain, ideal_count, cutoffs, discount,
-            need_ratio, out[i], scalars[i],
+        finalize_ranked(
+            ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
+            ideal_gain, ideal_count, cutoffs, discount, out[i], scalars[i],
         )

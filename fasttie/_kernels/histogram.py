@@ -17,9 +17,7 @@ Counts are int32 inside a database slice of at most 2**30 items and flushed to i
 """
 
 import numpy as np
-from numba import prange
-
-from ._jit import jit, pjit
+from ._jit import jit
 from .popcount import popcount64
 
 _SLICE = 1 << 30  # database items per int32 accumulation round
@@ -27,6 +25,7 @@ _SLICE = 1 << 30  # database items per int32 accumulation round
 
 @jit
 def _distance(query, db_words, j, n_words):
+    """Hamming distance of query and database row j (pass j as uint64: one compiled signature)."""
     d = np.uint64(0)
     for w in range(np.uint64(n_words)):
         d += popcount64(query[w] ^ db_words[j, w])
@@ -146,9 +145,10 @@ def _query_pair_counts(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, 
             counts_1[:] = 0
 
 
-@pjit
-def _hist_segments(query_words, db_words, rel_segments, n_bits, hist):
-    """Histogram pass for binary relevance given by contiguous database segments.
+@jit
+def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop):
+    """Histogram pass for binary relevance given by contiguous database segments, queries
+    start..stop-1 (start even: queries go in pairs).
 
     Parameters
     ----------
@@ -160,10 +160,8 @@ def _hist_segments(query_words, db_words, rel_segments, n_bits, hist):
     hist : (n_queries, n_bits + 1, n_grades >= 2) int64, zero on entry; hist[i, d, g] =
         items of grade g at distance d (grades 0 and 1 only here)
     """
-    n_queries = query_words.shape[0]
-    for task in prange((n_queries + 1) // 2):
-        i = 2 * task
-        if i + 1 < n_queries:
+    for i in range(start, stop, 2):
+        if i + 1 < stop:
             _query_pair_counts(
                 query_words[i], query_words[i + 1], rel_segments[i], rel_segments[i + 1],
                 db_words, n_bits, hist[i], hist[i + 1],
@@ -176,20 +174,20 @@ def _hist_segments(query_words, db_words, rel_segments, n_bits, hist):
             )
 
 
-@pjit
-def _hist_multihot(query_words, db_words, query_label_words, db_label_words, n_bits, hist):
-    """Histogram pass for graded relevance = number of shared labels (multi-hot).
+@jit
+def hist_multihot(query_words, db_words, query_label_words, db_label_words, n_bits, hist, start, stop):
+    """Histogram pass for graded relevance = number of shared labels (multi-hot), queries
+    start..stop-1.
 
     query_label_words : (n_queries, n_label_words) uint64, db_label_words : (n_db, n_label_words)
     hist : (n_queries, n_bits + 1, n_grades) int64, zero on entry; grades above n_grades - 1
         cannot occur (the facade sizes n_grades from the queries' label counts).
     """
-    n_queries = query_words.shape[0]
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
     n_label_words = db_label_words.shape[1]
     n_grades = hist.shape[2]
-    for i in prange(n_queries):
+    for i in range(start, stop):
         query = query_words[i]
         labels = query_label_words[i]
         counts = np.zeros((n_bits + 1) * n_grades, dtype=np.int32)
@@ -214,18 +212,18 @@ def _hist_multihot(query_words, db_words, query_label_words, db_label_words, n_b
             counts[:] = 0
 
 
-@pjit
-def _move_relevant(query_words, db_words, indptr, indices, grades, hist):
-    """CSR relevance: move each listed item from grade 0 to its grade in its distance bucket.
+@jit
+def move_relevant(query_words, db_words, indptr, indices, grades, hist, start, stop):
+    """CSR relevance: move each listed item from grade 0 to its grade in its distance bucket,
+    queries start..stop-1.
 
     hist must hold the grade-0 counts of every item (the pass with no relevant segment).
     """
-    n_queries = query_words.shape[0]
     n_words = db_words.shape[1]
-    for i in prange(n_queries):
+    for i in range(start, stop):
         query = query_words[i]
         for p in range(indptr[i], indptr[i + 1]):
-            d = _distance(query, db_words, indices[p], n_words)
+            d = _distance(query, db_words, np.uint64(indices[p]), n_words)
             g = grades[p]
             hist[i, d, 0] -= 1
             hist[i, d, g] += 1

@@ -6,22 +6,20 @@ of the distances, truncated at k (or at the radius).
 """
 
 import numpy as np
-from numba import prange
-
-from ._jit import pjit
+from ._jit import jit
 from .histogram import _distance
 
 
-@pjit
-def knn(query_words, db_words, n_bits, k, ids, distances):
-    """ids, distances : (n_queries, k) int64 / int32, written; k <= n_db."""
+@jit
+def knn(query_words, db_words, n_bits, k, ids, distances, start, stop):
+    """Queries start..stop-1; ids, distances : (n_queries, k) int64 / int32, written; k <= n_db."""
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
-    for i in prange(query_words.shape[0]):
+    for i in range(start, stop):
         query = query_words[i]
         counts = np.zeros(n_bits + 1, dtype=np.int64)
         for j in range(n_db):
-            counts[_distance(query, db_words, j, n_words)] += 1
+            counts[_distance(query, db_words, np.uint64(j), n_words)] += 1
         # first slot of each distance; buckets past the k-th item get no slot
         start = np.full(n_bits + 1, k, dtype=np.int64)
         filled = 0
@@ -31,7 +29,7 @@ def knn(query_words, db_words, n_bits, k, ids, distances):
             start[d] = filled
             filled += counts[d]
         for j in range(n_db):
-            d = _distance(query, db_words, j, n_words)
+            d = _distance(query, db_words, np.uint64(j), n_words)
             slot = start[d]
             if slot < k:
                 ids[i, slot] = j
@@ -39,25 +37,25 @@ def knn(query_words, db_words, n_bits, k, ids, distances):
                 start[d] = slot + 1
 
 
-@pjit
-def radius_counts(query_words, db_words, radius, counts):
-    """counts[i, d] = database items at distance d <= radius from query i."""
+@jit
+def radius_counts(query_words, db_words, radius, counts, start, stop):
+    """counts[i, d] = database items at distance d <= radius from query i, for start <= i < stop."""
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
-    for i in prange(query_words.shape[0]):
+    for i in range(start, stop):
         query = query_words[i]
         for j in range(n_db):
-            d = _distance(query, db_words, j, n_words)
+            d = _distance(query, db_words, np.uint64(j), n_words)
             if d <= radius:
                 counts[i, d] += 1
 
 
-@pjit
-def radius_fill(query_words, db_words, radius, counts, offsets, ids, distances):
-    """Fill the items within radius of each query, sorted by (distance, index)."""
+@jit
+def radius_fill(query_words, db_words, radius, counts, offsets, ids, distances, start, stop):
+    """Fill the items within radius of queries start..stop-1, sorted by (distance, index)."""
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
-    for i in prange(query_words.shape[0]):
+    for i in range(start, stop):
         query = query_words[i]
         start = np.empty(radius + 1, dtype=np.int64)
         filled = offsets[i]
@@ -65,7 +63,7 @@ def radius_fill(query_words, db_words, radius, counts, offsets, ids, distances):
             start[d] = filled
             filled += counts[i, d]
         for j in range(n_db):
-            d = _distance(query, db_words, j, n_words)
+            d = _distance(query, db_words, np.uint64(j), n_words)
             if d <= radius:
                 ids[start[d]] = j
                 distances[start[d]] = d

@@ -14,9 +14,8 @@ The facade validates everything; this module takes C-contiguous float64 / int64 
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit, pjit
+from ._jit import jit
 from .radix_sort import argsort_ascending, argsort_descending
 
 # Above this score span (times sigma) exp(sigma (s - s_top)) could underflow: such a query takes
@@ -133,7 +132,9 @@ def _order_desc(scores, rank, order):
     indices, no slices: a slice per row costs reference counting). ``rank`` is scratch."""
     n = scores.shape[0]
     if n > _COUNT_RANKS_UP_TO:
-        order[:] = argsort_descending(scores)
+        sorted_rows = argsort_descending(scores.copy())  # the sort takes writable arrays
+        for i in range(n):  # not a slice assignment: that compiles numba's shape-error formatting
+            order[i] = sorted_rows[i]
         return
     for i in range(n):
         rank[i] = 0
@@ -158,7 +159,7 @@ def _ideal_dcg(labels, gain_table, discount, cut, counts):
     idcg = 0.0
     n_levels = counts.shape[0]
     if n_levels == 0:
-        ideal = labels[argsort_ascending(labels)]
+        ideal = labels[argsort_ascending(labels.copy())]  # the sort takes writable arrays
         for r in range(min(n, cut)):
             idcg += gain_table[ideal[n - 1 - r]] * discount[r]
         return idcg
@@ -340,13 +341,12 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
         hessians[doc[p]] = hes[p] * hes_factor
 
 
-@pjit
+@jit
 def lambdarank_queries(offsets, scores, labels, gain_table, discount, query_weights, sigma, k, ideal_k, damp,
-                       rescale, hessian_scale, lambdas, hessians):
-    """Driver: query q (rows offsets[q]:offsets[q+1]) is computed by one thread and writes only
-    its own rows of ``lambdas`` / ``hessians``."""
-    n_queries = offsets.shape[0] - 1
-    for q in prange(n_queries):
+                       rescale, hessian_scale, lambdas, hessians, start, stop):
+    """Driver over queries start..stop-1: query q (rows offsets[q]:offsets[q+1]) writes only its
+    own rows of ``lambdas`` / ``hessians``."""
+    for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
         _lambdas_one_query(scores[lo:hi], labels[lo:hi], gain_table, discount, sigma, k, ideal_k, damp, rescale,

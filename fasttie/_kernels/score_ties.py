@@ -10,9 +10,7 @@ Hamming ranking, fed from a stable sort of the scores instead of distance bucket
 """
 
 import numpy as np
-from numba import prange
-
-from ._jit import jit, pjit
+from ._jit import jit
 from .finalize import finalize_ties
 from .radix_sort import argsort_ascending, argsort_descending
 
@@ -23,9 +21,10 @@ AVERAGE, OPTIMISTIC, PESSIMISTIC, FIXED = 0, 1, 2, 3
 def _rank_order(scores, keys, mode):
     """Rows by score descending (stable radix sort); for the fixed orders equal scores by key
     ascending, or in row order when there are no keys."""
+    # the sorts take writable arrays only (one compiled signature): copy the read-only inputs
     if mode != FIXED or keys.shape[0] == 0:
-        return argsort_descending(scores)
-    by_key = argsort_ascending(keys)
+        return argsort_descending(scores.copy())
+    by_key = argsort_ascending(keys.copy())
     return by_key[argsort_descending(scores[by_key])]
 
 
@@ -129,12 +128,12 @@ def _ideal_runs_sorted(gains, extra_gains):
     return ideal_gain[:n_runs], ideal_count[:n_runs]
 
 
-@pjit
+@jit
 def finalize_rankings(
     offsets, scores, grades, gains, keys, relevance_level, mode, extra_offsets, extra_grades,
-    extra_gains, extra_relevant, cutoffs, discount, need_ratio, out, scalars,
+    extra_gains, extra_relevant, cutoffs, discount, need_ratio, out, scalars, start, stop,
 ):
-    """Base quantities of every query of a grouped ranked list.
+    """Base quantities of queries start..stop-1 of a grouped ranked list.
 
     Rows of query q are offsets[q]:offsets[q + 1] of scores / grades / gains (float64) and
     keys (int64 tie-break for FIXED; an empty keys array means row order). Judged items
@@ -142,7 +141,7 @@ def finalize_rankings(
     extra_offsets[q]:extra_offsets[q + 1]], extra_relevant[q] of them relevant.
     out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
     """
-    for q in prange(offsets.shape[0] - 1):
+    for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
         tie_n, tie_r, tie_s, tie_g = _score_ties(

@@ -1,0 +1,64 @@
+"""Every compiled function, callees included, has exactly one signature.
+
+A second signature is a second compile (seconds on a first call) and a second cache entry; it
+comes from an input dtype, a read-only flag or a literal that the facade did not coerce. A fresh
+process calls every front door in every tie mode with the input variants users pass (codes as
+int8 / float32 / bool / packed / memory-mapped / read-only, labels as uint8 / int32 / int64,
+grades as int / float, one and several threads), then walks every numba dispatcher of fasttie.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+WORKLOAD = r"""
+import importlib, json, pkgutil, tempfile, os
+import numpy as np, numba
+import fasttie as ft
+import fasttie._kernels as kernels
+from fasttie.warmup import warmup
+
+warmup()
+rng = np.random.default_rng(0)
+folder = tempfile.mkdtemp()
+q = rng.integers(0, 2, (6, 70)); db = rng.integers(0, 2, (300, 70))
+np.save(os.path.join(folder, "db.npy"), db.astype(np.int8))
+mapped = np.load(os.path.join(folder, "db.npy"), mmap_mode="r")
+frozen = (2 * db - 1).astype(np.float32); frozen.flags.writeable = False
+for database in (db, db.astype(bool), frozen, mapped, ft.pack_codes(mapped)):
+    for labels in (rng.integers(0, 4, 300).astype(np.uint8), rng.integers(0, 4, 300).astype(np.int32)):
+        for ties in ("average", "stable", "optimistic"):
+            for n_threads in (1, 2):
+                ft.evaluate(q.astype(np.int16), database, rng.integers(0, 4, 6), labels, metrics=["AP@5", "nDCG", "P(radius=3)"],
+                            ties=ties, n_threads=n_threads, curves=True)
+for n_bits in (8, 64, 128, 256, 300):
+    ft.evaluate(rng.integers(0, 2, (5, n_bits)), rng.integers(0, 2, (40, n_bits)), rng.integers(0, 3, 5),
+                rng.integers(0, 3, 40), metrics=["AP", "RR@3"], ties="stable")
+    ft.search(rng.integers(0, 2, (5, n_bits)), rng.integers(0, 2, (40, n_bits)), 3)
+for grades in (rng.integers(0, 4, 60), rng.integers(0, 4, 60).astype(np.float32), rng.random(60)):
+    for ties in ("average", "stable", "trec"):
+        ft.rank_evaluate(grades, rng.integers(0, 5, 60).astype(np.int32), [20, 40], metrics=["AP", "nDCG@5", "RR"],
+                         ties=ties, doc_ids=np.arange(60) if ties == "trec" else None)
+    ft.lambdarank(np.floor(grades * 3) if grades.dtype.kind == "f" else grades, rng.random(60), [20, 40])
+    ft.alpha_ndcg(rng.integers(0, 2, (60, 3)).astype(bool), rng.random(60).astype(np.float32), [20, 40], k=3)
+rows = {}
+for info in pkgutil.iter_modules(kernels.__path__):
+    module = importlib.import_module(f"fasttie._kernels.{info.name}")
+    for name, obj in vars(module).items():
+        if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.__module__ == module.__name__:
+            rows[f"{info.name}.{name}"] = [", ".join(map(str, sig)) for sig in obj.signatures]
+print("RESULT " + json.dumps(rows))
+"""
+
+
+def test_every_compiled_function_has_one_signature():
+    # no cache: a kernel loaded from the cache does not compile (or list) its callees
+    env = {**os.environ, "FASTTIE_NO_CACHE": "1"}
+    done = subprocess.run([sys.executable, "-c", WORKLOAD], capture_output=True, text=True, timeout=1200, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(done.stdout.split("RESULT ", 1)[1])
+    compiled = {name: sigs for name, sigs in rows.items() if sigs}
+    assert len(compiled) >= 40, sorted(compiled)  # the walk found the callees, not only the drivers
+    several = {name: sigs for name, sigs in compiled.items() if len(sigs) > 1}
+    assert not several, json.dumps(several, indent=1)
