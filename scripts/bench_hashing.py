@@ -121,12 +121,13 @@ def main(argv=None) -> int:
 
     try:
         import fasttie as ft
+        from fasttie.parallel import available_threads
 
         ft.evaluate  # noqa: B018
         have_ft = True
         print(f"fasttie {getattr(ft, '__version__', '?')} from {Path(ft.__file__).parent}; "
               f"NUMBA_CACHE_DIR={os.environ.get('NUMBA_CACHE_DIR', '(default)')}, "
-              f"NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS}")
+              f"fasttie threads per call: {available_threads()}")
     except (ImportError, AttributeError) as exc:
         have_ft = False
         print(f"fasttie NOT importable ({exc!r}): baselines only, ratios n/a")
@@ -255,11 +256,6 @@ def main(argv=None) -> int:
             rss.append((f"{bits} bits: after faiss", maxrss_mib()))
 
     total_load.__exit__(None, None, None)
-    if have_ft:
-        try:
-            layer = numba.threading_layer()
-        except ValueError:
-            layer = "?"
     # ---------------- report ----------------
     print(f"== fasttie.evaluate throughput: {n_q} x {n_db} = {pairs:.3g} pairs per call, metrics {METRICS} ==")
     print(f"   median of {args.repeats} warm calls; first = first call in this process "
@@ -339,8 +335,6 @@ def main(argv=None) -> int:
 
     print(f"== machine load: other processes used {total_load.others:.2f} of {os.cpu_count()} cores on average "
           f"during the measurements; load average now {os.getloadavg()[0]:.2f} ==")
-    if have_ft:
-        print(f"   numba threading layer: {layer}")
     if total_load.others > 0.25:
         print("   WARNING: the machine was shared; wall times (2-thread runs most) are inflated and the ratios "
               "are noisy. Re-run on an idle machine for publishable numbers.")

@@ -108,11 +108,12 @@ def main(argv=None) -> int:
     import numba
 
     from fasttie.lambdarank import lambdarank
+    from fasttie.parallel import available_threads
 
     argv_shown = sys.argv[1:] if argv is None else argv
     print("command: python scripts/bench_lambdarank.py " + " ".join(shlex.quote(a) for a in argv_shown))
     print(f"machine: {cpu_model()}, {os.cpu_count()} logical cores; python {platform.python_version()}, "
-          f"numpy {np.__version__}, numba {numba.__version__}, NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS}")
+          f"numpy {np.__version__}, numba {numba.__version__}, fasttie threads per call {available_threads()}")
     y_true, y_pred = make_lambdarank_data(n_q, n_d, args.seed)
     pairs = int(((y_true[:, :, None] > y_true[:, None, :]).sum(axis=(1, 2))).sum()) if n_q * n_d <= 2_000_000 else -1
     print(f"data: {n_q} queries x {n_d} documents (seed {args.seed}), labels 0-4 with frequencies {LABEL_PROBS}, "

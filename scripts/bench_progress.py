@@ -33,6 +33,7 @@ sys.path.insert(1, str(SCRIPTS_DIR.parent))  # the checkout's fasttie over an in
 from measure import LoadMeter  # noqa: E402
 
 import fasttie as ft  # noqa: E402
+from fasttie.parallel import available_threads  # noqa: E402
 from fasttie import hashing  # noqa: E402
 
 
@@ -54,7 +55,7 @@ def main(argv=None) -> int:
         args.n_queries, args.n_db, args.repeats = 200, 100_000, 3
     if args.block_seconds is not None:
         hashing._BLOCK_SECONDS = args.block_seconds
-    n_threads = args.threads or numba.get_num_threads()
+    n_threads = args.threads or available_threads()
 
     queries, database, query_labels, db_labels = ft.datasets.synthetic_hashing(
         args.n_queries, args.n_db, args.bits, args.classes, seed=0

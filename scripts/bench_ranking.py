@@ -209,9 +209,10 @@ def main(argv=None) -> int:
     import numba
 
     import fasttie as ft
+    from fasttie.parallel import available_threads
 
     print(f"machine: {cpu_model()}, {os.cpu_count()} logical cores; python {platform.python_version()}, "
-          f"numpy {np.__version__}, numba {numba.__version__}, NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS}")
+          f"numpy {np.__version__}, numba {numba.__version__}, fasttie threads per call {available_threads()}")
     print(f"fasttie {getattr(ft, '__version__', '?')} from {Path(ft.__file__).parent}; "
           f"NUMBA_CACHE_DIR={os.environ.get('NUMBA_CACHE_DIR', '(default)')}")
     ranx = sklearn = None
@@ -357,10 +358,6 @@ def main(argv=None) -> int:
     # drift check on a shared machine: fasttie again, after the baselines
     ft_again = {th: timed(lambda th=th: ft_call(th), args.repeats) for th in threads_list}
     total_load.__exit__(None, None, None)
-    try:
-        layer = numba.threading_layer()
-    except ValueError:
-        layer = "?"
 
     # ---------------- report ----------------
     us = 1e6
@@ -446,7 +443,7 @@ def main(argv=None) -> int:
         print("   " + line)
     print()
     print(f"== machine load: other processes used {total_load.others:.2f} of {os.cpu_count()} cores on average "
-          f"during the measurements; load average now {os.getloadavg()[0]:.2f}; numba threading layer: {layer} ==")
+          f"during the measurements; load average now {os.getloadavg()[0]:.2f} ==")
     if total_load.others > 0.25:
         print("   WARNING: the machine was shared; wall times (2-thread runs most) are inflated and the ratios "
               "are noisy. Re-run on an idle machine for publishable numbers.")
