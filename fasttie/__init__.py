@@ -13,10 +13,12 @@ from .metrics import Metric, parse_metrics
 from .result import Result
 from .plots import plot_curves
 from .ranking import rank_evaluate
+from .tie_stats import TieStats, merge, tie_stats
 
 __version__ = "0.1.0"
 
 __all__ = [
     "PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric",
-    "parse_metrics", "lambdarank", "alpha_ndcg", "compare", "Comparison", "plot_curves", "datasets", "trec", "__version__",
+    "parse_metrics", "lambdarank", "alpha_ndcg", "compare", "Comparison", "plot_curves", "datasets", "trec",
+    "tie_stats", "TieStats", "merge", "__version__",
 ]

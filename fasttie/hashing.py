@@ -8,8 +8,8 @@ import time
 
 import numpy as np
 
-from . import _kernels
 from ._kernels.class_sort import sort_by_class
+from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.hamming_ties import (
     AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_stable,
 )
@@ -184,6 +184,13 @@ def evaluate(
     finally:
         if bar is not None:
             bar.close()
+    settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
+                "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind}
+    return _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
+
+
+def _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):
+    """Result of the requested metrics (means over the kept queries, curves if asked for)."""
     mean = {}
     for metric in all_metrics:
         values = per_query[metric.name]
@@ -194,13 +201,10 @@ def evaluate(
         per_query={m.name: per_query[m.name] for m in parsed},
         n_queries=n_queries,
         n_empty=n_empty,
-        settings={
-            "ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
-            "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind,
-        },
+        settings=settings,
     )
-    if curve_metrics:
-        radii = np.arange(n_bits + 1)
+    if grid is not None:
+        radii = np.arange(settings["n_bits"] + 1)
         result.curves = {
             "radius": radii,
             "precision_by_radius": np.array([mean[f"P(radius={r})"] for r in radii]),
@@ -253,92 +257,135 @@ def progress_block(n_db, n_words, n_threads):
     return max(step, math.ceil(_BLOCK_SECONDS / seconds_per_query / step) * step)
 
 
+class _DatabasePass:
+    """The database side of the histogram pass, prepared once per call: the class-sorted copy
+    (class ids) and the arrays every kernel takes, then counts or stable ranks per query block."""
+
+    def __init__(self, db_codes, spec, stable):
+        self.spec, self.n_bits, self.stable = spec, db_codes.n_bits, stable
+        self.db_words = _ro(db_codes.words)
+        self.db_labels, self.db_label_words = _ro(spec.db_labels), _ro(spec.db_label_words)
+        if spec.kind == "class" and stable:
+            # the stable pass reads the database in index order: no class-sorted copy, and each
+            # query's relevant count (its scratch size) is its class size
+            self.class_sizes = np.bincount(spec.db_labels, minlength=int(spec.query_labels.max()) + 1)
+        elif spec.kind == "class":
+            # each query's relevant items must be one contiguous segment of the database: a
+            # database already ordered by class is used as it is, otherwise a class-sorted copy
+            n_classes = int(max(spec.query_labels.max(), spec.db_labels.max())) + 1
+            if (np.diff(spec.db_labels) >= 0).all():
+                classes = np.arange(n_classes)
+                self.segments = np.stack(
+                    [np.searchsorted(spec.db_labels, classes), np.searchsorted(spec.db_labels, classes, "right")],
+                    axis=1,
+                ).astype(np.int64)
+                self.hist_db_words = self.db_words
+            else:
+                hist_db_words, self.segments = sort_by_class(self.db_words, self.db_labels, n_classes)
+                self.hist_db_words = _ro(hist_db_words)
+
+    def chunk(self, query_words, rows):
+        """Per-chunk inputs (query rows ``rows`` of the relevance spec)."""
+        spec = self.spec
+        c = {"query_words": _ro(query_words), "query_labels": _ro(rows.query_labels),
+             "label_words": _ro(rows.query_label_words), "indptr": _ro(rows.indptr),
+             "indices": _ro(rows.indices), "grades": _ro(rows.grades)}
+        n = query_words.shape[0]
+        if spec.kind == "class" and not self.stable:
+            c["rel_segments"] = _ro(self.segments[rows.query_labels])
+        elif spec.kind == "listed":
+            c["rel_segments"] = _ro(np.zeros((n, 2), dtype=np.int64))  # no segment: all grade 0
+        if self.stable:  # each query's number of relevant items sizes its scratch arrays
+            if spec.kind == "class":
+                c["n_relevant"] = self.class_sizes[rows.query_labels].astype(np.int64)
+            elif spec.kind == "listed":
+                c["n_relevant"] = np.diff(c["indptr"])
+            else:  # multi-hot: counted by a histogram pass, block by block
+                c["n_relevant"] = np.zeros(n, dtype=np.int64)
+        return c
+
+    def counts(self, c, hist, lo, hi):
+        """hist[lo:hi] = counts by (distance, grade) of the chunk's queries lo..hi-1."""
+        kind = self.spec.kind
+        if kind == "class":
+            hist_segments(c["query_words"], self.hist_db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
+        elif kind == "multihot":
+            hist_multihot(c["query_words"], self.db_words, c["label_words"], self.db_label_words, self.n_bits,
+                          hist, lo, hi)
+        else:
+            hist_segments(c["query_words"], self.db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
+            move_relevant(c["query_words"], self.db_words, c["indptr"], c["indices"], c["grades"], hist, lo, hi)
+
+    def stable_quantities(self, c, hist, fin, quantities, scalars, lo, hi):
+        """Counts and base quantities, ties in database index order, of queries lo..hi-1."""
+        if self.spec.kind == "multihot":
+            self.counts(c, hist, lo, hi)
+            c["n_relevant"][lo:hi] = hist[lo:hi, :, 1:].sum(axis=(1, 2))
+        finalize_stable(
+            c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
+            c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"], hist,
+            fin.gains, fin.cutoffs, fin.discount, quantities, scalars, lo, hi,
+        )
+
+
+class _Finalizer:
+    """Metric values from counts: the tables every finalize call shares."""
+
+    def __init__(self, metrics, n_db, n_grades, ties, ap_denominator, gain, empty):
+        self.metrics, self.n_db, self.ties = metrics, n_db, ties
+        self.ap_denominator, self.empty = ap_denominator, empty
+        cutoffs = cutoff_list(metrics)
+        self.need_ratio = ap_denominator == "retrieved" and any(
+            m.base in ("AP", "WAP") and m.k is not None and m.k < n_db for m in metrics
+        )
+        self.discount = _ro(discount_table(int(min(cutoffs[-1], n_db))))
+        self.gains = _ro(gain_table(gain, n_grades))
+        self.cutoffs = _ro(cutoffs)
+
+    def buffers(self, n):
+        return np.empty((n, N_QUANTITIES, len(self.cutoffs))), np.empty((n, N_SCALARS))
+
+    def quantities(self, hist, quantities, scalars, lo, hi):
+        finalize_histograms(hist, self.gains, _TIE_MODES[self.ties], self.cutoffs, self.discount, self.need_ratio,
+                            quantities, scalars, lo, hi)
+
+    def values(self, quantities, scalars, hist):
+        return metric_values(self.metrics, quantities, scalars, self.cutoffs, self.n_db, self.ap_denominator,
+                             self.empty, hist=hist)
+
+
+def _chunk_size(n_queries, n_bits, n_grades, block=None):
+    """Queries per chunk: at most _HIST_BUDGET bytes of counts, whole pairs, the progress block."""
+    chunk = max(2, min(n_queries, _HIST_BUDGET // ((n_bits + 1) * n_grades * 8)) // 2 * 2)
+    return chunk if block is None else min(chunk, block)
+
+
 def _evaluate_chunks(
     query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty, n_threads, bar=None, block=None
 ):
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
-    cutoffs = cutoff_list(metrics)
-    need_ratio = ap_denominator == "retrieved" and any(
-        m.base in ("AP", "WAP") and m.k is not None and m.k < n_db for m in metrics
-    )
-    discount = _ro(discount_table(int(min(cutoffs[-1], n_db))))
-    gains = _ro(gain_table(gain, spec.n_grades))
-    cutoffs = _ro(cutoffs)
-    db_labels, db_label_words = _ro(spec.db_labels), _ro(spec.db_label_words)
-
-    db_words = _ro(db_codes.words)
-    if spec.kind == "class" and ties == "stable":
-        # the stable pass reads the database in index order: no class-sorted copy, and each
-        # query's relevant count (its scratch size) is its class size
-        class_sizes = np.bincount(spec.db_labels, minlength=int(spec.query_labels.max()) + 1)
-    elif spec.kind == "class":
-        # each query's relevant items must be one contiguous segment of the database: a
-        # database already ordered by class is used as it is, otherwise a class-sorted copy
-        n_classes = int(max(spec.query_labels.max(), spec.db_labels.max())) + 1
-        if (np.diff(spec.db_labels) >= 0).all():
-            classes = np.arange(n_classes)
-            segments = np.stack(
-                [np.searchsorted(spec.db_labels, classes), np.searchsorted(spec.db_labels, classes, "right")], axis=1
-            ).astype(np.int64)
-            hist_db_words = db_words
-        else:
-            hist_db_words, segments = sort_by_class(db_words, _ro(spec.db_labels), n_classes)
-            hist_db_words = _ro(hist_db_words)
+    database = _DatabasePass(db_codes, spec, stable=ties == "stable")
+    fin = _Finalizer(metrics, n_db, spec.n_grades, ties, ap_denominator, gain, empty)
     per_query = {m.name: np.empty(n_queries) for m in metrics}
     n_empty = 0
-    chunk = max(2, min(n_queries, _HIST_BUDGET // ((n_bits + 1) * spec.n_grades * 8)) // 2 * 2)
-    if block is not None:
-        chunk = min(chunk, block)  # one more pass of the kernels per block at most
+    chunk = _chunk_size(n_queries, n_bits, spec.n_grades, block)  # one more pass of the kernels per block at most
     started = time.perf_counter()
     for start in range(0, n_queries, chunk):
         stop = min(start + chunk, n_queries)
-        rows = spec.rows(start, stop)
-        query_words = _ro(query_codes.words[start:stop])
+        c = database.chunk(query_codes.words[start:stop], spec.rows(start, stop))
         hist = np.zeros((stop - start, n_bits + 1, spec.n_grades), dtype=np.int64)
-        quantities = np.empty((stop - start, _kernels.finalize.N_QUANTITIES, len(cutoffs)))
-        scalars = np.empty((stop - start, _kernels.finalize.N_SCALARS))
-        query_labels, label_words = _ro(rows.query_labels), _ro(rows.query_label_words)
-        indptr, indices, grades = _ro(rows.indptr), _ro(rows.indices), _ro(rows.grades)
-        if spec.kind == "class" and ties != "stable":
-            rel_segments = _ro(segments[rows.query_labels])
-        elif spec.kind == "listed":
-            rel_segments = _ro(np.zeros((stop - start, 2), dtype=np.int64))  # no segment: all grade 0
-
-        if ties == "stable":  # each query's number of relevant items sizes its scratch arrays
-            if spec.kind == "class":
-                n_relevant = class_sizes[rows.query_labels].astype(np.int64)
-            elif spec.kind == "listed":
-                n_relevant = np.diff(indptr)
-            else:  # multi-hot: counted by a histogram pass, block by block
-                n_relevant = np.zeros(stop - start, dtype=np.int64)
+        quantities, scalars = fin.buffers(stop - start)
 
         def block_pass(lo, hi):
-            """Histograms, then base quantities, of the chunk's queries lo..hi-1 (one thread)."""
+            """Counts, then base quantities, of the chunk's queries lo..hi-1 (one thread)."""
             if ties == "stable":
-                if spec.kind == "multihot":
-                    hist_multihot(query_words, db_words, label_words, db_label_words, n_bits, hist, lo, hi)
-                    n_relevant[lo:hi] = hist[lo:hi, :, 1:].sum(axis=(1, 2))
-                finalize_stable(
-                    query_words, db_words, _KIND[spec.kind], query_labels, db_labels, label_words,
-                    db_label_words, indptr, indices, grades, n_relevant, hist, gains, cutoffs, discount, quantities,
-                    scalars, lo, hi,
-                )
-                return
-            if spec.kind == "class":
-                hist_segments(query_words, hist_db_words, rel_segments, n_bits, hist, lo, hi)
-            elif spec.kind == "multihot":
-                hist_multihot(query_words, db_words, label_words, db_label_words, n_bits, hist, lo, hi)
+                database.stable_quantities(c, hist, fin, quantities, scalars, lo, hi)
             else:
-                hist_segments(query_words, db_words, rel_segments, n_bits, hist, lo, hi)
-                move_relevant(query_words, db_words, indptr, indices, grades, hist, lo, hi)
-            finalize_histograms(
-                hist, gains, _TIE_MODES[ties], cutoffs, discount, need_ratio, quantities, scalars, lo, hi
-            )
+                database.counts(c, hist, lo, hi)
+                fin.quantities(hist, quantities, scalars, lo, hi)
 
         run_blocks(block_pass, stop - start, n_threads, granule=2)
-        values, chunk_empty = metric_values(
-            metrics, quantities, scalars, cutoffs, n_db, ap_denominator, empty, hist=hist
-        )
+        values, chunk_empty = fin.values(quantities, scalars, hist)
         n_empty += chunk_empty
         for name, v in values.items():
             per_query[name][start:stop] = v
@@ -346,12 +393,63 @@ def _evaluate_chunks(
             elapsed = max(time.perf_counter() - started, 1e-9)
             bar.set_postfix_str(f"{stop * n_db / elapsed:.3g} pairs/s", refresh=False)
             bar.update(stop - start)
+    _check_empty(empty, n_empty, n_queries)
+    return per_query, n_empty
+
+
+def _check_empty(empty, n_empty, n_queries):
     if empty == "error" and n_empty:
         raise ValueError(
             f"{n_empty} of {n_queries} queries have no relevant item in the database; choose "
             "empty='zero', 'skip', 'one' or 'skip_missed'"
         )
-    return per_query, n_empty
+
+
+def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance=None, n_threads=None):
+    """TieStats of a database (or shard): see :func:`fasttie.tie_stats`."""
+    from .tie_stats import TieStats
+
+    query_codes, db_codes = _pack_pair(queries, database)
+    n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
+    spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
+    database_pass = _DatabasePass(db_codes, spec, stable=False)
+    counts = np.zeros((n_queries, n_bits + 1, spec.n_grades), dtype=np.int64)
+    c = database_pass.chunk(query_codes.words, spec.rows(0, n_queries))
+    run_blocks(lambda lo, hi: database_pass.counts(c, counts, lo, hi), n_queries,
+               resolve_threads(n_threads, n_queries * n_db), granule=2)
+    return TieStats(counts, n_bits, spec.kind)
+
+
+def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, curves, n_threads):
+    """Result of ``metrics`` from TieStats: see :meth:`fasttie.TieStats.finalize`."""
+    parsed = parse_metrics(metrics)
+    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
+    counts, n_bits = stats.counts, stats.n_bits
+    n_queries, n_db = stats.n_queries, stats.n_db
+    if n_queries == 0 or n_db == 0:
+        raise ValueError("tie statistics hold no query or no database item; nothing to finalize")
+    curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
+    all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
+    fin = _Finalizer(all_metrics, n_db, counts.shape[2], ties, ap_denominator, gain, empty)
+    n_threads = resolve_threads(n_threads, n_queries * (n_bits + 1) * counts.shape[2])
+    per_query = {m.name: np.empty(n_queries) for m in all_metrics}
+    n_empty = 0
+    chunk = _chunk_size(n_queries, n_bits, counts.shape[2])
+    for start in range(0, n_queries, chunk):
+        stop = min(start + chunk, n_queries)
+        hist = np.ascontiguousarray(counts[start:stop], dtype=np.int64)
+        if not hist.flags.writeable:  # one kernel signature: the histogram pass writes its counts
+            hist = hist.copy()
+        quantities, scalars = fin.buffers(stop - start)
+        run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, lo, hi), stop - start, n_threads)
+        values, chunk_empty = fin.values(quantities, scalars, hist)
+        n_empty += chunk_empty
+        for name, v in values.items():
+            per_query[name][start:stop] = v
+    _check_empty(empty, n_empty, n_queries)
+    settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
+                "n_db": n_db, "n_bits": n_bits, "relevance": stats.relevance}
+    return _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
 
 
 def search(queries, database, k=None, *, radius=None, n_threads=None):

@@ -1,0 +1,155 @@
+"""Tie statistics: the mergeable layer between the histogram pass and the metrics.
+
+Everything fasttie reports for a Hamming ranking comes from one table per query: how many
+database items of each grade sit at each Hamming distance. Those counts are additive: the
+table of a database is the sum of the tables of its shards, whatever the shard layout. So
+
+    stats = ft.tie_stats(queries, shard_1, ...) + ft.tie_stats(queries, shard_2, ...)
+    stats.finalize(["AP", "nDCG@100"])
+
+is exactly (bitwise) ``ft.evaluate(queries, concatenated database, ...)`` for every tie mode but
+``"stable"``, which also needs each item's database index. Any engine can produce and sum them
+(Dask: :mod:`fasttie.dask`; Ray, Spark, a job array: pickle or ``np.save`` the counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["TieStats", "merge", "tie_stats"]
+
+
+@dataclass(frozen=True)
+class TieStats:
+    """Per-query counts of database items by (Hamming distance, grade).
+
+    Attributes
+    ----------
+    counts : ndarray of int64, shape (n_queries, n_bits + 1, n_grades)
+        ``counts[i, d, g]``: items of grade g at distance d from query i (grade 0 = not
+        relevant; binary relevance has grades 0 and 1).
+    n_bits : int
+        Code length.
+    relevance : str
+        "class", "multihot" or "listed" (how the grades were defined).
+
+    Two TieStats of the same queries add up (``a + b``, :func:`merge`): exact, associative and
+    commutative, since the counts are integers. Tables with fewer grades are padded with zeros.
+    """
+
+    counts: np.ndarray
+    n_bits: int
+    relevance: str
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries (rows)."""
+        return self.counts.shape[0]
+
+    @property
+    def n_db(self) -> int:
+        """Database items counted (the same for every query)."""
+        return int(self.counts[0].sum()) if self.n_queries else 0
+
+    def __add__(self, other: "TieStats") -> "TieStats":
+        if not isinstance(other, TieStats):
+            return NotImplemented
+        if other.n_queries != self.n_queries or other.n_bits != self.n_bits:
+            raise ValueError(
+                f"cannot add tie statistics of {self.n_queries} queries x {self.n_bits} bits and "
+                f"{other.n_queries} queries x {other.n_bits} bits: they must describe the same queries"
+            )
+        if other.relevance != self.relevance:
+            raise ValueError(f"cannot add tie statistics of {self.relevance!r} and {other.relevance!r} relevance")
+        n_grades = max(self.counts.shape[2], other.counts.shape[2])
+        total = _padded(self.counts, n_grades) + _padded(other.counts, n_grades)
+        return TieStats(total, self.n_bits, self.relevance)
+
+    def finalize(
+        self, metrics=("AP",), *, ties="average", ap_denominator="retrieved", gain="exp2", empty="zero",
+        curves=False, n_threads=None,
+    ):
+        """Metrics from the counts, as :func:`fasttie.evaluate` computes them.
+
+        Parameters
+        ----------
+        metrics, ap_denominator, gain, empty, curves, n_threads
+            As in :func:`fasttie.evaluate`.
+        ties : {"average", "optimistic", "pessimistic"}, default "average"
+            ``"stable"`` needs the database order, not only the counts: use
+            :func:`fasttie.evaluate` or :func:`fasttie.dask.evaluate`.
+
+        Returns
+        -------
+        Result
+        """
+        from .hashing import result_from_counts
+
+        if ties == "stable":
+            raise ValueError(
+                "ties='stable' needs each item's database index, which tie statistics do not keep; use "
+                "fasttie.evaluate (or fasttie.dask.evaluate), or ties='average', 'optimistic' or 'pessimistic'"
+            )
+        return result_from_counts(
+            self, metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
+            n_threads=n_threads,
+        )
+
+
+def _padded(counts, n_grades):
+    if counts.shape[2] == n_grades:
+        return counts
+    out = np.zeros(counts.shape[:2] + (n_grades,), dtype=np.int64)
+    out[:, :, : counts.shape[2]] = counts
+    return out
+
+
+def merge(stats) -> TieStats:
+    """Sum tie statistics of the same queries over database shards (any order, any grouping).
+
+    Parameters
+    ----------
+    stats : iterable of TieStats
+
+    Returns
+    -------
+    TieStats
+    """
+    stats = list(stats)
+    if not stats:
+        raise ValueError("merge needs at least one TieStats")
+    while len(stats) > 1:  # pairwise: a balanced tree, as a distributed reduction would do
+        stats = [stats[i] + stats[i + 1] if i + 1 < len(stats) else stats[i] for i in range(0, len(stats), 2)]
+    return stats[0]
+
+
+def tie_stats(queries, database, query_labels=None, db_labels=None, *, relevance=None, n_threads=None) -> TieStats:
+    """Counts of database items by (Hamming distance, grade) for every query: the first half of
+    :func:`fasttie.evaluate`, mergeable across database shards.
+
+    Parameters
+    ----------
+    queries, database, query_labels, db_labels, relevance, n_threads
+        As in :func:`fasttie.evaluate`; ``database`` may be one shard of a larger database
+        (listed relevance then names the shard's own rows).
+
+    Returns
+    -------
+    TieStats
+
+    Examples
+    --------
+    A database cut in two shards gives the counts, and so the metrics, of the whole:
+
+    >>> import numpy as np, fasttie as ft
+    >>> q = np.array([[1, 1, 1, 1]]); db = np.array([[1, 1, 1, -1], [1, -1, 1, 1], [-1, -1, 1, 1]])
+    >>> whole = ft.evaluate(q, db, [0], [0, 1, 0], metrics=["AP", "P@1"])
+    >>> parts = ft.tie_stats(q, db[:2], [0], [0, 1]) + ft.tie_stats(q, db[2:], [0], [0])
+    >>> parts.finalize(["AP", "P@1"]).mean == whole.mean
+    True
+    """
+    from .hashing import counts_of
+
+    return counts_of(queries, database, query_labels, db_labels, relevance=relevance, n_threads=n_threads)

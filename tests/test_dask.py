@@ -1,0 +1,111 @@
+"""fasttie.dask: a database sharded along rows, tie statistics per (query block, shard), a Dask
+tree reduction, one finalize: bitwise ``ft.evaluate`` on the concatenated data, for any
+chunking, under the threaded scheduler and on a LocalCluster of two worker processes."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import fasttie as ft
+
+da = pytest.importorskip("dask.array", reason="fasttie.dask needs the dask extra (pip install 'fasttie[dask]')")
+distributed = pytest.importorskip("distributed", reason="the LocalCluster tests need distributed")
+fd = pytest.importorskip("fasttie.dask")
+
+METRICS = ["AP", "AP@50", "nDCG@20", "DCG@5", "P@10", "R@30", "RR", "Rprec", "ACG@5", "WAP@10", "P(radius=20)"]
+DATA = ft.datasets.synthetic_hashing(24, 3000, 64, 6, flip=0.3, seed=4)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _same(expected, got):
+    assert expected.per_query.keys() == got.per_query.keys()
+    for name, values in expected.per_query.items():
+        np.testing.assert_array_equal(got.per_query[name], values)
+    assert got.n_empty == expected.n_empty and got.settings == expected.settings
+
+
+def _unpacked():
+    queries, database, query_labels, db_labels = DATA
+    return ft.unpack_codes(queries), ft.unpack_codes(database), query_labels, db_labels
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(97, 3000), st.integers(3, 24), st.sampled_from(["average", "optimistic", "pessimistic"]),
+       st.integers(2, 9))
+def test_any_chunking_threaded_scheduler(rows, query_chunk, ties, split_every):
+    queries, database, query_labels, db_labels = _unpacked()
+    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, ties=ties)
+    got = fd.evaluate(queries, da.from_array(database, chunks=(rows, 64)), query_labels,
+                      da.from_array(db_labels, chunks=max(1, rows // 2 + 1)), metrics=METRICS, ties=ties,
+                      query_chunk=query_chunk, split_every=split_every)
+    _same(expected, got)
+
+
+@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic"])
+def test_local_cluster_two_worker_processes(client, ties):
+    queries, database, query_labels, db_labels = _unpacked()
+    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, ties=ties, curves=True)
+    got = fd.evaluate(queries, da.from_array(database, chunks=(700, 64)), query_labels, db_labels, metrics=METRICS,
+                      ties=ties, curves=True, query_chunk=10)
+    _same(expected, got)
+    for key, curve in expected.curves.items():
+        np.testing.assert_array_equal(got.curves[key], curve)
+
+
+def test_multihot_and_listed_relevance(client):
+    rng = np.random.default_rng(3)
+    queries, database, _, _ = _unpacked()
+    multihot_q, multihot_db = rng.integers(0, 2, (24, 5)), rng.integers(0, 2, (3000, 5))
+    expected = ft.evaluate(queries, database, multihot_q, multihot_db, metrics=METRICS)
+    got = fd.evaluate(queries, da.from_array(database, chunks=(999, 64)), multihot_q,
+                      da.from_array(multihot_db, chunks=(500, 5)), metrics=METRICS)
+    _same(expected, got)
+    sizes = rng.integers(0, 40, 24)
+    indptr = np.r_[0, np.cumsum(sizes)]
+    indices = np.concatenate([rng.choice(3000, s, replace=False) for s in sizes])
+    grades = rng.integers(1, 5, len(indices))
+    expected = ft.evaluate(queries, database, relevance=(indptr, indices, grades), metrics=METRICS)
+    got = fd.evaluate(queries, da.from_array(database, chunks=(640, 64)), relevance=(indptr, indices, grades),
+                      metrics=METRICS, query_chunk=5)
+    _same(expected, got)
+
+
+def test_npy_shards_and_packed_bytes(tmp_path, client):
+    queries, database, query_labels, db_labels = _unpacked()
+    paths, label_paths = [], []
+    for i, (lo, hi) in enumerate([(0, 1000), (1000, 1001), (1001, 3000)]):
+        paths.append(str(tmp_path / f"codes_{i}.npy"))
+        label_paths.append(str(tmp_path / f"labels_{i}.npy"))
+        np.save(paths[-1], np.packbits(database[lo:hi].astype(bool), axis=1))
+        np.save(label_paths[-1], db_labels[lo:hi])
+    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS)
+    got = fd.evaluate(queries, paths, query_labels, label_paths, metrics=METRICS, packed=True, n_bits=64)
+    _same(expected, got)
+
+
+def test_bad_shard_fails_the_call_and_names_it():
+    queries, database, query_labels, db_labels = _unpacked()
+    with_nan = database.astype(float)
+    with_nan[2100, 3] = np.nan
+    with pytest.raises(ValueError, match=r"database shard 2 \(rows 2000\.\.2999\): database contains NaN"):
+        fd.evaluate(queries, da.from_array(with_nan, chunks=(1000, 64)), query_labels, db_labels)
+    with pytest.raises(ValueError, match=r"database shard \d \(rows \d+\.\.\d+\): queries have 48 bits but database has 64"):
+        fd.evaluate(queries[:, :48], da.from_array(database, chunks=(1000, 64)), query_labels, db_labels)
+    tripled = database.copy()
+    tripled[1000:2000] *= 3  # only shard 1 holds values other than 0/1
+    with pytest.raises(ValueError, match=r"database shard 1 \(rows 1000\.\.1999\).*±1, 0/1 or bool"):
+        fd.evaluate(queries, da.from_array(tripled, chunks=(1000, 64)), query_labels, db_labels)
+    with pytest.raises(ValueError, match="db_labels has 10 rows"):
+        fd.evaluate(queries, da.from_array(database, chunks=(1000, 64)), query_labels, db_labels[:10])
+    with pytest.raises(ValueError, match="stable"):
+        fd.evaluate(queries, da.from_array(database, chunks=(1000, 64)), query_labels, db_labels, ties="stable")
