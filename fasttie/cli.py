@@ -256,6 +256,71 @@ def _run_evaluate(args, queries, database, query_labels, db_labels, relevance, r
         raise type(error)(cli_words(str(error))) from None
 
 
+def _is_glob(spec):
+    return spec is not None and any(c in spec for c in "*?[")
+
+
+def _shard_paths(spec, option):
+    """Sorted .npy files of a glob (or the one file named)."""
+    import glob
+
+    if not _is_glob(spec):
+        return [spec]
+    paths = sorted(glob.glob(spec))
+    if not paths:
+        raise UsageError(f"{option}: no file matches {spec!r}")
+    bad = [p for p in paths if not p.endswith(".npy")]
+    if bad:
+        raise UsageError(f"{option}: shards must be .npy files, got {bad[0]}")
+    return paths
+
+
+def _run_dask(args, queries, metrics):
+    """evaluate on Dask: the database (and its labels) as .npy shards, on a local cluster, a
+    cluster at --scheduler, or Dask's threaded scheduler."""
+    try:
+        import fasttie.dask as fdask
+    except ImportError as error:
+        raise ImportError(f"{error} (needed by --dask, --scheduler and shard globs)") from None
+    from .loaders import load_array
+
+    paths = _shard_paths(args.database, "--database")
+    query_labels, db_labels, relevance = None, None, None
+    if args.relevance is not None:
+        if args.query_labels is not None or args.db_labels is not None:
+            raise UsageError("give --query-labels and --db-labels, or --relevance, not both")
+        from .loaders import load_relevance
+
+        relevance, _ = load_relevance(args.relevance)
+    elif args.query_labels is None or args.db_labels is None:
+        raise UsageError("give --query-labels and --db-labels (class ids or multi-hot), or --relevance (a CSR .npz)")
+    else:
+        query_labels = load_array(args.query_labels, option="--query-labels", default_key="query_labels")
+        db_labels = _shard_paths(args.db_labels, "--db-labels") if _is_glob(args.db_labels) else load_array(
+            args.db_labels, option="--db-labels", default_key="db_labels")
+    options = {k: v for k, v in _evaluate_options(args).items() if k != "n_threads"}
+    client = None
+    try:
+        if args.dask or args.scheduler:
+            import distributed
+
+            client = distributed.Client(args.scheduler) if args.scheduler else distributed.Client(
+                distributed.LocalCluster(threads_per_worker=1, processes=True, dashboard_address=None))
+        return fdask.evaluate(
+            queries, paths, query_labels, db_labels, relevance=relevance, metrics=metrics, packed=args.packed,
+            n_bits=args.bits, bitorder=args.bitorder, query_chunk=args.query_chunk,
+            curves=args.plot is not None or getattr(args, "curves", False), **options,
+        )
+    except (ValueError, TypeError) as error:
+        raise type(error)(cli_words(str(error))) from None
+    finally:
+        if client is not None:
+            cluster = client.cluster
+            client.close()
+            if cluster is not None and not args.scheduler:
+                cluster.close()
+
+
 def _hashing_metrics(args):
     names = []
     if getattr(args, "protocol", None):
@@ -288,10 +353,13 @@ def _evaluate(args) -> int:
         _check_output_path(args.per_query, RESULT_EXTENSIONS, "--per-query")
     _check_plot(args)
     queries = _load_codes(args, args.queries, "--queries", "queries")
-    database = _load_codes(args, args.database, "--database", "database")
-    query_labels, db_labels, relevance, relevance_shape = _load_relevance_inputs(args)
     started = time.perf_counter()
-    result = _run_evaluate(args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics)
+    if args.dask or args.scheduler or _is_glob(args.database):
+        result = _run_dask(args, queries, metrics)
+    else:
+        database = _load_codes(args, args.database, "--database", "database")
+        query_labels, db_labels, relevance, relevance_shape = _load_relevance_inputs(args)
+        result = _run_evaluate(args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics)
     elapsed = time.perf_counter() - started
     if args.json:
         print(json.dumps(result.to_dict(per_query=False)))
@@ -693,6 +761,16 @@ metric,value rows. Exit code 0 on success, 2 on a usage error (one line on stder
                         help="also keep the curves in --per-query FILE.json (for 'fasttie compare --plot')")
     evaluate.add_argument("--threads", type=_positive_int, metavar="N", help="threads (default: all)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr")
+    scale = evaluate.add_argument_group(
+        "beyond one machine (pip install 'fasttie[dask]')",
+        "--database (and --db-labels) may be a quoted glob of .npy shards, e.g. 'db/part-*.npy': each file is a "
+        "shard, evaluated by fasttie.dask with the same output, bitwise equal to one machine",
+    )
+    where = scale.add_mutually_exclusive_group()
+    where.add_argument("--dask", action="store_true",
+                       help="run on a local Dask cluster (one worker process per CPU, one thread each)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (tcp://host:8786)")
+    scale.add_argument("--query-chunk", type=_positive_int, metavar="N", help="queries per Dask task (default: all)")
     evaluate.set_defaults(handler=_evaluate)
 
     trec = sub.add_parser(

@@ -109,3 +109,28 @@ def test_bad_shard_fails_the_call_and_names_it():
         fd.evaluate(queries, da.from_array(database, chunks=(1000, 64)), query_labels, db_labels[:10])
     with pytest.raises(ValueError, match="stable"):
         fd.evaluate(queries, da.from_array(database, chunks=(1000, 64)), query_labels, db_labels, ties="stable")
+
+
+def test_cli_shard_globs_and_local_cluster(tmp_path, capsys):
+    from fasttie.cli import main
+
+    queries, database, query_labels, db_labels = _unpacked()
+    np.save(tmp_path / "queries.npy", queries)
+    np.save(tmp_path / "query_labels.npy", query_labels)
+    np.save(tmp_path / "database.npy", database)
+    np.save(tmp_path / "db_labels.npy", db_labels)
+    for i, (lo, hi) in enumerate([(0, 1200), (1200, 1201), (1201, 3000)]):
+        np.save(tmp_path / f"db-{i}.npy", database[lo:hi])
+        np.save(tmp_path / f"dl-{i}.npy", db_labels[lo:hi])
+    common = ["evaluate", "--queries", str(tmp_path / "queries.npy"), "--query-labels",
+              str(tmp_path / "query_labels.npy"), "-m", *METRICS, "--csv", "--quiet"]
+    outputs = []
+    for extra in (["--database", str(tmp_path / "database.npy"), "--db-labels", str(tmp_path / "db_labels.npy")],
+                  ["--database", str(tmp_path / "db-*.npy"), "--db-labels", str(tmp_path / "dl-*.npy")],
+                  ["--database", str(tmp_path / "db-*.npy"), "--db-labels", str(tmp_path / "db_labels.npy"),
+                   "--dask", "--query-chunk", "7"]):
+        assert main(common + extra) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] == outputs[2]  # printed at full precision: bitwise equal
+    assert main(common + ["--database", str(tmp_path / "nope-*.npy"), "--db-labels", str(tmp_path / "dl-*.npy")]) == 2
+    assert "no file matches" in capsys.readouterr().err
