@@ -134,3 +134,36 @@ def test_cli_shard_globs_and_local_cluster(tmp_path, capsys):
     assert outputs[0] == outputs[1] == outputs[2]  # printed at full precision: bitwise equal
     assert main(common + ["--database", str(tmp_path / "nope-*.npy"), "--db-labels", str(tmp_path / "dl-*.npy")]) == 2
     assert "no file matches" in capsys.readouterr().err
+
+
+class _DieOnce(distributed.WorkerPlugin):
+    """Kills its worker process the first time any worker starts a shard task (a marker file
+    makes it once per test, across workers and restarts)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def transition(self, key, start, finish, **kwargs):
+        import os
+
+        name = key[0] if isinstance(key, tuple) else key
+        if finish == "executing" and "shard_stats" in str(name) and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            os._exit(1)  # the process dies mid-evaluation, as with kill -9
+
+
+def test_killed_worker_loses_nothing(tmp_path):
+    queries, database, query_labels, db_labels = _unpacked()
+    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS)
+    marker = tmp_path / "killed"
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        client.register_plugin(_DieOnce(str(marker)))
+        got = fd.evaluate(queries, da.from_array(database, chunks=(300, 64)), query_labels, db_labels,
+                          metrics=METRICS, query_chunk=8)
+    finally:
+        client.close()
+        cluster.close()
+    assert marker.exists()  # a worker did die during the evaluation
+    _same(expected, got)
