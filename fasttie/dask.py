@@ -6,6 +6,10 @@ metrics are finalized once. The counts are integers, so the result is bitwise id
 :func:`fasttie.evaluate` on the concatenated data, for any chunking, any number of workers and
 any scheduler (the default threaded one, ``distributed.LocalCluster``, a real cluster).
 
+Ranked lists scale by query instead: :func:`rank_evaluate` evaluates a dask DataFrame one
+partition at a time after grouping each query's rows into one partition, and
+:func:`trec_evaluate` evaluates many TREC run files in parallel, one task per file.
+
 Needs the optional extra ``fasttie[dask]`` (dask and distributed). Each task runs its kernels
 on ``threads_per_task`` threads (default 1): a worker's threads are Dask's, never oversubscribed.
 """
@@ -16,7 +20,7 @@ import os
 
 import numpy as np
 
-__all__ = ["evaluate", "tie_stats"]
+__all__ = ["evaluate", "rank_evaluate", "tie_stats", "trec_evaluate"]
 
 
 def _dask():
@@ -259,3 +263,108 @@ def _same_grades(parts):
     from .tie_stats import _padded
 
     return [type(p)(_padded(p.counts, n_grades), p.n_bits, p.relevance) for p in parts]
+
+
+def rank_evaluate(frame, metrics=("AP", "nDCG@10", "P@10", "RR"), *, query="query_id", label="relevance",
+                  score="score", doc=None, grouped=False, threads_per_task=1, **options):
+    """:func:`fasttie.rank_evaluate` of a (dask) DataFrame of scored rows, one partition at a time.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame or pandas.DataFrame
+        One row per (query, document) with a query id, a grade and a score column.
+    metrics : str or sequence of str
+        As in :func:`fasttie.rank_evaluate`.
+    query, label, score : str
+        Column names (ir_measures / ranx style defaults).
+    doc : str, optional
+        Document id column, for ``ties="trec"`` (``doc_ids``).
+    grouped : bool, default False
+        True when every query's rows already sit in one partition; otherwise the frame is
+        shuffled on ``query`` first. A shuffle moves rows, so ``ties="stable"`` ranks equal
+        scores in the order of the frame's index.
+    threads_per_task : int, default 1
+    **options
+        ``ties``, ``gain``, ``log_base``, ``ap_denominator``, ``empty``, ``relevance_level``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per query (index ``query``, sorted), one column per metric: the per-query
+        values of ``fasttie.rank_evaluate(..., qid=frame[query])`` on the whole frame.
+    """
+    dask, _ = _dask()
+    import pandas as pd
+
+    if isinstance(frame, pd.DataFrame):
+        import dask.dataframe as dd
+
+        frame = dd.from_pandas(frame, npartitions=1)
+    missing = [c for c in (query, label, score, doc) if c is not None and c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame has no column {missing[0]!r}; name the columns with query=, label=, score=, doc=")
+    if not grouped:
+        frame = frame.shuffle(on=query)
+    parts = [dask.delayed(_rank_partition, pure=True)(part, metrics, query, label, score, doc, threads_per_task,
+                                                      options) for part in frame.to_delayed()]
+    pieces = [p for p in dask.compute(*parts) if p is not None]
+    if not pieces:
+        raise ValueError("frame has no rows: there is nothing to rank")
+    out = pd.concat(pieces)
+    if out.index.has_duplicates:
+        raise ValueError(f"a query's rows span several partitions; leave grouped=False to shuffle on {query!r}")
+    return out.sort_index()
+
+
+def _rank_partition(part, metrics, query, label, score, doc, threads, options):
+    from .ranking import rank_evaluate as evaluate_lists
+
+    if len(part) == 0:
+        return None
+    if options.get("ties") == "stable":  # equal scores in index order, whatever a shuffle did
+        part = part.sort_index(kind="stable")
+    result = evaluate_lists(part[label].to_numpy(), part[score].to_numpy(), qid=part[query].to_numpy(),
+                            metrics=metrics, doc_ids=None if doc is None else part[doc].to_numpy(),
+                            n_threads=threads, **options)
+    return result.to_frame()
+
+
+def trec_evaluate(qrels, runs, metrics, *, threads_per_task=1, **options):
+    """:func:`fasttie.trec.evaluate` of many run files against one qrels, one Dask task per run.
+
+    Parameters
+    ----------
+    qrels : str or os.PathLike
+        The qrels file (each task reads it).
+    runs : str or sequence of paths
+        A glob (``"runs/*.txt"``, sorted by name) or a list of run files.
+    metrics : str or sequence of str
+        As in :func:`fasttie.trec.evaluate`.
+    threads_per_task : int, default 1
+    **options
+        As in :func:`fasttie.trec.evaluate` (``ties``, ``relevance_level``, ``complete``, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index (``run``: the file name without folder, ``query``), one column per metric: each
+        run's per-query values of ``fasttie.trec.evaluate``.
+    """
+    dask, _ = _dask()
+    import glob
+
+    import pandas as pd
+
+    paths = sorted(glob.glob(runs)) if isinstance(runs, str) else [os.fspath(p) for p in runs]
+    if not paths:
+        raise ValueError(f"runs: no run file matches {runs!r}")
+    task = dask.delayed(_trec_run, pure=True)
+    frames = dask.compute(*[task(os.fspath(qrels), path, metrics, threads_per_task, options) for path in paths])
+    names = [os.path.basename(p) for p in paths]
+    return pd.concat(frames, keys=names, names=["run", "query"])
+
+
+def _trec_run(qrels, path, metrics, threads, options):
+    from .trec import evaluate as evaluate_run
+
+    return evaluate_run(qrels, path, metrics, n_threads=threads, **options).to_frame()

@@ -167,3 +167,41 @@ def test_killed_worker_loses_nothing(tmp_path):
         cluster.close()
     assert marker.exists()  # a worker did die during the evaluation
     _same(expected, got)
+
+
+@pytest.mark.parametrize("ties", ["average", "stable", "trec"])
+@pytest.mark.parametrize("npartitions", [1, 3, 8])
+def test_ranked_lists_from_a_dask_dataframe(ties, npartitions):
+    dd = pytest.importorskip("dask.dataframe", reason="dask.dataframe needs pyarrow (fasttie[dask])")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(npartitions)
+    n = 4000
+    frame = pd.DataFrame({"query_id": rng.integers(0, 250, n), "doc_id": rng.permutation(n),
+                          "relevance": rng.integers(0, 4, n).astype(float), "score": rng.integers(0, 9, n) / 4})
+    names = ["AP", "nDCG@10", "P@5", "RR", "Rprec"]
+    if ties == "stable":  # equal scores in index order: the frame's order, whatever the shuffle
+        frame = frame.sort_values("query_id", kind="stable").reset_index(drop=True)
+    expected = ft.rank_evaluate(frame.relevance.to_numpy(), frame.score.to_numpy(), qid=frame.query_id.to_numpy(),
+                                metrics=names, ties=ties, doc_ids=frame.doc_id.to_numpy()).to_frame()
+    parts = dd.from_pandas(frame, npartitions=npartitions, sort=False)
+    got = fd.rank_evaluate(parts, names, doc="doc_id", ties=ties)
+    assert list(got.index) == list(expected.index) and list(got.columns) == names
+    np.testing.assert_array_equal(got.to_numpy(), expected.to_numpy())
+
+
+def test_many_trec_runs_in_parallel(tmp_path):
+    import pathlib
+    import shutil
+
+    data = pathlib.Path(__file__).parent / "data"
+    for i in range(3):
+        shutil.copy(data / "run.txt", tmp_path / f"run{i}.txt")
+    names = ["AP", "P@5", "nDCG@10", "RR"]
+    got = fd.trec_evaluate(data / "qrels.txt", str(tmp_path / "run*.txt"), names, complete=True)
+    expected = ft.trec.evaluate(data / "qrels.txt", data / "run.txt", names, complete=True).to_frame()
+    assert list(got.index.get_level_values("run").unique()) == ["run0.txt", "run1.txt", "run2.txt"]
+    for run in ("run0.txt", "run2.txt"):
+        np.testing.assert_array_equal(got.loc[run].to_numpy(), expected.to_numpy())
+        assert list(got.loc[run].index) == list(expected.index)
+    with pytest.raises(ValueError, match="no run file matches"):
+        fd.trec_evaluate(data / "qrels.txt", str(tmp_path / "nothing*.txt"), names)
