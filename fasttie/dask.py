@@ -124,6 +124,8 @@ def tie_stats(
     query_labels = None if query_labels is None else np.asarray(_computed(query_labels))
     starts = np.concatenate([[0], np.cumsum([n for _, n in shards])]).astype(np.int64)
     n_db = int(starts[-1])
+    if relevance is not None and (query_labels is not None or db_labels is not None):
+        raise ValueError("give either query_labels and db_labels, or relevance=, not both")
     listed = _listed(relevance, query_codes.n, n_db) if relevance is not None else None
     if relevance is None and (query_labels is None or db_labels is None):
         raise ValueError(
