@@ -93,22 +93,6 @@ def _digits(text):
 # metric names
 # --------------------------------------------------------------------------------------------
 
-_TREC_EVAL_NAME = re.compile(r"^(map_cut|ndcg_cut|P|recall|success)[_.]([\d,]+)$")
-_TREC_EVAL_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "recall": "R", "success": "RR"}
-_TREC_EVAL_PLAIN = {"map": "AP", "ndcg": "nDCG", "recip_rank": "RR", "Rprec": "Rprec"}
-
-
-def _from_trec_eval(name):
-    """trec_eval measure names (``map``, ``P_10``, ``ndcg_cut.5,10``) -> fasttie names."""
-    if name in _TREC_EVAL_PLAIN:
-        return [_TREC_EVAL_PLAIN[name]]
-    match = _TREC_EVAL_NAME.match(name)
-    if match and match.group(1) != "success":
-        base = _TREC_EVAL_BASE[match.group(1)]
-        return [f"{base}@{k}" for k in match.group(2).split(",") if k]
-    return [name]
-
-
 def resolve_metrics(names, *, trec_names=False):
     """Parse metric names from the command line into canonical names.
 
@@ -134,21 +118,20 @@ def resolve_metrics(names, *, trec_names=False):
     from .metrics import parse_metrics
 
     out = []
-    for typed in names:
-        for name in _from_trec_eval(typed) if trec_names else [typed]:
-            if trec_names and is_diversity_metric(name):  # alpha-nDCG: TREC diversity qrels only
-                try:
-                    out.extend(key for key, _, _ in parse_diversity_metric(name) if key not in out)
-                except ValueError as error:
-                    raise UsageError(f"-m/--metric: {error}") from None
-                continue
+    for name in names:
+        if trec_names and is_diversity_metric(name):  # alpha-nDCG: TREC diversity qrels only
             try:
-                parsed = parse_metrics(name)
+                out.extend(key for key, _, _ in parse_diversity_metric(name) if key not in out)
             except ValueError as error:
-                if str(error).startswith("unknown metric") and name == typed:
-                    raise UsageError(str(error)) from None
                 raise UsageError(f"-m/--metric: {error}") from None
-            out.extend(m.name for m in parsed if m.name not in out)
+            continue
+        try:
+            parsed = parse_metrics(name)
+        except ValueError as error:
+            if str(error).startswith("unknown metric"):
+                raise UsageError(str(error)) from None
+            raise UsageError(f"-m/--metric: {error}") from None
+        out.extend(m.name for m in parsed if m.name not in out)
     return out
 
 

@@ -3,8 +3,9 @@
 Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P@k``, ``R@k``,
 ``F1@k``, ``RR``, ``RR@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``P(radius=r)``,
 ``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Aliases such as ``mAP@k``,
-``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` normalise to these, and a list
-form ``P@[1,10,100]`` expands.
+``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` and trec_eval's measure names
+(``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut.5,10``, ``recall_100``, ``recip_rank``,
+``Rprec``) normalise to these, and a list form ``P@[1,10,100]`` expands.
 """
 
 from __future__ import annotations
@@ -147,7 +148,25 @@ def parse_metrics(metrics) -> list[Metric]:
     return out
 
 
+_TREC_EVAL_NAME = re.compile(r"^(map_cut|ndcg_cut|P|recall)[_.]([\d,]+)$")
+_TREC_EVAL_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "recall": "R"}
+
+
+def from_trec_eval(name: str) -> list[str]:
+    """trec_eval measure names (``P_10``, ``ndcg_cut.5,10``, ``map_cut_100``, ``recall_5``) as
+    fasttie names; any other name is returned as it is (``map``, ``ndcg``, ``recip_rank`` and
+    ``Rprec`` are aliases already)."""
+    match = _TREC_EVAL_NAME.match(name.strip())
+    if not match:
+        return [name]
+    base = _TREC_EVAL_BASE[match.group(1)]
+    return [f"{base}@{k}" for k in match.group(2).split(",") if k]
+
+
 def _parse_one(name: str) -> list[Metric]:
+    translated = from_trec_eval(name)
+    if translated != [name]:
+        return [metric for part in translated for metric in _parse_one(part)]
     radius_match = _RADIUS.match(name)
     if radius_match:
         base = _BASES.get(radius_match.group(1).lower())

@@ -577,3 +577,17 @@ def test_bench_script_runs(tmp_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.main(["--lines", "2000", "--queries", "20", "--repeats", "1", "--dir", str(tmp_path), "--qrels"]) == 0
+
+
+def test_evaluate_takes_trec_eval_names():
+    """The docstring promises trec_eval's names: one grammar serves the library and the CLI."""
+    import fasttie as ft
+
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+    qrels, run = os.path.join(data, "qrels.txt"), os.path.join(data, "run.txt")
+    names = ["map", "P_5", "ndcg_cut.5,10", "recip_rank", "Rprec", "recall_10", "map_cut_3"]
+    by_trec = ft.trec.evaluate(qrels, run, names)
+    by_fasttie = ft.trec.evaluate(qrels, run, ["AP", "P@5", "nDCG@5", "nDCG@10", "RR", "Rprec", "R@10", "AP@3"])
+    assert by_trec.mean == by_fasttie.mean
+    with pytest.raises(ValueError, match="unknown metric 'success_1'"):
+        ft.trec.evaluate(qrels, run, ["success_1"])

@@ -2,7 +2,7 @@
 
 numba has no popcount builtin and ``np.bitwise_count`` is not supported in nopython mode.
 LLVM lowers ``ctpop.i64`` to the ``popcnt`` instruction when the host CPU has it (numba
-compiles for the host by default); ``scripts/check_asm.py`` verifies that in the assembly.
+compiles for the host by default); ``python scripts/bench_compile.py --asm`` counts the instructions in every kernel.
 """
 
 from numba import types
