@@ -69,7 +69,10 @@ def evaluate(
     relevance : tuple or scipy.sparse matrix, optional
         Listed relevance with global database ids, as in :func:`fasttie.evaluate`.
     metrics, ties, ap_denominator, gain, empty, curves
-        As in :func:`fasttie.evaluate`; ``ties`` "average", "optimistic" or "pessimistic".
+        As in :func:`fasttie.evaluate`. ``ties="stable"`` takes a second pass: each shard's
+        counts give every shard, per query and distance, the number of items ranked before it
+        (a prefix sum over shards in order); each shard then ranks its relevant items, and
+        their ranks (8 bytes each, per query) are sorted and finalized on the client.
     packed, n_bits, bitorder
         Read the database shards as packed bytes (see :func:`fasttie.pack_codes`).
     query_chunk : int, optional
@@ -90,16 +93,17 @@ def evaluate(
         As :func:`fasttie.evaluate`; a bad shard (another bit width, NaN, a wrong dtype) fails
         the whole call with an error that names the shard and its rows, before any result.
     """
-    stats = tie_stats(
-        queries, database, query_labels, db_labels, relevance=relevance, packed=packed, n_bits=n_bits,
-        bitorder=bitorder, query_chunk=query_chunk, threads_per_task=threads_per_task, split_every=split_every,
-    )
-    if ties == "stable":
-        raise ValueError(
-            "ties='stable' is not available on Dask yet (it needs every shard's ranks in database order); "
-            "use ties='average', 'optimistic' or 'pessimistic', or fasttie.evaluate on one machine"
-        )
-    return stats.finalize(metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves)
+    plan = _Plan(queries, database, query_labels, db_labels, relevance, packed, n_bits, bitorder, query_chunk,
+                 threads_per_task)
+    if ties != "stable":
+        stats = plan.summed(split_every)
+        return stats.finalize(metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
+                              curves=curves)
+    from .hashing import result_from_counts
+
+    stats, ranked = plan.stable()
+    return result_from_counts(stats, metrics, ties="stable", ap_denominator=ap_denominator, gain=gain, empty=empty,
+                              curves=curves, n_threads=None, ranked=ranked)
 
 
 def tie_stats(
@@ -114,49 +118,119 @@ def tie_stats(
     -------
     TieStats
     """
-    dask, _ = _dask()
-    from .codes import pack_codes
-    from .tie_stats import TieStats
+    plan = _Plan(queries, database, query_labels, db_labels, relevance, packed, n_bits, bitorder, query_chunk,
+                 threads_per_task)
+    return plan.summed(split_every)
 
-    query_codes = pack_codes(_computed(queries), name="queries")
-    shards = _shards(database, "database")
-    label_shards = _label_shards(db_labels, shards)
-    query_labels = None if query_labels is None else np.asarray(_computed(query_labels))
-    starts = np.concatenate([[0], np.cumsum([n for _, n in shards])]).astype(np.int64)
-    n_db = int(starts[-1])
-    if relevance is not None and (query_labels is not None or db_labels is not None):
-        raise ValueError("give either query_labels and db_labels, or relevance=, not both")
-    listed = _listed(relevance, query_codes.n, n_db) if relevance is not None else None
-    if relevance is None and (query_labels is None or db_labels is None):
-        raise ValueError(
-            "relevance is undefined: pass query_labels and db_labels (class ids or multi-hot), "
-            "or relevance=(indptr, indices[, grades])"
-        )
-    if query_labels is not None and len(query_labels) != query_codes.n:
-        raise ValueError(f"query_labels has {len(query_labels)} rows but there are {query_codes.n} queries")
-    step = query_codes.n if query_chunk is None else int(query_chunk)
-    if step < 1:
-        raise ValueError(f"query_chunk must be >= 1, got {query_chunk!r}")
-    options = {"packed": packed, "n_bits": n_bits, "bitorder": bitorder, "threads": threads_per_task}
-    shard_task = dask.delayed(_shard_stats, pure=True)
-    merge_task = dask.delayed(_merge, pure=True)
-    blocks = []
-    for q0 in range(0, query_codes.n, step):
-        q1 = min(q0 + step, query_codes.n)
-        query_block = query_codes.words[q0:q1]
-        labels_block = None if query_labels is None else query_labels[q0:q1]
-        nodes = []
-        for index, ((shard, rows), labels) in enumerate(zip(shards, label_shards)):
-            lo = int(starts[index])
-            local = None if listed is None else _listed_rows(listed, q0, q1, lo, lo + rows)
-            nodes.append(shard_task(index, lo, shard, labels, query_block, query_codes.n_bits, labels_block, local,
-                                    options))
-        while len(nodes) > 1:
-            nodes = [merge_task(nodes[i : i + split_every]) for i in range(0, len(nodes), split_every)]
-        blocks.append(nodes[0])
-    parts = dask.compute(*blocks)
-    counts = np.concatenate([p.counts for p in _same_grades(parts)], axis=0)
-    return TieStats(counts, query_codes.n_bits, parts[0].relevance)
+
+class _Plan:
+    """Validated inputs and the (query block, shard) tasks of one sharded evaluation."""
+
+    def __init__(self, queries, database, query_labels, db_labels, relevance, packed, n_bits, bitorder, query_chunk,
+                 threads_per_task):
+        from .codes import pack_codes
+
+        self.queries = pack_codes(_computed(queries), name="queries")
+        self.shards = _shards(database, "database")
+        self.label_shards = _label_shards(db_labels, self.shards)
+        self.query_labels = None if query_labels is None else np.asarray(_computed(query_labels))
+        self.starts = np.concatenate([[0], np.cumsum([n for _, n in self.shards])]).astype(np.int64)
+        n_queries, n_db = self.queries.n, int(self.starts[-1])
+        if relevance is not None and (query_labels is not None or db_labels is not None):
+            raise ValueError("give either query_labels and db_labels, or relevance=, not both")
+        self.listed = _listed(relevance, n_queries, n_db) if relevance is not None else None
+        if relevance is None and (query_labels is None or db_labels is None):
+            raise ValueError(
+                "relevance is undefined: pass query_labels and db_labels (class ids or multi-hot), "
+                "or relevance=(indptr, indices[, grades])"
+            )
+        if self.query_labels is not None and len(self.query_labels) != n_queries:
+            raise ValueError(f"query_labels has {len(self.query_labels)} rows but there are {n_queries} queries")
+        step = n_queries if query_chunk is None else int(query_chunk)
+        if step < 1:
+            raise ValueError(f"query_chunk must be >= 1, got {query_chunk!r}")
+        self.blocks = [(q0, min(q0 + step, n_queries)) for q0 in range(0, n_queries, step)]
+        self.options = {"packed": packed, "n_bits": n_bits, "bitorder": bitorder, "threads": threads_per_task}
+
+    def _tasks(self, function, q0, q1, extra=None):
+        """One delayed call per shard for queries q0..q1-1."""
+        dask, _ = _dask()
+        task = dask.delayed(function, pure=True)
+        words = self.queries.words[q0:q1]
+        labels = None if self.query_labels is None else self.query_labels[q0:q1]
+        out = []
+        for index, ((shard, rows), shard_labels) in enumerate(zip(self.shards, self.label_shards)):
+            lo = int(self.starts[index])
+            local = None if self.listed is None else _listed_rows(self.listed, q0, q1, lo, lo + rows)
+            args = (index, lo, shard, shard_labels, words, self.queries.n_bits, labels, local, self.options)
+            out.append(task(*args) if extra is None else task(*args, *extra[index]))
+        return out
+
+    def summed(self, split_every):
+        """TieStats of every query over the whole database: tree sums per query block."""
+        dask, _ = _dask()
+        from .tie_stats import TieStats
+
+        merge_task = dask.delayed(_merge, pure=True)
+        roots = []
+        for q0, q1 in self.blocks:
+            nodes = self._tasks(_shard_stats, q0, q1)
+            while len(nodes) > 1:
+                nodes = [merge_task(nodes[i : i + split_every]) for i in range(0, len(nodes), split_every)]
+            roots.append(nodes[0])
+        parts = _same_grades(dask.compute(*roots))
+        return TieStats(np.concatenate([p.counts for p in parts], axis=0), self.queries.n_bits, parts[0].relevance)
+
+    def stable(self):
+        """(TieStats, (indptr, ranks, grades)): counts, then every relevant item's global rank
+        in database index order, sorted per query."""
+        dask, _ = _dask()
+        from .tie_stats import TieStats, merge
+
+        per_block = dask.compute(*[self._tasks(_shard_stats, q0, q1) for q0, q1 in self.blocks])
+        rank_tasks, totals = [], []
+        for (q0, q1), shard_stats in zip(self.blocks, per_block):
+            total = merge(shard_stats)
+            totals.append(total)
+            items = total.counts.sum(axis=2)
+            running = np.cumsum(items, axis=1) - items  # items at smaller distances, whole database
+            extra = []
+            for part in shard_stats:
+                extra.append((running.copy(), part.counts[:, :, 1:].sum(axis=(1, 2)).astype(np.int64)))
+                running += part.counts.sum(axis=2)  # then the earlier shards' items at each distance
+            rank_tasks.append(self._tasks(_shard_ranks, q0, q1, extra))
+        pieces = dask.compute(*rank_tasks)
+        totals = _same_grades(totals)
+        stats = TieStats(np.concatenate([t.counts for t in totals], axis=0), self.queries.n_bits, totals[0].relevance)
+        return stats, _sorted_ranks(pieces, self.blocks, self.queries.n)
+
+
+def _shard_ranks(index, lo, codes, labels, query_words, n_bits, query_labels, listed, options, first, n_relevant):
+    """Global stable ranks of one shard's relevant items for a block of queries (a Dask task)."""
+    from .codes import PackedCodes
+    from .hashing import shard_ranks
+
+    database = _shard_codes(index, lo, _load(codes), options)
+    queries = PackedCodes(np.ascontiguousarray(query_words), n_bits)
+    return shard_ranks(queries, database, query_labels, None if labels is None else _load(labels), listed, first,
+                       n_relevant, options["threads"])
+
+
+def _sorted_ranks(pieces, blocks, n_queries):
+    """One (indptr, ranks, grades) of all queries, ranks ascending per query, from per-block,
+    per-shard pieces (ranks are distinct within a query: any sort gives the same order)."""
+    queries, ranks, grades = [], [], []
+    for (q0, q1), shard_pieces in zip(blocks, pieces):
+        for indptr, shard_rank, shard_grade in shard_pieces:
+            queries.append(np.repeat(np.arange(q0, q1), np.diff(indptr)))
+            ranks.append(shard_rank)
+            grades.append(shard_grade)
+    query_of = np.concatenate(queries) if queries else np.zeros(0, dtype=np.int64)
+    ranks = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.int64)
+    grades = np.concatenate(grades) if grades else np.zeros(0, dtype=np.int64)
+    order = np.lexsort((ranks, query_of))
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(query_of, minlength=n_queries))]).astype(np.int64)
+    return indptr, ranks[order].astype(np.int64), grades[order].astype(np.int64)
 
 
 def _computed(array):
@@ -233,24 +307,32 @@ def _load(block):
     return np.load(block, mmap_mode="r") if isinstance(block, str) else block
 
 
+def _shard_codes(index, lo, codes, options):
+    """A shard's codes packed, errors naming the shard and its rows."""
+    from .codes import pack_codes
+
+    try:
+        if options["packed"]:
+            return pack_codes(codes, packed=True, n_bits=options["n_bits"], bitorder=options["bitorder"],
+                              name="database")
+        return pack_codes(codes, n_bits=options["n_bits"], name="database")
+    except (ValueError, TypeError) as error:
+        raise type(error)(f"database shard {index} (rows {lo}..{lo + len(codes) - 1}): {error}") from None
+
+
 def _shard_stats(index, lo, codes, labels, query_words, n_bits, query_labels, listed, options):
     """TieStats of one shard for one block of queries (runs in a Dask task)."""
-    from .codes import PackedCodes, pack_codes
+    from .codes import PackedCodes
     from .hashing import counts_of
 
     codes = _load(codes)
-    rows = f"rows {lo}..{lo + len(codes) - 1}"
+    database = _shard_codes(index, lo, codes, options)
     try:
-        if options["packed"]:
-            db = pack_codes(codes, packed=True, n_bits=options["n_bits"], bitorder=options["bitorder"],
-                            name="database")
-        else:
-            db = pack_codes(codes, n_bits=options["n_bits"], name="database")
         queries = PackedCodes(np.ascontiguousarray(query_words), n_bits)
-        return counts_of(queries, db, query_labels, None if labels is None else _load(labels), relevance=listed,
-                         n_threads=options["threads"])
+        return counts_of(queries, database, query_labels, None if labels is None else _load(labels),
+                         relevance=listed, n_threads=options["threads"])
     except (ValueError, TypeError) as error:
-        raise type(error)(f"database shard {index} ({rows}): {error}") from None
+        raise type(error)(f"database shard {index} (rows {lo}..{lo + len(codes) - 1}): {error}") from None
 
 
 def _merge(parts):

@@ -11,7 +11,8 @@ import numpy as np
 from ._kernels.class_sort import sort_by_class
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.hamming_ties import (
-    AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_stable,
+    AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_ranked_queries,
+    finalize_stable, stable_ranks,
 )
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
 from ._kernels.knn import knn, radius_counts, radius_fill
@@ -420,10 +421,38 @@ def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance
     return TieStats(counts, n_bits, spec.kind)
 
 
-def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, curves, n_threads):
-    """Result of ``metrics`` from TieStats: see :meth:`fasttie.TieStats.finalize`."""
+def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_relevant, n_threads):
+    """Global stable ranks and grades of one shard's relevant items (see :mod:`fasttie.dask`).
+
+    first : (n_queries, n_bits + 1) int64, items ranked before the shard's first item at each
+    distance; n_relevant : (n_queries,) int64, the shard's relevant items per query.
+    Returns (indptr, ranks, grades) int64, each query's items in index order.
+    """
+    query_codes, db_codes = _pack_pair(queries, database)
+    spec = make_relevance(query_labels, db_labels, relevance, query_codes.n, db_codes.n)
+    database_pass = _DatabasePass(db_codes, spec, stable=True)
+    c = database_pass.chunk(query_codes.words, spec.rows(0, query_codes.n))
+    indptr = np.concatenate([[0], np.cumsum(n_relevant)]).astype(np.int64)
+    ranks = np.empty(indptr[-1], dtype=np.int64)
+    grades = np.empty(indptr[-1], dtype=np.int64)
+    first = _ro(np.asarray(first, dtype=np.int64))
+    offsets = _ro(indptr)
+    run_blocks(lambda lo, hi: stable_ranks(
+        c["query_words"], database_pass.db_words, _KIND[spec.kind], c["query_labels"], database_pass.db_labels,
+        c["label_words"], database_pass.db_label_words, c["indptr"], c["indices"], c["grades"], first, offsets,
+        ranks, grades, lo, hi,
+    ), query_codes.n, resolve_threads(n_threads, query_codes.n * db_codes.n))
+    return indptr, ranks, grades
+
+
+def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, curves, n_threads, ranked=None):
+    """Result of ``metrics`` from TieStats: see :meth:`fasttie.TieStats.finalize`. With
+    ``ties="stable"``, ``ranked`` = (indptr, ranks, grades): every query's relevant items with
+    their global ranks in database index order, ascending (a sharded stable pass)."""
     parsed = parse_metrics(metrics)
     check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
+    if (ties == "stable") != (ranked is not None):
+        raise ValueError("ties='stable' needs the ranks of the relevant items (ranked=...), and only it uses them")
     counts, n_bits = stats.counts, stats.n_bits
     n_queries, n_db = stats.n_queries, stats.n_db
     if n_queries == 0 or n_db == 0:
@@ -441,7 +470,16 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
         if not hist.flags.writeable:  # one kernel signature: the histogram pass writes its counts
             hist = hist.copy()
         quantities, scalars = fin.buffers(stop - start)
-        run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, lo, hi), stop - start, n_threads)
+        if ranked is None:
+            run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, lo, hi), stop - start, n_threads)
+        else:
+            indptr, ranks, grades = ranked
+            local = _ro(indptr[start : stop + 1] - indptr[start])
+            rank_part = _ro(ranks[indptr[start] : indptr[stop]])
+            grade_part = _ro(grades[indptr[start] : indptr[stop]])
+            run_blocks(lambda lo, hi: finalize_ranked_queries(
+                hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.discount, quantities, scalars, lo, hi,
+            ), stop - start, n_threads)
         values, chunk_empty = fin.values(quantities, scalars, hist)
         n_empty += chunk_empty
         for name, v in values.items():

@@ -1,6 +1,7 @@
 """fasttie.dask: a database sharded along rows, tie statistics per (query block, shard), a Dask
 tree reduction, one finalize: bitwise ``ft.evaluate`` on the concatenated data, for any
-chunking, under the threaded scheduler and on a LocalCluster of two worker processes."""
+chunking and every tie mode (stable: a second pass with per-shard offsets), under the threaded
+scheduler and on a LocalCluster of two worker processes."""
 
 import numpy as np
 import pytest
@@ -40,7 +41,7 @@ def _unpacked():
 
 
 @settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.integers(97, 3000), st.integers(3, 24), st.sampled_from(["average", "optimistic", "pessimistic"]),
+@given(st.integers(97, 3000), st.integers(3, 24), st.sampled_from(["average", "optimistic", "pessimistic", "stable"]),
        st.integers(2, 9))
 def test_any_chunking_threaded_scheduler(rows, query_chunk, ties, split_every):
     queries, database, query_labels, db_labels = _unpacked()
@@ -51,7 +52,7 @@ def test_any_chunking_threaded_scheduler(rows, query_chunk, ties, split_every):
     _same(expected, got)
 
 
-@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic"])
+@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic", "stable"])
 def test_local_cluster_two_worker_processes(client, ties):
     queries, database, query_labels, db_labels = _unpacked()
     expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, ties=ties, curves=True)
@@ -66,18 +67,20 @@ def test_multihot_and_listed_relevance(client):
     rng = np.random.default_rng(3)
     queries, database, _, _ = _unpacked()
     multihot_q, multihot_db = rng.integers(0, 2, (24, 5)), rng.integers(0, 2, (3000, 5))
-    expected = ft.evaluate(queries, database, multihot_q, multihot_db, metrics=METRICS)
-    got = fd.evaluate(queries, da.from_array(database, chunks=(999, 64)), multihot_q,
-                      da.from_array(multihot_db, chunks=(500, 5)), metrics=METRICS)
-    _same(expected, got)
+    for ties in ("average", "stable"):
+        expected = ft.evaluate(queries, database, multihot_q, multihot_db, metrics=METRICS, ties=ties)
+        got = fd.evaluate(queries, da.from_array(database, chunks=(999, 64)), multihot_q,
+                          da.from_array(multihot_db, chunks=(500, 5)), metrics=METRICS, ties=ties)
+        _same(expected, got)
     sizes = rng.integers(0, 40, 24)
     indptr = np.r_[0, np.cumsum(sizes)]
     indices = np.concatenate([rng.choice(3000, s, replace=False) for s in sizes])
     grades = rng.integers(1, 5, len(indices))
-    expected = ft.evaluate(queries, database, relevance=(indptr, indices, grades), metrics=METRICS)
-    got = fd.evaluate(queries, da.from_array(database, chunks=(640, 64)), relevance=(indptr, indices, grades),
-                      metrics=METRICS, query_chunk=5)
-    _same(expected, got)
+    for ties in ("average", "stable"):
+        expected = ft.evaluate(queries, database, relevance=(indptr, indices, grades), metrics=METRICS, ties=ties)
+        got = fd.evaluate(queries, da.from_array(database, chunks=(640, 64)), relevance=(indptr, indices, grades),
+                          metrics=METRICS, query_chunk=5, ties=ties)
+        _same(expected, got)
 
 
 def test_npy_shards_and_packed_bytes(tmp_path, client):
@@ -107,8 +110,6 @@ def test_bad_shard_fails_the_call_and_names_it():
         fd.evaluate(queries, da.from_array(tripled, chunks=(1000, 64)), query_labels, db_labels)
     with pytest.raises(ValueError, match="db_labels has 10 rows"):
         fd.evaluate(queries, da.from_array(database, chunks=(1000, 64)), query_labels, db_labels[:10])
-    with pytest.raises(ValueError, match="stable"):
-        fd.evaluate(queries, da.from_array(database, chunks=(1000, 64)), query_labels, db_labels, ties="stable")
 
 
 def test_cli_shard_globs_and_local_cluster(tmp_path, capsys):

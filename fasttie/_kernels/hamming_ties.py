@@ -216,3 +216,71 @@ def finalize_stable(
             ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
             ideal_gain, ideal_count, cutoffs, discount, out[i], scalars[i],
         )
+
+
+@jit
+def stable_ranks(
+    query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr, listed_ids,
+    listed_grades, first, out_indptr, out_ranks, out_grades, start, stop,
+):
+    """Global ranks (ties in database index order) and grades of one shard's relevant items,
+    for queries start..stop-1: the stable pass of a database cut into shards.
+
+    first[i, d] counts the items ranked before the shard's first item at distance d (every item
+    of the whole database at a smaller distance, and those at distance d in earlier shards).
+    Query i's records go to out_ranks / out_grades[out_indptr[i]:out_indptr[i + 1]] (room for
+    its relevant items of this shard), in index order.
+    """
+    n_dist = first.shape[1]
+    capacity = 0
+    for i in range(start, stop):
+        capacity = max(capacity, out_indptr[i + 1] - out_indptr[i])
+    records = np.empty(capacity + 1, dtype=np.uint64)
+    record_grades = np.empty(capacity + 1, dtype=np.int64)
+    count = np.empty(n_dist, dtype=np.uint64)
+    for i in range(start, stop):
+        for d in range(n_dist):
+            count[d] = np.uint64(0)
+        query_label = query_labels[i] if kind == CLASS else np.int32(0)
+        label_row = query_label_words[i] if kind == MULTIHOT else query_label_words[0]
+        n_found = _scan_in_index_order(
+            query_words[i], db_words, kind, query_label, db_labels, label_row, db_label_words,
+            listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]],
+            count, records, record_grades,
+        )
+        base = out_indptr[i]
+        for p in range(n_found):
+            d = records[p] & _DISTANCE_MASK
+            out_ranks[base + p] = first[i, d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
+            out_grades[base + p] = record_grades[p]
+
+
+@jit
+def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, discount, out, scalars, start, stop):
+    """Base quantities of queries start..stop-1 from the sorted global ranks and grades of
+    their relevant items (query i: ranks / grade_of[indptr[i]:indptr[i + 1]], ascending ranks)
+    and their whole-database counts ``hist``: what :func:`finalize_stable` computes on one
+    machine, with the same arithmetic (so the same bits)."""
+    capacity = 0
+    for i in range(start, stop):
+        capacity = max(capacity, indptr[i + 1] - indptr[i])
+    grades = np.empty(capacity, dtype=np.float64)
+    item_gains = np.empty(capacity, dtype=np.float64)
+    relevant = np.ones(capacity, dtype=np.bool_)
+    n_dist = hist.shape[1]
+    n_grades = hist.shape[2]
+    for i in range(start, stop):
+        lo = indptr[i]
+        n_found = indptr[i + 1] - lo
+        for p in range(n_found):
+            grades[p] = grade_of[lo + p]
+            item_gains[p] = gains[grade_of[lo + p]]
+        items = np.int64(0)
+        for d in range(n_dist):
+            for g in range(n_grades):
+                items += hist[i, d, g]
+        ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
+        finalize_ranked(
+            ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
+            ideal_gain, ideal_count, cutoffs, discount, out[i], scalars[i],
+        )
