@@ -413,15 +413,20 @@ def _rank_partition(part, metrics, query, label, score, doc, threads, options):
     return result.to_frame()
 
 
-def trec_evaluate(qrels, runs, metrics, *, threads_per_task=1, **options):
-    """:func:`fasttie.trec.evaluate` of many run files against one qrels, one Dask task per run.
+def trec_evaluate(qrels, runs, metrics, *, threads_per_task=1, query="query_id", doc="doc_id", score="score",
+                  grouped=False, **options):
+    """:func:`fasttie.trec.evaluate` of many run files against one qrels, one Dask task per run,
+    or of one run held in a (dask) DataFrame, one task per partition.
 
     Parameters
     ----------
-    qrels : str or os.PathLike
-        The qrels file (each task reads it).
-    runs : str or sequence of paths
-        A glob (``"runs/*.txt"``, sorted by name) or a list of run files.
+    qrels : str, os.PathLike, fasttie.trec.Qrels or dict
+        The judgments (a file is read by each task, or once for a DataFrame run).
+    runs : str, sequence of paths, or DataFrame
+        A glob (``"runs/*.txt"``, sorted by name) or a list of run files; or one run as a dask
+        (or pandas) DataFrame with ``query``, ``doc`` and ``score`` columns, shuffled so each
+        query's rows share a partition unless ``grouped=True``. trec_eval's ``complete``
+        (``-c``) is for files only.
     metrics : str or sequence of str
         As in :func:`fasttie.trec.evaluate`.
     threads_per_task : int, default 1
@@ -432,12 +437,16 @@ def trec_evaluate(qrels, runs, metrics, *, threads_per_task=1, **options):
     -------
     pandas.DataFrame
         Index (``run``: the file name without folder, ``query``), one column per metric: each
-        run's per-query values of ``fasttie.trec.evaluate``.
+        run's per-query values of ``fasttie.trec.evaluate``; for a DataFrame run, index
+        ``query`` (sorted).
     """
     dask, _ = _dask()
     import glob
 
     import pandas as pd
+
+    if hasattr(runs, "columns"):
+        return _trec_frame(qrels, runs, metrics, query, doc, score, grouped, threads_per_task, options)
 
     paths = sorted(glob.glob(runs)) if isinstance(runs, str) else [os.fspath(p) for p in runs]
     if not paths:
@@ -452,3 +461,46 @@ def _trec_run(qrels, path, metrics, threads, options):
     from .trec import evaluate as evaluate_run
 
     return evaluate_run(qrels, path, metrics, n_threads=threads, **options).to_frame()
+
+
+def _trec_frame(qrels, frame, metrics, query, doc, score, grouped, threads, options):
+    """One run as a DataFrame: per partition, the partition's queries against their judgments."""
+    dask, _ = _dask()
+    import pandas as pd
+
+    from .trec import _as_qrels
+
+    if options.get("complete"):
+        raise ValueError("complete=True (trec_eval -c) needs the whole run: evaluate run files, not a DataFrame")
+    if isinstance(frame, pd.DataFrame):
+        import dask.dataframe as dd
+
+        frame = dd.from_pandas(frame, npartitions=1)
+    missing = [c for c in (query, doc, score) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"runs has no column {missing[0]!r}; name the columns with query=, doc=, score=")
+    judgments = _as_qrels(qrels).to_dict()
+    if not grouped:
+        frame = frame.shuffle(on=query)
+    task = dask.delayed(_trec_partition, pure=True)
+    parts = dask.compute(*[task(judgments, part, metrics, query, doc, score, threads, options)
+                           for part in frame.to_delayed()])
+    pieces = [p for p in parts if p is not None]
+    if not pieces:
+        raise ValueError("runs has no judged query: there is nothing to evaluate")
+    out = pd.concat(pieces)
+    if out.index.has_duplicates:
+        raise ValueError(f"a query's rows span several partitions; leave grouped=False to shuffle on {query!r}")
+    return out.sort_index()
+
+
+def _trec_partition(judgments, part, metrics, query, doc, score, threads, options):
+    from .trec import Qrels, Run, evaluate as evaluate_run
+
+    qids = {str(q) for q in part[query].unique()} & set(judgments)
+    if not qids:
+        return None
+    run = Run.from_arrays(part[query].astype(str).to_numpy(), part[doc].astype(str).to_numpy(),
+                          part[score].to_numpy())
+    qrels = Qrels.from_dict({q: judgments[q] for q in sorted(qids)})
+    return evaluate_run(qrels, run, metrics, n_threads=threads, **options).to_frame()

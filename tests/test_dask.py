@@ -206,3 +206,27 @@ def test_many_trec_runs_in_parallel(tmp_path):
         assert list(got.loc[run].index) == list(expected.index)
     with pytest.raises(ValueError, match="no run file matches"):
         fd.trec_evaluate(data / "qrels.txt", str(tmp_path / "nothing*.txt"), names)
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_trec_run_as_a_dask_dataframe(npartitions):
+    dd = pytest.importorskip("dask.dataframe", reason="dask.dataframe needs pyarrow (fasttie[dask])")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(npartitions)
+    n = 3000
+    frame = pd.DataFrame({"query_id": [f"q{q}" for q in rng.integers(0, 60, n)],
+                          "doc_id": [f"d{d}" for d in rng.permutation(n)],
+                          "score": rng.integers(0, 12, n) / 5})
+    judged = frame.sample(frac=0.5, random_state=1)
+    qrels = {}
+    for q, d, g in zip(judged.query_id, judged.doc_id, rng.integers(0, 3, len(judged))):
+        qrels.setdefault(q, {})[d] = int(g)
+    qrels.setdefault("q_unretrieved", {})["d_x"] = 1  # judged, never retrieved: absent without -c
+    names = ["AP", "P@5", "nDCG@10", "RR", "Rprec", "R@20"]
+    run = ft.trec.Run.from_arrays(frame.query_id.to_numpy(), frame.doc_id.to_numpy(), frame.score.to_numpy())
+    expected = ft.trec.evaluate(qrels, run, names).to_frame()
+    got = fd.trec_evaluate(qrels, dd.from_pandas(frame, npartitions=npartitions, sort=False), names)
+    assert list(got.index) == list(expected.index)
+    np.testing.assert_array_equal(got.to_numpy(), expected.to_numpy())
+    with pytest.raises(ValueError, match="complete"):
+        fd.trec_evaluate(qrels, frame, names, complete=True)
