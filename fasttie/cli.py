@@ -243,6 +243,23 @@ def _is_glob(spec):
     return spec is not None and any(c in spec for c in "*?[")
 
 
+def _is_zarr(spec):
+    return spec is not None and spec.rstrip("/").endswith(".zarr")
+
+
+def _zarr(spec, option):
+    """A zarr store as a dask array chunked like the store (its row chunks are the shards)."""
+    try:
+        import dask.array as da
+    except ImportError:
+        da = None
+    if da is None or importlib.util.find_spec("zarr") is None:
+        raise ImportError(f"{option}: reading a zarr store needs dask and zarr: pip install 'fasttie[dask]' zarr")
+    if not os.path.exists(spec):
+        raise UsageError(f"{option}: file not found: {spec}")
+    return da.from_zarr(spec)
+
+
 def _shard_paths(spec, option):
     """Sorted .npy files of a glob (or the one file named)."""
     import glob
@@ -267,7 +284,7 @@ def _run_dask(args, queries, metrics):
         raise ImportError(f"{error} (needed by --dask, --scheduler and shard globs)") from None
     from .loaders import load_array
 
-    paths = _shard_paths(args.database, "--database")
+    paths = _zarr(args.database, "--database") if _is_zarr(args.database) else _shard_paths(args.database, "--database")
     query_labels, db_labels, relevance = None, None, None
     if args.relevance is not None:
         if args.query_labels is not None or args.db_labels is not None:
@@ -279,8 +296,12 @@ def _run_dask(args, queries, metrics):
         raise UsageError("give --query-labels and --db-labels (class ids or multi-hot), or --relevance (a CSR .npz)")
     else:
         query_labels = load_array(args.query_labels, option="--query-labels", default_key="query_labels")
-        db_labels = _shard_paths(args.db_labels, "--db-labels") if _is_glob(args.db_labels) else load_array(
-            args.db_labels, option="--db-labels", default_key="db_labels")
+        if _is_zarr(args.db_labels):
+            db_labels = _zarr(args.db_labels, "--db-labels")
+        elif _is_glob(args.db_labels):
+            db_labels = _shard_paths(args.db_labels, "--db-labels")
+        else:
+            db_labels = load_array(args.db_labels, option="--db-labels", default_key="db_labels")
     options = {k: v for k, v in _evaluate_options(args).items() if k != "n_threads"}
     client = None
     try:
@@ -337,7 +358,7 @@ def _evaluate(args) -> int:
     _check_plot(args)
     queries = _load_codes(args, args.queries, "--queries", "queries")
     started = time.perf_counter()
-    if args.dask or args.scheduler or _is_glob(args.database):
+    if args.dask or args.scheduler or _is_glob(args.database) or _is_zarr(args.database):
         result = _run_dask(args, queries, metrics)
     else:
         database = _load_codes(args, args.database, "--database", "database")
@@ -746,8 +767,9 @@ metric,value rows. Exit code 0 on success, 2 on a usage error (one line on stder
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr")
     scale = evaluate.add_argument_group(
         "beyond one machine (pip install 'fasttie[dask]')",
-        "--database (and --db-labels) may be a quoted glob of .npy shards, e.g. 'db/part-*.npy': each file is a "
-        "shard, evaluated by fasttie.dask with the same output, bitwise equal to one machine",
+        "--database (and --db-labels) may be a quoted glob of .npy shards, e.g. 'db/part-*.npy' (each file is a "
+        "shard), or a zarr store DIR.zarr (its row chunks are the shards): evaluated by fasttie.dask with the "
+        "same output, bitwise equal to one machine",
     )
     where = scale.add_mutually_exclusive_group()
     where.add_argument("--dask", action="store_true",

@@ -132,7 +132,13 @@ def test_cli_shard_globs_and_local_cluster(tmp_path, capsys):
                    "--dask", "--query-chunk", "7"]):
         assert main(common + extra) == 0
         outputs.append(capsys.readouterr().out)
-    assert outputs[0] == outputs[1] == outputs[2]  # printed at full precision: bitwise equal
+    zarr = pytest.importorskip("zarr", reason="the zarr case needs zarr (test extra)")
+    store = zarr.open_array(str(tmp_path / "db.zarr"), mode="w", shape=database.shape, chunks=(700, 64),
+                            dtype=database.dtype)
+    store[:] = database
+    assert main(common + ["--database", str(tmp_path / "db.zarr"), "--db-labels", str(tmp_path / "db_labels.npy")]) == 0
+    outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] == outputs[2] == outputs[3]  # printed at full precision: bitwise equal
     assert main(common + ["--database", str(tmp_path / "nope-*.npy"), "--db-labels", str(tmp_path / "dl-*.npy")]) == 2
     assert "no file matches" in capsys.readouterr().err
 
