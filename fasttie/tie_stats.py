@@ -43,6 +43,11 @@ class TieStats:
     n_bits: int
     relevance: str
 
+    def __sizeof__(self) -> int:
+        # what dask's sizeof (sys.getsizeof) reports: the counts, so that distributed's memory
+        # accounting, spilling and transfer costs see the real size of a shard's statistics
+        return object.__sizeof__(self) + self.counts.nbytes
+
     @property
     def n_queries(self) -> int:
         """Number of queries (rows)."""

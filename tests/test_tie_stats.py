@@ -82,3 +82,11 @@ def test_stable_needs_the_database_order():
     assert stats.finalize(["AP"]).mean == {"AP": 0.75}
     with pytest.raises(ValueError, match="stable"):
         stats.finalize(["AP"], ties="stable")
+
+
+def test_dask_sees_the_size_of_the_counts():
+    sizeof = pytest.importorskip("dask.sizeof", reason="dask extra").sizeof
+    stats = ft.tie_stats(np.zeros((100, 64), dtype=np.int8), np.ones((10, 64), dtype=np.int8), np.zeros(100, int),
+                         np.zeros(10, int))
+    assert stats.counts.nbytes == 100 * 65 * 2 * 8
+    assert stats.counts.nbytes <= sizeof(stats) < stats.counts.nbytes + 1000
