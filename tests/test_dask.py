@@ -40,10 +40,21 @@ def _unpacked():
     return ft.unpack_codes(queries), ft.unpack_codes(database), query_labels, db_labels
 
 
+def test_threaded_scheduler():
+    dask = pytest.importorskip("dask")
+    queries, database, query_labels, db_labels = _unpacked()
+    for ties in ("average", "stable"):
+        expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, ties=ties)
+        with dask.config.set(scheduler="threads"):
+            got = fd.evaluate(queries, da.from_array(database, chunks=(450, 64)), query_labels, db_labels,
+                              metrics=METRICS, ties=ties, query_chunk=9)
+        _same(expected, got)
+
+
 @settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(97, 3000), st.integers(3, 24), st.sampled_from(["average", "optimistic", "pessimistic", "stable"]),
        st.integers(2, 9))
-def test_any_chunking_threaded_scheduler(rows, query_chunk, ties, split_every):
+def test_any_chunking_on_a_local_cluster(client, rows, query_chunk, ties, split_every):
     queries, database, query_labels, db_labels = _unpacked()
     expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, ties=ties)
     got = fd.evaluate(queries, da.from_array(database, chunks=(rows, 64)), query_labels,
