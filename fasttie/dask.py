@@ -377,23 +377,28 @@ def rank_evaluate(frame, metrics=("AP", "nDCG@10", "P@10", "RR"), *, query="quer
         One row per query (index ``query``, sorted), one column per metric: the per-query
         values of ``fasttie.rank_evaluate(..., qid=frame[query])`` on the whole frame.
     """
-    dask, _ = _dask()
-    import pandas as pd
-
-    if isinstance(frame, pd.DataFrame):
-        import dask.dataframe as dd
-
-        frame = dd.from_pandas(frame, npartitions=1)
     missing = [c for c in (query, label, score, doc) if c is not None and c not in frame.columns]
     if missing:
         raise ValueError(f"frame has no column {missing[0]!r}; name the columns with query=, label=, score=, doc=")
+    return _by_query(frame, query, grouped, _rank_partition, (metrics, query, label, score, doc, threads_per_task,
+                                                               options), "frame has no rows: there is nothing to rank")
+
+
+def _by_query(frame, query, grouped, function, args, nothing):
+    """``function(partition, *args)`` (a per-query DataFrame, or None) on every partition once each
+    query's rows share one, concatenated and sorted by query."""
+    dask, _ = _dask()
+    import dask.dataframe as dd
+    import pandas as pd
+
+    if isinstance(frame, pd.DataFrame):
+        frame = dd.from_pandas(frame, npartitions=1)
     if not grouped:
         frame = frame.shuffle(on=query)
-    parts = [dask.delayed(_rank_partition, pure=True)(part, metrics, query, label, score, doc, threads_per_task,
-                                                      options) for part in frame.to_delayed()]
-    pieces = [p for p in dask.compute(*parts) if p is not None]
+    task = dask.delayed(function, pure=True)
+    pieces = [p for p in dask.compute(*[task(part, *args) for part in frame.to_delayed()]) if p is not None]
     if not pieces:
-        raise ValueError("frame has no rows: there is nothing to rank")
+        raise ValueError(nothing)
     out = pd.concat(pieces)
     if out.index.has_duplicates:
         raise ValueError(f"a query's rows span several partitions; leave grouped=False to shuffle on {query!r}")
@@ -465,36 +470,19 @@ def _trec_run(qrels, path, metrics, threads, options):
 
 def _trec_frame(qrels, frame, metrics, query, doc, score, grouped, threads, options):
     """One run as a DataFrame: per partition, the partition's queries against their judgments."""
-    dask, _ = _dask()
-    import pandas as pd
-
     from .trec import _as_qrels
 
     if options.get("complete"):
         raise ValueError("complete=True (trec_eval -c) needs the whole run: evaluate run files, not a DataFrame")
-    if isinstance(frame, pd.DataFrame):
-        import dask.dataframe as dd
-
-        frame = dd.from_pandas(frame, npartitions=1)
     missing = [c for c in (query, doc, score) if c not in frame.columns]
     if missing:
         raise ValueError(f"runs has no column {missing[0]!r}; name the columns with query=, doc=, score=")
     judgments = _as_qrels(qrels).to_dict()
-    if not grouped:
-        frame = frame.shuffle(on=query)
-    task = dask.delayed(_trec_partition, pure=True)
-    parts = dask.compute(*[task(judgments, part, metrics, query, doc, score, threads, options)
-                           for part in frame.to_delayed()])
-    pieces = [p for p in parts if p is not None]
-    if not pieces:
-        raise ValueError("runs has no judged query: there is nothing to evaluate")
-    out = pd.concat(pieces)
-    if out.index.has_duplicates:
-        raise ValueError(f"a query's rows span several partitions; leave grouped=False to shuffle on {query!r}")
-    return out.sort_index()
+    return _by_query(frame, query, grouped, _trec_partition, (judgments, metrics, query, doc, score, threads, options),
+                     "runs has no judged query: there is nothing to evaluate")
 
 
-def _trec_partition(judgments, part, metrics, query, doc, score, threads, options):
+def _trec_partition(part, judgments, metrics, query, doc, score, threads, options):
     from .trec import Qrels, Run, evaluate as evaluate_run
 
     qids = {str(q) for q in part[query].unique()} & set(judgments)
