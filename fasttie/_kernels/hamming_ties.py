@@ -151,6 +151,21 @@ def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_ro
 
 
 @jit
+def _scan_query(i, query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr,
+                listed_ids, listed_grades, count, records, record_grades):
+    """:func:`_scan_in_index_order` for query i, its counts zeroed first."""
+    for d in range(count.shape[0]):
+        count[d] = np.uint64(0)
+    query_label = query_labels[i] if kind == CLASS else np.int32(0)
+    label_row = query_label_words[i] if kind == MULTIHOT else query_label_words[0]
+    return _scan_in_index_order(
+        query_words[i], db_words, kind, query_label, db_labels, label_row, db_label_words,
+        listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]], count, records,
+        record_grades,
+    )
+
+
+@jit
 def finalize_stable(
     query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
     indptr, listed_ids, listed_grades, n_relevant, hist, gains, cutoffs, discount, out, scalars, start, stop,
@@ -180,15 +195,11 @@ def finalize_stable(
     for i in range(start, stop):
         hist_q = hist[i]
         for d in range(n_dist):
-            count[d] = np.uint64(0)
             for g in range(n_grades):
                 hist_q[d, g] = 0
-        query_label = query_labels[i] if kind == CLASS else np.int32(0)
-        label_row = query_label_words[i] if kind == MULTIHOT else query_label_words[0]
-        n_found = _scan_in_index_order(
-            query_words[i], db_words, kind, query_label, db_labels, label_row, db_label_words,
-            listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]],
-            count, records, record_grades,
+        n_found = _scan_query(
+            i, query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr,
+            listed_ids, listed_grades, count, records, record_grades,
         )
         for p in range(n_found):
             hist_q[records[p] & _DISTANCE_MASK, record_grades[p]] += 1
@@ -239,14 +250,9 @@ def stable_ranks(
     record_grades = np.empty(capacity + 1, dtype=np.int64)
     count = np.empty(n_dist, dtype=np.uint64)
     for i in range(start, stop):
-        for d in range(n_dist):
-            count[d] = np.uint64(0)
-        query_label = query_labels[i] if kind == CLASS else np.int32(0)
-        label_row = query_label_words[i] if kind == MULTIHOT else query_label_words[0]
-        n_found = _scan_in_index_order(
-            query_words[i], db_words, kind, query_label, db_labels, label_row, db_label_words,
-            listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]],
-            count, records, record_grades,
+        n_found = _scan_query(
+            i, query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr,
+            listed_ids, listed_grades, count, records, record_grades,
         )
         base = out_indptr[i]
         for p in range(n_found):
