@@ -6,6 +6,7 @@ Importing fasttie compiles nothing: kernels compile (or load from the cache) on 
 from . import datasets, trec
 from .codes import PackedCodes, pack_codes, unpack_codes
 from .diversity import alpha_ndcg
+from .errors import InputError, InputTypeError
 from .significance import Comparison, compare
 from .hashing import evaluate, search
 from .lambdarank import lambdarank
@@ -20,5 +21,5 @@ __version__ = "0.1.0"
 __all__ = [
     "PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric",
     "parse_metrics", "lambdarank", "alpha_ndcg", "compare", "Comparison", "plot_curves", "datasets", "trec",
-    "tie_stats", "TieStats", "merge", "__version__",
+    "tie_stats", "TieStats", "merge", "InputError", "InputTypeError", "__version__",
 ]

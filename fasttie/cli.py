@@ -4,8 +4,9 @@ Subcommands: ``evaluate`` (codes in .npy/.npz files), ``trec`` (qrels and run fi
 ``trec_eval``), ``compare`` (significance tests between methods), ``demo``, ``info``.
 
 Exit codes: 0 on success, 2 on a user mistake (bad option, missing or malformed file, unknown
-metric, missing optional package), reported as one line ``fasttie: error: ...`` on stderr
-without a traceback. Anything else is a bug and raises.
+metric, missing optional package: :class:`fasttie.errors.InputError`, ``ImportError`` and file
+errors), reported as one line ``fasttie: error: ...`` on stderr without a traceback. Anything
+else is a bug and raises (traceback, exit code 1).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import sys
 import textwrap
 import time
 
+from .errors import InputError
+
 DEMO_METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000", "R@1000", "P(radius=2)", "P(radius=20)")
 # digits: a 1,597-image database with about 160 images per class, so cutoffs at 100
 DIGITS_METRICS = ("AP", "AP@100", "nDCG@100", "P@100", "R@100", "P(radius=2)", "P(radius=6)")
@@ -34,7 +37,7 @@ PLOT_EXTENSIONS = (".png", ".pdf")
 RESULT_EXTENSIONS = (".json", ".csv")
 
 
-class UsageError(ValueError):
+class UsageError(InputError):
     """A mistake in the command line (printed as one line, exit code 2)."""
 
 
@@ -917,7 +920,8 @@ def main(argv=None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout at exit
         return 1
-    except (ValueError, TypeError, ImportError, OSError) as error:
+    except (InputError, ImportError, OSError) as error:
+        # a user's mistake: one line; any other exception (a bug) keeps its traceback
         if os.environ.get("FASTTIE_TRACEBACK"):  # for bug reports: the full traceback
             raise
         if isinstance(error, OSError) and not isinstance(error, (FileNotFoundError, PermissionError,

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import InputError, InputTypeError
+
 __all__ = ["PackedCodes", "pack_codes", "unpack_codes"]
 
 _ROWS_PER_CHUNK = 1 << 16  # pack large matrices in slices: temporaries stay small
@@ -38,14 +40,14 @@ class PackedCodes:
     def __post_init__(self):
         words = self.words
         if not isinstance(words, np.ndarray) or words.dtype != np.uint64 or words.ndim != 2:
-            raise TypeError(
+            raise InputTypeError(
                 "PackedCodes.words must be a 2-D uint64 array; build PackedCodes with "
                 "fasttie.pack_codes()"
             )
         if not words.flags.c_contiguous:
-            raise ValueError("PackedCodes.words must be C-contiguous; use fasttie.pack_codes()")
+            raise InputError("PackedCodes.words must be C-contiguous; use fasttie.pack_codes()")
         if not (1 <= self.n_bits <= 64 * words.shape[1]) or words.shape[1] != _n_words(self.n_bits):
-            raise ValueError(
+            raise InputError(
                 f"n_bits={self.n_bits} does not fit words of shape {words.shape}: "
                 f"expected {_n_words(self.n_bits)} words"
             )
@@ -134,36 +136,36 @@ def pack_codes(
     """
     if isinstance(codes, PackedCodes):
         if n_bits is not None and n_bits != codes.n_bits:
-            raise ValueError(f"{name} has {codes.n_bits} bits but n_bits={n_bits} was asked for")
+            raise InputError(f"{name} has {codes.n_bits} bits but n_bits={n_bits} was asked for")
         return codes
     if packed:
         return _pack_bytes(codes, n_bits, bitorder, name)
     if bitorder not in ("big", "little"):
-        raise ValueError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
+        raise InputError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
     array = np.asarray(codes)
     if array.dtype == object or not (
         np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
     ):
-        raise TypeError(f"{name} must be a numeric or bool array, got dtype {array.dtype}")
+        raise InputTypeError(f"{name} must be a numeric or bool array, got dtype {array.dtype}")
     if np.issubdtype(array.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real, got dtype {array.dtype}")
+        raise InputTypeError(f"{name} must be real, got dtype {array.dtype}")
     if array.ndim != 2:
-        raise ValueError(
+        raise InputError(
             f"{name} must be 2-D (n_codes, n_bits), got shape {array.shape}; "
             "reshape a single code with codes[None, :]"
         )
     n, width = array.shape
     if n == 0 or width == 0:
-        raise ValueError(f"{name} is empty (shape {array.shape}); need at least one code and one bit")
+        raise InputError(f"{name} is empty (shape {array.shape}); need at least one code and one bit")
     if n_bits is not None and n_bits != width:
-        raise ValueError(f"{name} has {width} bit columns but n_bits={n_bits}")
+        raise InputError(f"{name} has {width} bit columns but n_bits={n_bits}")
     words = np.empty((n, _n_words(width)), dtype=np.uint64)
     seen_negative = seen_zero = False
     for start in range(0, n, _ROWS_PER_CHUNK):
         chunk = array[start : start + _ROWS_PER_CHUNK]
         if array.dtype != np.bool_:
             if np.issubdtype(array.dtype, np.floating) and np.isnan(chunk).any():
-                raise ValueError(f"{name} contains NaN; binarize codes before evaluation")
+                raise InputError(f"{name} contains NaN; binarize codes before evaluation")
             is_negative = chunk == -1
             is_zero = chunk == 0
             bad = ~(is_negative | is_zero | (chunk == 1))
@@ -174,14 +176,14 @@ def pack_codes(
                     hint = ". If these are packed bytes, call fasttie.pack_codes(x, packed=True, n_bits=...)"
                 else:  # real-valued network outputs (tanh, sigmoid): not yet binary
                     hint = ". These look like real-valued outputs; binarize them first: np.where(x >= 0, 1, -1)"
-                raise ValueError(
+                raise InputError(
                     f"{name} must hold ±1, 0/1 or bool values; found {value.item()!r} at "
                     f"[{start + row}, {col}]{hint}"
                 )
             seen_negative |= bool(is_negative.any())
             seen_zero |= bool(is_zero.any())
             if seen_negative and seen_zero:
-                raise ValueError(
+                raise InputError(
                     f"{name} mixes -1 and 0: ±1 codes must not contain 0 (sign(0) = 0 is a "
                     "classic binarization bug); use np.where(x >= 0, 1, -1)"
                 )
@@ -193,23 +195,23 @@ def pack_codes(
 
 def _pack_bytes(raw, n_bits, bitorder, name) -> PackedCodes:
     if n_bits is None:
-        raise ValueError(f"{name}: packed=True needs n_bits (the code length in bits)")
+        raise InputError(f"{name}: packed=True needs n_bits (the code length in bits)")
     if isinstance(n_bits, bool) or not isinstance(n_bits, (int, np.integer)) or n_bits < 1:
-        raise ValueError(f"n_bits must be a positive integer, got {n_bits!r}")
+        raise InputError(f"n_bits must be a positive integer, got {n_bits!r}")
     n_bits = int(n_bits)
     if bitorder not in ("big", "little"):
-        raise ValueError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
+        raise InputError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
     array = np.asarray(raw)
     if array.dtype != np.uint8:
-        raise TypeError(f"{name}: packed bytes must be uint8, got dtype {array.dtype}")
+        raise InputTypeError(f"{name}: packed bytes must be uint8, got dtype {array.dtype}")
     n_bytes = (n_bits + 7) // 8
     if array.ndim != 2 or array.shape[1] != n_bytes:
-        raise ValueError(
+        raise InputError(
             f"{name}: packed bytes for n_bits={n_bits} must have shape (n, {n_bytes}), "
             f"got {array.shape}"
         )
     if array.shape[0] == 0:
-        raise ValueError(f"{name} is empty; need at least one code")
+        raise InputError(f"{name} is empty; need at least one code")
     words = np.empty((array.shape[0], _n_words(n_bits)), dtype=np.uint64)
     spare = 8 * n_bytes - n_bits
     # mask of the padding bits of the last byte, in the caller's bit order
@@ -218,7 +220,7 @@ def _pack_bytes(raw, n_bits, bitorder, name) -> PackedCodes:
         chunk = array[start : start + _ROWS_PER_CHUNK]
         if pad_mask and (chunk[:, -1] & pad_mask).any():
             row = int(np.flatnonzero(chunk[:, -1] & pad_mask)[0])
-            raise ValueError(
+            raise InputError(
                 f"{name}: padding bits past n_bits={n_bits} are set in code {start + row}; "
                 f"check n_bits and bitorder={bitorder!r}"
             )
@@ -245,6 +247,6 @@ def unpack_codes(packed: PackedCodes) -> np.ndarray:
     array([[1, 0, 1]], dtype=uint8)
     """
     if not isinstance(packed, PackedCodes):
-        raise TypeError(f"unpack_codes takes PackedCodes, got {type(packed).__name__}")
+        raise InputTypeError(f"unpack_codes takes PackedCodes, got {type(packed).__name__}")
     as_bytes = packed.words.astype("<u8", copy=False).view(np.uint8)
     return np.unpackbits(as_bytes, axis=1, bitorder="little", count=packed.n_bits)

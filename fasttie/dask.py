@@ -20,6 +20,8 @@ import os
 
 import numpy as np
 
+from .errors import InputError
+
 __all__ = ["evaluate", "rank_evaluate", "tie_stats", "trec_evaluate"]
 
 
@@ -137,18 +139,18 @@ class _Plan:
         self.starts = np.concatenate([[0], np.cumsum([n for _, n in self.shards])]).astype(np.int64)
         n_queries, n_db = self.queries.n, int(self.starts[-1])
         if relevance is not None and (query_labels is not None or db_labels is not None):
-            raise ValueError("give either query_labels and db_labels, or relevance=, not both")
+            raise InputError("give either query_labels and db_labels, or relevance=, not both")
         self.listed = _listed(relevance, n_queries, n_db) if relevance is not None else None
         if relevance is None and (query_labels is None or db_labels is None):
-            raise ValueError(
+            raise InputError(
                 "relevance is undefined: pass query_labels and db_labels (class ids or multi-hot), "
                 "or relevance=(indptr, indices[, grades])"
             )
         if self.query_labels is not None and len(self.query_labels) != n_queries:
-            raise ValueError(f"query_labels has {len(self.query_labels)} rows but there are {n_queries} queries")
+            raise InputError(f"query_labels has {len(self.query_labels)} rows but there are {n_queries} queries")
         step = n_queries if query_chunk is None else int(query_chunk)
         if step < 1:
-            raise ValueError(f"query_chunk must be >= 1, got {query_chunk!r}")
+            raise InputError(f"query_chunk must be >= 1, got {query_chunk!r}")
         self.blocks = [(q0, min(q0 + step, n_queries)) for q0 in range(0, n_queries, step)]
         self.options = {"packed": packed, "n_bits": n_bits, "bitorder": bitorder, "threads": threads_per_task}
 
@@ -246,16 +248,16 @@ def _shards(database, name):
             try:
                 shape = np.load(path, mmap_mode="r").shape
             except (OSError, ValueError) as error:
-                raise ValueError(f"{name} shard {path}: cannot read it as a .npy file ({error})") from None
+                raise InputError(f"{name} shard {path}: cannot read it as a .npy file ({error})") from None
             shards.append((os.fspath(path), int(shape[0])))
         return shards
     if not isinstance(database, da.Array):
         database = np.asarray(database)
         if database.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (n_codes, n_bits), got shape {database.shape}")
+            raise InputError(f"{name} must be 2-D (n_codes, n_bits), got shape {database.shape}")
         database = da.from_array(database, chunks=(max(1, database.shape[0]), database.shape[1]))
     if database.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_codes, n_bits), got shape {database.shape}")
+        raise InputError(f"{name} must be 2-D (n_codes, n_bits), got shape {database.shape}")
     if len(database.chunks[1]) != 1:
         database = database.rechunk({1: -1})  # one shard holds whole codes
     blocks = database.to_delayed().ravel()
@@ -269,13 +271,13 @@ def _label_shards(db_labels, shards):
     _, da = _dask()
     if isinstance(db_labels, (list, tuple)) and db_labels and all(isinstance(p, (str, os.PathLike)) for p in db_labels):
         if len(db_labels) != len(shards):
-            raise ValueError(f"db_labels lists {len(db_labels)} files but the database has {len(shards)} shards")
+            raise InputError(f"db_labels lists {len(db_labels)} files but the database has {len(shards)} shards")
         return [os.fspath(p) for p in db_labels]
     if not isinstance(db_labels, da.Array):
         db_labels = da.from_array(np.asarray(db_labels), chunks=-1)
     rows = tuple(n for _, n in shards)
     if db_labels.shape[0] != sum(rows):
-        raise ValueError(f"db_labels has {db_labels.shape[0]} rows but the database has {sum(rows)} codes")
+        raise InputError(f"db_labels has {db_labels.shape[0]} rows but the database has {sum(rows)} codes")
     chunks = (rows,) + tuple((n,) for n in db_labels.shape[1:])
     return list(db_labels.rechunk(chunks).to_delayed().ravel())
 
@@ -379,7 +381,7 @@ def rank_evaluate(frame, metrics=("AP", "nDCG@10", "P@10", "RR"), *, query="quer
     """
     missing = [c for c in (query, label, score, doc) if c is not None and c not in frame.columns]
     if missing:
-        raise ValueError(f"frame has no column {missing[0]!r}; name the columns with query=, label=, score=, doc=")
+        raise InputError(f"frame has no column {missing[0]!r}; name the columns with query=, label=, score=, doc=")
     return _by_query(frame, query, grouped, _rank_partition, (metrics, query, label, score, doc, threads_per_task,
                                                                options), "frame has no rows: there is nothing to rank")
 
@@ -398,10 +400,10 @@ def _by_query(frame, query, grouped, function, args, nothing):
     task = dask.delayed(function, pure=True)
     pieces = [p for p in dask.compute(*[task(part, *args) for part in frame.to_delayed()]) if p is not None]
     if not pieces:
-        raise ValueError(nothing)
+        raise InputError(nothing)
     out = pd.concat(pieces)
     if out.index.has_duplicates:
-        raise ValueError(f"a query's rows span several partitions; leave grouped=False to shuffle on {query!r}")
+        raise InputError(f"a query's rows span several partitions; leave grouped=False to shuffle on {query!r}")
     return out.sort_index()
 
 
@@ -455,7 +457,7 @@ def trec_evaluate(qrels, runs, metrics, *, threads_per_task=1, query="query_id",
 
     paths = sorted(glob.glob(runs)) if isinstance(runs, str) else [os.fspath(p) for p in runs]
     if not paths:
-        raise ValueError(f"runs: no run file matches {runs!r}")
+        raise InputError(f"runs: no run file matches {runs!r}")
     task = dask.delayed(_trec_run, pure=True)
     frames = dask.compute(*[task(os.fspath(qrels), path, metrics, threads_per_task, options) for path in paths])
     names = [os.path.basename(p) for p in paths]
@@ -473,10 +475,10 @@ def _trec_frame(qrels, frame, metrics, query, doc, score, grouped, threads, opti
     from .trec import _as_qrels
 
     if options.get("complete"):
-        raise ValueError("complete=True (trec_eval -c) needs the whole run: evaluate run files, not a DataFrame")
+        raise InputError("complete=True (trec_eval -c) needs the whole run: evaluate run files, not a DataFrame")
     missing = [c for c in (query, doc, score) if c not in frame.columns]
     if missing:
-        raise ValueError(f"runs has no column {missing[0]!r}; name the columns with query=, doc=, score=")
+        raise InputError(f"runs has no column {missing[0]!r}; name the columns with query=, doc=, score=")
     judgments = _as_qrels(qrels).to_dict()
     return _by_query(frame, query, grouped, _trec_partition, (judgments, metrics, query, doc, score, threads, options),
                      "runs has no judged query: there is nothing to evaluate")

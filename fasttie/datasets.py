@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .codes import PackedCodes, pack_codes
+from .errors import InputError
 
 __all__ = ["digits_hashing", "itq", "synthetic_hashing"]
 
@@ -73,11 +74,11 @@ def synthetic_hashing(
     (64, 100, (10,))
     """
     if n_bits % 64 or n_bits <= 0:
-        raise ValueError(f"n_bits must be a positive multiple of 64, got {n_bits}")
+        raise InputError(f"n_bits must be a positive multiple of 64, got {n_bits}")
     if not 0.0 <= flip <= 0.5:
-        raise ValueError(f"flip must be in [0, 0.5], got {flip}")
+        raise InputError(f"flip must be in [0, 0.5], got {flip}")
     if min(n_queries, n_db, n_classes) < 1:
-        raise ValueError("n_queries, n_db and n_classes must be >= 1")
+        raise InputError("n_queries, n_db and n_classes must be >= 1")
     rng = np.random.default_rng(seed)
     n_words = n_bits // 64
     prototypes = rng.integers(0, 2**64, (n_classes, n_words), dtype=np.uint64)
@@ -117,9 +118,9 @@ def itq(features, n_bits: int, *, n_iter: int = 50, seed: int = 0):
     """
     x = np.asarray(features, dtype=np.float64)
     if x.ndim != 2:
-        raise ValueError(f"features must be 2-D (n, n_features), got shape {x.shape}")
+        raise InputError(f"features must be 2-D (n, n_features), got shape {x.shape}")
     if not 1 <= n_bits <= min(x.shape):
-        raise ValueError(f"n_bits must be in [1, {min(x.shape)}] (the data's rank bound), got {n_bits}")
+        raise InputError(f"n_bits must be in [1, {min(x.shape)}] (the data's rank bound), got {n_bits}")
     mean = x.mean(axis=0)
     centered = x - mean
     # PCA directions: right singular vectors of the centered data, largest variance first
@@ -184,9 +185,9 @@ def digits_hashing(n_bits: int = 32, n_queries: int = 200, *, n_iter: int = 50, 
     digits = load_digits()
     images, labels = digits.data.astype(np.float64), digits.target.astype(np.int64)
     if not 1 <= n_bits <= images.shape[1]:
-        raise ValueError(f"n_bits must be in [1, {images.shape[1]}] for the 8x8 digits, got {n_bits}")
+        raise InputError(f"n_bits must be in [1, {images.shape[1]}] for the 8x8 digits, got {n_bits}")
     if not 1 <= n_queries < len(images):
-        raise ValueError(f"n_queries must be in [1, {len(images) - 1}], got {n_queries}")
+        raise InputError(f"n_queries must be in [1, {len(images) - 1}], got {n_queries}")
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(images))
     query_rows, db_rows = np.sort(order[:n_queries]), np.sort(order[n_queries:])

@@ -17,6 +17,7 @@ import numpy as np
 from ._kernels.alpha_ndcg import alpha_dcg_queries, first_duplicate, pack_subtopics
 from .parallel import resolve_threads, run_blocks
 from .scoring import group_sizes, read_only
+from .errors import InputError, InputTypeError
 
 __all__ = ["alpha_ndcg"]
 
@@ -122,7 +123,7 @@ def alpha_ndcg(
     fill = _empty_value(empty)
     is_empty = idcg[:, -1] == 0.0  # no relevant subtopic: every ideal gain is 0
     if fill is None and is_empty.any():
-        raise ValueError(f"{int(is_empty.sum())} of {len(sizes)} queries have no relevant subtopic; "
+        raise InputError(f"{int(is_empty.sum())} of {len(sizes)} queries have no relevant subtopic; "
                          f"choose empty=0.0, 1.0 or 'skip'")
     values = np.zeros_like(dcg)
     np.divide(dcg, idcg, out=values, where=idcg > 0)
@@ -142,9 +143,9 @@ def _empty_value(empty):
             return None
         if empty in _EMPTY_WORDS:
             return _EMPTY_WORDS[empty]
-        raise ValueError(f"empty must be a number or one of 'zero', 'skip', 'one', 'error'; got {empty!r}")
+        raise InputError(f"empty must be a number or one of 'zero', 'skip', 'one', 'error'; got {empty!r}")
     if isinstance(empty, (bool, np.bool_)) or not isinstance(empty, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"empty must be a number (the value of queries without a relevant subtopic) or "
+        raise InputTypeError(f"empty must be a number (the value of queries without a relevant subtopic) or "
                         f"'zero' / 'skip' / 'one' / 'error'; got {empty!r}")
     return float(empty)
 
@@ -152,10 +153,10 @@ def _empty_value(empty):
 def check_alpha(alpha, name="alpha"):
     """alpha as a float in [0, 1], or TypeError / ValueError naming it."""
     if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a number in [0, 1], got {alpha!r}")
+        raise InputTypeError(f"{name} must be a number in [0, 1], got {alpha!r}")
     alpha = float(alpha)
     if not 0.0 <= alpha <= 1.0:  # also rejects NaN
-        raise ValueError(f"{name} must be in [0, 1] (the redundancy penalty), got {alpha!r}")
+        raise InputError(f"{name} must be in [0, 1] (the redundancy penalty), got {alpha!r}")
     return alpha
 
 
@@ -163,18 +164,18 @@ def _cutoffs(k):
     """Sorted unique cutoffs and, per requested k, its column among them."""
     ks = [k] if _is_scalar_k(k) else k
     if isinstance(ks, (str, bytes)):
-        raise TypeError(f"k must be an integer or a sequence of integers, got {k!r}")
+        raise InputTypeError(f"k must be an integer or a sequence of integers, got {k!r}")
     try:
         ks = list(ks)
     except TypeError:
-        raise TypeError(f"k must be an integer or a sequence of integers, got {k!r}") from None
+        raise InputTypeError(f"k must be an integer or a sequence of integers, got {k!r}") from None
     if not ks:
-        raise ValueError("k is empty; give at least one cutoff, e.g. k=10 or k=[5, 10, 20]")
+        raise InputError("k is empty; give at least one cutoff, e.g. k=10 or k=[5, 10, 20]")
     for value in ks:
         if not _is_scalar_k(value):
-            raise TypeError(f"k must be an integer or a sequence of integers, got {value!r} in k")
+            raise InputTypeError(f"k must be an integer or a sequence of integers, got {value!r} in k")
         if value < 1:
-            raise ValueError(f"k must be >= 1, got {int(value)}")
+            raise InputError(f"k must be >= 1, got {int(value)}")
     unique = np.array(sorted({int(v) for v in ks}), dtype=np.int64)
     columns = np.searchsorted(unique, [int(v) for v in ks])
     return unique, columns
@@ -191,15 +192,15 @@ def _subtopic_masks(y_true):
 def _check_y_true(y_true):
     y_true = np.asarray(y_true)
     if y_true.dtype == object or not (np.issubdtype(y_true.dtype, np.number) or y_true.dtype == np.bool_):
-        raise TypeError(f"y_true must be a numeric or bool 0/1 matrix, got dtype {y_true.dtype}")
+        raise InputTypeError(f"y_true must be a numeric or bool 0/1 matrix, got dtype {y_true.dtype}")
     if y_true.ndim != 2:
-        raise ValueError(f"y_true must be 2-D (n_documents, n_subtopics), got shape {y_true.shape}; "
+        raise InputError(f"y_true must be 2-D (n_documents, n_subtopics), got shape {y_true.shape}; "
                          f"for one subtopic use y_true.reshape(-1, 1)")
     if y_true.dtype != np.bool_:
         bad = (y_true != 0) & (y_true != 1)
         if bad.any():
             i, s = np.argwhere(bad)[0]
-            raise ValueError(f"y_true must hold only 0 and 1 (relevant to the subtopic or not); "
+            raise InputError(f"y_true must hold only 0 and 1 (relevant to the subtopic or not); "
                              f"y_true[{i}, {s}] is {y_true[i, s]}")
         y_true = y_true != 0
     return np.ascontiguousarray(y_true)
@@ -209,9 +210,9 @@ def _doc_keys(doc_ids, sizes, n):
     """int64 keys ordered as the document ids, after checking one row per document and query."""
     doc_ids = np.asarray(doc_ids)
     if doc_ids.shape != (n,):
-        raise ValueError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
+        raise InputError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
     if doc_ids.dtype.kind not in "iuUS":
-        raise TypeError(f"doc_ids must be strings or integers, got dtype {doc_ids.dtype}")
+        raise InputTypeError(f"doc_ids must be strings or integers, got dtype {doc_ids.dtype}")
     small_ints = doc_ids.dtype.kind == "i" or (doc_ids.dtype.kind == "u" and doc_ids.dtype.itemsize < 8)
     if small_ints and doc_ids.min() > np.iinfo(np.int64).min:  # the key is negated for ties="trec"
         keys = doc_ids.astype(np.int64)  # integers keep their order: no sort needed
@@ -221,7 +222,7 @@ def _doc_keys(doc_ids, sizes, n):
     row = first_duplicate(read_only(keys), read_only(offsets))
     if row >= 0:
         query = int(np.searchsorted(offsets, row, side="right") - 1)
-        raise ValueError(f"document {doc_ids[row].item()!r} appears twice in query {query} (row {row}); "
+        raise InputError(f"document {doc_ids[row].item()!r} appears twice in query {query} (row {row}); "
                          f"each document must be one row (scored, or -inf if not retrieved)")
     return keys
 
@@ -239,27 +240,27 @@ def _alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids
     y_true = _check_y_true(y_true)
     n = y_true.shape[0]
     if n == 0:
-        raise ValueError("y_true has no rows: there is nothing to rank")
+        raise InputError("y_true has no rows: there is nothing to rank")
     y_pred = np.asarray(y_pred)
     if y_pred.dtype == object or not (np.issubdtype(y_pred.dtype, np.number) or y_pred.dtype == np.bool_):
-        raise TypeError(f"y_pred must be numeric, got dtype {y_pred.dtype}")
+        raise InputTypeError(f"y_pred must be numeric, got dtype {y_pred.dtype}")
     if y_pred.shape != (n,):
-        raise ValueError(f"y_pred must be 1-D with one score per row of y_true ({n}), got shape {y_pred.shape}")
+        raise InputError(f"y_pred must be 1-D with one score per row of y_true ({n}), got shape {y_pred.shape}")
     y_pred = y_pred.astype(np.float64)
     bad = np.isnan(y_pred) | (y_pred == np.inf)
     if bad.any():
-        raise ValueError(f"y_pred has a NaN or +inf score at row {int(np.flatnonzero(bad)[0])}; "
+        raise InputError(f"y_pred has a NaN or +inf score at row {int(np.flatnonzero(bad)[0])}; "
                          f"scores must be finite, or -inf for a judged document the run does not retrieve")
     alpha = check_alpha(alpha)
     cutoffs, columns = _cutoffs(k)
     if not isinstance(ties, str):
-        raise TypeError(f"ties must be a string, one of {TIE_RULES}; got {ties!r}")
+        raise InputTypeError(f"ties must be a string, one of {TIE_RULES}; got {ties!r}")
     if ties not in TIE_RULES:
-        raise ValueError(f"ties must be one of {TIE_RULES}, got {ties!r}")
+        raise InputError(f"ties must be one of {TIE_RULES}, got {ties!r}")
     sizes = group_sizes(group, n)
     if doc_ids is None:
         if ties != "stable":
-            raise ValueError(f"ties={ties!r} orders equal scores by document id: pass doc_ids")
+            raise InputError(f"ties={ties!r} orders equal scores by document id: pass doc_ids")
         ideal_keys = np.arange(n, dtype=np.int64)
     else:
         ideal_keys = _doc_keys(doc_ids, sizes, n)
@@ -311,13 +312,13 @@ def parse_diversity_metric(name: str) -> list[tuple[str, int, float]]:
     """
     match = _DIVERSITY_NAME.match(name)
     if not match:
-        raise ValueError(f"unknown diversity metric {name!r}; fasttie computes alpha_nDCG@k, "
+        raise InputError(f"unknown diversity metric {name!r}; fasttie computes alpha_nDCG@k, "
                          f"optionally with (alpha=a), e.g. 'alpha_nDCG@20' or 'alpha_nDCG(alpha=0.3)@10'")
     before, cutoff, after = match.groups()
     if before is not None and after is not None:
-        raise ValueError(f"metric {name!r}: give alpha once")
+        raise InputError(f"metric {name!r}: give alpha once")
     if cutoff is None:
-        raise ValueError(f"metric {name!r}: alpha_nDCG needs a cutoff, e.g. 'alpha_nDCG@20' "
+        raise InputError(f"metric {name!r}: alpha_nDCG needs a cutoff, e.g. 'alpha_nDCG@20' "
                          f"(the greedy ideal costs judged documents x k per query)")
     text = before if before is not None else after
     alpha = DEFAULT_ALPHA
@@ -325,7 +326,7 @@ def parse_diversity_metric(name: str) -> list[tuple[str, int, float]]:
         try:
             alpha = float(text)
         except ValueError:
-            raise ValueError(f"metric {name!r}: alpha {text!r} is not a number") from None
+            raise InputError(f"metric {name!r}: alpha {text!r} is not a number") from None
         alpha = check_alpha(alpha, f"alpha of metric {name!r}")
     parts = [p.strip() for p in cutoff[1:-1].split(",")] if cutoff.startswith("[") else [cutoff]
     out = []
@@ -333,8 +334,8 @@ def parse_diversity_metric(name: str) -> list[tuple[str, int, float]]:
         try:
             k = int(part)
         except ValueError:
-            raise ValueError(f"metric {name!r}: cutoff {part!r} is not an integer (use @20 or @[5,10,20])") from None
+            raise InputError(f"metric {name!r}: cutoff {part!r} is not an integer (use @20 or @[5,10,20])") from None
         if k < 1:
-            raise ValueError(f"metric {name!r}: cutoff must be >= 1, got {k}")
+            raise InputError(f"metric {name!r}: cutoff must be >= 1, got {k}")
         out.append((diversity_metric_name(k, alpha), k, alpha))
     return out

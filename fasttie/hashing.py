@@ -22,6 +22,7 @@ from .result import Result
 from .relevance import make_relevance
 from .parallel import resolve_threads, run_blocks
 from .scoring import check_options, cutoff_list, discount_table, gain_table, metric_values, read_only
+from .errors import InputError, InputTypeError
 
 __all__ = ["evaluate", "search"]
 
@@ -46,7 +47,7 @@ def _pack_pair(queries, database):
     query_codes = pack_codes(queries, name="queries")
     db_codes = pack_codes(database, name="database")
     if query_codes.n_bits != db_codes.n_bits:
-        raise ValueError(
+        raise InputError(
             f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
             "pack both with the same n_bits"
         )
@@ -225,7 +226,7 @@ def _curve_metrics(curves, n_db, n_bits):
     else:
         grid = np.unique(np.asarray(curves))
         if grid.ndim != 1 or not np.issubdtype(grid.dtype, np.integer) or len(grid) == 0 or grid[0] < 1:
-            raise ValueError("curves must be True or a sequence of integer cutoffs N >= 1")
+            raise InputError("curves must be True or a sequence of integer cutoffs N >= 1")
     radius = [Metric(base, radius=r) for r in range(n_bits + 1) for base in ("P", "R")]
     at_n = [Metric(base, int(n)) for n in grid for base in ("P", "R")]
     return radius + at_n, grid
@@ -235,9 +236,9 @@ def _progress_bar(progress, n_queries, n_db, n_words, n_threads):
     """(tqdm bar or None, queries per block or None) for the ``progress`` option."""
     if isinstance(progress, str):
         if progress != "auto":
-            raise ValueError(f"progress must be True, False or 'auto', got {progress!r}")
+            raise InputError(f"progress must be True, False or 'auto', got {progress!r}")
     elif not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True, False or 'auto', got {progress!r}")
+        raise InputTypeError(f"progress must be True, False or 'auto', got {progress!r}")
     seconds_per_query = n_db * n_words / (_PAIR_WORDS_PER_S * n_threads)
     if progress == "auto":
         isatty = getattr(sys.stderr, "isatty", None)
@@ -400,7 +401,7 @@ def _evaluate_chunks(
 
 def _check_empty(empty, n_empty, n_queries):
     if empty == "error" and n_empty:
-        raise ValueError(
+        raise InputError(
             f"{n_empty} of {n_queries} queries have no relevant item in the database; choose "
             "empty='zero', 'skip', 'one' or 'skip_missed'"
         )
@@ -452,11 +453,11 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
     parsed = parse_metrics(metrics)
     check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
     if (ties == "stable") != (ranked is not None):
-        raise ValueError("ties='stable' needs the ranks of the relevant items (ranked=...), and only it uses them")
+        raise InputError("ties='stable' needs the ranks of the relevant items (ranked=...), and only it uses them")
     counts, n_bits = stats.counts, stats.n_bits
     n_queries, n_db = stats.n_queries, stats.n_db
     if n_queries == 0 or n_db == 0:
-        raise ValueError("tie statistics hold no query or no database item; nothing to finalize")
+        raise InputError("tie statistics hold no query or no database item; nothing to finalize")
     curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
     fin = _Finalizer(all_metrics, n_db, counts.shape[2], ties, ap_denominator, gain, empty)
@@ -530,20 +531,20 @@ def search(queries, database, k=None, *, radius=None, n_threads=None):
     """
     query_codes, db_codes = _pack_pair(queries, database)
     if (k is None) == (radius is None):
-        raise ValueError("give exactly one of k (nearest neighbours) and radius (range search)")
+        raise InputError("give exactly one of k (nearest neighbours) and radius (range search)")
     query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
     n_queries, n_bits = query_codes.n, db_codes.n_bits
     n_threads = resolve_threads(n_threads, n_queries * db_codes.n)
     if k is not None:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= db_codes.n:
-            raise ValueError(f"k must be an integer in [1, n_db={db_codes.n}], got {k!r}")
+            raise InputError(f"k must be an integer in [1, n_db={db_codes.n}], got {k!r}")
         ids = np.empty((n_queries, int(k)), dtype=np.int64)
         distances = np.empty((n_queries, int(k)), dtype=np.int32)
         run_blocks(lambda lo, hi: knn(query_words, db_words, n_bits, int(k), ids, distances, lo, hi),
                    n_queries, n_threads)
         return ids, distances
     if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or radius < 0:
-        raise ValueError(f"radius must be an integer >= 0, got {radius!r}")
+        raise InputError(f"radius must be an integer >= 0, got {radius!r}")
     radius = int(min(radius, n_bits))
     counts = np.zeros((n_queries, radius + 1), dtype=np.int64)
     run_blocks(lambda lo, hi: radius_counts(query_words, db_words, radius, counts, lo, hi), n_queries, n_threads)

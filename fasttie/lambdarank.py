@@ -10,6 +10,7 @@ import numpy as np
 from ._kernels.lambdarank import lambdarank_queries
 from .parallel import resolve_threads, run_blocks
 from .scoring import group_sizes, read_only
+from .errors import InputError, InputTypeError
 
 __all__ = ["lambdarank"]
 
@@ -137,14 +138,14 @@ def lambdarank(
     hessian_scale = _positive_number("hessian_scale", hessian_scale)
     for name, flag in (("damp_score_gap", damp_score_gap), ("rescale", rescale)):
         if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"{name} must be True or False, got {flag!r}")
+            raise InputTypeError(f"{name} must be True or False, got {flag!r}")
     if k is not None:
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
-            raise TypeError(f"k must be a positive integer or None, got {k!r}")
+            raise InputTypeError(f"k must be a positive integer or None, got {k!r}")
         if k < 1:
-            raise ValueError(f"k must be >= 1 (the truncation level), got {k}; use k=None for all pairs")
+            raise InputError(f"k must be >= 1 (the truncation level), got {k}; use k=None for all pairs")
     if not isinstance(ideal_k, str) or ideal_k not in ("k", "full"):
-        raise ValueError(f"ideal_k must be 'k' (ideal DCG@k) or 'full' (whole list), got {ideal_k!r}")
+        raise InputError(f"ideal_k must be 'k' (ideal DCG@k) or 'full' (whole list), got {ideal_k!r}")
 
     labels, y_pred, sizes, shape = _validated(y_true, y_pred, group)
     max_label = int(labels.max())
@@ -176,18 +177,18 @@ def lambdarank(
 
 def _positive_number(name, value):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive number, got {value!r}")
+        raise InputTypeError(f"{name} must be a positive number, got {value!r}")
     if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+        raise InputError(f"{name} must be finite and > 0, got {value!r}")
     return float(value)
 
 
 def _numeric(name, values):
     values = np.asarray(values)
     if values.dtype == object or not (np.issubdtype(values.dtype, np.number) or values.dtype == np.bool_):
-        raise TypeError(f"{name} must be numeric, got dtype {values.dtype}")
+        raise InputTypeError(f"{name} must be numeric, got dtype {values.dtype}")
     if np.issubdtype(values.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real, got dtype {values.dtype}")
+        raise InputTypeError(f"{name} must be real, got dtype {values.dtype}")
     return values
 
 
@@ -197,38 +198,38 @@ def _validated(y_true, y_pred, group):
     y_true = _numeric("y_true", y_true)
     y_pred = _numeric("y_pred", y_pred)
     if y_true.shape != y_pred.shape:
-        raise ValueError(f"y_true has shape {y_true.shape} but y_pred has shape {y_pred.shape}")
+        raise InputError(f"y_true has shape {y_true.shape} but y_pred has shape {y_pred.shape}")
     shape = y_true.shape
     if y_true.ndim == 2:
         if group is not None:
-            raise ValueError("with 2-D y_true / y_pred every row is a query: do not pass group")
+            raise InputError("with 2-D y_true / y_pred every row is a query: do not pass group")
         group = np.full(shape[0], shape[1], dtype=np.int64)
     elif y_true.ndim != 1:
-        raise ValueError(f"y_true must be 1-D (with group) or 2-D (one query per row), got shape {shape}")
+        raise InputError(f"y_true must be 1-D (with group) or 2-D (one query per row), got shape {shape}")
     y_true = y_true.ravel()
     y_pred = np.ascontiguousarray(y_pred.ravel(), dtype=np.float64)
     n = len(y_true)
     if n == 0:
-        raise ValueError("y_true is empty: there is nothing to rank")
+        raise InputError("y_true is empty: there is nothing to rank")
     if not np.isfinite(y_pred.sum()):  # one cheap pass; locate the culprit only on failure
         bad = ~np.isfinite(y_pred)
         if bad.any():
-            raise ValueError(f"y_pred has a NaN or infinite score at row {int(np.flatnonzero(bad)[0])}")
+            raise InputError(f"y_pred has a NaN or infinite score at row {int(np.flatnonzero(bad)[0])}")
     if np.issubdtype(y_true.dtype, np.integer) or y_true.dtype == np.bool_:
         labels = np.asarray(y_true, dtype=np.int64)  # no copy when already int64
         if labels.min() < 0:
             row = int(np.argmin(labels))
-            raise ValueError(f"y_true must hold labels >= 0; row {row} is {labels[row]}")
+            raise InputError(f"y_true must hold labels >= 0; row {row} is {labels[row]}")
     else:
         labels = y_true.astype(np.int64)  # NaN, inf and fractions do not survive the round trip
         bad = labels != y_true
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"y_true must hold integer labels (LambdaRank gains are per label); row {row} is "
+            raise InputError(f"y_true must hold integer labels (LambdaRank gains are per label); row {row} is "
                              f"{y_true[row]}")
         if labels.min() < 0:
             row = int(np.argmin(labels))
-            raise ValueError(f"y_true must hold labels >= 0; row {row} is {y_true[row]}")
+            raise InputError(f"y_true must hold labels >= 0; row {row} is {y_true[row]}")
     return labels, y_pred, group_sizes(group, n), shape
 
 
@@ -237,29 +238,29 @@ def _gain_table(gain, max_label):
     if isinstance(gain, str):
         if gain == "exp2":
             if max_label > _MAX_EXP2_LABEL:
-                raise ValueError(
+                raise InputError(
                     f"exp2 gain supports labels up to {_MAX_EXP2_LABEL}, got {max_label}; "
                     "use gain='linear' or pass a gain table"
                 )
             return np.exp2(np.arange(max_label + 1, dtype=np.float64)) - 1.0
         if gain == "linear":
             return np.arange(min(max_label, _DENSE_LABELS) + 1, dtype=np.float64)
-        raise ValueError(f"gain must be 'exp2', 'linear' or an array of per-label gains, got {gain!r}")
+        raise InputError(f"gain must be 'exp2', 'linear' or an array of per-label gains, got {gain!r}")
     table = np.asarray(gain)
     if table.dtype == object or not (np.issubdtype(table.dtype, np.number) or table.dtype == np.bool_):
-        raise TypeError(f"gain must be 'exp2', 'linear' or a numeric array of per-label gains, got dtype {table.dtype}")
+        raise InputTypeError(f"gain must be 'exp2', 'linear' or a numeric array of per-label gains, got dtype {table.dtype}")
     table = table.astype(np.float64)
     if table.ndim != 1:
-        raise ValueError(f"a gain table must be 1-D (gain[label]), got shape {table.shape}")
+        raise InputError(f"a gain table must be 1-D (gain[label]), got shape {table.shape}")
     if len(table) <= max_label:
-        raise ValueError(
+        raise InputError(
             f"the gain table has {len(table)} entries (labels 0..{len(table) - 1}) but the largest label is "
             f"{max_label}; give one gain per label up to {max_label}"
         )
     if not np.isfinite(table).all() or (table < 0).any():
-        raise ValueError("gain table entries must be finite and >= 0")
+        raise InputError("gain table entries must be finite and >= 0")
     if (np.diff(table) < 0).any():
-        raise ValueError("the gain table must be non-decreasing (a higher label must not have a lower gain)")
+        raise InputError("the gain table must be non-decreasing (a higher label must not have a lower gain)")
     return table
 
 
@@ -270,15 +271,15 @@ def _query_weights(weights, offsets):
         return np.ones(n_queries)
     weights = np.asarray(weights)
     if weights.dtype == object or not (np.issubdtype(weights.dtype, np.number) or weights.dtype == np.bool_):
-        raise TypeError(f"weights must be numeric, got dtype {weights.dtype}")
+        raise InputTypeError(f"weights must be numeric, got dtype {weights.dtype}")
     weights = weights.astype(np.float64)
     n_rows = int(offsets[-1])
     if weights.ndim != 1 or len(weights) not in (n_queries, n_rows):
-        raise ValueError(
+        raise InputError(
             f"weights must have one entry per query ({n_queries}) or one per row ({n_rows}), got shape {weights.shape}"
         )
     if not np.isfinite(weights).all() or (weights < 0).any():
-        raise ValueError("weights must be finite and >= 0")
+        raise InputError("weights must be finite and >= 0")
     if len(weights) == n_queries:
         return weights  # per query (when n_rows == n_queries every query has one row: both readings agree)
     first = weights[offsets[:-1]]
@@ -286,7 +287,7 @@ def _query_weights(weights, offsets):
     if differs.any():
         row = int(np.flatnonzero(differs)[0])
         q = int(np.searchsorted(offsets, row, side="right") - 1)
-        raise ValueError(
+        raise InputError(
             f"per-row weights must be constant within each query (query {q} has {first[q]} and {weights[row]}); "
             "pass one weight per query"
         )

@@ -16,6 +16,7 @@ import zipfile
 import numpy as np
 
 from .codes import PackedCodes, pack_codes
+from .errors import InputError, InputTypeError
 
 __all__ = ["load_array", "load_codes", "load_relevance", "split_key"]
 
@@ -65,14 +66,14 @@ def load_array(spec: str, *, option: str, default_key: str | None = None) -> np.
     """
     path, key = split_key(spec)
     if not os.path.exists(path):
-        raise ValueError(f"{option}: file not found: {path}")
+        raise InputError(f"{option}: file not found: {path}")
     if os.path.isdir(path):
-        raise ValueError(f"{option}: {path} is a directory; give a .npy or .npz file")
+        raise InputError(f"{option}: {path} is a directory; give a .npy or .npz file")
     ext = os.path.splitext(path)[1].lower()
     try:
         if ext == ".npy":
             if key is not None:
-                raise ValueError(f"{option}: {path} is a .npy file, it has no keys")
+                raise InputError(f"{option}: {path} is a .npy file, it has no keys")
             array = np.load(path, mmap_mode="r", allow_pickle=False)
         elif ext == ".npz":
             with np.load(path, allow_pickle=False) as archive:
@@ -83,24 +84,24 @@ def load_array(spec: str, *, option: str, default_key: str | None = None) -> np.
                     elif len(keys) == 1:
                         key = keys[0]
                     else:
-                        raise ValueError(
+                        raise InputError(
                             f"{option}: {path} holds {len(keys)} arrays ({', '.join(keys)}); pick one "
                             f"with {path}:KEY"
                         )
                 if key not in keys:
-                    raise ValueError(f"{option}: {path} has no array {key!r}; it holds: {', '.join(keys) or 'nothing'}")
+                    raise InputError(f"{option}: {path} has no array {key!r}; it holds: {', '.join(keys) or 'nothing'}")
                 array = archive[key]
         else:
-            raise ValueError(f"{option}: {path}: expected a .npy or .npz file (numpy.save / numpy.savez)")
+            raise InputError(f"{option}: {path}: expected a .npy or .npz file (numpy.save / numpy.savez)")
     except (OSError, zipfile.BadZipFile, EOFError) as error:
-        raise ValueError(f"{option}: cannot read {path} as a numpy {ext} file ({error})") from None
+        raise InputError(f"{option}: cannot read {path} as a numpy {ext} file ({error})") from None
     except ValueError as error:
         if str(error).startswith(option):
             raise
         # numpy's own messages: pickled object arrays, truncated headers
-        raise ValueError(f"{option}: cannot read {path}: {error}") from None
+        raise InputError(f"{option}: cannot read {path}: {error}") from None
     if array.dtype == object:
-        raise TypeError(f"{option}: {path} holds Python objects; save a numeric array")
+        raise InputTypeError(f"{option}: {path} holds Python objects; save a numeric array")
     return array
 
 
@@ -131,9 +132,9 @@ def load_codes(spec: str, *, option: str, default_key: str | None = None, packed
     """
     array = load_array(spec, option=option, default_key=default_key)
     if packed and n_bits is None:
-        raise ValueError(f"{option}: --packed needs --bits N (the code length)")
+        raise InputError(f"{option}: --packed needs --bits N (the code length)")
     if bitorder not in _BITORDERS:
-        raise ValueError(f"--bitorder must be one of {_BITORDERS}, got {bitorder!r}")
+        raise InputError(f"--bitorder must be one of {_BITORDERS}, got {bitorder!r}")
     try:
         if packed:
             return pack_codes(array, packed=True, n_bits=n_bits, bitorder=bitorder, name=option)
@@ -168,7 +169,7 @@ def load_relevance(spec: str, *, option: str = "--relevance"):
     """
     path, key = split_key(spec)
     if key is not None or os.path.splitext(path)[1].lower() != ".npz":
-        raise ValueError(
+        raise InputError(
             f"{option}: expected a .npz file with arrays indptr, indices[, grades] (relevant database "
             f"ids per query, CSR), got {spec}"
         )
@@ -177,10 +178,10 @@ def load_relevance(spec: str, *, option: str = "--relevance"):
         fmt = load_array(f"{path}:format", option=option).item()
         fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
         if fmt != "csr":
-            raise ValueError(f"{option}: {path} holds a sparse {fmt!r} matrix; save it with .tocsr()")
+            raise InputError(f"{option}: {path} holds a sparse {fmt!r} matrix; save it with .tocsr()")
     missing = [k for k in ("indptr", "indices") if k not in keys]
     if missing:
-        raise ValueError(
+        raise InputError(
             f"{option}: {path} lacks {' and '.join(missing)}; it needs indptr, indices[, grades] "
             f"(CSR rows = queries); it holds: {', '.join(keys)}"
         )
@@ -196,9 +197,9 @@ def load_relevance(spec: str, *, option: str = "--relevance"):
 
 def _npz_keys(path, option):
     if not os.path.exists(path):
-        raise ValueError(f"{option}: file not found: {path}")
+        raise InputError(f"{option}: file not found: {path}")
     try:
         with np.load(path, allow_pickle=False) as archive:
             return list(archive.files)
     except (OSError, zipfile.BadZipFile, EOFError, ValueError) as error:
-        raise ValueError(f"{option}: cannot read {path} as a numpy .npz file ({error})") from None
+        raise InputError(f"{option}: cannot read {path} as a numpy .npz file ({error})") from None

@@ -14,6 +14,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from .errors import InputError, InputTypeError
+
 __all__ = ["Metric", "parse_metrics"]
 
 _BASES = {
@@ -100,11 +102,11 @@ def _cutoff(text, name):
     try:
         k = int(text)
     except ValueError:
-        raise ValueError(f"metric {name!r}: cutoff {text!r} is not an integer (use @10, @ALL or @[1,10])") from None
+        raise InputError(f"metric {name!r}: cutoff {text!r} is not an integer (use @10, @ALL or @[1,10])") from None
     if k <= 0:
-        raise ValueError(f"metric {name!r}: cutoff must be >= 1, got {k}")
+        raise InputError(f"metric {name!r}: cutoff must be >= 1, got {k}")
     if k > MAX_CUTOFF:
-        raise ValueError(f"metric {name!r}: cutoff {k} is too large (at most {MAX_CUTOFF}; @ALL means the whole list)")
+        raise InputError(f"metric {name!r}: cutoff {k} is too large (at most {MAX_CUTOFF}; @ALL means the whole list)")
     return k
 
 
@@ -115,7 +117,7 @@ def metric_names(metrics) -> list:
     try:
         return list(metrics)
     except TypeError:
-        raise TypeError(f"metrics must be a name or a list of names, got {type(metrics).__name__}") from None
+        raise InputTypeError(f"metrics must be a name or a list of names, got {type(metrics).__name__}") from None
 
 
 def parse_metrics(metrics) -> list[Metric]:
@@ -139,12 +141,12 @@ def parse_metrics(metrics) -> list[Metric]:
     out: list[Metric] = []
     for name in names:
         if not isinstance(name, str):
-            raise TypeError(f"metric names must be strings, got {name!r}")
+            raise InputTypeError(f"metric names must be strings, got {name!r}")
         for metric in _parse_one(name):
             if metric not in out:
                 out.append(metric)
     if not out:
-        raise ValueError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
+        raise InputError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
     return out
 
 
@@ -174,7 +176,7 @@ def _parse_one(name: str) -> list[Metric]:
         if base not in _RADIUS_BASES:
             raise _unknown(name)
         if radius < 0:
-            raise ValueError(f"metric {name!r}: radius must be >= 0")
+            raise InputError(f"metric {name!r}: radius must be >= 0")
         radius = min(radius, MAX_CUTOFF)  # any radius past n_bits holds the whole database
         return [Metric(base, radius=radius)]
     match = _NAME.match(name)
@@ -187,10 +189,10 @@ def _parse_one(name: str) -> list[Metric]:
     if suffix is None:
         return [Metric(base)]
     if base in _NO_CUTOFF:
-        raise ValueError(f"metric {name!r}: {base} takes no cutoff")
+        raise InputError(f"metric {name!r}: {base} takes no cutoff")
     if suffix.startswith("[") and suffix.endswith("]"):
         parts = [p.strip() for p in suffix[1:-1].split(",") if p.strip()]
         if not parts:
-            raise ValueError(f"metric {name!r}: empty cutoff list")
+            raise InputError(f"metric {name!r}: empty cutoff list")
         return [Metric(base, _cutoff(p, name)) for p in parts]
     return [Metric(base, _cutoff(suffix, name))]

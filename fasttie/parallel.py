@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .errors import InputError, InputTypeError
+
 __all__ = ["available_threads", "resolve_threads", "run_blocks"]
 
 SMALL_WORK = 1 << 20  # units of work (code pairs, ranked rows x 16) below which one thread is faster
@@ -45,7 +47,7 @@ def available_threads() -> int:
         except ValueError:
             value = 0
         if not 1 <= value <= MAX_THREADS:
-            raise ValueError(f"FASTTIE_NUM_THREADS must be an integer in [1, {MAX_THREADS}], got {text!r}")
+            raise InputError(f"FASTTIE_NUM_THREADS must be an integer in [1, {MAX_THREADS}], got {text!r}")
         return value
     try:
         return len(os.sched_getaffinity(0))
@@ -60,9 +62,9 @@ def resolve_threads(n_threads, work) -> int:
     if n_threads is None:
         return 1 if work < SMALL_WORK else available_threads()
     if isinstance(n_threads, (bool, np.bool_)) or not isinstance(n_threads, (int, np.integer)):
-        raise TypeError(f"n_threads must be an integer or None, got {n_threads!r}")
+        raise InputTypeError(f"n_threads must be an integer or None, got {n_threads!r}")
     if not 1 <= n_threads <= MAX_THREADS:
-        raise ValueError(f"n_threads must be in [1, {MAX_THREADS}], got {n_threads}")
+        raise InputError(f"n_threads must be in [1, {MAX_THREADS}], got {n_threads}")
     return int(n_threads)
 
 

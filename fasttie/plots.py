@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from .result import Result
+from .errors import InputError, InputTypeError
 
 __all__ = ["plot_curves"]
 
@@ -69,7 +70,7 @@ def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400)
         path = os.fspath(path)
         extension = os.path.splitext(path)[1].lower()
         if extension not in _FORMATS:
-            raise ValueError(
+            raise InputError(
                 f"cannot save a plot as {extension or 'a file without extension'!r} ({path!r}): "
                 "use a .png or .pdf file name"
             )
@@ -77,11 +78,11 @@ def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400)
     kinds = _check_kinds(kinds)
     width, height = _check_size(size)
     if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not dpi > 0:
-        raise ValueError(f"dpi must be a positive number, got {dpi!r}")
+        raise InputError(f"dpi must be a positive number, got {dpi!r}")
     for label, result in methods.items():
         missing = [k for kind in kinds for k in _LAYOUT[kind][:2] if k not in (result.curves or {})]
         if missing:
-            raise ValueError(
+            raise InputError(
                 f"result {label!r} has no curves ({missing[0]!r} missing): evaluate it with "
                 "fasttie.evaluate(..., curves=True)"
             )
@@ -119,10 +120,10 @@ def _methods(results):
     if isinstance(results, Result):
         return {"fasttie": results}
     if not isinstance(results, dict) or not results:
-        raise TypeError(f"results must be a Result or a non-empty dict {{label: Result}}, got {type(results).__name__}")
+        raise InputTypeError(f"results must be a Result or a non-empty dict {{label: Result}}, got {type(results).__name__}")
     for label, result in results.items():
         if not isinstance(result, Result):
-            raise TypeError(f"results[{label!r}] must be a fasttie Result, got {type(result).__name__}")
+            raise InputTypeError(f"results[{label!r}] must be a fasttie Result, got {type(result).__name__}")
     return {str(label): result for label, result in results.items()}
 
 
@@ -131,12 +132,12 @@ def _check_kinds(kinds):
         kinds = (kinds,)
     kinds = tuple(kinds)
     if not kinds:
-        raise ValueError(f"kinds is empty; choose from {KINDS}")
+        raise InputError(f"kinds is empty; choose from {KINDS}")
     for kind in kinds:
         if kind not in KINDS:
-            raise ValueError(f"unknown plot kind {kind!r}; choose from {KINDS}")
+            raise InputError(f"unknown plot kind {kind!r}; choose from {KINDS}")
     if len(set(kinds)) != len(kinds):
-        raise ValueError(f"kinds repeats a kind: {kinds}")
+        raise InputError(f"kinds repeats a kind: {kinds}")
     return kinds
 
 
@@ -144,10 +145,10 @@ def _check_size(size):
     try:
         width, height = size
     except (TypeError, ValueError):
-        raise ValueError(f"size must be (width, height) in pixels, got {size!r}") from None
+        raise InputError(f"size must be (width, height) in pixels, got {size!r}") from None
     for value in (width, height):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 16:
-            raise ValueError(f"size must be two integers >= 16 (pixels), got {size!r}")
+            raise InputError(f"size must be two integers >= 16 (pixels), got {size!r}")
     return int(width), int(height)
 
 

@@ -12,6 +12,7 @@ from .metrics import parse_metrics
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import check_options, cutoff_list, discount_table, group_sizes, metric_values, read_only
+from .errors import InputError, InputTypeError
 
 __all__ = ["rank_evaluate"]
 
@@ -108,15 +109,15 @@ def rank_evaluate(
     parsed = parse_metrics(metrics)
     check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
     if empty == "skip_missed":
-        raise ValueError("empty='skip_missed' (HashNet's protocol) is for fasttie.evaluate; choose "
+        raise InputError("empty='skip_missed' (HashNet's protocol) is for fasttie.evaluate; choose "
                          "empty='zero', 'skip', 'one' or 'error'")
     for metric in parsed:
         if metric.radius is not None or metric.base in _HASHING_ONLY:
-            raise ValueError(f"metric {metric.name!r} needs Hamming ranking; use fasttie.evaluate")
+            raise InputError(f"metric {metric.name!r} needs Hamming ranking; use fasttie.evaluate")
     if isinstance(log_base, bool) or not isinstance(log_base, (int, float)) or not log_base > 1:
-        raise ValueError(f"log_base must be a number > 1, got {log_base!r}")
+        raise InputError(f"log_base must be a number > 1, got {log_base!r}")
     if not (isinstance(relevance_level, (int, float)) and math.isfinite(relevance_level) and relevance_level > 0):
-        raise ValueError(f"relevance_level must be a positive number, got {relevance_level!r}")
+        raise InputError(f"relevance_level must be a positive number, got {relevance_level!r}")
     y_true, y_pred, sizes, order, query_ids = _grouped(y_true, y_pred, group, qid)
     n_queries = len(sizes)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -143,7 +144,7 @@ def rank_evaluate(
     )
     per_query, n_empty = metric_values(parsed, quantities, scalars, cutoffs, sizes, ap_denominator, empty)
     if empty == "error" and n_empty:
-        raise ValueError(
+        raise InputError(
             f"{n_empty} of {n_queries} queries have no relevant document; choose empty='zero', 'skip' or 'one'"
         )
     scale = math.log(log_base) / math.log(2.0)  # 1/log_b(1+i) = (ln b / ln 2) / log2(1+i)
@@ -175,39 +176,39 @@ def _grouped(y_true, y_pred, group, qid):
     y_pred = np.asarray(y_pred)
     for name, values in (("y_true", y_true), ("y_pred", y_pred)):
         if values.dtype == object or not (np.issubdtype(values.dtype, np.number) or values.dtype == np.bool_):
-            raise TypeError(f"{name} must be numeric, got dtype {values.dtype}")
+            raise InputTypeError(f"{name} must be numeric, got dtype {values.dtype}")
     if y_true.shape != y_pred.shape:
-        raise ValueError(f"y_true has shape {y_true.shape} but y_pred has shape {y_pred.shape}")
+        raise InputError(f"y_true has shape {y_true.shape} but y_pred has shape {y_pred.shape}")
     if y_true.ndim == 2:
         if group is not None or qid is not None:
-            raise ValueError("with 2-D y_true / y_pred every row is a query: do not pass group or qid")
+            raise InputError("with 2-D y_true / y_pred every row is a query: do not pass group or qid")
         n_queries, n_docs = y_true.shape
         group = np.full(n_queries, n_docs)
         y_true, y_pred = y_true.ravel(), y_pred.ravel()
     elif y_true.ndim != 1:
-        raise ValueError(f"y_true must be 1-D (with group or qid) or 2-D, got shape {y_true.shape}")
+        raise InputError(f"y_true must be 1-D (with group or qid) or 2-D, got shape {y_true.shape}")
     n = len(y_true)
     if n == 0:
-        raise ValueError("y_true is empty: there is nothing to rank")
+        raise InputError("y_true is empty: there is nothing to rank")
     y_true = np.asarray(y_true, dtype=np.float64)  # no copy when already float64
     y_pred = np.asarray(y_pred, dtype=np.float64)
     # one cheap reduction each; the exact (slower) checks run only when it looks wrong
     if not np.isfinite(y_pred.sum()):
         bad = ~np.isfinite(y_pred)
         if bad.any():
-            raise ValueError(f"y_pred has a NaN or infinite score at row {int(np.flatnonzero(bad)[0])}")
+            raise InputError(f"y_pred has a NaN or infinite score at row {int(np.flatnonzero(bad)[0])}")
     if not (np.isfinite(y_true.sum()) and y_true.min() >= 0):
         bad = ~np.isfinite(y_true) | (y_true < 0)
         if bad.any():
-            raise ValueError(f"y_true must be finite and >= 0; row {int(np.flatnonzero(bad)[0])} is {y_true[bad][0]}")
+            raise InputError(f"y_true must be finite and >= 0; row {int(np.flatnonzero(bad)[0])} is {y_true[bad][0]}")
     order = None  # rows keep their input order unless qid regroups them
     query_ids = None
     if group is not None and qid is not None:
-        raise ValueError("give group (sizes) or qid (a query id per row), not both")
+        raise InputError("give group (sizes) or qid (a query id per row), not both")
     if qid is not None:
         qid = np.asarray(qid)
         if qid.shape != (n,):
-            raise ValueError(f"qid must have one id per row ({n}), got shape {qid.shape}")
+            raise InputError(f"qid must have one id per row ({n}), got shape {qid.shape}")
         uniques, inverse = np.unique(qid, return_inverse=True)
         order = np.argsort(inverse, kind="stable")
         sizes = np.bincount(inverse, minlength=len(uniques)).astype(np.int64)
@@ -224,10 +225,10 @@ def _tie_keys(ties, doc_ids, order, n):
     if ties != "trec":
         return np.zeros(0, dtype=np.int64)
     if doc_ids is None:
-        raise ValueError("ties='trec' orders equal scores by document id: pass doc_ids")
+        raise InputError("ties='trec' orders equal scores by document id: pass doc_ids")
     doc_ids = np.asarray(doc_ids)
     if doc_ids.shape != (n,):
-        raise ValueError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
+        raise InputError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
     _, rank = np.unique(doc_ids if order is None else doc_ids[order], return_inverse=True)
     return -rank.ravel().astype(np.int64)  # document id descending
 
@@ -237,11 +238,11 @@ def _unretrieved(unretrieved, n_queries, relevance_level):
     if unretrieved is None:
         return np.zeros(n_queries + 1, dtype=np.int64), np.zeros(0), np.zeros(n_queries, dtype=np.int64)
     if len(unretrieved) != n_queries:
-        raise ValueError(f"unretrieved must list grades for each of the {n_queries} queries")
+        raise InputError(f"unretrieved must list grades for each of the {n_queries} queries")
     arrays = [np.asarray(g, dtype=np.float64).ravel() for g in unretrieved]
     grades = np.concatenate(arrays) if arrays else np.zeros(0)
     if len(grades) and (~np.isfinite(grades) | (grades < 0)).any():
-        raise ValueError("unretrieved grades must be finite and >= 0")
+        raise InputError("unretrieved grades must be finite and >= 0")
     offsets = np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
     relevant = np.array([int((a >= relevance_level).sum()) for a in arrays], dtype=np.int64)
     return offsets, grades, relevant

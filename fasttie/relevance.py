@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .codes import pack_codes
+from .errors import InputError, InputTypeError
 
 __all__ = ["RelevanceSpec", "make_relevance"]
 
@@ -71,29 +72,29 @@ def make_relevance(query_labels, db_labels, relevance, n_queries: int, n_db: int
     """
     if relevance is not None:
         if query_labels is not None or db_labels is not None:
-            raise ValueError("give either query_labels and db_labels, or relevance=, not both")
+            raise InputError("give either query_labels and db_labels, or relevance=, not both")
         return _listed(relevance, n_queries, n_db)
     if query_labels is None or db_labels is None:
-        raise ValueError(
+        raise InputError(
             "relevance is undefined: pass query_labels and db_labels (class ids or multi-hot), "
             "or relevance=(indptr, indices[, grades])"
         )
     query_labels = np.asarray(query_labels)
     db_labels = np.asarray(db_labels)
     if query_labels.ndim != db_labels.ndim or query_labels.ndim not in (1, 2):
-        raise ValueError(
+        raise InputError(
             f"query_labels and db_labels must both be 1-D class ids or both 2-D multi-hot, got "
             f"shapes {query_labels.shape} and {db_labels.shape}"
         )
     if query_labels.shape[0] != n_queries:
-        raise ValueError(f"query_labels has {query_labels.shape[0]} rows but there are {n_queries} queries")
+        raise InputError(f"query_labels has {query_labels.shape[0]} rows but there are {n_queries} queries")
     if db_labels.shape[0] != n_db:
-        raise ValueError(f"db_labels has {db_labels.shape[0]} rows but the database has {n_db} codes")
+        raise InputError(f"db_labels has {db_labels.shape[0]} rows but the database has {n_db} codes")
     if query_labels.ndim == 1:
         return _classes(query_labels, db_labels)
     if query_labels.shape[1] == 1:
         # almost always a column of class ids; as multi-hot a class-0 query would match nothing
-        raise ValueError(
+        raise InputError(
             f"query_labels and db_labels have one column (shapes {query_labels.shape} and "
             f"{db_labels.shape}): for class ids pass 1-D arrays (labels.ravel()); multi-hot "
             "labels need two or more columns"
@@ -104,7 +105,7 @@ def make_relevance(query_labels, db_labels, relevance, n_queries: int, n_db: int
 def _classes(query_labels, db_labels) -> RelevanceSpec:
     for name, labels in (("query_labels", query_labels), ("db_labels", db_labels)):
         if not (np.issubdtype(labels.dtype, np.integer) or labels.dtype == np.bool_):
-            raise TypeError(
+            raise InputTypeError(
                 f"{name} must hold integer class ids, got dtype {labels.dtype}; for multi-hot "
                 "labels pass a 2-D 0/1 matrix"
             )
@@ -118,7 +119,7 @@ def _classes(query_labels, db_labels) -> RelevanceSpec:
     else:
         classes, inverse = np.unique(np.concatenate([query_labels, db_labels]), return_inverse=True)
         if len(classes) >= (1 << 31):
-            raise ValueError("more than 2**31 distinct class ids")
+            raise InputError("more than 2**31 distinct class ids")
         query_ids = inverse[: len(query_labels)].astype(np.int32)
         db_ids = inverse[len(query_labels) :].astype(np.int32)
     return RelevanceSpec("class", 2, query_labels=query_ids, db_labels=db_ids)
@@ -126,17 +127,17 @@ def _classes(query_labels, db_labels) -> RelevanceSpec:
 
 def _multihot(query_labels, db_labels) -> RelevanceSpec:
     if query_labels.shape[1] != db_labels.shape[1]:
-        raise ValueError(
+        raise InputError(
             f"query_labels has {query_labels.shape[1]} label columns but db_labels has "
             f"{db_labels.shape[1]}"
         )
     for name, labels in (("query_labels", query_labels), ("db_labels", db_labels)):
         if labels.shape[1] == 0:
-            raise ValueError(f"{name} has no label columns")
+            raise InputError(f"{name} has no label columns")
         if labels.dtype != np.bool_ and not np.issubdtype(labels.dtype, np.number):
-            raise TypeError(f"{name} must be a 0/1 or bool matrix, got dtype {labels.dtype}")
+            raise InputTypeError(f"{name} must be a 0/1 or bool matrix, got dtype {labels.dtype}")
         if labels.dtype != np.bool_ and ((labels != 0) & (labels != 1)).any():
-            raise ValueError(
+            raise InputError(
                 f"{name} must be multi-hot 0/1 (2-D); for class ids pass a 1-D array, for graded "
                 "relevance use relevance=(indptr, indices, grades)"
             )
@@ -152,7 +153,7 @@ def _listed(relevance, n_queries, n_db) -> RelevanceSpec:
     if hasattr(relevance, "tocsr"):  # scipy.sparse matrix or array
         matrix = relevance.tocsr()
         if matrix.shape != (n_queries, n_db):
-            raise ValueError(
+            raise InputError(
                 f"relevance matrix has shape {matrix.shape}, expected (n_queries, n_db) = "
                 f"({n_queries}, {n_db})"
             )
@@ -162,35 +163,35 @@ def _listed(relevance, n_queries, n_db) -> RelevanceSpec:
         indptr, indices = relevance[0], relevance[1]
         grades = relevance[2] if len(relevance) == 3 else None
     else:
-        raise TypeError(
+        raise InputTypeError(
             "relevance must be (indptr, indices), (indptr, indices, grades) or a scipy.sparse "
             f"matrix of shape (n_queries, n_db); got {type(relevance).__name__}"
         )
     indptr = np.asarray(indptr)
     indices = np.asarray(indices)
     if not np.issubdtype(indptr.dtype, np.integer) or not np.issubdtype(indices.dtype, np.integer):
-        raise TypeError("relevance indptr and indices must be integer arrays")
+        raise InputTypeError("relevance indptr and indices must be integer arrays")
     if indptr.ndim != 1 or len(indptr) != n_queries + 1:
-        raise ValueError(f"relevance indptr must have n_queries + 1 = {n_queries + 1} entries, got {indptr.shape}")
+        raise InputError(f"relevance indptr must have n_queries + 1 = {n_queries + 1} entries, got {indptr.shape}")
     if indptr[0] != 0 or (np.diff(indptr) < 0).any() or indptr[-1] != len(indices) or indices.ndim != 1:
-        raise ValueError("relevance indptr must start at 0, not decrease, and end at len(indices)")
+        raise InputError("relevance indptr must start at 0, not decrease, and end at len(indices)")
     if len(indices) and (indices.min() < 0 or indices.max() >= n_db):
-        raise ValueError(f"relevance indices must be database ids in [0, {n_db})")
+        raise InputError(f"relevance indices must be database ids in [0, {n_db})")
     if grades is None:
         grades = np.ones(len(indices), dtype=np.int64)
     else:
         grades = np.asarray(grades)
         if grades.shape != indices.shape:
-            raise ValueError(f"relevance grades has shape {grades.shape}, indices {indices.shape}")
+            raise InputError(f"relevance grades has shape {grades.shape}, indices {indices.shape}")
         if np.issubdtype(grades.dtype, np.floating):
             if not np.isfinite(grades).all() or (grades != np.round(grades)).any():
-                raise ValueError("relevance grades must be whole numbers (grade levels), no NaN")
+                raise InputError("relevance grades must be whole numbers (grade levels), no NaN")
         elif not (np.issubdtype(grades.dtype, np.integer) or grades.dtype == np.bool_):
-            raise TypeError(f"relevance grades must be integers, got dtype {grades.dtype}")
+            raise InputTypeError(f"relevance grades must be integers, got dtype {grades.dtype}")
         if len(grades) and grades.min() < 0:
-            raise ValueError("relevance grades must be >= 0")
+            raise InputError("relevance grades must be >= 0")
         if len(grades) and grades.max() > 62:
-            raise ValueError("relevance grades above 62 are not supported (2**g - 1 must fit)")
+            raise InputError("relevance grades above 62 are not supported (2**g - 1 must fit)")
     indptr = indptr.astype(np.int64)
     query_of = np.repeat(np.arange(n_queries), np.diff(indptr))
     order = np.lexsort((indices, query_of))  # ids ascending within each query
@@ -199,7 +200,7 @@ def _listed(relevance, n_queries, n_db) -> RelevanceSpec:
     repeated = (np.diff(indices) == 0) & (np.diff(query_of) == 0)
     if repeated.any():
         q = int(query_of[1:][repeated][0])
-        raise ValueError(f"relevance lists database id {int(indices[1:][repeated][0])} twice for query {q}")
+        raise InputError(f"relevance lists database id {int(indices[1:][repeated][0])} twice for query {q}")
     keep = grades > 0  # grade 0 = judged non-relevant: same as not listed
     if not keep.all():
         indices, grades = indices[keep], grades[keep]

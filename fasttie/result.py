@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import InputError, InputTypeError
+
 __all__ = ["Result"]
 
 
@@ -117,16 +119,16 @@ class Result:
         True
         """
         if not isinstance(data, dict):
-            raise TypeError(f"Result.from_dict needs a dict as written by Result.to_dict, got {type(data).__name__}")
+            raise InputTypeError(f"Result.from_dict needs a dict as written by Result.to_dict, got {type(data).__name__}")
         missing = [k for k in ("mean", "n_queries", "n_empty") if k not in data]
         if missing:
-            raise ValueError(f"Result.from_dict: missing key(s) {missing}; expected the output of Result.to_dict")
+            raise InputError(f"Result.from_dict: missing key(s) {missing}; expected the output of Result.to_dict")
         n_queries = int(data["n_queries"])
         per_query = {}
         for name, values in (data.get("per_query") or {}).items():
             array = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
             if array.shape != (n_queries,):
-                raise ValueError(
+                raise InputError(
                     f"Result.from_dict: per_query[{name!r}] has {array.size} values but n_queries is {n_queries}"
                 )
             per_query[name] = array
@@ -209,7 +211,7 @@ class Result:
                 f.write(self.to_json())
             return
         if not self.per_query:
-            raise ValueError(f"cannot save {path!r} as CSV: this Result has no per-query values (save it as .json)")
+            raise InputError(f"cannot save {path!r} as CSV: this Result has no per-query values (save it as .json)")
         names = list(self.per_query)
         columns = [np.asarray(self.per_query[k], dtype=np.float64) for k in names]
         ids = range(self.n_queries) if self.query_ids is None else self.query_ids
@@ -250,16 +252,16 @@ class Result:
                 return cls.from_json(f.read())
             rows = list(csv.reader(f))
         if not rows or not rows[0] or rows[0][0] != "query":
-            raise ValueError(f"{path!r}: a per-query CSV starts with the header 'query,<metric>,...'")
+            raise InputError(f"{path!r}: a per-query CSV starts with the header 'query,<metric>,...'")
         names, body = rows[0][1:], [r for r in rows[1:] if r]
         values = np.empty((len(body), len(names)))
         for line, row in enumerate(body, start=2):
             if len(row) != len(names) + 1:
-                raise ValueError(f"{path!r} line {line}: {len(row)} cells, expected {len(names) + 1}")
+                raise InputError(f"{path!r} line {line}: {len(row)} cells, expected {len(names) + 1}")
             try:
                 values[line - 2] = [float(x) if x.strip() else np.nan for x in row[1:]]
             except ValueError:
-                raise ValueError(f"{path!r} line {line}: a metric value is not a number") from None
+                raise InputError(f"{path!r} line {line}: a metric value is not a number") from None
         ids = [r[0] for r in body]
         per_query = {name: values[:, j].copy() for j, name in enumerate(names)}
         mean = {}
@@ -305,4 +307,4 @@ def _file_kind(path, verb):
     for ext in ("json", "csv"):
         if lower.endswith("." + ext):
             return ext
-    raise ValueError(f"cannot {verb} {path!r}: use a .json or .csv file name (the format follows the extension)")
+    raise InputError(f"cannot {verb} {path!r}: use a .json or .csv file name (the format follows the extension)")

@@ -14,6 +14,7 @@ from ._kernels.finalize import (
 )
 from ._kernels.tie_math import discount_prefix
 from .metrics import GRADED, UNDEFINED_WHEN_EMPTY
+from .errors import InputError, InputTypeError
 
 _CHOICES = {
     "ap_denominator": ("retrieved", "total", "min"),
@@ -43,9 +44,9 @@ def check_options(*, ties, tie_modes, **options):
     for name, value in (("ties", ties), *options.items()):
         choices = tuple(tie_modes) if name == "ties" else _CHOICES[name]
         if not isinstance(value, str):
-            raise TypeError(f"{name} must be a string, one of {choices}; got {value!r}")
+            raise InputTypeError(f"{name} must be a string, one of {choices}; got {value!r}")
         if value not in choices:
-            raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+            raise InputError(f"{name} must be one of {choices}, got {value!r}")
 
 
 def group_sizes(group, n) -> np.ndarray:
@@ -55,11 +56,11 @@ def group_sizes(group, n) -> np.ndarray:
         return np.array([n], dtype=np.int64)
     sizes = np.asarray(group)
     if sizes.ndim != 1 or not np.issubdtype(sizes.dtype, np.integer) or sizes.dtype == np.bool_:
-        raise TypeError("group must be a 1-D array of integer query sizes")
+        raise InputTypeError("group must be a 1-D array of integer query sizes")
     if (sizes <= 0).any():
-        raise ValueError(f"group sizes must be >= 1 (query {int(np.flatnonzero(sizes <= 0)[0])} is empty)")
+        raise InputError(f"group sizes must be >= 1 (query {int(np.flatnonzero(sizes <= 0)[0])} is empty)")
     if sizes.sum() != n:
-        raise ValueError(f"group sizes sum to {int(sizes.sum())} but y_true has {n} rows")
+        raise InputError(f"group sizes sum to {int(sizes.sum())} but y_true has {n} rows")
     return sizes.astype(np.int64)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .metrics import parse_metrics
 from .result import Result
+from .errors import InputError, InputTypeError
 
 __all__ = ["Comparison", "adjust_pvalues", "compare", "paired_t_test", "randomization_test"]
 
@@ -191,13 +192,13 @@ def compare(results, *, metrics=None, n_permutations=10000, seed=0, correction="
     """
     names, per_method = _check_results(results)
     if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
-        raise ValueError(f"n_permutations must be an integer >= 1, got {n_permutations!r}")
+        raise InputError(f"n_permutations must be an integer >= 1, got {n_permutations!r}")
     if correction not in _CORRECTIONS:
-        raise ValueError(f"correction must be one of {_CORRECTIONS}, got {correction!r}")
+        raise InputError(f"correction must be one of {_CORRECTIONS}, got {correction!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+        raise InputError(f"alpha must be a number in (0, 1), got {alpha!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
+        raise InputTypeError(f"seed must be an integer, got {seed!r}")
     metric_names = _select_metrics(names, per_method, metrics)
 
     means = {n: {} for n in names}
@@ -329,7 +330,7 @@ def adjust_pvalues(pvalues, correction="holm") -> np.ndarray:
     ndarray of float64, same order as ``pvalues``
     """
     if correction not in _CORRECTIONS:
-        raise ValueError(f"correction must be one of {_CORRECTIONS}, got {correction!r}")
+        raise InputError(f"correction must be one of {_CORRECTIONS}, got {correction!r}")
     p = np.asarray(pvalues, dtype=np.float64)
     out = p.copy()
     valid = np.flatnonzero(~np.isnan(p))
@@ -354,24 +355,24 @@ def _letters(n):
 
 def _check_results(results):
     if not isinstance(results, dict):
-        raise TypeError(f"results must be a dict {{name: Result}}, got {type(results).__name__}")
+        raise InputTypeError(f"results must be a dict {{name: Result}}, got {type(results).__name__}")
     if len(results) < 2:
-        raise ValueError(f"compare needs at least two methods, got {len(results)}")
+        raise InputError(f"compare needs at least two methods, got {len(results)}")
     names = [str(n) for n in results]
     if len(set(names)) != len(names):
-        raise ValueError(f"method names must be distinct as strings, got {names}")
+        raise InputError(f"method names must be distinct as strings, got {names}")
     first = None
     per_method = {}
     for key, name in zip(results, names):
         result = results[key]
         if not isinstance(result, Result):
-            raise TypeError(f"results[{name!r}] must be a fasttie Result, got {type(result).__name__}")
+            raise InputTypeError(f"results[{name!r}] must be a fasttie Result, got {type(result).__name__}")
         if not result.per_query:
-            raise ValueError(f"results[{name!r}] has no per-query values; keep them (to_dict(per_query=True))")
+            raise InputError(f"results[{name!r}] has no per-query values; keep them (to_dict(per_query=True))")
         if first is None:
             first = (name, result)
         elif result.n_queries != first[1].n_queries:
-            raise ValueError(
+            raise InputError(
                 f"method {name!r} has {result.n_queries} queries but {first[0]!r} has {first[1].n_queries}; "
                 "compare methods on the same queries"
             )
@@ -379,7 +380,7 @@ def _check_results(results):
     named = [(n, [str(q) for q in results[k].query_ids]) for k, n in zip(results, names) if results[k].query_ids is not None]
     for name, ids in named[1:]:
         if ids != named[0][1]:
-            raise ValueError(
+            raise InputError(
                 f"method {name!r} has other query ids (or another order) than {named[0][0]!r}; "
                 "compare methods on the same queries"
             )
@@ -390,7 +391,7 @@ def _select_metrics(names, per_method, metrics):
     if metrics is None:
         common = [m for m in per_method[names[0]] if all(m in per_method[n] for n in names)]
         if not common:
-            raise ValueError(f"the methods {names} share no metric; evaluate them with the same metrics")
+            raise InputError(f"the methods {names} share no metric; evaluate them with the same metrics")
         return common
     if isinstance(metrics, str):
         metrics = [metrics]
@@ -404,11 +405,11 @@ def _select_metrics(names, per_method, metrics):
         for metric in candidates:
             for name in names:
                 if metric not in per_method[name]:
-                    raise ValueError(
+                    raise InputError(
                         f"method {name!r} has no metric {metric!r}; it has {list(per_method[name])}"
                     )
             if metric not in selected:
                 selected.append(metric)
     if not selected:
-        raise ValueError("metrics is empty; name at least one metric or leave it None for all shared ones")
+        raise InputError("metrics is empty; name at least one metric or leave it None for all shared ones")
     return selected

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import InputError
+
 __all__ = ["TieStats", "merge", "tie_stats"]
 
 
@@ -62,12 +64,12 @@ class TieStats:
         if not isinstance(other, TieStats):
             return NotImplemented
         if other.n_queries != self.n_queries or other.n_bits != self.n_bits:
-            raise ValueError(
+            raise InputError(
                 f"cannot add tie statistics of {self.n_queries} queries x {self.n_bits} bits and "
                 f"{other.n_queries} queries x {other.n_bits} bits: they must describe the same queries"
             )
         if other.relevance != self.relevance:
-            raise ValueError(f"cannot add tie statistics of {self.relevance!r} and {other.relevance!r} relevance")
+            raise InputError(f"cannot add tie statistics of {self.relevance!r} and {other.relevance!r} relevance")
         n_grades = max(self.counts.shape[2], other.counts.shape[2])
         total = _padded(self.counts, n_grades) + _padded(other.counts, n_grades)
         return TieStats(total, self.n_bits, self.relevance)
@@ -93,7 +95,7 @@ class TieStats:
         from .hashing import result_from_counts
 
         if ties == "stable":
-            raise ValueError(
+            raise InputError(
                 "ties='stable' needs each item's database index, which tie statistics do not keep; use "
                 "fasttie.evaluate (or fasttie.dask.evaluate), or ties='average', 'optimistic' or 'pessimistic'"
             )
@@ -124,7 +126,7 @@ def merge(stats) -> TieStats:
     """
     stats = list(stats)
     if not stats:
-        raise ValueError("merge needs at least one TieStats")
+        raise InputError("merge needs at least one TieStats")
     while len(stats) > 1:  # pairwise: a balanced tree, as a distributed reduction would do
         stats = [stats[i] + stats[i + 1] if i + 1 < len(stats) else stats[i] for i in range(0, len(stats), 2)]
     return stats[0]

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .result import Result
+from .errors import InputError, InputTypeError
 
 __all__ = ["Qrels", "Run", "Aligned", "read_qrels", "read_run", "align", "evaluate"]
 
@@ -63,7 +64,7 @@ if _HAS_LONGDOUBLE:
 def _as_str_array(values, name):
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise InputError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.dtype.kind != "U":
         if arr.size == 0:
             return arr.astype("U1")
@@ -77,9 +78,9 @@ def _as_str_array(values, name):
 def _check_offsets(offsets, n_rows, n_queries):
     offsets = np.asarray(offsets, dtype=np.int64)
     if offsets.shape != (n_queries + 1,):
-        raise ValueError(f"offsets must have n_queries + 1 = {n_queries + 1} entries, got {offsets.shape}")
+        raise InputError(f"offsets must have n_queries + 1 = {n_queries + 1} entries, got {offsets.shape}")
     if offsets[0] != 0 or offsets[-1] != n_rows or np.any(np.diff(offsets) < 0):
-        raise ValueError(f"offsets must rise from 0 to the number of rows ({n_rows})")
+        raise InputError(f"offsets must rise from 0 to the number of rows ({n_rows})")
     return offsets
 
 
@@ -134,7 +135,7 @@ class _Grouped:
     def _check_layout(self):
         self.offsets = _check_offsets(self.offsets, len(self.docno), len(self.query_ids))
         if len(self.query_ids) > 1 and not np.all(self.query_ids[1:] > self.query_ids[:-1]):
-            raise ValueError("query_ids must be unique and sorted (use from_arrays to group rows)")
+            raise InputError("query_ids must be unique and sorted (use from_arrays to group rows)")
 
     def _docno_hash(self) -> np.ndarray:
         """uint64 hash of each docno (cached; the arrays are meant to be left unchanged)."""
@@ -190,7 +191,7 @@ class Run(_Grouped):
         self.docno = _as_str_array(self.docno, "docno")
         self.score = np.asarray(self.score, dtype=np.float64)
         if self.score.shape != self.docno.shape:
-            raise ValueError(f"score has shape {self.score.shape} but docno has {self.docno.shape}")
+            raise InputError(f"score has shape {self.score.shape} but docno has {self.docno.shape}")
         self._check_layout()
         self._hash_of = self.docno
 
@@ -241,10 +242,10 @@ class Run(_Grouped):
         docno = _as_str_array(docno, "docno")
         score = np.asarray(score, dtype=np.float64)
         if not (len(qid) == len(docno) == len(score)) or score.ndim != 1:
-            raise ValueError(f"qid, docno and score must be 1-D of one length, got {len(qid)}, {len(docno)}, {score.shape}")
+            raise InputError(f"qid, docno and score must be 1-D of one length, got {len(qid)}, {len(docno)}, {score.shape}")
         bad = np.flatnonzero(~np.isfinite(score))
         if bad.size:
-            raise ValueError(f"score of row {bad[0]} (qid {qid[bad[0]]!r}, docno {docno[bad[0]]!r}) is {score[bad[0]]}; scores must be finite")
+            raise InputError(f"score of row {bad[0]} (qid {qid[bad[0]]!r}, docno {docno[bad[0]]!r}) is {score[bad[0]]}; scores must be finite")
         query_ids, codes = np.unique(qid, return_inverse=True)
         codes = codes.ravel()
         hashes = _hash_strings(docno)
@@ -304,10 +305,10 @@ class Qrels(_Grouped):
         self.iteration = _as_str_array(self.iteration, "iteration")
         self.rel = np.asarray(self.rel)
         if self.rel.dtype.kind not in "iub":
-            raise TypeError(f"rel must be integers, got dtype {self.rel.dtype}")
+            raise InputTypeError(f"rel must be integers, got dtype {self.rel.dtype}")
         self.rel = self.rel.astype(np.int64)
         if not (self.rel.shape == self.docno.shape == self.iteration.shape):
-            raise ValueError(f"docno, rel and iteration must have one shape, got {self.docno.shape}, {self.rel.shape}, {self.iteration.shape}")
+            raise InputError(f"docno, rel and iteration must have one shape, got {self.docno.shape}, {self.rel.shape}, {self.iteration.shape}")
         self._check_layout()
         self._hash_of = self.docno
 
@@ -368,11 +369,11 @@ class Qrels(_Grouped):
             if rel.dtype.kind == "f" and np.all(np.isfinite(rel)) and np.all(rel == np.round(rel)):
                 rel = rel.astype(np.int64)
             else:
-                raise TypeError(f"rel must be integers, got dtype {rel.dtype}")
+                raise InputTypeError(f"rel must be integers, got dtype {rel.dtype}")
         rel = rel.astype(np.int64)
         iteration = np.full(len(qid), "0") if iteration is None else _as_str_array(iteration, "iteration")
         if not (len(qid) == len(docno) == len(rel) == len(iteration)) or rel.ndim != 1:
-            raise ValueError(
+            raise InputError(
                 f"qid, docno, rel and iteration must be 1-D of one length, got {len(qid)}, {len(docno)}, {rel.shape}, {len(iteration)}"
             )
         query_ids, codes = np.unique(qid, return_inverse=True)
@@ -505,7 +506,7 @@ def _raise_duplicate(keys, docno, iteration, query_ids, query_of, lines, where, 
             line, first = (int(x) for x in lines(np.array([row, seen[key]])))
             subtopic = "" if iteration is None else f" and iteration {key[2]!r}"
             prefix = f"{path}, line {line}" if path is not None else f"{where} {line}"
-            raise ValueError(
+            raise InputError(
                 f"{prefix}: duplicate document {key[1]!r} for query {str(query_ids[query])!r}{subtopic} "
                 f"in the {kind} (first seen on {where} {first})"
             )
@@ -649,7 +650,7 @@ class _Block:
         if bad.size:
             line = int(bad[0])
             expected = f"at least {n_cols}" if extra_ok else f"{n_cols}"
-            raise ValueError(
+            raise InputError(
                 f"{self.path}, line {self.line0 + line + 1}: expected {expected} columns ({spec}), "
                 f"found {counts[line]}: {self._line_text(newlines, line)!r}"
             )
@@ -717,7 +718,7 @@ class _Block:
                 try:
                     item.decode("utf-8")
                 except UnicodeDecodeError as err:
-                    raise ValueError(f"{self.path}, line {int(self.lines([row])[0])}: {what} is not valid UTF-8 ({err.reason})") from None
+                    raise InputError(f"{self.path}, line {int(self.lines([row])[0])}: {what} is not valid UTF-8 ({err.reason})") from None
             raise  # pragma: no cover
         return text.view(np.uint32).reshape(len(text), -1)
 
@@ -726,7 +727,7 @@ class _Block:
         self.source = self.starts = self.ends = None
 
     def fail(self, row, col, what, reason):
-        raise ValueError(f"{self.path}, line {int(self.lines([row])[0])}: {what} {self.text(row, col)!r} {reason}")
+        raise InputError(f"{self.path}, line {int(self.lines([row])[0])}: {what} {self.text(row, col)!r} {reason}")
 
 
 def _count_true(mask):
@@ -930,7 +931,7 @@ def _read(path, kind, n_cols, spec, per_block, extra_ok=False):
         block.release()
         blocks.append(block)
     if not blocks:
-        raise ValueError(f"{path}: no {kind} lines (the file is empty, or has only blank and comment lines)")
+        raise InputError(f"{path}: no {kind} lines (the file is empty, or has only blank and comment lines)")
     query_ids, segment_codes = np.unique(np.concatenate(segment_ids), return_inverse=True)
     segments = _Segments(segment_codes.ravel(), np.concatenate(segment_lengths), len(query_ids))
     *values, keys = [column.result() for column in columns]
@@ -1098,7 +1099,7 @@ def _as_run(run) -> Run:
         return Run.from_dict(run)
     if isinstance(run, (str, bytes, os.PathLike)):
         return read_run(run)
-    raise TypeError(f"run must be a path, a fasttie.trec.Run or a {{qid: {{docno: score}}}} dict, got {type(run).__name__}")
+    raise InputTypeError(f"run must be a path, a fasttie.trec.Run or a {{qid: {{docno: score}}}} dict, got {type(run).__name__}")
 
 
 def _as_qrels(qrels) -> Qrels:
@@ -1108,7 +1109,7 @@ def _as_qrels(qrels) -> Qrels:
         return Qrels.from_dict(qrels)
     if isinstance(qrels, (str, bytes, os.PathLike)):
         return read_qrels(qrels)
-    raise TypeError(f"qrels must be a path, a fasttie.trec.Qrels or a {{qid: {{docno: rel}}}} dict, got {type(qrels).__name__}")
+    raise InputTypeError(f"qrels must be a path, a fasttie.trec.Qrels or a {{qid: {{docno: rel}}}} dict, got {type(qrels).__name__}")
 
 
 def _select(grouped: _Grouped, query_ids: np.ndarray):
@@ -1156,7 +1157,7 @@ def align(qrels, run, *, complete: bool = False) -> Aligned:
     qrels = _as_qrels(qrels)
     run = _as_run(run)
     if not isinstance(complete, (bool, np.bool_)):
-        raise TypeError(f"complete must be True or False, got {complete!r}")
+        raise InputTypeError(f"complete must be True or False, got {complete!r}")
     query_ids = qrels.query_ids if complete else np.intersect1d(run.query_ids, qrels.query_ids)
     n_queries = len(query_ids)
     run_rows, sizes = _select(run, query_ids)
@@ -1261,7 +1262,7 @@ def _split_metric_names(metrics):
     ranking, diversity, order = [], {}, []
     for name in metric_names(metrics):
         if not isinstance(name, str):
-            raise TypeError(f"metric names must be strings, got {name!r}")
+            raise InputTypeError(f"metric names must be strings, got {name!r}")
         if is_diversity_metric(name):
             canonical = []
             for key, k, alpha in parse_diversity_metric(name):
@@ -1272,7 +1273,7 @@ def _split_metric_names(metrics):
             canonical = [m.name for m in parse_metrics([name])]
         order.extend(c for c in canonical if c not in order)
     if not order:
-        raise ValueError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
+        raise InputError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
     return ranking, diversity, order
 
 
@@ -1445,13 +1446,13 @@ def evaluate(
 
     ranking, diversity, order = _split_metric_names(metrics)
     if diversity and ties not in TIE_RULES:
-        raise ValueError(f"alpha_nDCG needs a fixed order of equal scores: ties must be one of {TIE_RULES}, "
+        raise InputError(f"alpha_nDCG needs a fixed order of equal scores: ties must be one of {TIE_RULES}, "
                          f"got {ties!r}")
     qrels = _as_qrels(qrels)
     aligned = align(qrels, run, complete=complete)
     n_queries = len(aligned.query_ids)
     if n_queries == 0:
-        raise ValueError("no query of the run has judgments in the qrels: nothing to evaluate")
+        raise InputError("no query of the run has judgments in the qrels: nothing to evaluate")
 
     result = None
     if ranking:
@@ -1480,12 +1481,12 @@ def evaluate(
         check_options(ties="trec", tie_modes=("trec",), empty=empty)
         unknown = set(options) - {"n_threads", "log_base"}
         if unknown:
-            raise TypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
+            raise InputTypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
         parts = _diversity_columns(qrels, aligned, diversity, ties, relevance_level, options.get("n_threads"))
         is_empty = next(iter(parts.values()))[1] == 0.0  # no relevant subtopic: the ideal is all 0
         n_empty = int(is_empty.sum())
         if empty == "error" and n_empty:
-            raise ValueError(f"{n_empty} of {n_queries} queries have no relevant document; "
+            raise InputError(f"{n_empty} of {n_queries} queries have no relevant document; "
                              f"choose empty='zero', 'skip' or 'one'")
         fill = _empty_value(empty)
         if result is None:

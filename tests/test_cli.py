@@ -342,6 +342,20 @@ def test_usage_error_is_exit_2_and_one_line(data, capsys, case):
     assert err.startswith("fasttie: error: ") and fragment in err, err
 
 
+def test_a_bug_is_not_reported_as_a_user_mistake(data, capsys, monkeypatch):
+    """Only fasttie.InputError (and missing files / packages) is a one-line usage error: a plain
+    ValueError or TypeError from inside is a bug and keeps its traceback."""
+    for exception in (ValueError("internal shape mix-up"), TypeError("internal type mix-up")):
+        def broken(*args, exception=exception, **kwargs):
+            raise exception
+
+        monkeypatch.setattr(ft, "evaluate", broken)
+        with pytest.raises(type(exception), match="internal"):
+            run_main(capsys, "evaluate", *label_args(data), "-m", "AP")
+    assert issubclass(ft.InputTypeError, TypeError) and issubclass(ft.InputTypeError, ft.InputError)
+    assert issubclass(ft.InputError, ValueError)
+
+
 def test_internal_errors_still_raise(data, capsys, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
