@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError, InputTypeError
+from .validation import numeric_array
 
 __all__ = ["PackedCodes", "pack_codes", "unpack_codes"]
 
@@ -142,13 +143,7 @@ def pack_codes(
         return _pack_bytes(codes, n_bits, bitorder, name)
     if bitorder not in ("big", "little"):
         raise InputError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
-    array = np.asarray(codes)
-    if array.dtype == object or not (
-        np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
-    ):
-        raise InputTypeError(f"{name} must be a numeric or bool array, got dtype {array.dtype}")
-    if np.issubdtype(array.dtype, np.complexfloating):
-        raise InputTypeError(f"{name} must be real, got dtype {array.dtype}")
+    array = numeric_array(codes, name, "a numeric or bool array")
     if array.ndim != 2:
         raise InputError(
             f"{name} must be 2-D (n_codes, n_bits), got shape {array.shape}; "

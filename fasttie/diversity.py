@@ -18,6 +18,7 @@ from ._kernels.alpha_ndcg import alpha_dcg_queries, first_duplicate, pack_subtop
 from .parallel import resolve_threads, run_blocks
 from .scoring import group_sizes, read_only
 from .errors import InputError, InputTypeError
+from .validation import numeric_array
 
 __all__ = ["alpha_ndcg"]
 
@@ -190,9 +191,7 @@ def _subtopic_masks(y_true):
 
 
 def _check_y_true(y_true):
-    y_true = np.asarray(y_true)
-    if y_true.dtype == object or not (np.issubdtype(y_true.dtype, np.number) or y_true.dtype == np.bool_):
-        raise InputTypeError(f"y_true must be a numeric or bool 0/1 matrix, got dtype {y_true.dtype}")
+    y_true = numeric_array(y_true, "y_true", "a numeric or bool 0/1 matrix")
     if y_true.ndim != 2:
         raise InputError(f"y_true must be 2-D (n_documents, n_subtopics), got shape {y_true.shape}; "
                          f"for one subtopic use y_true.reshape(-1, 1)")
@@ -241,9 +240,7 @@ def _alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids
     n = y_true.shape[0]
     if n == 0:
         raise InputError("y_true has no rows: there is nothing to rank")
-    y_pred = np.asarray(y_pred)
-    if y_pred.dtype == object or not (np.issubdtype(y_pred.dtype, np.number) or y_pred.dtype == np.bool_):
-        raise InputTypeError(f"y_pred must be numeric, got dtype {y_pred.dtype}")
+    y_pred = numeric_array(y_pred, "y_pred")
     if y_pred.shape != (n,):
         raise InputError(f"y_pred must be 1-D with one score per row of y_true ({n}), got shape {y_pred.shape}")
     y_pred = y_pred.astype(np.float64)

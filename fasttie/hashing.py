@@ -23,6 +23,7 @@ from .relevance import make_relevance
 from .parallel import resolve_threads, run_blocks
 from .scoring import check_options, cutoff_list, discount_table, gain_table, metric_values, read_only
 from .errors import InputError, InputTypeError
+from .validation import check_empty_policy, mean_of_kept
 
 __all__ = ["evaluate", "search"]
 
@@ -193,11 +194,7 @@ def evaluate(
 
 def _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):
     """Result of the requested metrics (means over the kept queries, curves if asked for)."""
-    mean = {}
-    for metric in all_metrics:
-        values = per_query[metric.name]
-        kept = values[~np.isnan(values)]
-        mean[metric.name] = float(np.mean(kept)) if len(kept) else float("nan")
+    mean = {metric.name: mean_of_kept(per_query[metric.name]) for metric in all_metrics}
     result = Result(
         mean={m.name: mean[m.name] for m in parsed},
         per_query={m.name: per_query[m.name] for m in parsed},
@@ -395,16 +392,8 @@ def _evaluate_chunks(
             elapsed = max(time.perf_counter() - started, 1e-9)
             bar.set_postfix_str(f"{stop * n_db / elapsed:.3g} pairs/s", refresh=False)
             bar.update(stop - start)
-    _check_empty(empty, n_empty, n_queries)
+    check_empty_policy(empty, n_empty, n_queries)
     return per_query, n_empty
-
-
-def _check_empty(empty, n_empty, n_queries):
-    if empty == "error" and n_empty:
-        raise InputError(
-            f"{n_empty} of {n_queries} queries have no relevant item in the database; choose "
-            "empty='zero', 'skip', 'one' or 'skip_missed'"
-        )
 
 
 def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance=None, n_threads=None):
@@ -485,7 +474,7 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
         n_empty += chunk_empty
         for name, v in values.items():
             per_query[name][start:stop] = v
-    _check_empty(empty, n_empty, n_queries)
+    check_empty_policy(empty, n_empty, n_queries)
     settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
                 "n_db": n_db, "n_bits": n_bits, "relevance": stats.relevance}
     return _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)

@@ -11,6 +11,7 @@ from ._kernels.lambdarank import lambdarank_queries
 from .parallel import resolve_threads, run_blocks
 from .scoring import group_sizes, read_only
 from .errors import InputError, InputTypeError
+from .validation import numeric_array
 
 __all__ = ["lambdarank"]
 
@@ -184,12 +185,7 @@ def _positive_number(name, value):
 
 
 def _numeric(name, values):
-    values = np.asarray(values)
-    if values.dtype == object or not (np.issubdtype(values.dtype, np.number) or values.dtype == np.bool_):
-        raise InputTypeError(f"{name} must be numeric, got dtype {values.dtype}")
-    if np.issubdtype(values.dtype, np.complexfloating):
-        raise InputTypeError(f"{name} must be real, got dtype {values.dtype}")
-    return values
+    return numeric_array(values, name)
 
 
 def _validated(y_true, y_pred, group):
@@ -246,10 +242,7 @@ def _gain_table(gain, max_label):
         if gain == "linear":
             return np.arange(min(max_label, _DENSE_LABELS) + 1, dtype=np.float64)
         raise InputError(f"gain must be 'exp2', 'linear' or an array of per-label gains, got {gain!r}")
-    table = np.asarray(gain)
-    if table.dtype == object or not (np.issubdtype(table.dtype, np.number) or table.dtype == np.bool_):
-        raise InputTypeError(f"gain must be 'exp2', 'linear' or a numeric array of per-label gains, got dtype {table.dtype}")
-    table = table.astype(np.float64)
+    table = numeric_array(gain, "gain", "'exp2', 'linear' or a numeric array of per-label gains").astype(np.float64)
     if table.ndim != 1:
         raise InputError(f"a gain table must be 1-D (gain[label]), got shape {table.shape}")
     if len(table) <= max_label:
@@ -269,10 +262,7 @@ def _query_weights(weights, offsets):
     n_queries = len(offsets) - 1
     if weights is None:
         return np.ones(n_queries)
-    weights = np.asarray(weights)
-    if weights.dtype == object or not (np.issubdtype(weights.dtype, np.number) or weights.dtype == np.bool_):
-        raise InputTypeError(f"weights must be numeric, got dtype {weights.dtype}")
-    weights = weights.astype(np.float64)
+    weights = numeric_array(weights, "weights").astype(np.float64)
     n_rows = int(offsets[-1])
     if weights.ndim != 1 or len(weights) not in (n_queries, n_rows):
         raise InputError(

@@ -12,7 +12,8 @@ from .metrics import parse_metrics
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import check_options, cutoff_list, discount_table, group_sizes, metric_values, read_only
-from .errors import InputError, InputTypeError
+from .errors import InputError
+from .validation import check_empty_policy, mean_of_kept, numeric_array
 
 __all__ = ["rank_evaluate"]
 
@@ -143,19 +144,12 @@ def rank_evaluate(
         n_queries, resolve_threads(n_threads, 16 * len(y_true)),
     )
     per_query, n_empty = metric_values(parsed, quantities, scalars, cutoffs, sizes, ap_denominator, empty)
-    if empty == "error" and n_empty:
-        raise InputError(
-            f"{n_empty} of {n_queries} queries have no relevant document; choose empty='zero', 'skip' or 'one'"
-        )
+    check_empty_policy(empty, n_empty, n_queries, "relevant document")
     scale = math.log(log_base) / math.log(2.0)  # 1/log_b(1+i) = (ln b / ln 2) / log2(1+i)
     for metric in parsed:
         if metric.base == "DCG":
             per_query[metric.name] = per_query[metric.name] * scale
-    mean = {}
-    for metric in parsed:
-        values = per_query[metric.name]
-        kept = values[~np.isnan(values)]
-        mean[metric.name] = float(np.mean(kept)) if len(kept) else float("nan")
+    mean = {metric.name: mean_of_kept(per_query[metric.name]) for metric in parsed}
     return Result(
         mean=mean,
         per_query={m.name: per_query[m.name] for m in parsed},
@@ -172,11 +166,7 @@ def rank_evaluate(
 def _grouped(y_true, y_pred, group, qid):
     """Validate and return (y_true, y_pred, sizes, row order or None, query ids), rows grouped
     by query."""
-    y_true = np.asarray(y_true)
-    y_pred = np.asarray(y_pred)
-    for name, values in (("y_true", y_true), ("y_pred", y_pred)):
-        if values.dtype == object or not (np.issubdtype(values.dtype, np.number) or values.dtype == np.bool_):
-            raise InputTypeError(f"{name} must be numeric, got dtype {values.dtype}")
+    y_true, y_pred = numeric_array(y_true, "y_true"), numeric_array(y_pred, "y_pred")
     if y_true.shape != y_pred.shape:
         raise InputError(f"y_true has shape {y_true.shape} but y_pred has shape {y_pred.shape}")
     if y_true.ndim == 2:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import InputError, InputTypeError
+from .validation import mean_of_kept
 
 __all__ = ["Result"]
 
@@ -266,8 +267,7 @@ class Result:
         per_query = {name: values[:, j].copy() for j, name in enumerate(names)}
         mean = {}
         for name, column in per_query.items():
-            kept = column[~np.isnan(column)]
-            mean[name] = float(np.mean(kept)) if len(kept) else float("nan")
+            mean[name] = mean_of_kept(column)
         return cls(
             mean=mean,
             per_query=per_query,

@@ -18,6 +18,7 @@ import numpy as np
 from .metrics import parse_metrics
 from .result import Result
 from .errors import InputError, InputTypeError
+from .validation import mean_of_kept
 
 __all__ = ["Comparison", "adjust_pvalues", "compare", "paired_t_test", "randomization_test"]
 
@@ -205,8 +206,7 @@ def compare(results, *, metrics=None, n_permutations=10000, seed=0, correction="
     for name in names:
         for metric in metric_names:
             values = per_method[name][metric]
-            kept = values[~np.isnan(values)]
-            means[name][metric] = float(np.mean(kept)) if len(kept) else float("nan")
+            means[name][metric] = mean_of_kept(values)
     tests = []
     for metric in metric_names:
         group = []

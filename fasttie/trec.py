@@ -32,6 +32,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .result import Result
 from .errors import InputError, InputTypeError
+from .validation import check_empty_policy
 
 __all__ = ["Qrels", "Run", "Aligned", "read_qrels", "read_run", "align", "evaluate"]
 
@@ -1485,9 +1486,7 @@ def evaluate(
         parts = _diversity_columns(qrels, aligned, diversity, ties, relevance_level, options.get("n_threads"))
         is_empty = next(iter(parts.values()))[1] == 0.0  # no relevant subtopic: the ideal is all 0
         n_empty = int(is_empty.sum())
-        if empty == "error" and n_empty:
-            raise InputError(f"{n_empty} of {n_queries} queries have no relevant document; "
-                             f"choose empty='zero', 'skip' or 'one'")
+        check_empty_policy(empty, n_empty, n_queries, "relevant document")
         fill = _empty_value(empty)
         if result is None:
             result = Result(mean={}, per_query={}, n_queries=n_queries, n_empty=n_empty,

@@ -1,0 +1,64 @@
+"""The checks every front door shares: numeric arrays, option values, the empty-query policy.
+
+Kernels never validate; facades call these first. Each raises :class:`fasttie.InputError` /
+:class:`fasttie.InputTypeError` with the argument's name, what it got and the fix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError, InputTypeError
+
+__all__ = ["check_empty_policy", "mean_of_kept", "numeric_array"]
+
+
+def numeric_array(values, name: str, expected: str = "numeric") -> np.ndarray:
+    """``np.asarray(values)``, which must hold numbers or bools (not objects, strings, complex).
+
+    Parameters
+    ----------
+    values : array_like
+    name : str
+        The argument's name, for the message.
+    expected : str, default "numeric"
+        What the argument must be, for the message ("a numeric or bool 0/1 matrix", ...).
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    InputTypeError
+        Any other dtype.
+    """
+    array = np.asarray(values)
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
+        raise InputTypeError(f"{name} must be {expected}, got dtype {array.dtype}")
+    if np.issubdtype(array.dtype, np.complexfloating):
+        raise InputTypeError(f"{name} must be real, got dtype {array.dtype}")
+    return array
+
+
+def mean_of_kept(values) -> float:
+    """Mean over the values that are not NaN (queries left out by the empty policy); NaN when
+    none is left."""
+    values = np.asarray(values, dtype=np.float64)
+    kept = values[~np.isnan(values)]
+    return float(np.mean(kept)) if len(kept) else float("nan")
+
+
+def check_empty_policy(empty: str, n_empty: int, n_queries: int, what: str = "relevant item") -> None:
+    """Raise for ``empty="error"`` when a query was empty.
+
+    Raises
+    ------
+    InputError
+        Naming how many queries were empty and the other choices.
+    """
+    if empty == "error" and n_empty:
+        raise InputError(
+            f"{n_empty} of {n_queries} queries have no {what}; choose empty='zero', 'skip' or 'one'"
+            + (" (or 'skip_missed' for evaluate)" if what == "relevant item" else "")
+        )
