@@ -70,6 +70,7 @@ def evaluate(
     n_threads: int | None = None,
     curves=False,
     progress=False,
+    device: str = "cpu",
 ) -> Result:
     """Tie-aware retrieval metrics of binary codes ranked by Hamming distance.
 
@@ -123,6 +124,12 @@ def evaluate(
         Hamming radius 0..n_bits (``radius``, ``precision_by_radius``, ``recall_by_radius``),
         and P@N / R@N (``n``, ``precision_at_n``, ``recall_at_n``) over the given N, or over 50
         log-spaced N up to n_db when True. Same pass, same tie convention and empty policy.
+    device : {"cpu", "cuda", "auto"}, default "cpu"
+        Where the histogram pass runs: "cuda" on an NVIDIA GPU through numba-cuda
+        (``pip install 'fasttie[cuda]'``; :mod:`fasttie.cuda`), "auto" on the GPU when
+        numba-cuda finds one, else the CPU. The metrics are finalized on the CPU from the same
+        integer counts, so every device gives bitwise the same results. ``ties="stable"``
+        runs on the CPU for now.
     progress : bool or "auto", default False
         True: a progress bar (tqdm) on stderr with queries done, code pairs per second and the
         time left. "auto": only when the run is expected to take more than about two seconds
@@ -175,6 +182,13 @@ def evaluate(
     query_codes, db_codes = _pack_pair(queries, database)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
+    if _on_gpu(device, ties):
+        from . import cuda
+        from .tie_stats import TieStats
+
+        stats = TieStats(cuda.counts(query_codes, db_codes, spec), n_bits, spec.kind)
+        return result_from_counts(stats, metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
+                                  curves=curves, n_threads=n_threads)
     curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
 
@@ -190,6 +204,22 @@ def evaluate(
     settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
                 "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind}
     return _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
+
+
+def _on_gpu(device, ties):
+    """Whether the histogram pass runs on the GPU (device "cuda", or "auto" with a GPU)."""
+    if device not in ("cpu", "cuda", "auto"):
+        raise InputError(f"device must be 'cpu', 'cuda' or 'auto', got {device!r}")
+    if device == "cpu":
+        return False
+    from . import cuda
+
+    if device == "auto":
+        return ties != "stable" and cuda.available()
+    if ties == "stable":
+        raise InputError("ties='stable' does not run on the GPU yet; use device='cpu' (or 'auto'), or "
+                         "ties='average', 'optimistic' or 'pessimistic'")
+    return True
 
 
 def _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):

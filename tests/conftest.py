@@ -31,6 +31,9 @@ def _kernel_cache_dir():
 
 # before numba is imported (it reads the variable once); a caller's own choice wins
 os.environ.setdefault("NUMBA_CACHE_DIR", _kernel_cache_dir())
+# no NVIDIA device: the GPU kernels run in numba-cuda's simulator (tests/test_cuda.py)
+if not any(os.path.exists(f"/dev/nvidia{i}") for i in range(8)):
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 settings.register_profile(
     "ci",
