@@ -1,0 +1,66 @@
+"""``fasttie info`` and ``fasttie warmup``: versions, threads, the compile cache."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+
+
+def _warmup(args) -> int:
+    from ..warmup import warmup
+
+    started = time.perf_counter()
+    seconds = warmup(progress=None if args.quiet else lambda name, t: print(f"{name:<28} {t:6.2f} s", flush=True))
+    print(f"fasttie warmup: {len(seconds)} calls in {time.perf_counter() - started:.1f} s; kernels cached")
+    return 0
+
+
+def _info(args) -> int:
+    import platform
+
+    import llvmlite
+    import llvmlite.binding as llvm
+    import numba
+    import numpy
+
+    import fasttie
+    from fasttie._kernels._jit import CACHE
+
+    features = llvm.get_host_cpu_features()
+    used = [f for f in ("popcnt", "avx2", "avx512f", "avx512vpopcntdq") if features.get(f)]
+    print(f"fasttie {fasttie.__version__}")
+    print(f"python {platform.python_version()}, numpy {numpy.__version__}, numba {numba.__version__}, llvmlite {llvmlite.__version__}")
+    print(f"cpu {llvm.get_host_cpu_name()}, features used: {', '.join(used) or 'none (software popcount)'}")
+    from fasttie.parallel import available_threads
+
+    print(f"threads per call {available_threads()} (FASTTIE_NUM_THREADS or usable CPUs; serial nogil kernels on a "
+          "thread pool)")
+    where = numba.config.CACHE_DIR or f"beside the package ({os.path.join(os.path.dirname(fasttie.__file__), '**', '__pycache__')})"
+    print(f"compile cache: {where}" + ("" if CACHE else " (off: FASTTIE_NO_CACHE)"))
+    from fasttie.warmup import cache_status
+
+    states = cache_status()
+    print("kernels: " + ", ".join(f"{door} {state}" for door, state in states.items())
+          + ("" if set(states.values()) == {"cached"} else " ('fasttie warmup' compiles and caches them all)"))
+    optional = []
+    for module, purpose in (("matplotlib", "plots"), ("pandas", "Result.to_frame"), ("scipy", "compare t-test"),
+                            ("sklearn", "demo --dataset digits"), ("tqdm", "progress bars")):
+        version = _version(module)
+        optional.append(f"{_DISTRIBUTIONS.get(module, module)} {version or 'missing'} ({purpose})")
+    print("optional: " + ", ".join(optional))
+    return 0
+
+
+_DISTRIBUTIONS = {"sklearn": "scikit-learn"}  # import name -> pip name
+
+
+def _version(module):
+    if importlib.util.find_spec(module) is None:
+        return None
+    from importlib import metadata
+
+    try:
+        return metadata.version(_DISTRIBUTIONS.get(module, module))
+    except metadata.PackageNotFoundError:
+        return "installed"

@@ -1,0 +1,40 @@
+"""``fasttie trec``: TREC qrels and runs, trec_eval-style output."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .common import (
+    _TREC_OPTIONS, RESULT_EXTENSIONS, TREC_METRICS, UsageError, _check_output_path, cli_words, resolve_metrics,
+)
+
+
+def _trec(args) -> int:
+    import fasttie as ft
+
+    from ..report import format_trec, format_trec_csv
+
+    metrics = resolve_metrics(args.metrics or TREC_METRICS, trec_names=True)
+    if args.per_query_file is not None:
+        _check_output_path(args.per_query_file, RESULT_EXTENSIONS, "--per-query-file")
+    for option, path in (("QRELS", args.qrels), ("RUN", args.run)):
+        if not os.path.isfile(path):
+            raise UsageError(f"{option}: file not found: {path}")
+    level = int(args.level) if float(args.level).is_integer() else args.level
+    try:
+        result = ft.trec.evaluate(
+            args.qrels, args.run, metrics, ties=args.ties, ap_denominator=args.ap_denominator, gain=args.gain,
+            relevance_level=level, empty=args.empty, complete=args.complete,
+        )
+    except (ValueError, TypeError) as error:
+        raise type(error)(cli_words(str(error), _TREC_OPTIONS)) from None
+    if args.json:
+        print(json.dumps(result.to_dict(per_query=args.per_query)))
+    elif args.csv:
+        print(format_trec_csv(result, per_query=args.per_query))
+    else:
+        print(format_trec(result, per_query=args.per_query, digits=args.digits))
+    if args.per_query_file is not None:
+        result.save(args.per_query_file)
+    return 0
