@@ -1,7 +1,7 @@
 """Metric names (ir_measures style): the grammar every evaluation parses.
 
 Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P@k``, ``R@k``,
-``F1@k``, ``RR``, ``RR@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``P(radius=r)``,
+``F1@k``, ``RR``, ``RR@k``, ``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``P(radius=r)``,
 ``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Aliases such as ``mAP@k``,
 ``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` and trec_eval's measure names
 (``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut.5,10``, ``recall_100``, ``recip_rank``,
@@ -29,6 +29,7 @@ _BASES = {
     "rprec": "Rprec", "r-prec": "Rprec", "r_prec": "Rprec",
     "acg": "ACG",
     "wap": "WAP", "mwap": "WAP",
+    "success": "Success",
 }
 _RADIUS_BASES = ("P", "R")
 _NO_CUTOFF = ("Rprec",)
@@ -63,7 +64,7 @@ class Metric:
 
 
 KNOWN = (
-    "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Rprec, ACG@k, WAP@k, "
+    "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Rprec, ACG@k, WAP@k, "
     "P(radius=r), R(radius=r); aliases mAP@k, ndcg@k, precision@k, recall@k, mrr; lists P@[1,10]"
 )
 MAX_CUTOFF = (1 << 63) - 2  # int64, below the whole-list sentinel
@@ -150,12 +151,13 @@ def parse_metrics(metrics) -> list[Metric]:
     return out
 
 
-_TREC_EVAL_NAME = re.compile(r"^(map_cut|ndcg_cut|P|recall)[_.]([\d,]+)$")
-_TREC_EVAL_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "recall": "R"}
+_TREC_EVAL_NAME = re.compile(r"^(map_cut|ndcg_cut|P|recall|success)[_.]([\d,]+)$")
+_TREC_EVAL_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "recall": "R", "success": "Success"}
 
 
 def from_trec_eval(name: str) -> list[str]:
-    """trec_eval measure names (``P_10``, ``ndcg_cut.5,10``, ``map_cut_100``, ``recall_5``) as
+    """trec_eval measure names (``P_10``, ``ndcg_cut.5,10``, ``map_cut_100``, ``recall_5``,
+    ``success_10``) as
     fasttie names; any other name is returned as it is (``map``, ``ndcg``, ``recip_rank`` and
     ``Rprec`` are aliases already)."""
     match = _TREC_EVAL_NAME.match(name.strip())

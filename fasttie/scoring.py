@@ -169,6 +169,8 @@ def _base_value(metric, q, total, n_items, ap_denominator):
         return _divide(q[:, DCG], q[:, IDCG])
     if metric.base == "RR":
         return q[:, RR].copy()
+    if metric.base == "Success":  # a relevant item in the top k: 1 - P(hits@k = 0)
+        return 1.0 - q[:, MISS]
     # AP, WAP
     numerator = q[:, AP_NUM if metric.base == "AP" else WAP_NUM]
     ratio = q[:, AP_RET if metric.base == "AP" else WAP_RET]

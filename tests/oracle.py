@@ -105,6 +105,7 @@ _KINDS = {
     "nDCG": "optional_k",
     "DCG": "optional_k",
     "RR": "optional_k",
+    "Success": "optional_k",
     "P": "k",
     "R": "k",
     "F1": "k",
@@ -166,6 +167,7 @@ _ALIASES = {
     "rr": "RR",
     "mrr": "RR",
     "rprec": "Rprec",
+    "success": "Success",
     "acg": "ACG",
     "wap": "WAP",
     "mwap": "WAP",
@@ -422,6 +424,8 @@ def plain_metric(ranked_grades, spec, *, ap_denominator="retrieved", gain="exp2"
         return Fraction(2 * hits(k_e), k + R)
     if kind == "ACG":
         return Fraction(cg(k_e), k)
+    if kind == "Success":
+        return Fraction(1 if hits(k_e) > 0 else 0)
     if kind == "RR":
         for i in range(1, k_e + 1):
             if rel[i - 1]:
