@@ -45,14 +45,16 @@ def _info(args) -> int:
           + ("" if set(states.values()) == {"cached"} else " ('fasttie warmup' compiles and caches them all)"))
     optional = []
     for module, purpose in (("matplotlib", "plots"), ("pandas", "Result.to_frame"), ("scipy", "compare t-test"),
-                            ("sklearn", "demo --dataset digits"), ("tqdm", "progress bars")):
+                            ("sklearn", "demo --dataset digits"), ("tqdm", "progress bars"),
+                            ("dask", "fasttie.dask"), ("distributed", "Dask clusters"), ("zarr", "zarr shards"),
+                            ("numba_cuda", "device='cuda'")):
         version = _version(module)
         optional.append(f"{_DISTRIBUTIONS.get(module, module)} {version or 'missing'} ({purpose})")
     print("optional: " + ", ".join(optional))
     return 0
 
 
-_DISTRIBUTIONS = {"sklearn": "scikit-learn"}  # import name -> pip name
+_DISTRIBUTIONS = {"sklearn": "scikit-learn", "numba_cuda": "numba-cuda"}  # import name -> pip name
 
 
 def _version(module):
