@@ -17,8 +17,9 @@ __all__ = ["FRONT_DOORS", "cache_status", "warmup"]
 
 # the driver kernels each front door calls (their callees are compiled into them)
 FRONT_DOORS = {
-    "evaluate": ("histogram.hist_segments", "histogram.hist_multihot", "histogram.move_relevant",
-                 "hamming_ties.finalize_histograms", "hamming_ties.finalize_stable", "class_sort.sort_by_class"),
+    "evaluate": ("histogram.hist_segments_one_word", "histogram.hist_segments_wide", "histogram.hist_multihot",
+                 "histogram.move_relevant", "hamming_ties.finalize_histograms", "hamming_ties.finalize_stable",
+                 "class_sort.sort_by_class"),
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
     "rank_evaluate, trec.evaluate": ("score_ties.finalize_rankings",),
     "lambdarank": ("lambdarank.lambdarank_queries",),
@@ -80,6 +81,8 @@ def warmup(progress=None) -> dict:
     calls = {}
     for ties in ("average", "stable", "optimistic", "pessimistic"):
         calls[f"evaluate {ties}"] = lambda t=ties: ft.evaluate(q, db, ql, dl, metrics=metrics, ties=t)
+    wide_q, wide_db = rng.integers(0, 2, (4, 128)), rng.integers(0, 2, (50, 128))
+    calls["evaluate 128 bits"] = lambda: ft.evaluate(wide_q, wide_db, ql, dl, metrics=metrics)
     calls["evaluate multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics)
     calls["evaluate listed"] = lambda: ft.evaluate(q, db, relevance=csr, metrics=metrics)
     calls["evaluate stable multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")

@@ -23,7 +23,7 @@ def test_import_compiles_nothing():
     code = (
         "import fasttie, numba.core.registry as r\n"
         "from fasttie._kernels import histogram, hamming_ties\n"
-        "assert not histogram.hist_segments.signatures and not hamming_ties.finalize_histograms.signatures\n"
+        "assert not histogram.hist_segments_one_word.signatures and not hamming_ties.finalize_histograms.signatures\n"
         "print('ok')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -41,7 +41,7 @@ def test_one_signature_per_kernel(tmp_path):
             for ties in ("average", "stable"):
                 ft.evaluate(q, database, ql.astype(np.int16), labels, metrics=["AP@5", "nDCG"], ties=ties)
     for kernel in (
-        histogram.hist_segments, hamming_ties.finalize_histograms, hamming_ties.finalize_stable,
+        histogram.hist_segments_one_word, hamming_ties.finalize_histograms, hamming_ties.finalize_stable,
         class_sort.sort_by_class,
     ):
         assert len(kernel.signatures) == 1, (kernel, kernel.signatures)

@@ -83,69 +83,106 @@ def _count_range_two(counts_0, counts_1, offset_0, offset_1, query_0, query_1, d
 
 
 @jit
-def _query_pair_counts(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, out_1):
-    """Histograms (distance, relevant) of two queries in one sweep of the database.
-
-    rel_q = (start, stop) of the query's relevant segment ((0, 0) for none);
-    out_q[distance, relevant] accumulates (int64). One-word codes use one joint histogram
-    (half the increments); wider codes one histogram per query.
-    """
-    n_db = db_words.shape[0]
-    n_dist = n_bits + 1
-    joint_mode = db_words.shape[1] == 1
-    stride = np.uint64(n_dist)
-    if joint_mode:
-        counts_0 = np.zeros(4 * n_dist * n_dist, dtype=np.int32)
-        counts_1 = counts_0
-    else:
-        counts_0 = np.zeros(2 * n_dist, dtype=np.int32)
-        counts_1 = np.zeros(2 * n_dist, dtype=np.int32)
+def _segment_bounds(rel_0, rel_1, n_db):
+    """The sorted ends of both queries' relevant segments: their grades are constant between
+    consecutive bounds."""
     bounds = np.array([0, rel_0[0], rel_0[1], rel_1[0], rel_1[1], n_db], dtype=np.int64)
     for a in range(1, 6):  # insertion sort: np.sort would compile a whole quicksort
         b = a
         while b > 0 and bounds[b - 1] > bounds[b]:
             bounds[b - 1], bounds[b] = bounds[b], bounds[b - 1]
             b -= 1
-    for lo in range(0, n_db, _SLICE):
-        hi = min(lo + _SLICE, n_db)
-        # the grades of both queries are constant between consecutive bounds
-        for b in range(5):
-            start = max(bounds[b], lo)
-            stop = min(bounds[b + 1], hi)
-            if start >= stop:
-                continue
-            r0 = np.uint64(1) if rel_0[0] <= start and stop <= rel_0[1] else np.uint64(0)
-            r1 = np.uint64(1) if rel_1[0] <= start and stop <= rel_1[1] else np.uint64(0)
-            if joint_mode:
-                offset = (np.uint64(2) * r0 + r1) * stride * stride
-                _count_range_joint(counts_0, offset, stride, query_0, query_1, db_words, start, stop)
-            else:
-                _count_range_two(
-                    counts_0, counts_1, r0 * stride, r1 * stride, query_0, query_1, db_words, start, stop
-                )
-        # flush before int32 could overflow
-        if joint_mode:
-            for r0 in range(2):
-                for r1 in range(2):
-                    base = (2 * r0 + r1) * n_dist * n_dist
-                    for d0 in range(n_dist):
-                        row = base + d0 * n_dist
-                        for d1 in range(n_dist):
-                            c = counts_0[row + d1]
-                            if c:
-                                out_0[d0, r0] += c
-                                out_1[d1, r1] += c
-            counts_0[:] = 0
-        else:
-            for r in range(2):
-                for d in range(n_dist):
-                    out_0[d, r] += counts_0[r * n_dist + d]
-                    out_1[d, r] += counts_1[r * n_dist + d]
-            counts_0[:] = 0
-            counts_1[:] = 0
+    return bounds
 
 
 @jit
+def _pair_counts_one_word(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, out_1):
+    """Histograms (distance, relevant) of two queries in one sweep of one-word codes, through
+    one joint histogram (half the increments).
+
+    rel_q = (start, stop) of the query's relevant segment ((0, 0) for none);
+    out_q[distance, relevant] accumulates (int64).
+    """
+    n_db = db_words.shape[0]
+    n_dist = n_bits + 1
+    stride = np.uint64(n_dist)
+    joint = np.zeros(4 * n_dist * n_dist, dtype=np.int32)
+    bounds = _segment_bounds(rel_0, rel_1, n_db)
+    for lo in range(0, n_db, _SLICE):
+        hi = min(lo + _SLICE, n_db)
+        for b in range(5):
+            start = max(bounds[b], lo)
+            stop = min(bounds[b + 1], hi)
+            if start < stop:
+                r0 = np.uint64(1) if rel_0[0] <= start and stop <= rel_0[1] else np.uint64(0)
+                r1 = np.uint64(1) if rel_1[0] <= start and stop <= rel_1[1] else np.uint64(0)
+                offset = (np.uint64(2) * r0 + r1) * stride * stride
+                _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start, stop)
+        # flush before int32 could overflow; the marginals are the two histograms
+        for r0 in range(2):
+            for r1 in range(2):
+                base = (2 * r0 + r1) * n_dist * n_dist
+                for d0 in range(n_dist):
+                    row = base + d0 * n_dist
+                    for d1 in range(n_dist):
+                        c = joint[row + d1]
+                        if c:
+                            out_0[d0, r0] += c
+                            out_1[d1, r1] += c
+        joint[:] = 0
+
+
+@jit
+def _pair_counts_wide(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, out_1):
+    """:func:`_pair_counts_one_word` for codes of two or more words: one histogram per query."""
+    n_db = db_words.shape[0]
+    n_dist = n_bits + 1
+    stride = np.uint64(n_dist)
+    counts_0 = np.zeros(2 * n_dist, dtype=np.int32)
+    counts_1 = np.zeros(2 * n_dist, dtype=np.int32)
+    bounds = _segment_bounds(rel_0, rel_1, n_db)
+    for lo in range(0, n_db, _SLICE):
+        hi = min(lo + _SLICE, n_db)
+        for b in range(5):
+            start = max(bounds[b], lo)
+            stop = min(bounds[b + 1], hi)
+            if start < stop:
+                r0 = np.uint64(1) if rel_0[0] <= start and stop <= rel_0[1] else np.uint64(0)
+                r1 = np.uint64(1) if rel_1[0] <= start and stop <= rel_1[1] else np.uint64(0)
+                _count_range_two(counts_0, counts_1, r0 * stride, r1 * stride, query_0, query_1, db_words, start, stop)
+        for r in range(2):  # flush before int32 could overflow
+            for d in range(n_dist):
+                out_0[d, r] += counts_0[r * n_dist + d]
+                out_1[d, r] += counts_1[r * n_dist + d]
+        counts_0[:] = 0
+        counts_1[:] = 0
+
+
+# One driver per code width, so that a call compiles only the pass it runs. The two differ
+# only in the pair kernel they call (numba would compile a driver that takes the kernel as an
+# argument once per kernel anyway).
+@jit
+def hist_segments_one_word(query_words, db_words, rel_segments, n_bits, hist, start, stop):
+    """:func:`hist_segments` for codes of at most 64 bits."""
+    for i in range(start, stop, 2):
+        j = i + 1 if i + 1 < stop else i  # an odd query out pairs with itself, into scratch
+        out_1 = hist[j] if j > i else np.zeros_like(hist[i])
+        _pair_counts_one_word(
+            query_words[i], query_words[j], rel_segments[i], rel_segments[j], db_words, n_bits, hist[i], out_1
+        )
+
+
+@jit
+def hist_segments_wide(query_words, db_words, rel_segments, n_bits, hist, start, stop):
+    """:func:`hist_segments` for codes of more than 64 bits."""
+    for i in range(start, stop, 2):
+        j = i + 1 if i + 1 < stop else i
+        out_1 = hist[j] if j > i else np.zeros_like(hist[i])
+        _pair_counts_wide(
+            query_words[i], query_words[j], rel_segments[i], rel_segments[j], db_words, n_bits, hist[i], out_1
+        )
+
+
 def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop):
     """Histogram pass for binary relevance given by contiguous database segments, queries
     start..stop-1 (start even: queries go in pairs).
@@ -159,19 +196,11 @@ def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop
     n_bits : int
     hist : (n_queries, n_bits + 1, n_grades >= 2) int64, zero on entry; hist[i, d, g] =
         items of grade g at distance d (grades 0 and 1 only here)
+    start, stop : int
+        The queries to count.
     """
-    for i in range(start, stop, 2):
-        if i + 1 < stop:
-            _query_pair_counts(
-                query_words[i], query_words[i + 1], rel_segments[i], rel_segments[i + 1],
-                db_words, n_bits, hist[i], hist[i + 1],
-            )
-        else:  # an odd query out pairs with itself; the copy's counts go to scratch
-            scratch = np.zeros_like(hist[i])
-            _query_pair_counts(
-                query_words[i], query_words[i], rel_segments[i], rel_segments[i],
-                db_words, n_bits, hist[i], scratch,
-            )
+    kernel = hist_segments_one_word if db_words.shape[1] == 1 else hist_segments_wide
+    kernel(query_words, db_words, rel_segments, n_bits, hist, start, stop)
 
 
 @jit
