@@ -472,14 +472,14 @@ def _trec_run(qrels, path, metrics, threads, options):
 
 def _trec_frame(qrels, frame, metrics, query, doc, score, grouped, threads, options):
     """One run as a DataFrame: per partition, the partition's queries against their judgments."""
-    from .trec import _as_qrels
+    from .trec.readers import as_qrels
 
     if options.get("complete"):
         raise InputError("complete=True (trec_eval -c) needs the whole run: evaluate run files, not a DataFrame")
     missing = [c for c in (query, doc, score) if c not in frame.columns]
     if missing:
         raise InputError(f"runs has no column {missing[0]!r}; name the columns with query=, doc=, score=")
-    judgments = _as_qrels(qrels).to_dict()
+    judgments = as_qrels(qrels).to_dict()
     return _by_query(frame, query, grouped, _trec_partition, (judgments, metrics, query, doc, score, threads, options),
                      "runs has no judged query: there is nothing to evaluate")
 

@@ -4,6 +4,11 @@ The facade validates everything and packs each document's subtopics into uint64 
 ``_kernels/alpha_ndcg.py`` ranks, scores and builds the greedy ideal, parallel over queries.
 It also holds the grammar of the diversity metric names that :func:`fasttie.trec.evaluate`
 accepts (``alpha_nDCG@k``, ``alpha_nDCG(alpha=0.3)@k``).
+
+Package-internal layer, shared by :func:`alpha_ndcg` and :func:`fasttie.trec.evaluate`:
+:func:`alpha_dcg` (validated inputs -> run and ideal alpha-DCG at every cutoff, before the
+division and the empty-query policy) and :func:`empty_value` (the value of a query without any
+relevant subtopic).
 """
 
 from __future__ import annotations
@@ -119,9 +124,9 @@ def alpha_ndcg(
     >>> ft.alpha_ndcg(y_true, [2.0, 1.0, 1.0], k=2, ties="trec", doc_ids=["a", "b", "c"]).round(4)
     array([1.])
     """
-    dcg, idcg, sizes, columns = _alpha_dcg(y_true, y_pred, group, k=k, alpha=alpha, doc_ids=doc_ids, ties=ties,
-                                           n_threads=n_threads)
-    fill = _empty_value(empty)
+    dcg, idcg, sizes, columns = alpha_dcg(y_true, y_pred, group, k=k, alpha=alpha, doc_ids=doc_ids, ties=ties,
+                                          n_threads=n_threads)
+    fill = empty_value(empty)
     is_empty = idcg[:, -1] == 0.0  # no relevant subtopic: every ideal gain is 0
     if fill is None and is_empty.any():
         raise InputError(f"{int(is_empty.sum())} of {len(sizes)} queries have no relevant subtopic; "
@@ -137,8 +142,24 @@ def _is_scalar_k(k):
     return isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
-def _empty_value(empty):
-    """The value of empty queries, or None for "error"."""
+def empty_value(empty):
+    """The value given to queries without any relevant subtopic.
+
+    Parameters
+    ----------
+    empty : float or {"zero", "skip", "one", "error"}
+        A number, or a word: "zero" = 0.0, "skip" = NaN, "one" = 1.0.
+
+    Returns
+    -------
+    float or None
+        None for "error" (the caller raises when a query is empty).
+
+    Raises
+    ------
+    InputError, InputTypeError
+        Any other word, or a value that is not a number.
+    """
     if isinstance(empty, str):
         if empty == "error":
             return None
@@ -226,15 +247,22 @@ def _doc_keys(doc_ids, sizes, n):
     return keys
 
 
-def _alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids=None, ties="stable",
-               n_threads=None):
-    """Validated inputs -> run and ideal alpha-DCG at the sorted unique cutoffs.
+def alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids=None, ties="stable",
+              n_threads=None):
+    """Run and ideal alpha-DCG at the sorted unique cutoffs, after validating every input.
+
+    Parameters and raises as in :func:`alpha_ndcg` (without ``empty``): alpha-nDCG is
+    ``dcg / idcg`` where ``idcg > 0``; a query with ``idcg == 0`` has no relevant subtopic and
+    is left to the caller's empty-query policy.
 
     Returns
     -------
-    dcg, idcg : (n_queries, n_unique_cutoffs) float64
-    sizes : (n_queries,) int64
-    columns : (len(k),) int, the column of each requested cutoff
+    dcg, idcg : ndarray of float64, shape (n_queries, n_unique_cutoffs)
+        alpha-DCG of the run and of the greedy ideal.
+    sizes : ndarray of int64, shape (n_queries,)
+        Rows per query.
+    columns : ndarray of int, shape (len(k),)
+        The column of each requested cutoff, in the order asked.
     """
     y_true = _check_y_true(y_true)
     n = y_true.shape[0]

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from fasttie import trec
 from fasttie._kernels.alpha_ndcg import alpha_dcg_queries
-from fasttie.diversity import _alpha_dcg, alpha_ndcg
+from fasttie.diversity import alpha_dcg, alpha_ndcg
 
 try:
     import pyndeval
@@ -107,7 +107,7 @@ def _seed_data():
 def test_seed004_worked_example():
     y_true, scores = _seed_data()
     ks = list(range(1, 11))
-    dcg, idcg, _, _ = _alpha_dcg(y_true, scores, k=ks, doc_ids=SEED_DOCS)
+    dcg, idcg, _, _ = alpha_dcg(y_true, scores, k=ks, doc_ids=SEED_DOCS)
     discount = np.log2(np.arange(2, 12))
     # G = <2, 1/2, 1/4, 0, 2, 1/2, 1, 1/4, ...> and DCG = <2, 2.315, 2.440, ...>
     gains = np.diff(np.concatenate([[0.0], dcg[0]])) * discount

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from fasttie import trec
+from fasttie.trec import grouping, numeric, table
 
 # fasttie canonical name -> trec_eval measure
 TREC_NAMES = {
@@ -118,7 +119,7 @@ def test_messy_whitespace_blank_lines_and_small_blocks(tmp_path, monkeypatch, se
     path = write(tmp_path, "r.txt", text)
     expected = reference_run(text)
     assert trec.read_run(path).to_dict() == expected
-    monkeypatch.setattr(trec, "_BLOCK", int(rng.integers(7, 200)))  # many blocks, lines cut anywhere
+    monkeypatch.setattr(table, "_BLOCK", int(rng.integers(7, 200)))  # many blocks, lines cut anywhere
     run = trec.read_run(path)
     assert run.to_dict() == expected
     assert run.query_ids.tolist() == sorted(expected)
@@ -170,9 +171,9 @@ def test_unmappable_files_are_read_in_blocks(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise OSError("not mappable")
 
-    monkeypatch.setattr(trec.mmap, "mmap", refuse)
+    monkeypatch.setattr(table.mmap, "mmap", refuse)
     for block in (1 << 21, 61):
-        monkeypatch.setattr(trec, "_BLOCK", block)
+        monkeypatch.setattr(table, "_BLOCK", block)
         assert trec.read_run(path).to_dict() == expected == reference_run(text)
     bom = write(tmp_path, "bom.txt", "\ufeffq 0 d 1\nq 0 e 2".encode(), "wb")
     assert trec.read_qrels(bom).to_dict() == {"q": {"d": 1, "e": 2}}
@@ -212,7 +213,7 @@ QRELS_WITH_COMMENTS = (
 @pytest.mark.parametrize("block", [None, 23, 64])
 def test_qrels_comment_lines_are_skipped(tmp_path, monkeypatch, block):
     if block:  # comments cut by block boundaries, alone in a block, first in a block
-        monkeypatch.setattr(trec, "_BLOCK", block)
+        monkeypatch.setattr(table, "_BLOCK", block)
     qrels = trec.read_qrels(write(tmp_path, "q.txt", QRELS_WITH_COMMENTS))
     rows = [(q, i, d, r) for q, docno, rel, iteration in qrels.items()
             for d, r, i in zip(docno.tolist(), rel.tolist(), iteration.tolist())]
@@ -261,7 +262,7 @@ RUN_WITH_EXTRAS = (
 @pytest.mark.parametrize("block", [None, 17, 50])
 def test_run_columns_after_the_tag_are_ignored(tmp_path, monkeypatch, block):
     if block:
-        monkeypatch.setattr(trec, "_BLOCK", block)
+        monkeypatch.setattr(table, "_BLOCK", block)
     run = trec.read_run(write(tmp_path, "r.txt", RUN_WITH_EXTRAS))
     assert run.to_dict() == reference_run(RUN_WITH_EXTRAS) == {
         "301": {"FBIS3-27619": 2.138276, "FBIS3-2934": 2.139655, "FBIS3-25796": 2.143418},
@@ -304,7 +305,7 @@ def test_scores_parse_exactly_as_float(tmp_path, seed):
                 for v in rng.uniform(1, 2, 300) * 2.0 ** rng.integers(-3, 60, 300)]
     hard = [f"{mid:{digits}}" for mid in mids for digits in (".19g", ".18g")]
     hard = [t for t in hard if "e" not in t and "." in t]
-    if trec._HAS_LONGDOUBLE:  # the cases are hard: rounding twice errs on some of them
+    if numeric._HAS_LONGDOUBLE:  # the cases are hard: rounding twice errs on some of them
         mantissa = np.array([int(t.replace(".", "")) for t in hard], dtype=np.uint64).astype(np.longdouble)
         scale = np.array([10 ** (len(t) - 1 - t.index(".")) for t in hard], dtype=np.uint64).astype(np.longdouble)
         twice = (mantissa / scale).astype(np.float64)
@@ -378,7 +379,7 @@ def test_qrels_errors_name_file_and_line(tmp_path, text, line, message):
 
 def test_error_lines_in_later_blocks(tmp_path, monkeypatch):
     good = "".join(f"q{i % 7} Q0 d{i} {i} {i / 3:.5f} tag\n" for i in range(500))
-    monkeypatch.setattr(trec, "_BLOCK", 97)
+    monkeypatch.setattr(table, "_BLOCK", 97)
     cases = [
         (good + "\n" * 3 + "q1 Q0 x 1 2\n", 504, "expected at least 6 columns"),
         (good + "# a comment\n#\n" + good.replace(" d", " e") + "q1 Q0 x 1 2\n", 1003, "expected at least 6 columns"),
@@ -426,7 +427,7 @@ def test_from_arrays_checks():
 
 def test_hash_collisions_stay_exact(tmp_path, monkeypatch):
     """With every hash equal, duplicate checks and the qrels join fall back to exact paths."""
-    monkeypatch.setattr(trec, "_hash_words", lambda words: np.zeros(len(words), dtype=np.uint64))
+    monkeypatch.setattr(grouping, "_hash_words", lambda words: np.zeros(len(words), dtype=np.uint64))
     run = trec.read_run(write(tmp_path, "r.txt", "q Q0 a 1 2 t\nq Q0 b 2 1 t\np Q0 a 1 1 t\n"))
     qrels = trec.read_qrels(write(tmp_path, "q.txt", "q 0 b 2\nq 0 c 1\nq 1 c 3\np 0 z 1\n"))
     aligned = trec.align(qrels, run)

@@ -1,0 +1,232 @@
+"""trec_eval-compatible evaluation of a run against qrels: :func:`evaluate`.
+
+The run is joined with its judgments (:func:`fasttie.trec.align`); ranking metrics go to
+:func:`fasttie.rank_evaluate` with the joined grades, trec_eval's tie order and the relevant
+documents the run misses; alpha-nDCG goes to the diversity engine (:mod:`fasttie.trec.subtopics`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..diversity import TIE_RULES, empty_value, is_diversity_metric, parse_diversity_metric
+from ..errors import InputError, InputTypeError
+from ..metrics import metric_names, parse_metrics
+from ..ranking import rank_evaluate
+from ..result import Result
+from ..scoring import check_options
+from ..validation import check_empty_policy, mean_of_kept
+from .join import Aligned, align
+from .readers import as_qrels
+from .subtopics import diversity_columns
+
+__all__ = ["evaluate"]
+
+
+def _trec_tie_keys(aligned: Aligned):
+    """Integer stand-ins for document ids that order every tie as trec_eval does.
+
+    Only documents tied with another of their query need a key. When each query's scores are
+    non-increasing (runs are usually written in rank order), ties are adjacent rows, and only
+    those rows' ids are sorted; otherwise the ids themselves are returned.
+    """
+    score, sizes = aligned.score, aligned.sizes
+    n = len(score)
+    if n < 2:
+        return aligned.docno
+    boundary = np.zeros(n, dtype=bool)
+    boundary[np.concatenate(([0], np.cumsum(sizes)[:-1]))[sizes > 0]] = True
+    inner = ~boundary[1:]
+    if np.any((score[1:] > score[:-1]) & inner):
+        return aligned.docno
+    equal = (score[1:] == score[:-1]) & inner
+    tied = np.zeros(n, dtype=bool)
+    tied[1:] |= equal
+    tied[:-1] |= equal
+    keys = np.zeros(n, dtype=np.int64)
+    if tied.any():
+        _, rank = np.unique(aligned.docno[tied], return_inverse=True)
+        keys[tied] = rank.ravel() + 1
+    return keys
+
+
+def _split_metric_names(metrics):
+    """Ranking metric names (for rank_evaluate) and parsed diversity metrics, plus the output
+    order: canonical names in the order asked, each once."""
+    ranking, diversity, order = [], {}, []
+    for name in metric_names(metrics):
+        if not isinstance(name, str):
+            raise InputTypeError(f"metric names must be strings, got {name!r}")
+        if is_diversity_metric(name):
+            canonical = []
+            for key, k, alpha in parse_diversity_metric(name):
+                diversity[key] = (k, alpha)
+                canonical.append(key)
+        else:
+            ranking.append(name)
+            canonical = [m.name for m in parse_metrics([name])]
+        order.extend(c for c in canonical if c not in order)
+    if not order:
+        raise InputError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
+    return ranking, diversity, order
+
+
+def evaluate(
+    qrels,
+    run,
+    metrics,
+    *,
+    ties: str = "trec",
+    ap_denominator: str = "total",
+    gain: str = "linear",
+    relevance_level=1,
+    empty: str = "zero",
+    complete: bool = False,
+    **options,
+) -> Result:
+    """Evaluate a TREC run against qrels with trec_eval's semantics (ndeval's for alpha-nDCG).
+
+    Parameters
+    ----------
+    qrels : str, os.PathLike, Qrels or dict
+        A qrels file (``qid iter docno rel``), a :class:`Qrels`, or ``{qid: {docno: rel}}``.
+        For alpha-nDCG, diversity qrels ``qid subtopic docno rel`` (TREC Web track, ndeval,
+        ir_measures): the iteration column names the subtopic.
+    run : str, os.PathLike, Run or dict
+        A run file (``qid Q0 docno rank score tag``), a :class:`Run`, or
+        ``{qid: {docno: score}}``.
+    metrics : str or sequence of str
+        Names as in :func:`fasttie.rank_evaluate`: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``,
+        ``P@k``, ``R@k``, ``RR``, ``Rprec``, ... (trec_eval's ``map``, ``map_cut_k``, ``P_k``,
+        ``recall_k``, ``ndcg``, ``ndcg_cut_k``, ``recip_rank``, ``Rprec``), and the diversity
+        metric ``alpha_nDCG@k`` (also ``alpha-nDCG@k``, ``alpha_nDCG@[5,10,20]``), with
+        ``alpha = 0.5`` unless named as ``alpha_nDCG(alpha=0.3)@k`` (ir_measures' form).
+        Output columns follow the order asked.
+    ties : {"trec", "pyndeval", "average", "stable", "optimistic", "pessimistic"}, default "trec"
+        "trec": score descending, then document id descending (string order), trec_eval's and
+        ``ndeval -traditional``'s order. "pyndeval": score descending, then document id
+        ascending, the order of pyndeval and ir_measures. "average": the exact expectation
+        over all orders inside ties. "stable": file order inside ties. alpha-nDCG takes only
+        the fixed orders "trec", "pyndeval" and "stable".
+    ap_denominator : {"total", "retrieved", "min"}, default "total"
+        AP@k denominator; "total" (R) is trec_eval's ``map_cut``.
+    gain : {"linear", "exp2"}, default "linear"
+        DCG gain; trec_eval's ``ndcg`` uses the grade itself.
+    relevance_level : number, default 1
+        Grades >= this are relevant (trec_eval ``-l``); for alpha-nDCG, a judgment with
+        rel >= this marks the document relevant to that subtopic (ndeval: rel > 0).
+    empty : {"zero", "skip", "one", "error"}, default "zero"
+        Queries whose judgments have no relevant document: trec_eval and ndeval score them 0
+        and keep them in the mean ("zero").
+    complete : bool, default False
+        Also average over judged queries missing from the run, with every metric 0 for them
+        (trec_eval and ndeval ``-c``). Without it, only queries both judged and in the run count.
+    **options
+        Passed to :func:`fasttie.rank_evaluate` (``log_base``, ``n_threads``); ``n_threads``
+        also to :func:`fasttie.alpha_ndcg`.
+
+    Returns
+    -------
+    Result
+        Per-query values in the order of ``Result.query_ids`` (sorted as strings); settings
+        include ``complete``, and ``alpha`` (a float, or a sorted list when several) when
+        alpha-nDCG was asked for.
+
+    Raises
+    ------
+    ValueError
+        Malformed files (see :func:`read_run`, :func:`read_qrels`), no query both judged and
+        retrieved, a tie mode alpha-nDCG does not take, and the errors of
+        :func:`fasttie.rank_evaluate` and :func:`fasttie.alpha_ndcg`.
+
+    Notes
+    -----
+    trec_eval semantics: queries of the run without judgments are ignored; retrieved
+    documents without a judgment are non-relevant (grade 0), as are negative grades; relevant
+    documents the run misses count in R (recall, R-precision, AP) and in the ideal DCG. A
+    document judged under several subtopics (diversity qrels) takes its highest grade.
+
+    alpha-nDCG follows ndeval (the TREC Web track tool; pyndeval, ir_measures): the ideal is
+    the greedy ordering of every judged document of the query, retrieved or not (ties: the
+    greatest docno); unjudged retrieved documents have no subtopic; queries without any
+    relevant subtopic score 0 under ``empty="zero"``; no depth limit (ndeval stops at 20).
+    Each query's subtopics are numbered in numeric order (string order unless all are
+    integers), the order in which ndeval adds their gains.
+    Values can exceed 1 (the greedy ideal is not always optimal): they are not clipped.
+
+    Examples
+    --------
+    Documents ``d1`` and ``d2`` tie; trec_eval ranks the larger id, ``d2``, first:
+
+    >>> qrels = {"q1": {"d1": 1, "d3": 1}}
+    >>> run = {"q1": {"d1": 0.5, "d2": 0.5, "d4": 0.1}}
+    >>> evaluate(qrels, run, ["RR", "P@1", "R@3"]).mean
+    {'RR': 0.5, 'P@1': 0.0, 'R@3': 0.5}
+    >>> evaluate(qrels, run, ["RR"], ties="average").mean
+    {'RR': 0.75}
+
+    Diversity qrels: ``d1`` covers subtopics 1 and 2, ``d2`` subtopic 1, ``d3`` subtopic 3:
+
+    >>> from fasttie.trec import Qrels
+    >>> div = Qrels.from_arrays(["q1"] * 4, ["d1", "d1", "d2", "d3"], [1, 1, 1, 1], ["1", "2", "1", "3"])
+    >>> run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
+    >>> {k: round(v, 4) for k, v in evaluate(div, run, ["alpha_nDCG@[2,3]", "P@2"]).mean.items()}
+    {'alpha_nDCG@2': 0.8801, 'alpha_nDCG@3': 0.9773, 'P@2': 1.0}
+    """
+    ranking, diversity, order = _split_metric_names(metrics)
+    if diversity and ties not in TIE_RULES:
+        raise InputError(f"alpha_nDCG needs a fixed order of equal scores: ties must be one of {TIE_RULES}, "
+                         f"got {ties!r}")
+    qrels = as_qrels(qrels)
+    aligned = align(qrels, run, complete=complete)
+    n_queries = len(aligned.query_ids)
+    if n_queries == 0:
+        raise InputError("no query of the run has judgments in the qrels: nothing to evaluate")
+
+    result = None
+    if ranking:
+        grade, score, sizes = aligned.grade, aligned.score, aligned.sizes
+        doc_ids = _trec_tie_keys(aligned) if ties in ("trec", "pyndeval") else None
+        if ties == "pyndeval":  # ascending ids = descending ranks of their negation
+            doc_ids = -np.unique(doc_ids, return_inverse=True)[1].ravel().astype(np.int64)
+        empty_rows = np.flatnonzero(sizes == 0)
+        if empty_rows.size:
+            # a judged query missing from the run (complete=True): one unjudged placeholder row
+            # scores exactly as an empty ranking (every metric's numerator is 0) and keeps R
+            at = aligned.offsets[empty_rows]
+            grade, score = np.insert(grade, at, 0), np.insert(score, at, 0.0)
+            if doc_ids is not None:
+                doc_ids = np.insert(doc_ids, at, "" if doc_ids.dtype.kind == "U" else 0)
+            sizes = np.maximum(sizes, 1)
+        result = rank_evaluate(
+            grade, score, group=sizes, metrics=ranking, ties="trec" if ties == "pyndeval" else ties, gain=gain,
+            ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
+            doc_ids=doc_ids, unretrieved=aligned.unretrieved, **options,
+        )
+        result.settings["ties"] = ties
+    if diversity:
+        check_options(ties="trec", tie_modes=("trec",), empty=empty)
+        unknown = set(options) - {"n_threads", "log_base"}
+        if unknown:
+            raise InputTypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
+        parts = diversity_columns(qrels, aligned, diversity, ties, relevance_level, options.get("n_threads"))
+        is_empty = next(iter(parts.values()))[1] == 0.0  # no relevant subtopic: the ideal is all 0
+        n_empty = int(is_empty.sum())
+        check_empty_policy(empty, n_empty, n_queries, "relevant document")
+        fill = empty_value(empty)
+        if result is None:
+            result = Result(mean={}, per_query={}, n_queries=n_queries, n_empty=n_empty,
+                            settings={"ties": ties, "empty": empty, "relevance_level": relevance_level})
+        for name, (dcg, idcg) in parts.items():
+            values = np.zeros(n_queries)
+            np.divide(dcg, idcg, out=values, where=idcg > 0)
+            values[is_empty] = fill
+            result.per_query[name] = values
+            result.mean[name] = mean_of_kept(values)
+        alphas = sorted({alpha for _, alpha in diversity.values()})
+        result.settings["alpha"] = alphas[0] if len(alphas) == 1 else alphas
+    result.per_query = {name: result.per_query[name] for name in order}
+    result.mean = {name: result.mean[name] for name in order}
+    result.query_ids = aligned.query_ids.tolist()
+    result.settings["complete"] = bool(complete)
+    return result

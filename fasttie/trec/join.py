@@ -1,0 +1,167 @@
+"""The join of a run with its judgments, as trec_eval makes it: :func:`align` and :class:`Aligned`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputTypeError
+from .readers import as_qrels, as_run
+from .records import Qrels, Run
+
+__all__ = ["Aligned", "align", "select_rows", "take_rows"]
+
+
+@dataclass(eq=False)
+class Aligned:
+    """A run joined with its judgments, ready for :func:`fasttie.rank_evaluate`.
+
+    Attributes
+    ----------
+    query_ids : ndarray of str, shape (n_queries,)
+        Evaluated queries, sorted as strings: those of the run that have judgments, or every
+        judged query with ``complete=True``.
+    sizes : ndarray of int64, shape (n_queries,)
+        Retrieved documents per query (0 for a judged query missing from the run).
+    docno, score : ndarray, shape (n_rows,)
+        The run's rows of those queries, grouped by query in ``query_ids`` order.
+    grade : ndarray of int64, shape (n_rows,)
+        Grade of each retrieved document: 0 when unjudged, and negative grades become 0
+        (judged non-relevant, as in trec_eval). A document judged under several subtopics
+        takes its highest grade.
+    judged : ndarray of bool, shape (n_rows,)
+        Whether the retrieved document has a judgment.
+    unretrieved : list of ndarray of int64
+        Per query, the positive grades of judged documents the run does not retrieve: they
+        count in R and in the ideal DCG.
+    """
+
+    query_ids: np.ndarray
+    sizes: np.ndarray
+    docno: np.ndarray
+    score: np.ndarray
+    grade: np.ndarray
+    judged: np.ndarray
+    unretrieved: list
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Rows of query i are ``offsets[i]:offsets[i + 1]``."""
+        return np.concatenate(([0], np.cumsum(self.sizes))).astype(np.int64)
+
+
+def select_rows(grouped: Run | Qrels, query_ids: np.ndarray):
+    """Rows of the queries in ``query_ids`` (sorted str array): an int64 array of row indices,
+    or None for all rows, and each query's row count there (0 where the query is absent)."""
+    n = grouped.n_queries
+    index = np.minimum(np.searchsorted(grouped.query_ids, query_ids), max(n - 1, 0))
+    present = grouped.query_ids[index] == query_ids if n else np.zeros(len(query_ids), dtype=bool)
+    sizes = np.where(present, grouped.sizes[index] if n else 0, 0).astype(np.int64)
+    keep = np.zeros(n, dtype=bool)
+    keep[index[present]] = True
+    rows = None if keep.all() else np.flatnonzero(np.repeat(keep, grouped.sizes))
+    return rows, sizes
+
+
+def take_rows(values, rows):
+    """``values[rows]``, or ``values`` itself when ``rows`` is None (all rows)."""
+    return values if rows is None else values[rows]
+
+
+def align(qrels, run, *, complete: bool = False) -> Aligned:
+    """Join a run with judgments the way trec_eval does.
+
+    Parameters
+    ----------
+    qrels : str, os.PathLike, Qrels or dict
+        Judgments: a qrels file, a :class:`Qrels`, or ``{qid: {docno: rel}}``.
+    run : str, os.PathLike, Run or dict
+        A run file, a :class:`Run`, or ``{qid: {docno: score}}``.
+    complete : bool, default False
+        False: evaluate the queries of the run that have judgments (trec_eval's default; run
+        queries without judgments are ignored). True: every judged query, those missing from
+        the run with an empty ranking (trec_eval ``-c``).
+
+    Returns
+    -------
+    Aligned
+        Retrieved documents with their grades (unjudged: 0) and, per query, the grades of the
+        relevant documents the run misses.
+
+    Notes
+    -----
+    The join is vectorized: 64-bit hashes of (query, docno) locate each retrieved document
+    among the judgments, and every match is then confirmed by comparing the strings, so the
+    result is exact (a query whose hashes collide is joined again with dictionaries).
+    """
+    qrels = as_qrels(qrels)
+    run = as_run(run)
+    if not isinstance(complete, (bool, np.bool_)):
+        raise InputTypeError(f"complete must be True or False, got {complete!r}")
+    query_ids = qrels.query_ids if complete else np.intersect1d(run.query_ids, qrels.query_ids)
+    n_queries = len(query_ids)
+    run_rows, sizes = select_rows(run, query_ids)
+    qrels_rows, judged_sizes = select_rows(qrels, query_ids)
+    docno = take_rows(run.docno, run_rows)
+    score = take_rows(run.score, run_rows)
+    judged_docno = take_rows(qrels.docno, qrels_rows)
+    judged_rel = take_rows(qrels.rel, qrels_rows)
+
+    # key = query index in the high bits, docno hash in the low bits: sorted keys group by query
+    bits = max(1, int(n_queries).bit_length())
+    shift, low = np.uint64(64 - bits), np.uint64(bits)
+
+    def keys(sizes_, hashes):
+        query = np.repeat(np.arange(n_queries, dtype=np.uint64), sizes_)
+        return (query << shift) | (hashes >> low)
+
+    run_keys = keys(sizes, take_rows(run._docno_hash(), run_rows))
+    judged_keys = keys(judged_sizes, take_rows(qrels._docno_hash(), qrels_rows))
+    order = np.argsort(judged_keys, kind="stable")
+    sorted_keys = judged_keys[order]
+    first = np.ones(len(sorted_keys), dtype=bool)
+    first[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    starts = np.flatnonzero(first)
+    unique_keys = sorted_keys[starts]
+    unique_grade = np.maximum.reduceat(judged_rel[order], starts) if len(starts) else np.zeros(0, dtype=np.int64)
+    unique_docno = judged_docno[order[starts]]
+    collided = set()
+    if len(starts) < len(sorted_keys):  # one docno under several subtopics, or a hash collision
+        differs = judged_docno[order] != unique_docno[np.cumsum(first) - 1]
+        collided.update((sorted_keys[differs] >> shift).tolist())
+
+    grade = np.zeros(len(docno), dtype=np.int64)
+    judged = np.zeros(len(docno), dtype=bool)
+    found = np.zeros(len(unique_keys), dtype=bool)
+    if len(unique_keys) and len(run_keys):
+        position = np.minimum(np.searchsorted(unique_keys, run_keys), len(unique_keys) - 1)
+        hits = np.flatnonzero(unique_keys[position] == run_keys)
+        matched = position[hits]
+        wrong = docno[hits] != unique_docno[matched]
+        if wrong.any():
+            collided.update((run_keys[hits[wrong]] >> shift).tolist())
+        grade[hits] = unique_grade[matched]
+        judged[hits] = True
+        found[matched] = True
+    missing = np.flatnonzero(~found & (unique_grade > 0))
+    bounds = np.searchsorted(unique_keys[missing] >> shift, np.arange(n_queries + 1, dtype=np.uint64))
+    missing_grade = unique_grade[missing]
+    unretrieved = [missing_grade[bounds[i] : bounds[i + 1]] for i in range(n_queries)]
+
+    if collided:  # exact join with dictionaries for the few queries whose hashes collide
+        run_offsets = np.concatenate(([0], np.cumsum(sizes)))
+        judged_offsets = np.concatenate(([0], np.cumsum(judged_sizes)))
+        for q in sorted(int(c) for c in collided):
+            rows = slice(int(run_offsets[q]), int(run_offsets[q + 1]))
+            best = {}
+            for d, r in zip(judged_docno[judged_offsets[q] : judged_offsets[q + 1]].tolist(),
+                            judged_rel[judged_offsets[q] : judged_offsets[q + 1]].tolist()):
+                best[d] = max(r, best.get(d, r))
+            retrieved = docno[rows].tolist()
+            grade[rows] = [best.get(d, 0) for d in retrieved]
+            judged[rows] = [d in best for d in retrieved]
+            seen = set(retrieved)
+            unretrieved[q] = np.array([r for d, r in best.items() if d not in seen and r > 0], dtype=np.int64)
+    np.maximum(grade, 0, out=grade)
+    return Aligned(query_ids, sizes, docno, score, grade, judged, unretrieved)

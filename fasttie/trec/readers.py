@@ -1,0 +1,160 @@
+"""Reading TREC run and qrels files, and the coercion every front door applies to its inputs.
+
+Formats (whitespace-separated, one record a line; blank lines and comment lines, whose first
+non-blank character is ``#``, are skipped, as trec_eval 10.0 skips them):
+
+- qrels: ``qid iter docno rel``. The second column is kept as text: diversity qrels (TREC Web
+  track, ndeval) put the subtopic there. ``rel`` is an integer grade; negative grades (spam
+  judgments) are judged non-relevant.
+- run: ``qid Q0 docno rank score tag``. The ``Q0`` and ``rank`` columns are ignored, as
+  trec_eval does: the ranking comes from the scores alone. Text after the tag is ignored
+  (trec_eval reserves it; its test run ``results.trunc`` has some).
+
+Both readers go through one table reader (:func:`fasttie.trec.table.read_table`) and differ
+only in their columns.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import InputTypeError
+from .grouping import ITER_KEY, byte_matrix_hash, raise_duplicate
+from .numeric import parse_floats, parse_ints
+from .records import Qrels, Run
+from .table import Text, read_table
+
+__all__ = ["as_qrels", "as_run", "read_qrels", "read_run"]
+
+
+def read_run(path) -> Run:
+    """Read a TREC run file (``qid Q0 docno rank score tag``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The run file: six whitespace-separated columns a line (more are ignored, as trec_eval
+        ignores them), blank lines and ``#`` comment lines skipped, UTF-8.
+
+    Returns
+    -------
+    Run
+        Rows grouped by query (query ids sorted as strings), file order within a query.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the 1-based line: a line with fewer than six columns, a score that
+        is not a decimal number, a NaN or infinite score, a duplicate document for a query, or
+        no data line at all (an empty file).
+    OSError
+        When the file cannot be read.
+
+    Notes
+    -----
+    As in trec_eval, the ``Q0`` and ``rank`` columns are ignored: only the scores order a
+    query's documents; trec_eval breaks score ties by document id, descending (see
+    :func:`evaluate`). Scores are parsed exactly as Python's ``float`` parses them.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> fd, name = tempfile.mkstemp(suffix=".run"); os.close(fd)
+    >>> _ = open(name, "w").write("q1 Q0 d1 1 2.5 tag\\nq1 Q0 d2 2 2.5 tag\\n")
+    >>> run = read_run(name)
+    >>> run.query("q1")
+    (array(['d1', 'd2'], dtype='<U2'), array([2.5, 2.5]))
+    >>> os.remove(name)
+    """
+    names = []
+
+    def per_block(block):
+        if not names:
+            names.append(block.text(0, 5))
+        docno_mat, docno_len = block.column(2)
+        hashes = byte_matrix_hash(docno_mat)
+        pieces = (Text(block.code_points(docno_mat, docno_len, "document id")), hashes, parse_floats(block, 4, "score"))
+        return pieces, hashes.copy()
+
+    path, query_ids, segments, (docno, hashes, score), keys, lines = read_table(
+        path, "run", 6, "qid Q0 docno rank score tag", per_block, extra_ok=True)
+    raise_duplicate(keys, docno, None, query_ids, segments.query_of, lines, "line", "run", path=path)
+    del keys
+    docno, score, hashes = segments.regroup(docno, score, hashes)
+    return Run(query_ids, segments.offsets, docno, score, name=names[0], path=path, _hash=hashes)
+
+
+def read_qrels(path) -> Qrels:
+    """Read a TREC qrels file (``qid iter docno rel``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The qrels file: four whitespace-separated columns a line, blank lines and comment lines
+        (first non-blank character ``#``, as in trec_eval's ``qrels.test.with-comments``)
+        skipped, UTF-8.
+
+    Returns
+    -------
+    Qrels
+        Rows grouped by query (query ids sorted as strings), file order within a query. The
+        second column is kept as text in ``Qrels.iteration`` (the subtopic of diversity qrels).
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the 1-based line: a line without exactly four columns, a grade
+        that is not an integer, a document judged twice for one query with the same second
+        column, or no data line at all (an empty file). (One document judged under several
+        subtopics is fine.)
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> fd, name = tempfile.mkstemp(suffix=".qrels"); os.close(fd)
+    >>> _ = open(name, "w").write("q1 0 d1 1\\nq1 0 d2 0\\n")
+    >>> read_qrels(name).query("q1")
+    (array(['d1', 'd2'], dtype='<U2'), array([1, 0]), array(['0', '0'], dtype='<U1'))
+    >>> os.remove(name)
+    """
+
+    def per_block(block):
+        docno_mat, docno_len = block.column(2)
+        iter_mat, iter_len = block.column(1)
+        hashes = byte_matrix_hash(docno_mat)
+        pieces = (
+            Text(block.code_points(docno_mat, docno_len, "document id")),
+            hashes,
+            parse_ints(block, 3, "relevance"),
+            Text(block.code_points(iter_mat, iter_len, "iteration")),
+        )
+        return pieces, hashes + byte_matrix_hash(iter_mat) * ITER_KEY
+
+    path, query_ids, segments, (docno, hashes, rel, iteration), keys, lines = read_table(
+        path, "qrels", 4, "qid iter docno rel", per_block)
+    raise_duplicate(keys, docno, iteration, query_ids, segments.query_of, lines, "line", "qrels", path=path)
+    del keys
+    docno, rel, iteration, hashes = segments.regroup(docno, rel, iteration, hashes)
+    return Qrels(query_ids, segments.offsets, docno, rel, iteration, path=path, _hash=hashes)
+
+
+def as_run(run) -> Run:
+    """A :class:`Run` from a path, a Run (returned as is) or ``{qid: {docno: score}}``."""
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, dict):
+        return Run.from_dict(run)
+    if isinstance(run, (str, bytes, os.PathLike)):
+        return read_run(run)
+    raise InputTypeError(f"run must be a path, a fasttie.trec.Run or a {{qid: {{docno: score}}}} dict, got {type(run).__name__}")
+
+
+def as_qrels(qrels) -> Qrels:
+    """:class:`Qrels` from a path, a Qrels (returned as is) or ``{qid: {docno: rel}}``."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, dict):
+        return Qrels.from_dict(qrels)
+    if isinstance(qrels, (str, bytes, os.PathLike)):
+        return read_qrels(qrels)
+    raise InputTypeError(f"qrels must be a path, a fasttie.trec.Qrels or a {{qid: {{docno: rel}}}} dict, got {type(qrels).__name__}")

@@ -1,0 +1,351 @@
+"""The records of TREC files in columnar form: :class:`Run` and :class:`Qrels`.
+
+Rows are stored grouped by query: the unique query ids sorted as strings (``strcmp`` order,
+the order of trec_eval's output), and within a query in file order; ``offsets`` delimit each
+query's rows. Both classes are built by the readers (:func:`fasttie.trec.read_run`,
+:func:`fasttie.trec.read_qrels`) or in memory (``from_arrays``, ``from_dict``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError, InputTypeError
+from .grouping import ITER_KEY, QUERY_KEY, Segments, hash_strings, raise_duplicate
+
+__all__ = ["Qrels", "Run"]
+
+
+def _as_str_array(values, name):
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise InputError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.dtype.kind != "U":
+        if arr.size == 0:
+            return arr.astype("U1")
+        if arr.dtype.kind == "S":
+            arr = np.char.decode(arr, "utf-8")
+        else:
+            arr = arr.astype(str)
+    return arr
+
+
+def _check_offsets(offsets, n_rows, n_queries):
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if offsets.shape != (n_queries + 1,):
+        raise InputError(f"offsets must have n_queries + 1 = {n_queries + 1} entries, got {offsets.shape}")
+    if offsets[0] != 0 or offsets[-1] != n_rows or np.any(np.diff(offsets) < 0):
+        raise InputError(f"offsets must rise from 0 to the number of rows ({n_rows})")
+    return offsets
+
+
+class _Grouped:
+    """Shared helpers of Qrels and Run: rows grouped by query through ``offsets``."""
+
+    query_ids: np.ndarray
+    offsets: np.ndarray
+    docno: np.ndarray
+
+    @property
+    def n_queries(self) -> int:
+        """Number of distinct query ids."""
+        return len(self.query_ids)
+
+    def __len__(self) -> int:
+        return len(self.docno)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Rows per query, int64 array of shape (n_queries,), in ``query_ids`` order."""
+        return np.diff(self.offsets)
+
+    @property
+    def qid_codes(self) -> np.ndarray:
+        """Query index (into ``query_ids``) of every row, int64 array of shape (n_rows,)."""
+        return np.repeat(np.arange(self.n_queries, dtype=np.int64), self.sizes)
+
+    @property
+    def qid(self) -> np.ndarray:
+        """Query id of every row, str array of shape (n_rows,)."""
+        return self.query_ids[self.qid_codes]
+
+    def _index(self, qid) -> int:
+        qid = str(qid)
+        i = int(np.searchsorted(self.query_ids, qid))
+        if i == len(self.query_ids) or self.query_ids[i] != qid:
+            raise KeyError(f"query {qid!r} is not in the {type(self).__name__.lower()}")
+        return i
+
+    def _rows(self, qid) -> slice:
+        i = self._index(qid)
+        return slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+    def __contains__(self, qid) -> bool:
+        try:
+            self._index(qid)
+        except KeyError:
+            return False
+        return True
+
+    def _check_layout(self):
+        self.offsets = _check_offsets(self.offsets, len(self.docno), len(self.query_ids))
+        if len(self.query_ids) > 1 and not np.all(self.query_ids[1:] > self.query_ids[:-1]):
+            raise InputError("query_ids must be unique and sorted (use from_arrays to group rows)")
+
+    def _docno_hash(self) -> np.ndarray:
+        """uint64 hash of each docno (cached; the arrays are meant to be left unchanged)."""
+        if self._hash is None or getattr(self, "_hash_of", None) is not self.docno or len(self._hash) != len(self.docno):
+            self._hash = hash_strings(self.docno)
+        self._hash_of = self.docno
+        return self._hash
+
+
+@dataclass(eq=False, repr=False)
+class Run(_Grouped):
+    """A TREC run in columnar form, rows grouped by query.
+
+    Attributes
+    ----------
+    query_ids : ndarray of str, shape (n_queries,)
+        Distinct query ids, sorted as strings (trec_eval's output order).
+    offsets : ndarray of int64, shape (n_queries + 1,)
+        Rows of query ``query_ids[i]`` are ``offsets[i]:offsets[i + 1]``.
+    docno : ndarray of str, shape (n_rows,)
+        Document id of each row; within a query the rows keep their file order.
+    score : ndarray of float64, shape (n_rows,)
+        Retrieval score of each row (finite). The file's rank column is not kept.
+    name : str or None
+        The run tag (last column) of the first line of the file.
+    path : str or None
+        The file the run was read from.
+
+    See Also
+    --------
+    read_run : read a run file.
+    Run.from_arrays, Run.from_dict : build one in memory.
+
+    Examples
+    --------
+    >>> run = Run.from_dict({"q1": {"d1": 2.0, "d2": 2.0, "d3": 1.0}})
+    >>> run.query_ids, run.sizes
+    (array(['q1'], dtype='<U2'), array([3]))
+    >>> run.query("q1")
+    (array(['d1', 'd2', 'd3'], dtype='<U2'), array([2., 2., 1.]))
+    """
+
+    query_ids: np.ndarray
+    offsets: np.ndarray
+    docno: np.ndarray
+    score: np.ndarray
+    name: str | None = None
+    path: str | None = None
+    _hash: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        self.query_ids = _as_str_array(self.query_ids, "query_ids")
+        self.docno = _as_str_array(self.docno, "docno")
+        self.score = np.asarray(self.score, dtype=np.float64)
+        if self.score.shape != self.docno.shape:
+            raise InputError(f"score has shape {self.score.shape} but docno has {self.docno.shape}")
+        self._check_layout()
+        self._hash_of = self.docno
+
+    def __repr__(self) -> str:
+        source = f", path={self.path!r}" if self.path else ""
+        return f"Run(n_queries={self.n_queries}, n_rows={len(self)}, name={self.name!r}{source})"
+
+    def query(self, qid) -> tuple[np.ndarray, np.ndarray]:
+        """Document ids and scores of one query (views, file order).
+
+        Raises
+        ------
+        KeyError
+            When the run has no row for ``qid``.
+        """
+        rows = self._rows(qid)
+        return self.docno[rows], self.score[rows]
+
+    def items(self):
+        """Yield ``(qid, docno, score)`` for every query, in ``query_ids`` order."""
+        for i, qid in enumerate(self.query_ids):
+            rows = slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+            yield str(qid), self.docno[rows], self.score[rows]
+
+    def to_dict(self) -> dict:
+        """``{qid: {docno: score}}``, the layout of pytrec_eval and ranx."""
+        return {qid: dict(zip(docno.tolist(), score.tolist())) for qid, docno, score in self.items()}
+
+    @classmethod
+    def from_arrays(cls, qid, docno, score, *, name=None) -> "Run":
+        """Build a run from one entry per row (any order of queries).
+
+        Parameters
+        ----------
+        qid, docno : array_like of shape (n_rows,)
+            Query and document ids (converted to str).
+        score : array_like of float, shape (n_rows,)
+            Finite scores.
+        name : str, optional
+            Run tag.
+
+        Raises
+        ------
+        ValueError
+            Lengths that differ, a NaN or infinite score, or a duplicate (qid, docno) pair.
+        """
+        qid = _as_str_array(qid, "qid")
+        docno = _as_str_array(docno, "docno")
+        score = np.asarray(score, dtype=np.float64)
+        if not (len(qid) == len(docno) == len(score)) or score.ndim != 1:
+            raise InputError(f"qid, docno and score must be 1-D of one length, got {len(qid)}, {len(docno)}, {score.shape}")
+        bad = np.flatnonzero(~np.isfinite(score))
+        if bad.size:
+            raise InputError(f"score of row {bad[0]} (qid {qid[bad[0]]!r}, docno {docno[bad[0]]!r}) is {score[bad[0]]}; scores must be finite")
+        query_ids, codes = np.unique(qid, return_inverse=True)
+        codes = codes.ravel()
+        hashes = hash_strings(docno)
+        keys = hashes + (codes.astype(np.uint64) + np.uint64(1)) * QUERY_KEY
+        raise_duplicate(keys, docno, None, query_ids, lambda rows: codes[rows], lambda rows: rows, "row", "run")
+        segments = Segments.from_codes(codes, len(query_ids))
+        docno, score, hashes = segments.regroup(docno, score, hashes)
+        return cls(query_ids, segments.offsets, docno, score, name=name, _hash=hashes)
+
+    @classmethod
+    def from_dict(cls, run: dict, *, name=None) -> "Run":
+        """Build a run from ``{qid: {docno: score}}`` (pytrec_eval / ranx layout)."""
+        qid = [q for q, docs in run.items() for _ in docs]
+        docno = [d for docs in run.values() for d in docs]
+        score = [s for docs in run.values() for s in docs.values()]
+        return cls.from_arrays(np.array(qid, dtype=str), np.array(docno, dtype=str), score, name=name)
+
+
+@dataclass(eq=False, repr=False)
+class Qrels(_Grouped):
+    """TREC relevance judgments in columnar form, rows grouped by query.
+
+    Attributes
+    ----------
+    query_ids : ndarray of str, shape (n_queries,)
+        Distinct query ids, sorted as strings.
+    offsets : ndarray of int64, shape (n_queries + 1,)
+        Rows of query ``query_ids[i]`` are ``offsets[i]:offsets[i + 1]``.
+    docno : ndarray of str, shape (n_rows,)
+        Judged document of each row, file order within a query.
+    rel : ndarray of int64, shape (n_rows,)
+        Relevance grade. Negative grades are judged non-relevant (trec_eval).
+    iteration : ndarray of str, shape (n_rows,)
+        The second column as written: ``"0"`` in ad hoc qrels, the subtopic number in
+        diversity qrels, where one document may be judged once per subtopic.
+    path : str or None
+        The file the judgments were read from.
+
+    Examples
+    --------
+    >>> qrels = Qrels.from_dict({"q1": {"d1": 2, "d3": 0}})
+    >>> qrels.query("q1")
+    (array(['d1', 'd3'], dtype='<U2'), array([2, 0]), array(['0', '0'], dtype='<U1'))
+    """
+
+    query_ids: np.ndarray
+    offsets: np.ndarray
+    docno: np.ndarray
+    rel: np.ndarray
+    iteration: np.ndarray
+    path: str | None = None
+    _hash: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        self.query_ids = _as_str_array(self.query_ids, "query_ids")
+        self.docno = _as_str_array(self.docno, "docno")
+        self.iteration = _as_str_array(self.iteration, "iteration")
+        self.rel = np.asarray(self.rel)
+        if self.rel.dtype.kind not in "iub":
+            raise InputTypeError(f"rel must be integers, got dtype {self.rel.dtype}")
+        self.rel = self.rel.astype(np.int64)
+        if not (self.rel.shape == self.docno.shape == self.iteration.shape):
+            raise InputError(f"docno, rel and iteration must have one shape, got {self.docno.shape}, {self.rel.shape}, {self.iteration.shape}")
+        self._check_layout()
+        self._hash_of = self.docno
+
+    def __repr__(self) -> str:
+        source = f", path={self.path!r}" if self.path else ""
+        return f"Qrels(n_queries={self.n_queries}, n_rows={len(self)}{source})"
+
+    def query(self, qid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Judged documents, grades and iteration (subtopic) column of one query (views).
+
+        Raises
+        ------
+        KeyError
+            When the qrels have no judgment for ``qid``.
+        """
+        rows = self._rows(qid)
+        return self.docno[rows], self.rel[rows], self.iteration[rows]
+
+    def items(self):
+        """Yield ``(qid, docno, rel, iteration)`` for every query, in ``query_ids`` order."""
+        for i, qid in enumerate(self.query_ids):
+            rows = slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+            yield str(qid), self.docno[rows], self.rel[rows], self.iteration[rows]
+
+    def to_dict(self) -> dict:
+        """``{qid: {docno: rel}}`` (pytrec_eval layout); a document judged under several
+        subtopics keeps its highest grade."""
+        out = {}
+        for qid, docno, rel, _ in self.items():
+            judged = {}
+            for d, r in zip(docno.tolist(), rel.tolist()):
+                judged[d] = max(r, judged.get(d, r))
+            out[qid] = judged
+        return out
+
+    @classmethod
+    def from_arrays(cls, qid, docno, rel, iteration=None) -> "Qrels":
+        """Build judgments from one entry per row (any order of queries).
+
+        Parameters
+        ----------
+        qid, docno : array_like of shape (n_rows,)
+            Query and document ids (converted to str).
+        rel : array_like of int, shape (n_rows,)
+            Grades.
+        iteration : array_like of shape (n_rows,), optional
+            Second column (subtopic); ``"0"`` for every row by default.
+
+        Raises
+        ------
+        ValueError
+            Lengths that differ, or a duplicate (qid, iteration, docno) triple.
+        """
+        qid = _as_str_array(qid, "qid")
+        docno = _as_str_array(docno, "docno")
+        rel = np.asarray(rel)
+        if rel.dtype.kind not in "iub":
+            if rel.dtype.kind == "f" and np.all(np.isfinite(rel)) and np.all(rel == np.round(rel)):
+                rel = rel.astype(np.int64)
+            else:
+                raise InputTypeError(f"rel must be integers, got dtype {rel.dtype}")
+        rel = rel.astype(np.int64)
+        iteration = np.full(len(qid), "0") if iteration is None else _as_str_array(iteration, "iteration")
+        if not (len(qid) == len(docno) == len(rel) == len(iteration)) or rel.ndim != 1:
+            raise InputError(
+                f"qid, docno, rel and iteration must be 1-D of one length, got {len(qid)}, {len(docno)}, {rel.shape}, {len(iteration)}"
+            )
+        query_ids, codes = np.unique(qid, return_inverse=True)
+        codes = codes.ravel()
+        hashes = hash_strings(docno)
+        keys = hashes + (codes.astype(np.uint64) + np.uint64(1)) * QUERY_KEY + hash_strings(iteration) * ITER_KEY
+        raise_duplicate(keys, docno, iteration, query_ids, lambda rows: codes[rows], lambda rows: rows, "row", "qrels")
+        segments = Segments.from_codes(codes, len(query_ids))
+        docno, rel, iteration, hashes = segments.regroup(docno, rel, iteration, hashes)
+        return cls(query_ids, segments.offsets, docno, rel, iteration, _hash=hashes)
+
+    @classmethod
+    def from_dict(cls, qrels: dict) -> "Qrels":
+        """Build judgments from ``{qid: {docno: rel}}`` (pytrec_eval layout)."""
+        qid = [q for q, docs in qrels.items() for _ in docs]
+        docno = [d for docs in qrels.values() for d in docs]
+        rel = np.array([r for docs in qrels.values() for r in docs.values()], dtype=np.int64)
+        return cls.from_arrays(np.array(qid, dtype=str), np.array(docno, dtype=str), rel)
