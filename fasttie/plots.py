@@ -63,8 +63,13 @@ def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400)
 
     Examples
     --------
-    >>> res = ft.evaluate(q, db, ql, dl, metrics="AP", curves=True)     # doctest: +SKIP
-    >>> plot_curves({"ITQ": res}, "curves.png")                         # doctest: +SKIP
+    >>> import numpy as np, fasttie as ft
+    >>> codes = np.random.default_rng(0).integers(0, 2, (40, 16))
+    >>> labels = np.arange(40) % 3
+    >>> res = ft.evaluate(codes[:5], codes, labels[:5], labels, metrics="AP", curves=True)
+    >>> figure = plot_curves({"random codes": res})    # plot_curves(..., "curves.png") saves it
+    >>> [ax.get_title() for ax in figure.axes]
+    ['PR by Hamming radius', 'Precision at N', 'Recall at N']
     """
     if path is not None:
         path = os.fspath(path)
