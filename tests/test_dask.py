@@ -15,11 +15,14 @@ fd = pytest.importorskip("fasttie.dask")
 
 METRICS = ["AP", "AP@50", "nDCG@20", "DCG@5", "P@10", "R@30", "RR", "Rprec", "ACG@5", "WAP@10", "P(radius=20)"]
 DATA = ft.datasets.synthetic_hashing(24, 3000, 64, 6, flip=0.3, seed=4)
+# no dashboard, and the scheduler's HTTP server on a free port: with the default (8787) a second
+# cluster warns and leaks a socket (as the CLI's cluster does, fasttie/cli/evaluate.py)
+NO_DASHBOARD = {"dashboard_address": None, "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"}}
 
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, **NO_DASHBOARD)
     client = distributed.Client(cluster)
     try:
         yield client
@@ -174,7 +177,7 @@ def test_killed_worker_loses_nothing(tmp_path):
     queries, database, query_labels, db_labels = _unpacked()
     expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS)
     marker = tmp_path / "killed"
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, **NO_DASHBOARD)
     client = distributed.Client(cluster)
     try:
         client.register_plugin(_DieOnce(str(marker)))

@@ -82,8 +82,11 @@ def _run_dask(args, queries, metrics):
         if args.dask or args.scheduler:
             import distributed
 
+            # no dashboard; the scheduler's HTTP server on a free local port, not 8787, which
+            # another cluster may hold (distributed then warns and leaks a socket)
             client = distributed.Client(args.scheduler) if args.scheduler else distributed.Client(
-                distributed.LocalCluster(threads_per_worker=1, processes=True, dashboard_address=None))
+                distributed.LocalCluster(threads_per_worker=1, processes=True, dashboard_address=None,
+                                         scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}))
         return fdask.evaluate(
             queries, paths, query_labels, db_labels, relevance=relevance, metrics=metrics, packed=args.packed,
             n_bits=args.bits, bitorder=args.bitorder, query_chunk=args.query_chunk,

@@ -58,9 +58,9 @@ def read_run(path) -> Run:
 
     Examples
     --------
-    >>> import tempfile, os
+    >>> import os, pathlib, tempfile
     >>> fd, name = tempfile.mkstemp(suffix=".run"); os.close(fd)
-    >>> _ = open(name, "w").write("q1 Q0 d1 1 2.5 tag\\nq1 Q0 d2 2 2.5 tag\\n")
+    >>> _ = pathlib.Path(name).write_text("q1 Q0 d1 1 2.5 tag\\nq1 Q0 d2 2 2.5 tag\\n")
     >>> run = read_run(name)
     >>> run.query("q1")
     (array(['d1', 'd2'], dtype='<U2'), array([2.5, 2.5]))
@@ -110,9 +110,9 @@ def read_qrels(path) -> Qrels:
 
     Examples
     --------
-    >>> import tempfile, os
+    >>> import os, pathlib, tempfile
     >>> fd, name = tempfile.mkstemp(suffix=".qrels"); os.close(fd)
-    >>> _ = open(name, "w").write("q1 0 d1 1\\nq1 0 d2 0\\n")
+    >>> _ = pathlib.Path(name).write_text("q1 0 d1 1\\nq1 0 d2 0\\n")
     >>> read_qrels(name).query("q1")
     (array(['d1', 'd2'], dtype='<U2'), array([1, 0]), array(['0', '0'], dtype='<U1'))
     >>> os.remove(name)
