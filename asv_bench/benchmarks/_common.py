@@ -4,7 +4,8 @@ asv imports every module of this package and collects functions and methods name
 ``time_*``, ``timeraw_*``, ``mem_*``, ``peakmem_*`` or ``track_*`` (or ``Time...``, ``Track...``,
 ...); the names below avoid those prefixes, so importing them adds no benchmark.
 
-* ``import_fasttie(probe)``: the installed fasttie when it is usable, otherwise the checkout's;
+* ``import_fasttie(probe)``: the installed fasttie (the commit under test), or the checkout's
+  where none is installed;
 * ``load_script(name)``: scripts/<name>.py as a module under another name (a benchmark module and
   its script share a file name, so a plain import could resolve to either file);
 * ``best_seconds(fn, n)``: the fastest of ``n`` calls, in seconds.
@@ -21,17 +22,23 @@ sys.path.insert(0, str(SCRIPTS))  # measure.py, synthetic.py, baselines.py, impo
 
 
 def import_fasttie(probe):
-    """fasttie, the installed package when it has the attribute ``probe``, otherwise (not
-    installed, a bare namespace package, an older version) the checkout's."""
+    """fasttie: the installed package (under asv's virtualenvs, the commit being measured), or
+    the checkout's where none is installed (or only a bare namespace package is found).
+
+    Raises NotImplementedError when the installed fasttie has no attribute ``probe`` (a commit
+    from before that front door): its benchmarks fail for that commit instead of silently
+    measuring the checkout."""
     try:
         import fasttie
-
-        getattr(fasttie, probe)
-    except (ImportError, AttributeError):  # not installed: benchmark the checkout
+    except ImportError:
+        fasttie = None
+    if fasttie is None or getattr(fasttie, "__file__", None) is None:  # not installed: the checkout
         for name in [n for n in sys.modules if n == "fasttie" or n.startswith("fasttie.")]:
             del sys.modules[name]
         sys.path.insert(1, str(REPO))
         import fasttie
+    if not hasattr(fasttie, probe):
+        raise NotImplementedError(f"the installed fasttie ({fasttie.__file__}) has no {probe}")
     return fasttie
 
 
