@@ -17,13 +17,13 @@ from ._kernels.hamming_ties import (
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
 from ._kernels.knn import knn, radius_counts, radius_fill
 from .codes import pack_codes
-from .metrics import Metric, parse_metrics
+from .metrics import RATIO_BASES, Metric, aggregate, parse_metrics
 from .result import Result
 from .relevance import make_relevance
 from .parallel import resolve_threads, run_blocks
 from .scoring import check_options, cutoff_list, discount_table, gain_table, metric_values, read_only
 from .errors import InputError, InputTypeError
-from .validation import check_empty_policy, mean_of_kept
+from .validation import check_empty_policy
 
 __all__ = ["evaluate", "search"]
 
@@ -224,7 +224,7 @@ def _on_gpu(device, ties):
 
 def _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):
     """Result of the requested metrics (means over the kept queries, curves if asked for)."""
-    mean = {metric.name: mean_of_kept(per_query[metric.name]) for metric in all_metrics}
+    mean = {metric.name: aggregate(metric, per_query[metric.name]) for metric in all_metrics}
     result = Result(
         mean={m.name: mean[m.name] for m in parsed},
         per_query={m.name: per_query[m.name] for m in parsed},
@@ -365,7 +365,7 @@ class _Finalizer:
         self.ap_denominator, self.empty = ap_denominator, empty
         cutoffs = cutoff_list(metrics)
         self.need_ratio = ap_denominator == "retrieved" and any(
-            m.base in ("AP", "WAP") and m.k is not None and m.k < n_db for m in metrics
+            m.base in RATIO_BASES and m.k is not None and m.k < n_db for m in metrics
         )
         self.discount = _ro(discount_table(int(min(cutoffs[-1], n_db))))
         self.gains = _ro(gain_table(gain, n_grades))

@@ -1,11 +1,16 @@
 """Metric names (ir_measures style): the grammar every evaluation parses.
 
 Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P@k``, ``R@k``,
-``F1@k``, ``RR``, ``RR@k``, ``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``P(radius=r)``,
+``F1@k``, ``RR``, ``RR@k``, ``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``,
+``SetAP``, the counts ``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, and ``P(radius=r)``,
 ``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Aliases such as ``mAP@k``,
 ``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` and trec_eval's measure names
 (``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut.5,10``, ``recall_100``, ``recip_rank``,
-``Rprec``) normalise to these, and a list form ``P@[1,10,100]`` expands.
+``Rprec``, ``gm_map``, ``set_P``, ``set_recall``, ``set_F``, ``set_map``, ``num_ret``, ...)
+normalise to these, and a list form ``P@[1,10,100]`` expands.
+
+Most metrics are averaged over queries; :func:`aggregate` knows the exceptions: the counts are
+summed and GMAP is a geometric mean (trec_eval's and ir_measures' conventions).
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ import difflib
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import InputError, InputTypeError
 
-__all__ = ["Metric", "parse_metrics"]
+__all__ = ["Metric", "aggregate", "parse_metrics"]
 
 _BASES = {
     "ap": "AP", "map": "AP",
@@ -30,11 +37,25 @@ _BASES = {
     "acg": "ACG",
     "wap": "WAP", "mwap": "WAP",
     "success": "Success",
+    "gmap": "GMAP", "gm_map": "GMAP",
+    "setap": "SetAP", "set_map": "SetAP",
+    "setp": "P", "set_p": "P", "setr": "R", "set_recall": "R", "setf": "F1", "set_f": "F1",
+    "numq": "NumQ", "num_q": "NumQ",
+    "numret": "NumRet", "num_ret": "NumRet",
+    "numrel": "NumRel", "num_rel": "NumRel",
+    "numrelret": "NumRelRet", "num_rel_ret": "NumRelRet",
 }
 _RADIUS_BASES = ("P", "R")
-_NO_CUTOFF = ("Rprec",)
+# SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
+_NO_CUTOFF = ("Rprec", "NumQ", "NumRel", "SetAP")
 # metrics whose value is 0/0 for a query without relevant items (see the `empty` policy)
-UNDEFINED_WHEN_EMPTY = ("AP", "WAP", "nDCG", "R", "RR", "Rprec", "R(radius)")
+UNDEFINED_WHEN_EMPTY = ("AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "R(radius)")
+# AP-like metrics: at a cutoff with ap_denominator="retrieved" the finalizer must compute the
+# expected ratio E[numerator / hits@k] (hypergeometric sums)
+RATIO_BASES = ("AP", "WAP", "GMAP")
+# counts: summed over queries, and their value stands whatever the empty policy (except skip)
+COUNTS = ("NumQ", "NumRet", "NumRel", "NumRelRet")
+GEOMETRIC_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: GMAP takes log(max(AP, 1e-5))
 # graded metrics take every grade > 0; the others count items with grade >= the relevance level
 GRADED = ("DCG", "nDCG", "ACG", "WAP")
 
@@ -65,9 +86,43 @@ class Metric:
 
 KNOWN = (
     "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Rprec, ACG@k, WAP@k, "
-    "P(radius=r), R(radius=r); aliases mAP@k, ndcg@k, precision@k, recall@k, mrr; lists P@[1,10]"
+    "GMAP, SetAP, NumQ, NumRet, NumRel, NumRelRet, P(radius=r), R(radius=r); aliases mAP@k, ndcg@k, "
+    "precision@k, recall@k, mrr and trec_eval's names; lists P@[1,10]"
 )
 MAX_CUTOFF = (1 << 63) - 2  # int64, below the whole-list sentinel
+
+
+def aggregate(name, values) -> float:
+    """A metric's value over all queries: the mean of the kept (non-NaN) per-query values; the
+    sum for the counts (NumQ, NumRet, NumRel, NumRelRet); for GMAP the geometric mean of
+    max(value, 1e-5), as trec_eval's gm_map. NaN when no query is kept.
+
+    Parameters
+    ----------
+    name : str or Metric
+        Canonical name (``"GMAP@10"``) or Metric.
+    values : array_like of float
+        Per-query values, NaN for queries left out.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> aggregate("NumRet@10", [10.0, 7.0]), aggregate("GMAP", [0.1, 0.4]), aggregate("AP", [0.5, float("nan")])
+    (17.0, 0.2, 0.5)
+    """
+    base = name.base if isinstance(name, Metric) else re.split(r"[@(]", name, maxsplit=1)[0]
+    values = np.asarray(values, dtype=np.float64)
+    kept = values[~np.isnan(values)]
+    if not len(kept):
+        return float("nan")
+    if base in COUNTS:
+        return float(np.sum(kept))
+    if base == "GMAP":
+        return float(np.exp(np.mean(np.log(np.maximum(kept, GEOMETRIC_FLOOR)))))
+    return float(np.mean(kept))
 
 
 def suggest(name):

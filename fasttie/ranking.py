@@ -8,12 +8,12 @@ import numpy as np
 
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
-from .metrics import parse_metrics
+from .metrics import RATIO_BASES, aggregate, parse_metrics
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import check_options, cutoff_list, discount_table, group_sizes, metric_values, read_only
 from .errors import InputError
-from .validation import check_empty_policy, mean_of_kept, numeric_array
+from .validation import check_empty_policy, numeric_array
 
 __all__ = ["rank_evaluate"]
 
@@ -130,7 +130,7 @@ def rank_evaluate(
     cutoffs = cutoff_list(parsed)
     longest = int((np.diff(offsets) + np.diff(extra_offsets)).max())
     discount = discount_table(int(min(cutoffs[-1], longest)))
-    need_ratio = ap_denominator == "retrieved" and any(m.base == "AP" and m.k is not None for m in parsed)
+    need_ratio = ap_denominator == "retrieved" and any(m.base in RATIO_BASES and m.k is not None for m in parsed)
     quantities = np.empty((n_queries, N_QUANTITIES, len(cutoffs)))
     scalars = np.empty((n_queries, N_SCALARS))
     arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, keys)]
@@ -149,7 +149,7 @@ def rank_evaluate(
     for metric in parsed:
         if metric.base == "DCG":
             per_query[metric.name] = per_query[metric.name] * scale
-    mean = {metric.name: mean_of_kept(per_query[metric.name]) for metric in parsed}
+    mean = {metric.name: aggregate(metric, per_query[metric.name]) for metric in parsed}
     return Result(
         mean=mean,
         per_query={m.name: per_query[m.name] for m in parsed},

@@ -12,16 +12,26 @@ import math
 
 import numpy as np
 
-from .metrics import parse_metrics
+from .metrics import COUNTS, GEOMETRIC_FLOOR, RATIO_BASES, parse_metrics
 from .result import Result
 
 __all__ = ["convention", "format_csv", "format_table", "format_trec", "format_trec_csv"]
 
 _AP_DENOMINATOR = {"retrieved": "retrieved", "total": "total (R)", "min": "min(k, R)"}
+# trec_eval prints these only in its "all" lines (GMAP per query is AP; NumQ per query is 1)
+_ALL_ONLY = ("GMAP", "NumQ")
 
 
-def _value(x: float, digits: int) -> str:
-    return "nan" if math.isnan(x) else f"{x:.{digits}f}"
+def _base(name: str) -> str:
+    return name.split("@", 1)[0].split("(", 1)[0]
+
+
+def _value(x: float, digits: int, name: str = "") -> str:
+    if math.isnan(x):
+        return "nan"
+    if _base(name) in COUNTS and float(x).is_integer():
+        return str(int(x))  # as trec_eval prints its counts
+    return f"{x:.{digits}f}"
 
 
 def _exact(x: float) -> str:
@@ -55,7 +65,11 @@ def convention(name: str, settings: dict, n_empty: int, n_queries: int, n_skippe
     """
     (metric,) = parse_metrics(name)
     parts = []
-    if metric.base in ("AP", "WAP") and metric.k is not None and "ap_denominator" in settings:
+    if metric.base in COUNTS:
+        parts.append("sum over queries")
+    if metric.base == "GMAP":
+        parts.append(f"geometric mean of max(AP, {GEOMETRIC_FLOOR:g})")
+    if metric.base in RATIO_BASES and metric.k is not None and "ap_denominator" in settings:
         parts.append(f"denominator = {_AP_DENOMINATOR.get(settings['ap_denominator'], settings['ap_denominator'])}")
     if metric.base in ("nDCG", "DCG") and "gain" in settings:
         gain = {"exp2": "2^g - 1", "linear": "g"}.get(settings["gain"], settings["gain"])
@@ -89,7 +103,7 @@ def format_table(result: Result, *, digits: int = 4) -> str:
         Lines joined by newlines, no trailing newline.
     """
     rows = [
-        (name, _value(value, digits), convention(name, result.settings, result.n_empty, result.n_queries,
+        (name, _value(value, digits, name), convention(name, result.settings, result.n_empty, result.n_queries,
                                                      int(np.isnan(result.per_query[name]).sum())
                                                      if name in result.per_query else None))
         for name, value in result.mean.items()
@@ -136,9 +150,10 @@ def format_trec(result: Result, *, per_query: bool = False, digits: int = 4) -> 
     if per_query:
         for i, qid in enumerate(_query_ids(result)):
             for name, values in result.per_query.items():
-                lines.append(f"{name:<{width}}\t{qid}\t{_value(float(values[i]), digits)}")
+                if _base(name) not in _ALL_ONLY:
+                    lines.append(f"{name:<{width}}\t{qid}\t{_value(float(values[i]), digits, name)}")
     for name, value in result.mean.items():
-        lines.append(f"{name:<{width}}\tall\t{_value(value, digits)}")
+        lines.append(f"{name:<{width}}\tall\t{_value(value, digits, name)}")
     return "\n".join(lines)
 
 
@@ -148,6 +163,7 @@ def format_trec_csv(result: Result, *, per_query: bool = False) -> str:
     if per_query:
         for i, qid in enumerate(_query_ids(result)):
             for name, values in result.per_query.items():
-                lines.append(f"{_csv_field(name)},{_csv_field(qid)},{_exact(float(values[i]))}")
+                if _base(name) not in _ALL_ONLY:
+                    lines.append(f"{_csv_field(name)},{_csv_field(qid)},{_exact(float(values[i]))}")
     lines.extend(f"{_csv_field(name)},all,{_exact(value)}" for name, value in result.mean.items())
     return "\n".join(lines)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import InputError, InputTypeError
-from .validation import mean_of_kept
+from .metrics import aggregate
 
 __all__ = ["Result"]
 
@@ -267,7 +267,7 @@ class Result:
         per_query = {name: values[:, j].copy() for j, name in enumerate(names)}
         mean = {}
         for name, column in per_query.items():
-            mean[name] = mean_of_kept(column)
+            mean[name] = aggregate(name, column)
         return cls(
             mean=mean,
             per_query=per_query,

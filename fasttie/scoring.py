@@ -13,7 +13,7 @@ from ._kernels.finalize import (
     AP_NUM, AP_RET, DCG, GSUM, HITS, HITS_AT_R, IDCG, MISS, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
 )
 from ._kernels.tie_math import discount_prefix
-from .metrics import GRADED, UNDEFINED_WHEN_EMPTY
+from .metrics import COUNTS, GRADED, UNDEFINED_WHEN_EMPTY
 from .errors import InputError, InputTypeError
 
 _CHOICES = {
@@ -171,9 +171,20 @@ def _base_value(metric, q, total, n_items, ap_denominator):
         return q[:, RR].copy()
     if metric.base == "Success":  # a relevant item in the top k: 1 - P(hits@k = 0)
         return 1.0 - q[:, MISS]
-    # AP, WAP
-    numerator = q[:, AP_NUM if metric.base == "AP" else WAP_NUM]
-    ratio = q[:, AP_RET if metric.base == "AP" else WAP_RET]
+    if metric.base == "NumQ":
+        return np.ones(q.shape[0])
+    if metric.base == "NumRet":
+        return np.broadcast_to(effective, q.shape[:1]).astype(np.float64)
+    if metric.base == "NumRel":
+        return np.asarray(total, dtype=np.float64).copy()
+    if metric.base == "NumRelRet":
+        return q[:, HITS].copy()
+    if metric.base == "SetAP":  # trec_eval's set_map: hits^2 / (retrieved x relevant), whole list only
+        return _divide(q[:, HITS] * q[:, HITS], effective * total)
+    # AP, WAP, GMAP (per query the AP it averages geometrically)
+    binary = metric.base != "WAP"
+    numerator = q[:, AP_NUM if binary else WAP_NUM]
+    ratio = q[:, AP_RET if binary else WAP_RET]
     if ap_denominator == "retrieved":
         # over the whole list hits@N is fixed: no hypergeometric sum needed
         return np.where(effective >= n_items, _divide(numerator, q[:, HITS]), ratio)
@@ -183,8 +194,8 @@ def _base_value(metric, q, total, n_items, ap_denominator):
 
 
 def _apply_empty(value, metric, is_empty, empty):
-    if not is_empty.any():
-        return value
+    if not is_empty.any() or (metric.base in COUNTS and empty not in ("skip", "skip_missed")):
+        return value  # a count is what it is for a query without relevant items; skip leaves it out
     value = np.array(value, dtype=np.float64)
     if empty in ("skip", "skip_missed"):
         value[is_empty] = np.nan

@@ -111,11 +111,17 @@ _KINDS = {
     "F1": "k",
     "ACG": "k",
     "Rprec": "none",
+    "NumRet": "optional_k",
+    "NumRelRet": "optional_k",
+    "NumRel": "none",
+    "NumQ": "none",
+    "SetAP": "none",
+    "GMAP": "optional_k",  # per query the AP that the geometric mean aggregates
     "P(radius)": "radius",
     "R(radius)": "radius",
 }
 # undefined when R == 0 -> 1 under empty="one"
-_UNDEFINED_WHEN_EMPTY = {"AP", "WAP", "nDCG", "R", "RR", "Rprec", "R(radius)"}
+_UNDEFINED_WHEN_EMPTY = {"AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "R(radius)"}
 _FLOAT_KINDS = {"DCG", "nDCG"}
 
 
@@ -168,6 +174,12 @@ _ALIASES = {
     "mrr": "RR",
     "rprec": "Rprec",
     "success": "Success",
+    "numret": "NumRet",
+    "numrelret": "NumRelRet",
+    "numrel": "NumRel",
+    "numq": "NumQ",
+    "setap": "SetAP",
+    "gmap": "GMAP",
     "acg": "ACG",
     "wap": "WAP",
     "mwap": "WAP",
@@ -426,6 +438,18 @@ def plain_metric(ranked_grades, spec, *, ap_denominator="retrieved", gain="exp2"
         return Fraction(cg(k_e), k)
     if kind == "Success":
         return Fraction(1 if hits(k_e) > 0 else 0)
+    if kind == "NumRet":
+        return Fraction(k_e)
+    if kind == "NumRelRet":
+        return Fraction(hits(k_e))
+    if kind == "NumRel":
+        return Fraction(R)
+    if kind == "NumQ":
+        return Fraction(1)
+    if kind == "SetAP":
+        return Fraction(hits(N) ** 2, N * R)
+    if kind == "GMAP":
+        kind = "AP"
     if kind == "RR":
         for i in range(1, k_e + 1):
             if rel[i - 1]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..diversity import TIE_RULES, empty_value, is_diversity_metric, parse_diversity_metric
 from ..errors import InputError, InputTypeError
-from ..metrics import metric_names, parse_metrics
+from ..metrics import aggregate, metric_names, parse_metrics
 from ..ranking import rank_evaluate
 from ..result import Result
 from ..scoring import check_options
@@ -204,6 +204,11 @@ def evaluate(
             doc_ids=doc_ids, unretrieved=aligned.unretrieved, **options,
         )
         result.settings["ties"] = ties
+        if empty_rows.size:  # the placeholder row was not retrieved
+            for name, values in result.per_query.items():
+                if parse_metrics(name)[0].base == "NumRet":
+                    values[empty_rows] = np.where(np.isnan(values[empty_rows]), np.nan, 0.0)
+                    result.mean[name] = aggregate(name, values)
     if diversity:
         check_options(ties="trec", tie_modes=("trec",), empty=empty)
         unknown = set(options) - {"n_threads", "log_base"}
