@@ -123,7 +123,7 @@ def raise_duplicate(keys, docno, iteration, query_ids, query_of, lines, where, k
     repeated = ordered[1:][ordered[1:] == ordered[:-1]]
     if repeated.size == 0:
         return
-    rows = np.flatnonzero(np.isin(keys, repeated))
+    rows = np.flatnonzero(np.isin(keys, repeated, kind="sort"))  # numpy 2.0's "table" overflows on uint64
     queries = query_of(rows)
     seen = {}
     for row, query in zip(rows.tolist(), queries.tolist()):
