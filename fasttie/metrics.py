@@ -2,7 +2,7 @@
 
 Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P@k``, ``R@k``,
 ``F1@k``, ``RR``, ``RR@k``, ``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``,
-``SetAP``, the counts ``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, and ``P(radius=r)``,
+``SetAP``, ``Bpref``, ``GMBpref``, the counts ``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, and ``P(radius=r)``,
 ``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Aliases such as ``mAP@k``,
 ``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` and trec_eval's measure names
 (``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut.5,10``, ``recall_100``, ``recip_rank``,
@@ -10,7 +10,7 @@ Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P
 normalise to these, and a list form ``P@[1,10,100]`` expands.
 
 Most metrics are averaged over queries; :func:`aggregate` knows the exceptions: the counts are
-summed and GMAP is a geometric mean (trec_eval's and ir_measures' conventions).
+summed and GMAP and GMBpref are geometric means (trec_eval's and ir_measures' conventions).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ _BASES = {
     "wap": "WAP", "mwap": "WAP",
     "success": "Success",
     "gmap": "GMAP", "gm_map": "GMAP",
+    "bpref": "Bpref", "gmbpref": "GMBpref", "gm_bpref": "GMBpref",
     "setap": "SetAP", "set_map": "SetAP",
     "setp": "P", "set_p": "P", "setr": "R", "set_recall": "R", "setf": "F1", "set_f": "F1",
     "numq": "NumQ", "num_q": "NumQ",
@@ -47,15 +48,16 @@ _BASES = {
 }
 _RADIUS_BASES = ("P", "R")
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
-_NO_CUTOFF = ("Rprec", "NumQ", "NumRel", "SetAP")
+_NO_CUTOFF = ("Rprec", "NumQ", "NumRel", "SetAP", "Bpref", "GMBpref")
 # metrics whose value is 0/0 for a query without relevant items (see the `empty` policy)
-UNDEFINED_WHEN_EMPTY = ("AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "R(radius)")
+UNDEFINED_WHEN_EMPTY = ("AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "Bpref", "GMBpref", "R(radius)")
 # AP-like metrics: at a cutoff with ap_denominator="retrieved" the finalizer must compute the
 # expected ratio E[numerator / hits@k] (hypergeometric sums)
 RATIO_BASES = ("AP", "WAP", "GMAP")
 # counts: summed over queries, and their value stands whatever the empty policy (except skip)
 COUNTS = ("NumQ", "NumRet", "NumRel", "NumRelRet")
 GEOMETRIC_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: GMAP takes log(max(AP, 1e-5))
+GEOMETRIC = ("GMAP", "GMBpref")  # geometric means of AP and Bpref (trec_eval's gm_map, gm_bpref)
 # graded metrics take every grade > 0; the others count items with grade >= the relevance level
 GRADED = ("DCG", "nDCG", "ACG", "WAP")
 
@@ -86,7 +88,7 @@ class Metric:
 
 KNOWN = (
     "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Rprec, ACG@k, WAP@k, "
-    "GMAP, SetAP, NumQ, NumRet, NumRel, NumRelRet, P(radius=r), R(radius=r); aliases mAP@k, ndcg@k, "
+    "GMAP, SetAP, Bpref, GMBpref, NumQ, NumRet, NumRel, NumRelRet, P(radius=r), R(radius=r); aliases mAP@k, ndcg@k, "
     "precision@k, recall@k, mrr and trec_eval's names; lists P@[1,10]"
 )
 MAX_CUTOFF = (1 << 63) - 2  # int64, below the whole-list sentinel
@@ -94,8 +96,8 @@ MAX_CUTOFF = (1 << 63) - 2  # int64, below the whole-list sentinel
 
 def aggregate(name, values) -> float:
     """A metric's value over all queries: the mean of the kept (non-NaN) per-query values; the
-    sum for the counts (NumQ, NumRet, NumRel, NumRelRet); for GMAP the geometric mean of
-    max(value, 1e-5), as trec_eval's gm_map. NaN when no query is kept.
+    sum for the counts (NumQ, NumRet, NumRel, NumRelRet); for GMAP and GMBpref the geometric
+    mean of max(value, 1e-5), as trec_eval's gm_map and gm_bpref. NaN when no query is kept.
 
     Parameters
     ----------
@@ -120,7 +122,7 @@ def aggregate(name, values) -> float:
         return float("nan")
     if base in COUNTS:
         return float(np.sum(kept))
-    if base == "GMAP":
+    if base in GEOMETRIC:
         return float(np.exp(np.mean(np.log(np.maximum(kept, GEOMETRIC_FLOOR)))))
     return float(np.mean(kept))
 

@@ -12,7 +12,7 @@ from .metrics import RATIO_BASES, aggregate, parse_metrics
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import check_options, cutoff_list, discount_table, group_sizes, metric_values, read_only
-from .errors import InputError
+from .errors import InputError, InputTypeError
 from .validation import check_empty_policy, numeric_array
 
 __all__ = ["rank_evaluate"]
@@ -40,6 +40,7 @@ def rank_evaluate(
     n_threads: int | None = None,
     doc_ids=None,
     unretrieved=None,
+    judged=None,
 ) -> Result:
     """Tie-aware ranking metrics of scored lists (learning to rank, IR runs).
 
@@ -87,7 +88,11 @@ def rank_evaluate(
         Document id per row (strings or integers), for ``ties="trec"``.
     unretrieved : sequence of array_like, optional
         Per query (in output order), grades of judged documents missing from the ranking: they
-        count in R and in the ideal DCG (trec_eval semantics).
+        count in R and in the ideal DCG (trec_eval semantics), and those below the relevance
+        level as judged non-relevant documents in Bpref.
+    judged : array_like of bool, shape of y_true, optional
+        Which rows have a judgment (default: all). Only Bpref looks at it: an unjudged row is
+        neither relevant nor judged non-relevant there (trec_eval's bpref); its y_true should be 0.
 
     Returns
     -------
@@ -123,7 +128,8 @@ def rank_evaluate(
     n_queries = len(sizes)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     keys = _tie_keys(ties, doc_ids, order, len(y_true))
-    extra_offsets, extra_grades, extra_relevant = _unretrieved(unretrieved, n_queries, relevance_level)
+    judged = _judged(judged, order, len(y_true))
+    extra_offsets, extra_grades, extra_relevant, extra_nonrel = _unretrieved(unretrieved, n_queries, relevance_level)
     gains = (np.exp2(y_true) - 1.0) if gain == "exp2" else y_true
     extra_gains = (np.exp2(extra_grades) - 1.0) if gain == "exp2" else extra_grades
 
@@ -133,8 +139,8 @@ def rank_evaluate(
     need_ratio = ap_denominator == "retrieved" and any(m.base in RATIO_BASES and m.k is not None for m in parsed)
     quantities = np.empty((n_queries, N_QUANTITIES, len(cutoffs)))
     scalars = np.empty((n_queries, N_SCALARS))
-    arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, keys)]
-    extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant)]
+    arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
+    extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
     cutoffs, discount = _ro(cutoffs), _ro(discount)
     run_blocks(
         lambda lo, hi: finalize_rankings(
@@ -223,10 +229,25 @@ def _tie_keys(ties, doc_ids, order, n):
     return -rank.ravel().astype(np.int64)  # document id descending
 
 
+def _judged(judged, order, n):
+    """Per-row judged flags (bool, rows in the grouped order); all True by default."""
+    if judged is None:
+        return np.ones(n, dtype=np.bool_)
+    judged = np.asarray(judged)
+    if judged.dtype != np.bool_:
+        raise InputTypeError(f"judged must be a boolean array (True where a row has a judgment), got {judged.dtype}")
+    judged = judged.ravel()
+    if judged.shape != (n,):
+        raise InputError(f"judged must have one flag per row ({n}), got {judged.size}")
+    return judged if order is None else judged[order]
+
+
 def _unretrieved(unretrieved, n_queries, relevance_level):
-    """Offsets, grades and relevant counts of the judged documents missing from each ranking."""
+    """Offsets, grades, relevant and non-relevant counts of the judged documents missing from
+    each ranking."""
     if unretrieved is None:
-        return np.zeros(n_queries + 1, dtype=np.int64), np.zeros(0), np.zeros(n_queries, dtype=np.int64)
+        zeros = np.zeros(n_queries, dtype=np.int64)
+        return np.zeros(n_queries + 1, dtype=np.int64), np.zeros(0), zeros, zeros
     if len(unretrieved) != n_queries:
         raise InputError(f"unretrieved must list grades for each of the {n_queries} queries")
     arrays = [np.asarray(g, dtype=np.float64).ravel() for g in unretrieved]
@@ -235,4 +256,4 @@ def _unretrieved(unretrieved, n_queries, relevance_level):
         raise InputError("unretrieved grades must be finite and >= 0")
     offsets = np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
     relevant = np.array([int((a >= relevance_level).sum()) for a in arrays], dtype=np.int64)
-    return offsets, grades, relevant
+    return offsets, grades, relevant, np.diff(offsets) - relevant

@@ -19,7 +19,7 @@ __all__ = ["convention", "format_csv", "format_table", "format_trec", "format_tr
 
 _AP_DENOMINATOR = {"retrieved": "retrieved", "total": "total (R)", "min": "min(k, R)"}
 # trec_eval prints these only in its "all" lines (GMAP per query is AP; NumQ per query is 1)
-_ALL_ONLY = ("GMAP", "NumQ")
+_ALL_ONLY = ("GMAP", "GMBpref", "NumQ")
 
 
 def _base(name: str) -> str:
@@ -67,8 +67,8 @@ def convention(name: str, settings: dict, n_empty: int, n_queries: int, n_skippe
     parts = []
     if metric.base in COUNTS:
         parts.append("sum over queries")
-    if metric.base == "GMAP":
-        parts.append(f"geometric mean of max(AP, {GEOMETRIC_FLOOR:g})")
+    if metric.base in ("GMAP", "GMBpref"):
+        parts.append(f"geometric mean of max({'AP' if metric.base == 'GMAP' else 'Bpref'}, {GEOMETRIC_FLOOR:g})")
     if metric.base in RATIO_BASES and metric.k is not None and "ap_denominator" in settings:
         parts.append(f"denominator = {_AP_DENOMINATOR.get(settings['ap_denominator'], settings['ap_denominator'])}")
     if metric.base in ("nDCG", "DCG") and "gain" in settings:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels.finalize import (
-    AP_NUM, AP_RET, DCG, GSUM, HITS, HITS_AT_R, IDCG, MISS, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
+    AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, MISS, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
 )
 from ._kernels.tie_math import discount_prefix
 from .metrics import COUNTS, GRADED, UNDEFINED_WHEN_EMPTY
@@ -123,6 +123,8 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
             missed = (relevant_within[:, r] == 0).astype(np.float64)
         elif metric.base == "Rprec":
             value = _divide(scalars[:, HITS_AT_R], total)
+        elif metric.base in ("Bpref", "GMBpref"):
+            value = _divide(scalars[:, BPREF_SUM], total)
         else:
             q = quantities[:, :, column[WHOLE_LIST if metric.k is None else metric.k]]
             value = _base_value(metric, q, total, n_items, ap_denominator)

@@ -117,11 +117,13 @@ _KINDS = {
     "NumQ": "none",
     "SetAP": "none",
     "GMAP": "optional_k",  # per query the AP that the geometric mean aggregates
+    "Bpref": "none",  # every item judged (Hamming ranking)
+    "GMBpref": "none",
     "P(radius)": "radius",
     "R(radius)": "radius",
 }
 # undefined when R == 0 -> 1 under empty="one"
-_UNDEFINED_WHEN_EMPTY = {"AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "R(radius)"}
+_UNDEFINED_WHEN_EMPTY = {"AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "Bpref", "GMBpref", "R(radius)"}
 _FLOAT_KINDS = {"DCG", "nDCG"}
 
 
@@ -180,6 +182,8 @@ _ALIASES = {
     "numq": "NumQ",
     "setap": "SetAP",
     "gmap": "GMAP",
+    "bpref": "Bpref",
+    "gmbpref": "GMBpref",
     "acg": "ACG",
     "wap": "WAP",
     "mwap": "WAP",
@@ -450,6 +454,15 @@ def plain_metric(ranked_grades, spec, *, ap_denominator="retrieved", gain="exp2"
         return Fraction(hits(N) ** 2, N * R)
     if kind == "GMAP":
         kind = "AP"
+    if kind in ("Bpref", "GMBpref"):
+        # trec_eval's bpref with every item judged: each relevant item at rank i scores
+        # 1 - min(non-relevant above it, R) / min(N - R, R)
+        total = Fraction(0)
+        for i in range(1, N + 1):
+            if rel[i - 1]:
+                above = i - 1 - hits(i - 1)
+                total += 1 - Fraction(min(above, R), min(N - R, R)) if above else 1
+        return total / R
     if kind == "RR":
         for i in range(1, k_e + 1):
             if rel[i - 1]:

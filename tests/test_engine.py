@@ -1,6 +1,7 @@
 """Engine properties: one compiled signature per kernel, thread-count independence, lazy
 compilation, metric grammar, curves, wide labels and memory-mapped inputs."""
 
+import os
 import subprocess
 import sys
 
@@ -207,3 +208,13 @@ def test_database_already_ordered_by_class_gives_identical_results():
     ordered = ft.evaluate(q, db[order], ql, dl[order], metrics=["AP", "nDCG@30", "P(radius=5)"])
     for name in shuffled.per_query:
         np.testing.assert_array_equal(shuffled.per_query[name], ordered.per_query[name])
+
+
+def test_the_suite_compiles_into_the_folder_keyed_by_the_kernel_sources():
+    # numba reads NUMBA_CACHE_DIR once, on import: anything that imports numba before
+    # tests/conftest.py sets it (a pytest warning filter naming a numba class did) would let
+    # kernels compiled from older callees load from the package's cache
+    import numba
+
+    assert os.path.basename(numba.config.CACHE_DIR).startswith("fasttie-test-kernels-")
+    assert numba.config.CACHE_DIR == os.environ["NUMBA_CACHE_DIR"]

@@ -556,8 +556,10 @@ def test_align_collapses_subtopics_and_counts_missing_relevant():
     aligned = trec.align(qrels, run)
     assert aligned.docno.tolist() == ["e", "a", "z"]
     assert aligned.grade.tolist() == [0, 3, 0]  # negative grade judged non-relevant
-    assert aligned.judged.tolist() == [True, True, False]
-    assert [u.tolist() for u in aligned.unretrieved] == [[2]]  # c; b (grade 0) adds nothing
+    # trec_eval reads a negative grade as "not in the pool": unjudged for bpref
+    assert aligned.judged.tolist() == [False, True, False]
+    # c (relevant, counts in R) and b (judged non-relevant, counts in bpref's N_nr)
+    assert [sorted(u.tolist()) for u in aligned.unretrieved] == [[0, 2]]
     assert aligned.offsets.tolist() == [0, 3]
 
 
@@ -590,5 +592,5 @@ def test_evaluate_takes_trec_eval_names():
     by_trec = ft.trec.evaluate(qrels, run, names)
     by_fasttie = ft.trec.evaluate(qrels, run, ["AP", "P@5", "nDCG@5", "nDCG@10", "RR", "Rprec", "R@10", "AP@3"])
     assert by_trec.mean == by_fasttie.mean
-    with pytest.raises(ValueError, match="unknown metric 'bpref'"):
-        ft.trec.evaluate(qrels, run, ["bpref"])
+    with pytest.raises(ValueError, match="unknown metric 'infAP'"):
+        ft.trec.evaluate(qrels, run, ["infAP"])

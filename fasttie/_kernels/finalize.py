@@ -13,7 +13,9 @@ Base quantities, per cutoff k (clamped to [1, N]):
     WAP_NUM  E[sum_{i<=k} rel_i CG@i / i]          WAP_RET  E[WAP numerator / hits@k]
     RR       E[1/rank of the first relevant item, 0 past k]
     MISS     P(hits@k = 0), no relevant item in the top k (HashNet's protocol skips such queries)
-and per query: R (relevant items) and E[hits@R] (R-precision).
+and per query: R (relevant items), E[hits@R] (R-precision) and the sum behind bpref,
+E[sum over relevant items of 1 - min(n, R) / min(N_nr, R)], n the judged non-relevant items
+ranked above it and N_nr all judged non-relevant items of the query (trec_eval's bpref).
 """
 
 import numpy as np
@@ -23,8 +25,8 @@ from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, 
 
 HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS = range(10)
 N_QUANTITIES = 10
-TOTAL_RELEVANT, HITS_AT_R = range(2)
-N_SCALARS = 2
+TOTAL_RELEVANT, HITS_AT_R, BPREF_SUM = range(3)
+N_SCALARS = 3
 
 
 @jit
@@ -92,6 +94,28 @@ def _ratio_expectations(t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, 
 
 
 @jit
+def _bpref_tie(r, c, u, total_relevant, judged_nonrel):
+    """E[bpref's sum over the r relevant items of a tie], c judged non-relevant items before the
+    tie and u inside it: before a given relevant item lie c + X of them, X uniform on 0..u (its
+    place among the tie's judged non-relevant items is uniform), each adding 1 - min(c + X, R) / D,
+    D = min(N_nr, R); nothing counts against it when D = 0 (no judged non-relevant item)."""
+    if r == 0:
+        return 0.0
+    d = min(judged_nonrel, total_relevant)
+    if d == 0:
+        return float(r)
+    # S = sum_{x=0..u} min(c + x, R), in closed form
+    last = c + u
+    if last <= total_relevant:
+        s = (u + 1.0) * (c + last) / 2.0
+    elif c >= total_relevant:
+        s = (u + 1.0) * total_relevant
+    else:
+        s = (total_relevant - c + 1.0) * (c + total_relevant) / 2.0 + (last - total_relevant) * float(total_relevant)
+    return r * (1.0 - s / ((u + 1.0) * d))
+
+
+@jit
 def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
     """out[IDCG, :] = ideal DCG at each cutoff. The ideal list holds every positive gain, also
     of relevant items outside the ranking, so it is cut at k, not at the ranked list's length."""
@@ -116,17 +140,20 @@ def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
 
 @jit
 def finalize_ties(
-    tie_n, tie_r, tie_s, tie_g, unranked_relevant, ideal_gain, ideal_count, cutoffs, discount, need_ratio,
-    out, scalars,
+    tie_n, tie_r, tie_u, tie_s, tie_g, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
+    discount, need_ratio, out, scalars,
 ):
     """Walk one query's ties once and fill every base quantity at every cutoff.
 
     Parameters
     ----------
     tie_n, tie_r : int64 arrays (m,)    items and relevant items per tie, in rank order
+    tie_u : int64 array (m,)            judged non-relevant items per tie (bpref; unjudged items
+                                        are neither relevant nor judged non-relevant)
     tie_s, tie_g : float64 arrays (m,)  grade sum and gain sum per tie
     unranked_relevant : int             relevant items outside the ranking (judged, not retrieved):
                                         they count in R (and the caller puts them in the ideal runs)
+    judged_nonrel : int                 judged non-relevant items of the query, ranked or not (bpref)
     ideal_gain, ideal_count : (float64, int64) arrays   runs of the ideal order, gain descending
     cutoffs : int64 array (K,)          sorted ascending, >= 1 (values past N mean N)
     discount : float64 array            discount[i] = sum_{l<=i} 1/log2(1+l), for i up to
@@ -146,6 +173,12 @@ def finalize_ties(
     scalars[HITS_AT_R] = total_relevant
     total_relevant += unranked_relevant
     scalars[TOTAL_RELEVANT] = total_relevant
+    bpref = 0.0
+    nonrel_before = np.int64(0)  # judged non-relevant items before the current tie
+    for c in range(m):
+        bpref += _bpref_tie(tie_r[c], nonrel_before, tie_u[c], total_relevant, judged_nonrel)
+        nonrel_before += tie_u[c]
+    scalars[BPREF_SUM] = bpref
     weights = np.empty(1, dtype=np.float64)
     if need_ratio:
         widest = 1
@@ -230,8 +263,8 @@ def finalize_ties(
 
 @jit
 def finalize_ranked(
-    ranks, grades, gains, relevant, n_items, unranked_relevant, ideal_gain, ideal_count, cutoffs, discount,
-    out, scalars,
+    ranks, grades, gains, relevant, n_items, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
+    discount, out, scalars,
 ):
     """Every base quantity at every cutoff of one fixed order (no ties), from its graded items.
 
@@ -246,6 +279,8 @@ def finalize_ranked(
     relevant : bool array (m,)    which of them are relevant (grade >= the relevance level)
     n_items : int                 length of the ranked list N
     unranked_relevant : int       relevant items outside the ranking (they count in R)
+    judged_nonrel : int           judged non-relevant items (bpref); every ranked item is judged:
+                                  the items before a relevant one that are not relevant count
     ideal_gain, ideal_count, cutoffs, discount, out, scalars : as in :func:`finalize_ties`
     """
     n_graded = ranks.shape[0]
@@ -263,6 +298,13 @@ def finalize_ranked(
     wap = 0.0
     rr = 0.0
     hits_at_r = np.int64(0)
+    bpref = 0.0
+    relevant_before = np.int64(0)
+    for p in range(n_graded):
+        if relevant[p]:
+            bpref += _bpref_tie(np.int64(1), ranks[p] - 1 - relevant_before, np.int64(0), total_relevant, judged_nonrel)
+            relevant_before += 1
+    scalars[BPREF_SUM] = bpref
     kp = 0
     for p in range(n_graded + 1):
         rank = ranks[p] if p < n_graded else n_items + 1  # a sentinel past the end flushes the cutoffs

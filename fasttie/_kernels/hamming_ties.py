@@ -41,11 +41,13 @@ def _ideal_runs(hist_q, gains):
 
 @jit
 def _bucket_ties(hist_q, gains, mode):
-    """Tie arrays (n, r, grade sum, gain sum) of one query's histogram, in rank order."""
+    """Tie arrays (n, r, u, grade sum, gain sum) of one query's histogram, in rank order; every
+    database item is judged, so a tie's judged non-relevant items u are its n - r."""
     n_dist, n_grades = hist_q.shape
     size = n_dist if mode == AVERAGE else n_dist * n_grades
     tie_n = np.zeros(size, dtype=np.int64)
     tie_r = np.zeros(size, dtype=np.int64)
+    tie_u = np.zeros(size, dtype=np.int64)
     tie_s = np.zeros(size, dtype=np.float64)
     tie_g = np.zeros(size, dtype=np.float64)
     m = 0
@@ -61,6 +63,7 @@ def _bucket_ties(hist_q, gains, mode):
                     tie_g[m] += gains[g] * count
             if n > 0:
                 tie_n[m] = n
+                tie_u[m] = n - tie_r[m]
                 m += 1
         else:
             for step in range(n_grades):
@@ -69,10 +72,11 @@ def _bucket_ties(hist_q, gains, mode):
                 if count > 0:
                     tie_n[m] = count
                     tie_r[m] = count if g > 0 else 0
+                    tie_u[m] = 0 if g > 0 else count
                     tie_s[m] = g * count
                     tie_g[m] = gains[g] * count
                     m += 1
-    return tie_n[:m], tie_r[:m], tie_s[:m], tie_g[:m]
+    return tie_n[:m], tie_r[:m], tie_u[:m], tie_s[:m], tie_g[:m]
 
 
 @jit
@@ -84,11 +88,14 @@ def finalize_histograms(hist, gains, mode, cutoffs, discount, need_ratio, out, s
     out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
     """
     for i in range(start, stop):
-        tie_n, tie_r, tie_s, tie_g = _bucket_ties(hist[i], gains, mode)
+        tie_n, tie_r, tie_u, tie_s, tie_g = _bucket_ties(hist[i], gains, mode)
+        judged_nonrel = np.int64(0)
+        for c in range(tie_u.shape[0]):
+            judged_nonrel += tie_u[c]
         ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
         finalize_ties(
-            tie_n, tie_r, tie_s, tie_g, np.int64(0), ideal_gain, ideal_count, cutoffs, discount, need_ratio,
-            out[i], scalars[i],
+            tie_n, tie_r, tie_u, tie_s, tie_g, np.int64(0), judged_nonrel, ideal_gain, ideal_count, cutoffs,
+            discount, need_ratio, out[i], scalars[i],
         )
 
 
@@ -225,7 +232,7 @@ def finalize_stable(
         ideal_gain, ideal_count = _ideal_runs(hist_q, gains)
         finalize_ranked(
             ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
-            ideal_gain, ideal_count, cutoffs, discount, out[i], scalars[i],
+            items - n_rel, ideal_gain, ideal_count, cutoffs, discount, out[i], scalars[i],
         )
 
 
@@ -288,5 +295,5 @@ def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, disco
         ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
         finalize_ranked(
             ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
-            ideal_gain, ideal_count, cutoffs, discount, out[i], scalars[i],
+            items - n_found, ideal_gain, ideal_count, cutoffs, discount, out[i], scalars[i],
         )

@@ -29,12 +29,14 @@ def _rank_order(scores, keys, mode):
 
 
 @jit
-def _score_ties(scores, grades, gains, keys, relevance_level, mode):
-    """Tie arrays (n, r, grade sum, gain sum) of one query in rank order."""
+def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
+    """Tie arrays (n, r, u, grade sum, gain sum) of one query in rank order; u counts the judged
+    rows below the relevance level."""
     n_rows = scores.shape[0]
     order = _rank_order(scores, keys, mode)
     tie_n = np.zeros(n_rows, dtype=np.int64)
     tie_r = np.zeros(n_rows, dtype=np.int64)
+    tie_u = np.zeros(n_rows, dtype=np.int64)
     tie_s = np.zeros(n_rows, dtype=np.float64)
     tie_g = np.zeros(n_rows, dtype=np.float64)
     m = 0
@@ -56,11 +58,13 @@ def _score_ties(scores, grades, gains, keys, relevance_level, mode):
             if not same:
                 m += 1
             tie_n[m - 1] += 1
-            tie_r[m - 1] += 1 if grades[row] >= relevance_level else 0
+            relevant = grades[row] >= relevance_level
+            tie_r[m - 1] += 1 if relevant else 0
+            tie_u[m - 1] += 1 if judged[row] and not relevant else 0
             tie_s[m - 1] += grades[row]
             tie_g[m - 1] += gains[row]
         start = stop
-    return tie_n[:m], tie_r[:m], tie_s[:m], tie_g[:m]
+    return tie_n[:m], tie_r[:m], tie_u[:m], tie_s[:m], tie_g[:m]
 
 
 _MAX_COUNTED_GRADE = 4096
@@ -130,26 +134,30 @@ def _ideal_runs_sorted(gains, extra_gains):
 
 @jit
 def finalize_rankings(
-    offsets, scores, grades, gains, keys, relevance_level, mode, extra_offsets, extra_grades,
-    extra_gains, extra_relevant, cutoffs, discount, need_ratio, out, scalars, start, stop,
+    offsets, scores, grades, gains, judged, keys, relevance_level, mode, extra_offsets, extra_grades,
+    extra_gains, extra_relevant, extra_nonrel, cutoffs, discount, need_ratio, out, scalars, start, stop,
 ):
     """Base quantities of queries start..stop-1 of a grouped ranked list.
 
-    Rows of query q are offsets[q]:offsets[q + 1] of scores / grades / gains (float64) and
-    keys (int64 tie-break for FIXED; an empty keys array means row order). Judged items
-    outside the ranking: their grades and gains are extra_grades / extra_gains[
-    extra_offsets[q]:extra_offsets[q + 1]], extra_relevant[q] of them relevant.
+    Rows of query q are offsets[q]:offsets[q + 1] of scores / grades / gains (float64), judged
+    (bool: the row has a judgment; bpref counts the judged non-relevant rows only) and keys
+    (int64 tie-break for FIXED; an empty keys array means row order). Judged items outside the
+    ranking: their grades and gains are extra_grades / extra_gains[extra_offsets[q]:
+    extra_offsets[q + 1]], extra_relevant[q] of them relevant and extra_nonrel[q] not.
     out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
     """
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
-        tie_n, tie_r, tie_s, tie_g = _score_ties(
-            scores[lo:hi], grades[lo:hi], gains[lo:hi], keys[lo:hi], relevance_level, mode
+        tie_n, tie_r, tie_u, tie_s, tie_g = _score_ties(
+            scores[lo:hi], grades[lo:hi], gains[lo:hi], judged[lo:hi], keys[lo:hi], relevance_level, mode
         )
+        judged_nonrel = extra_nonrel[q]
+        for c in range(tie_u.shape[0]):
+            judged_nonrel += tie_u[c]
         extra = slice(extra_offsets[q], extra_offsets[q + 1])
         ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra], extra_gains[extra])
         finalize_ties(
-            tie_n, tie_r, tie_s, tie_g, extra_relevant[q], ideal_gain, ideal_count, cutoffs, discount,
-            need_ratio, out[q], scalars[q],
+            tie_n, tie_r, tie_u, tie_s, tie_g, extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs,
+            discount, need_ratio, out[q], scalars[q],
         )

@@ -31,10 +31,12 @@ class Aligned:
         (judged non-relevant, as in trec_eval). A document judged under several subtopics
         takes its highest grade.
     judged : ndarray of bool, shape (n_rows,)
-        Whether the retrieved document has a judgment.
+        Whether the retrieved document has a judgment of grade >= 0 (trec_eval reads a negative
+        grade as "not in the pool", unjudged for bpref, and non-relevant elsewhere).
     unretrieved : list of ndarray of int64
-        Per query, the positive grades of judged documents the run does not retrieve: they
-        count in R and in the ideal DCG.
+        Per query, the grades (>= 0) of judged documents the run does not retrieve: the
+        relevant ones count in R and in the ideal DCG, the others as judged non-relevant
+        documents in bpref.
     """
 
     query_ids: np.ndarray
@@ -142,9 +144,9 @@ def align(qrels, run, *, complete: bool = False) -> Aligned:
         if wrong.any():
             collided.update((run_keys[hits[wrong]] >> shift).tolist())
         grade[hits] = unique_grade[matched]
-        judged[hits] = True
+        judged[hits] = unique_grade[matched] >= 0
         found[matched] = True
-    missing = np.flatnonzero(~found & (unique_grade > 0))
+    missing = np.flatnonzero(~found & (unique_grade >= 0))
     bounds = np.searchsorted(unique_keys[missing] >> shift, np.arange(n_queries + 1, dtype=np.uint64))
     missing_grade = unique_grade[missing]
     unretrieved = [missing_grade[bounds[i] : bounds[i + 1]] for i in range(n_queries)]
@@ -160,8 +162,8 @@ def align(qrels, run, *, complete: bool = False) -> Aligned:
                 best[d] = max(r, best.get(d, r))
             retrieved = docno[rows].tolist()
             grade[rows] = [best.get(d, 0) for d in retrieved]
-            judged[rows] = [d in best for d in retrieved]
+            judged[rows] = [best.get(d, -1) >= 0 for d in retrieved]
             seen = set(retrieved)
-            unretrieved[q] = np.array([r for d, r in best.items() if d not in seen and r > 0], dtype=np.int64)
+            unretrieved[q] = np.array([r for d, r in best.items() if d not in seen and r >= 0], dtype=np.int64)
     np.maximum(grade, 0, out=grade)
     return Aligned(query_ids, sizes, docno, score, grade, judged, unretrieved)
