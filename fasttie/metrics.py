@@ -2,7 +2,8 @@
 
 Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P@k``, ``R@k``,
 ``F1@k``, ``RR``, ``RR@k``, ``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``,
-``SetAP``, ``Bpref``, ``GMBpref``, the counts ``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, and ``P(radius=r)``,
+``SetAP``, ``Bpref``, ``GMBpref``, ``IPrec@r`` (r = 0.0, 0.1, ..., 1.0) and ``11pt`` (fixed
+orders only), the counts ``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, and ``P(radius=r)``,
 ``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Aliases such as ``mAP@k``,
 ``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` and trec_eval's measure names
 (``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut.5,10``, ``recall_100``, ``recip_rank``,
@@ -50,14 +51,20 @@ _RADIUS_BASES = ("P", "R")
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
 _NO_CUTOFF = ("Rprec", "NumQ", "NumRel", "SetAP", "Bpref", "GMBpref")
 # metrics whose value is 0/0 for a query without relevant items (see the `empty` policy)
-UNDEFINED_WHEN_EMPTY = ("AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "Bpref", "GMBpref", "R(radius)")
+UNDEFINED_WHEN_EMPTY = (
+    "AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "Bpref", "GMBpref", "IPrec", "11pt", "R(radius)",
+)
 # AP-like metrics: at a cutoff with ap_denominator="retrieved" the finalizer must compute the
 # expected ratio E[numerator / hits@k] (hypergeometric sums)
 RATIO_BASES = ("AP", "WAP", "GMAP")
 # counts: summed over queries, and their value stands whatever the empty policy (except skip)
 COUNTS = ("NumQ", "NumRet", "NumRel", "NumRelRet")
+_LEVELS = tuple(i / 10 for i in range(11))
 GEOMETRIC_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: GMAP takes log(max(AP, 1e-5))
 GEOMETRIC = ("GMAP", "GMBpref")  # geometric means of AP and Bpref (trec_eval's gm_map, gm_bpref)
+# interpolated precision is a maximum over ranks: no exact average over tie orders
+FIXED_ORDER_ONLY = ("IPrec", "11pt")
+_RECALL_LEVEL = re.compile(r"^\s*(?:IPrec|iprec|iprec_at_recall)\s*[@_]\s*(\d*\.?\d+)\s*$")
 # graded metrics take every grade > 0; the others count items with grade >= the relevance level
 GRADED = ("DCG", "nDCG", "ACG", "WAP")
 
@@ -72,12 +79,15 @@ class Metric:
     base: str
     k: int | None = None
     radius: int | None = None
+    recall: float | None = None  # IPrec's recall level, one of 0.0, 0.1, ..., 1.0
 
     @property
     def name(self) -> str:
         """Canonical name, the key in Result dictionaries."""
         if self.radius is not None:
             return f"{self.base}(radius={self.radius})"
+        if self.recall is not None:
+            return f"{self.base}@{self.recall:.1f}"
         return self.base if self.k is None else f"{self.base}@{self.k}"
 
     @property
@@ -88,7 +98,8 @@ class Metric:
 
 KNOWN = (
     "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Rprec, ACG@k, WAP@k, "
-    "GMAP, SetAP, Bpref, GMBpref, NumQ, NumRet, NumRel, NumRelRet, P(radius=r), R(radius=r); aliases mAP@k, ndcg@k, "
+    "GMAP, SetAP, Bpref, GMBpref, IPrec@0.0..1.0, 11pt, NumQ, NumRet, NumRel, NumRelRet, P(radius=r), R(radius=r); "
+    "aliases mAP@k, ndcg@k, "
     "precision@k, recall@k, mrr and trec_eval's names; lists P@[1,10]"
 )
 MAX_CUTOFF = (1 << 63) - 2  # int64, below the whole-list sentinel
@@ -125,6 +136,16 @@ def aggregate(name, values) -> float:
     if base in GEOMETRIC:
         return float(np.exp(np.mean(np.log(np.maximum(kept, GEOMETRIC_FLOOR)))))
     return float(np.mean(kept))
+
+
+def needs_fixed_order(metrics, ties) -> bool:
+    """Whether interpolated precision (IPrec@r, 11pt) is asked for; raises under ties="average",
+    which has no exact form for it (a maximum over ranks does not average over tie orders)."""
+    asked = [m.name for m in metrics if m.base in FIXED_ORDER_ONLY]
+    if asked and ties == "average":
+        raise InputError(f"{', '.join(asked)}: interpolated precision has no exact average over tie orders; "
+                         "choose ties='stable', 'trec' (ranked lists), 'optimistic' or 'pessimistic'")
+    return bool(asked)
 
 
 def suggest(name):
@@ -225,6 +246,15 @@ def from_trec_eval(name: str) -> list[str]:
 
 
 def _parse_one(name: str) -> list[Metric]:
+    if name.strip().lower() in ("11pt", "11pt_avg"):
+        return [Metric("11pt")]
+    recall_match = _RECALL_LEVEL.match(name)
+    if recall_match:
+        level = float(recall_match.group(1))
+        if level not in _LEVELS:
+            raise InputError(f"metric {name!r}: IPrec takes the recall levels 0.0, 0.1, ..., 1.0 (trec_eval's), "
+                             f"got {level}")
+        return [Metric("IPrec", recall=level)]
     translated = from_trec_eval(name)
     if translated != [name]:
         return [metric for part in translated for metric in _parse_one(part)]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels.finalize import (
-    AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, MISS, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
+    AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, MISS, N_RECALL_LEVELS, RR, TOTAL_RELEVANT,
+    WAP_NUM, WAP_RET,
 )
 from ._kernels.tie_math import discount_prefix
 from .metrics import COUNTS, GRADED, UNDEFINED_WHEN_EMPTY
@@ -27,7 +28,7 @@ WHOLE_LIST = np.iinfo(np.int64).max  # the cutoff of metrics without @k
 
 def cutoff_list(metrics) -> np.ndarray:
     """Sorted unique cutoffs of the ranked metrics (WHOLE_LIST for those without @k)."""
-    keys = {WHOLE_LIST if m.k is None else m.k for m in metrics if m.radius is None}
+    keys = {WHOLE_LIST if m.k is None else m.k for m in metrics if m.radius is None and m.recall is None}
     return np.array(sorted(keys or {WHOLE_LIST}), dtype=np.int64)
 
 
@@ -125,6 +126,10 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
             value = _divide(scalars[:, HITS_AT_R], total)
         elif metric.base in ("Bpref", "GMBpref"):
             value = _divide(scalars[:, BPREF_SUM], total)
+        elif metric.base == "IPrec":
+            value = scalars[:, IPREC + round(metric.recall * 10)].copy()
+        elif metric.base == "11pt":  # trec_eval's 11pt_avg
+            value = scalars[:, IPREC : IPREC + N_RECALL_LEVELS].sum(axis=1) / N_RECALL_LEVELS
         else:
             q = quantities[:, :, column[WHOLE_LIST if metric.k is None else metric.k]]
             value = _base_value(metric, q, total, n_items, ap_denominator)

@@ -19,15 +19,15 @@ trec_eval measure -> fasttie metric: ``map`` AP, ``map_cut_k`` AP@k, ``P_k`` P@k
 ``recall_k`` R@k, ``ndcg`` nDCG, ``ndcg_cut_k`` nDCG@k, ``recip_rank`` RR, ``Rprec`` Rprec,
 ``success_k`` Success@k, ``set_P`` P, ``set_recall`` R, ``set_F`` F1 (fasttie's metrics without a
 cutoff; set_F with trec_eval's default beta 1), ``set_map`` SetAP, ``gm_map`` GMAP, ``bpref`` Bpref,
-``gm_bpref`` GMBpref, ``num_q`` NumQ,
+``gm_bpref`` GMBpref, ``iprec_at_recall_L`` IPrec@L, ``11pt_avg`` 11pt, ``num_q`` NumQ,
 ``num_ret`` NumRet, ``num_rel`` NumRel, ``num_rel_ret`` NumRelRet (the trec_eval names
 ``fasttie trec -m`` accepts; gm_map, gm_bpref and num_q have an ``all`` value only, the counts
 are sums).
 Options: ``-q`` per query, ``-c`` complete=True, ``-lL`` relevance_level=L (binary measures
 only: trec_eval's nDCG uses every grade, and so does fasttie's).
 
-Not compared, because fasttie has no such measure: num_nonrel_judged_ret, infAP, iprec_at_recall_*, 11pt_avg, Rprec_mult_*, utility, binG, G, ndcg_rel, Rndcg,
-relative_P_*, set_relative_P, rbp, rbp_resid, unj_*, runid, relstring, and ``ndcg_1=3,2=9,4=4.5`` of
+Not compared, because fasttie has no such measure: num_nonrel_judged_ret, infAP, Rprec_mult_*, utility,
+binG, G, ndcg_rel, Rndcg, relative_P_*, set_relative_P, rbp, rbp_resid, unj_*, runid, relstring, and ``ndcg_1=3,2=9,4=4.5`` of
 out.test.meas_params (nDCG with custom gains per grade). Every configuration uses only options fasttie
 has; one that used another (-M, -J, -R, -Z, ...) would be skipped, naming the option.
 """
@@ -53,7 +53,7 @@ pytestmark = pytest.mark.skipif(
 TOLERANCE = 1e-12
 
 # trec_eval measure -> fasttie metric
-_PLAIN = {"map": "AP", "ndcg": "nDCG", "recip_rank": "RR", "Rprec": "Rprec", "bpref": "Bpref", "gm_bpref": "GMBpref",
+_PLAIN = {"map": "AP", "ndcg": "nDCG", "recip_rank": "RR", "Rprec": "Rprec", "bpref": "Bpref", "gm_bpref": "GMBpref", "11pt_avg": "11pt",
           "set_P": "P", "set_recall": "R", "set_F": "F1", "set_map": "SetAP", "gm_map": "GMAP",
           "num_q": "NumQ", "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet"}
 _CUTOFF = re.compile(r"^(map_cut|ndcg_cut|P|recall|success)_(\d+)$")
@@ -61,8 +61,7 @@ _CUTOFF_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "recall": "R", "s
 # measures fasttie does not compute (see the module docstring), with any parameters trec_eval
 # prints after a "_" (success_5, utility_2,-1,0,0)
 NOT_IN_FASTTIE = (
-    "num_nonrel_judged_ret", "infAP", "iprec_at_recall", "11pt_avg", "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg",
-    "relative_P", "set_relative_P", "rbp", "rbp_resid", "unj", "runid", "relstring",
+    "num_nonrel_judged_ret", "infAP", "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_relative_P", "rbp", "rbp_resid", "unj", "runid", "relstring",
 )
 CUSTOM_GAINS = "ndcg_1=3,2=9,4=4.5"  # out.test.meas_params' -mndcg.1=3,2=9,4=4.5
 
@@ -86,10 +85,16 @@ OUTPUTS = [
 ]
 
 
+_IPREC = re.compile(r"^iprec_at_recall_(\d\.\d\d)$")
+
+
 def fasttie_name(measure):
     """The fasttie metric of a trec_eval measure, or None when fasttie has none."""
     if measure in _PLAIN:
         return _PLAIN[measure]
+    match = _IPREC.match(measure)
+    if match:  # the 11 standard recall levels only
+        return f"IPrec@{match.group(1)[:3]}" if match.group(1).endswith("0") else None
     match = _CUTOFF.match(measure)
     return f"{_CUTOFF_BASE[match.group(1)]}@{match.group(2)}" if match else None
 
@@ -100,6 +105,8 @@ def cli_name(measure):
 
 
 def not_in_fasttie(measure):
+    if measure.startswith("11pt_avg_") or (_IPREC.match(measure) and not fasttie_name(measure)):
+        return True  # trec_eval's custom recall levels (-m iprec_at_recall.0.25); fasttie has the 11 standard ones
     return measure == CUSTOM_GAINS or any(measure == n or measure.startswith(n + "_") for n in NOT_IN_FASTTIE)
 
 

@@ -13,9 +13,10 @@ Base quantities, per cutoff k (clamped to [1, N]):
     WAP_NUM  E[sum_{i<=k} rel_i CG@i / i]          WAP_RET  E[WAP numerator / hits@k]
     RR       E[1/rank of the first relevant item, 0 past k]
     MISS     P(hits@k = 0), no relevant item in the top k (HashNet's protocol skips such queries)
-and per query: R (relevant items), E[hits@R] (R-precision) and the sum behind bpref,
+and per query: R (relevant items), E[hits@R] (R-precision), the sum behind bpref,
 E[sum over relevant items of 1 - min(n, R) / min(N_nr, R)], n the judged non-relevant items
-ranked above it and N_nr all judged non-relevant items of the query (trec_eval's bpref).
+ranked above it and N_nr all judged non-relevant items of the query (trec_eval's bpref), and,
+for fixed orders only, interpolated precision at the recall levels 0.0, 0.1, ..., 1.0.
 """
 
 import numpy as np
@@ -25,8 +26,10 @@ from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, 
 
 HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS = range(10)
 N_QUANTITIES = 10
-TOTAL_RELEVANT, HITS_AT_R, BPREF_SUM = range(3)
-N_SCALARS = 3
+TOTAL_RELEVANT, HITS_AT_R, BPREF_SUM, IPREC = range(4)  # IPREC + l: interpolated precision at recall l/10
+N_RECALL_LEVELS = 11
+N_SCALARS = IPREC + N_RECALL_LEVELS
+RECALL_LEVELS = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
 
 
 @jit
@@ -116,6 +119,29 @@ def _bpref_tie(r, c, u, total_relevant, judged_nonrel):
 
 
 @jit
+def _iprec_start(total_relevant, scalars):
+    """Zero the interpolated precisions; the relevant item each recall level starts at,
+    (long) (level * R + 0.5) as trec_eval 10.0 rounds it (older versions added 0.9)."""
+    first = np.empty(N_RECALL_LEVELS, dtype=np.int64)
+    for level in range(N_RECALL_LEVELS):
+        scalars[IPREC + level] = 0.0
+        first[level] = np.int64(RECALL_LEVELS[level] * total_relevant + 0.5)
+    return first
+
+
+@jit
+def _iprec_add(hits, rank, first, scalars):
+    """The hits-th relevant item sits at ``rank``: its precision raises every recall level
+    that starts at or before it (interpolated precision: the best precision from there on)."""
+    precision = hits / rank
+    level = 0
+    while level < N_RECALL_LEVELS and first[level] <= hits:
+        if scalars[IPREC + level] < precision:
+            scalars[IPREC + level] = precision
+        level += 1
+
+
+@jit
 def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
     """out[IDCG, :] = ideal DCG at each cutoff. The ideal list holds every positive gain, also
     of relevant items outside the ranking, so it is cut at k, not at the ranked list's length."""
@@ -141,7 +167,7 @@ def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
 @jit
 def finalize_ties(
     tie_n, tie_r, tie_u, tie_s, tie_g, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
-    discount, need_ratio, out, scalars,
+    discount, need_ratio, need_iprec, out, scalars,
 ):
     """Walk one query's ties once and fill every base quantity at every cutoff.
 
@@ -159,6 +185,8 @@ def finalize_ties(
     discount : float64 array            discount[i] = sum_{l<=i} 1/log2(1+l), for i up to
                                         min(max cutoff, max(N, ideal list length))
     need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums)
+    need_iprec : bool                   compute the interpolated precisions (homogeneous ties only:
+                                        a fixed order; the caller refuses the average)
     out : float64 array (N_QUANTITIES, K), written
     scalars : float64 array (N_SCALARS,), written
     """
@@ -179,6 +207,15 @@ def finalize_ties(
         bpref += _bpref_tie(tie_r[c], nonrel_before, tie_u[c], total_relevant, judged_nonrel)
         nonrel_before += tie_u[c]
     scalars[BPREF_SUM] = bpref
+    if need_iprec:
+        first = _iprec_start(total_relevant, scalars)
+        hits = np.int64(0)
+        rank = np.int64(0)
+        for c in range(m):
+            for i in range(tie_r[c]):  # a relevant tie holds relevant items only
+                _iprec_add(hits + i + 1, rank + i + 1, first, scalars)
+            hits += tie_r[c]
+            rank += tie_n[c]
     weights = np.empty(1, dtype=np.float64)
     if need_ratio:
         widest = 1
@@ -264,7 +301,7 @@ def finalize_ties(
 @jit
 def finalize_ranked(
     ranks, grades, gains, relevant, n_items, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
-    discount, out, scalars,
+    discount, need_iprec, out, scalars,
 ):
     """Every base quantity at every cutoff of one fixed order (no ties), from its graded items.
 
@@ -281,7 +318,7 @@ def finalize_ranked(
     unranked_relevant : int       relevant items outside the ranking (they count in R)
     judged_nonrel : int           judged non-relevant items (bpref); every ranked item is judged:
                                   the items before a relevant one that are not relevant count
-    ideal_gain, ideal_count, cutoffs, discount, out, scalars : as in :func:`finalize_ties`
+    ideal_gain, ideal_count, cutoffs, discount, need_iprec, out, scalars : as in :func:`finalize_ties`
     """
     n_graded = ranks.shape[0]
     n_cut = cutoffs.shape[0]
@@ -300,10 +337,13 @@ def finalize_ranked(
     hits_at_r = np.int64(0)
     bpref = 0.0
     relevant_before = np.int64(0)
+    first = _iprec_start(total_relevant, scalars)
     for p in range(n_graded):
         if relevant[p]:
             bpref += _bpref_tie(np.int64(1), ranks[p] - 1 - relevant_before, np.int64(0), total_relevant, judged_nonrel)
             relevant_before += 1
+            if need_iprec:
+                _iprec_add(relevant_before, ranks[p], first, scalars)
     scalars[BPREF_SUM] = bpref
     kp = 0
     for p in range(n_graded + 1):
