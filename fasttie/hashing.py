@@ -17,7 +17,7 @@ from ._kernels.hamming_ties import (
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
 from ._kernels.knn import knn, radius_counts, radius_fill
 from .codes import pack_codes
-from .metrics import RATIO_BASES, Metric, aggregate, needs_fixed_order, parse_metrics
+from .metrics import RATIO_BASES, Metric, aggregate, optional_sums, parse_metrics
 from .result import Result
 from .relevance import make_relevance
 from .parallel import resolve_threads, run_blocks
@@ -353,7 +353,7 @@ class _DatabasePass:
         finalize_stable(
             c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"], hist,
-            fin.gains, fin.cutoffs, fin.discount, fin.need_iprec, quantities, scalars, lo, hi,
+            fin.gains, fin.cutoffs, fin.discount, fin.optional, quantities, scalars, lo, hi,
         )
 
 
@@ -364,7 +364,7 @@ class _Finalizer:
         self.metrics, self.n_db, self.ties = metrics, n_db, ties
         self.ap_denominator, self.empty = ap_denominator, empty
         cutoffs = cutoff_list(metrics)
-        self.need_iprec = needs_fixed_order(metrics, ties)
+        self.optional = optional_sums(metrics, ties)
         self.need_ratio = ap_denominator == "retrieved" and any(
             m.base in RATIO_BASES and m.k is not None and m.k < n_db for m in metrics
         )
@@ -377,7 +377,7 @@ class _Finalizer:
 
     def quantities(self, hist, quantities, scalars, lo, hi):
         finalize_histograms(hist, self.gains, _TIE_MODES[self.ties], self.cutoffs, self.discount, self.need_ratio,
-                            self.need_iprec,
+                            self.optional,
                             quantities, scalars, lo, hi)
 
     def values(self, quantities, scalars, hist):
@@ -500,7 +500,7 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
             rank_part = _ro(ranks[indptr[start] : indptr[stop]])
             grade_part = _ro(grades[indptr[start] : indptr[stop]])
             run_blocks(lambda lo, hi: finalize_ranked_queries(
-                hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.discount, fin.need_iprec, quantities,
+                hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.discount, fin.optional, quantities,
                 scalars, lo, hi,
             ), stop - start, n_threads)
         values, chunk_empty = fin.values(quantities, scalars, hist)

@@ -138,14 +138,19 @@ def aggregate(name, values) -> float:
     return float(np.mean(kept))
 
 
-def needs_fixed_order(metrics, ties) -> bool:
-    """Whether interpolated precision (IPrec@r, 11pt) is asked for; raises under ties="average",
-    which has no exact form for it (a maximum over ranks does not average over tie orders)."""
+def optional_sums(metrics, ties) -> int:
+    """The finalizer's optional sums the metrics need (a bit mask of finalize.OPTIONAL_*).
+
+    Raises InputError for interpolated precision (IPrec@r, 11pt) under ties="average", which
+    has no exact form for it (a maximum over ranks does not average over tie orders)."""
+    from ._kernels.finalize import OPTIONAL_BPREF, OPTIONAL_IPREC
+
     asked = [m.name for m in metrics if m.base in FIXED_ORDER_ONLY]
     if asked and ties == "average":
         raise InputError(f"{', '.join(asked)}: interpolated precision has no exact average over tie orders; "
                          "choose ties='stable', 'trec' (ranked lists), 'optimistic' or 'pessimistic'")
-    return bool(asked)
+    bpref = any(m.base in ("Bpref", "GMBpref") for m in metrics)
+    return (OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0)
 
 
 def suggest(name):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
-from .metrics import RATIO_BASES, aggregate, needs_fixed_order, parse_metrics
+from .metrics import RATIO_BASES, aggregate, optional_sums, parse_metrics
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import check_options, cutoff_list, discount_table, group_sizes, metric_values, read_only
@@ -137,7 +137,7 @@ def rank_evaluate(
     longest = int((np.diff(offsets) + np.diff(extra_offsets)).max())
     discount = discount_table(int(min(cutoffs[-1], longest)))
     need_ratio = ap_denominator == "retrieved" and any(m.base in RATIO_BASES and m.k is not None for m in parsed)
-    need_iprec = needs_fixed_order(parsed, ties)
+    optional = optional_sums(parsed, ties)
     quantities = np.empty((n_queries, N_QUANTITIES, len(cutoffs)))
     scalars = np.empty((n_queries, N_SCALARS))
     arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
@@ -145,7 +145,7 @@ def rank_evaluate(
     cutoffs, discount = _ro(cutoffs), _ro(discount)
     run_blocks(
         lambda lo, hi: finalize_rankings(
-            *arrays, float(relevance_level), _TIE_MODES[ties], *extras, cutoffs, discount, need_ratio, need_iprec,
+            *arrays, float(relevance_level), _TIE_MODES[ties], *extras, cutoffs, discount, need_ratio, optional,
             quantities, scalars, lo, hi,
         ),
         n_queries, resolve_threads(n_threads, 16 * len(y_true)),

@@ -70,7 +70,7 @@ def _finalize(ties, cutoffs, gains=(0.0, 1.0)):
     finalize_ties(
         tie_n, tie_r, tie_n - tie_r, tie_r.astype(float), tie_r * gains[1], 0, int((tie_n - tie_r).sum()),
         np.array([gains[1]]), np.array([total]), cutoffs, discount_table(int(min(cutoffs.max(), tie_n.sum()))), True,
-        False, out, scalars,
+        0, out, scalars,
     )
     return out
 

@@ -29,6 +29,8 @@ N_QUANTITIES = 10
 TOTAL_RELEVANT, HITS_AT_R, BPREF_SUM, IPREC = range(4)  # IPREC + l: interpolated precision at recall l/10
 N_RECALL_LEVELS = 11
 N_SCALARS = IPREC + N_RECALL_LEVELS
+# the optional sums of the finalizer, a bit mask (each costs a walk over the relevant items)
+OPTIONAL_IPREC, OPTIONAL_BPREF = 1, 2
 RECALL_LEVELS = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
 
 
@@ -167,7 +169,7 @@ def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
 @jit
 def finalize_ties(
     tie_n, tie_r, tie_u, tie_s, tie_g, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
-    discount, need_ratio, need_iprec, out, scalars,
+    discount, need_ratio, optional, out, scalars,
 ):
     """Walk one query's ties once and fill every base quantity at every cutoff.
 
@@ -185,8 +187,9 @@ def finalize_ties(
     discount : float64 array            discount[i] = sum_{l<=i} 1/log2(1+l), for i up to
                                         min(max cutoff, max(N, ideal list length))
     need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums)
-    need_iprec : bool                   compute the interpolated precisions (homogeneous ties only:
-                                        a fixed order; the caller refuses the average)
+    optional : int                      bit mask: OPTIONAL_IPREC, the interpolated precisions
+                                        (homogeneous ties only: a fixed order; the caller refuses
+                                        the average); OPTIONAL_BPREF, bpref's sum (else 0)
     out : float64 array (N_QUANTITIES, K), written
     scalars : float64 array (N_SCALARS,), written
     """
@@ -203,11 +206,11 @@ def finalize_ties(
     scalars[TOTAL_RELEVANT] = total_relevant
     bpref = 0.0
     nonrel_before = np.int64(0)  # judged non-relevant items before the current tie
-    for c in range(m):
+    for c in range(m if optional & OPTIONAL_BPREF else 0):
         bpref += _bpref_tie(tie_r[c], nonrel_before, tie_u[c], total_relevant, judged_nonrel)
         nonrel_before += tie_u[c]
     scalars[BPREF_SUM] = bpref
-    if need_iprec:
+    if optional & OPTIONAL_IPREC:
         first = _iprec_start(total_relevant, scalars)
         hits = np.int64(0)
         rank = np.int64(0)
@@ -301,7 +304,7 @@ def finalize_ties(
 @jit
 def finalize_ranked(
     ranks, grades, gains, relevant, n_items, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
-    discount, need_iprec, out, scalars,
+    discount, optional, out, scalars,
 ):
     """Every base quantity at every cutoff of one fixed order (no ties), from its graded items.
 
@@ -318,7 +321,7 @@ def finalize_ranked(
     unranked_relevant : int       relevant items outside the ranking (they count in R)
     judged_nonrel : int           judged non-relevant items (bpref); every ranked item is judged:
                                   the items before a relevant one that are not relevant count
-    ideal_gain, ideal_count, cutoffs, discount, need_iprec, out, scalars : as in :func:`finalize_ties`
+    ideal_gain, ideal_count, cutoffs, discount, optional, out, scalars : as in :func:`finalize_ties`
     """
     n_graded = ranks.shape[0]
     n_cut = cutoffs.shape[0]
@@ -338,11 +341,13 @@ def finalize_ranked(
     bpref = 0.0
     relevant_before = np.int64(0)
     first = _iprec_start(total_relevant, scalars)
-    for p in range(n_graded):
+    for p in range(n_graded if optional else 0):
         if relevant[p]:
-            bpref += _bpref_tie(np.int64(1), ranks[p] - 1 - relevant_before, np.int64(0), total_relevant, judged_nonrel)
+            if optional & OPTIONAL_BPREF:
+                bpref += _bpref_tie(np.int64(1), ranks[p] - 1 - relevant_before, np.int64(0), total_relevant,
+                                    judged_nonrel)
             relevant_before += 1
-            if need_iprec:
+            if optional & OPTIONAL_IPREC:
                 _iprec_add(relevant_before, ranks[p], first, scalars)
     scalars[BPREF_SUM] = bpref
     kp = 0

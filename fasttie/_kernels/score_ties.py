@@ -135,7 +135,7 @@ def _ideal_runs_sorted(gains, extra_gains):
 @jit
 def finalize_rankings(
     offsets, scores, grades, gains, judged, keys, relevance_level, mode, extra_offsets, extra_grades,
-    extra_gains, extra_relevant, extra_nonrel, cutoffs, discount, need_ratio, need_iprec, out, scalars, start, stop,
+    extra_gains, extra_relevant, extra_nonrel, cutoffs, discount, need_ratio, optional, out, scalars, start, stop,
 ):
     """Base quantities of queries start..stop-1 of a grouped ranked list.
 
@@ -159,5 +159,5 @@ def finalize_rankings(
         ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra], extra_gains[extra])
         finalize_ties(
             tie_n, tie_r, tie_u, tie_s, tie_g, extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs,
-            discount, need_ratio, need_iprec, out[q], scalars[q],
+            discount, need_ratio, optional, out[q], scalars[q],
         )
