@@ -46,6 +46,7 @@ def _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start,
 def _count_range_two(counts_0, counts_1, offset_0, offset_1, query_0, query_1, db_words, start, stop):
     """counts_q[offset_q + distance_q] += 1 for two queries, each database code loaded once."""
     n_words = db_words.shape[1]
+    # 128 and 256 bits unrolled by hand (deliberately alike): the query words stay in registers
     if n_words == 2:
         a0 = query_0[0]
         a1 = query_0[1]
@@ -96,6 +97,17 @@ def _segment_bounds(rel_0, rel_1, n_db):
 
 
 @jit
+def _grade_range(bounds, b, lo, hi, rel_0, rel_1):
+    """The b-th range between consecutive bounds, cut to the slice [lo, hi), and whether it lies
+    in each query's relevant segment: (start, stop, relevant_0, relevant_1)."""
+    start = max(bounds[b], lo)
+    stop = min(bounds[b + 1], hi)
+    r0 = np.uint64(1) if rel_0[0] <= start and stop <= rel_0[1] else np.uint64(0)
+    r1 = np.uint64(1) if rel_1[0] <= start and stop <= rel_1[1] else np.uint64(0)
+    return start, stop, r0, r1
+
+
+@jit
 def _pair_counts_one_word(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, out_1):
     """Histograms (distance, relevant) of two queries in one sweep of one-word codes, through
     one joint histogram (half the increments).
@@ -111,11 +123,8 @@ def _pair_counts_one_word(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_
     for lo in range(0, n_db, _SLICE):
         hi = min(lo + _SLICE, n_db)
         for b in range(5):
-            start = max(bounds[b], lo)
-            stop = min(bounds[b + 1], hi)
+            start, stop, r0, r1 = _grade_range(bounds, b, lo, hi, rel_0, rel_1)
             if start < stop:
-                r0 = np.uint64(1) if rel_0[0] <= start and stop <= rel_0[1] else np.uint64(0)
-                r1 = np.uint64(1) if rel_1[0] <= start and stop <= rel_1[1] else np.uint64(0)
                 offset = (np.uint64(2) * r0 + r1) * stride * stride
                 _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start, stop)
         # flush before int32 could overflow; the marginals are the two histograms
@@ -144,11 +153,8 @@ def _pair_counts_wide(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, o
     for lo in range(0, n_db, _SLICE):
         hi = min(lo + _SLICE, n_db)
         for b in range(5):
-            start = max(bounds[b], lo)
-            stop = min(bounds[b + 1], hi)
+            start, stop, r0, r1 = _grade_range(bounds, b, lo, hi, rel_0, rel_1)
             if start < stop:
-                r0 = np.uint64(1) if rel_0[0] <= start and stop <= rel_0[1] else np.uint64(0)
-                r1 = np.uint64(1) if rel_1[0] <= start and stop <= rel_1[1] else np.uint64(0)
                 _count_range_two(counts_0, counts_1, r0 * stride, r1 * stride, query_0, query_1, db_words, start, stop)
         for r in range(2):  # flush before int32 could overflow
             for d in range(n_dist):
