@@ -53,7 +53,7 @@ def _before(scores, keys, a, b):
     return scores[a] > scores[b] or (scores[a] == scores[b] and keys[a] < keys[b])
 
 
-@jit
+@jit(inline="always")
 def _run_top(scores, keys, start, stop, depth):
     """Rows of the (at most) depth best-ranked retrieved documents of one query, in rank order.
 
@@ -142,7 +142,7 @@ def _fill_cutoffs(cumulative, depth, cutoffs, out):
         out[c] = cumulative[min(cutoffs[c], depth)]
 
 
-@jit
+@jit(inline="always")
 def alpha_dcg_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, alpha, discount, dcg, idcg):
     """alpha-DCG of the run and of the greedy ideal of one query at each cutoff.
 

@@ -50,7 +50,7 @@ def _precision_kernel(n, r, s, prev, dh, lh):
     return alpha * dh + beta * lh
 
 
-@jit
+@jit(inline="always")
 def _no_relevant_in_first(n, r, j):
     """P(none of the first j ranks of a tie of n items with r relevant is relevant):
     C(n - r, j) / C(n, j) = prod_{i<j} (n - r - i) / (n - i) = prod_{i<r} (n - j - i) / (n - i),
@@ -71,7 +71,7 @@ def _no_relevant_in_first(n, r, j):
     return p
 
 
-@jit
+@jit(inline="always")
 def _ratio_expectations(t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, wap_prev, weights):
     """E[AP numerator / hits@k] and E[WAP numerator / hits@k], k cutting a tie after j ranks.
 
@@ -98,7 +98,7 @@ def _ratio_expectations(t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, 
     return ap, wap
 
 
-@jit
+@jit(inline="always")
 def _bpref_tie(r, c, u, total_relevant, judged_nonrel):
     """E[bpref's sum over the r relevant items of a tie], c judged non-relevant items before the
     tie and u inside it: before a given relevant item lie c + X of them, X uniform on 0..u (its
@@ -120,7 +120,7 @@ def _bpref_tie(r, c, u, total_relevant, judged_nonrel):
     return r * (1.0 - s / ((u + 1.0) * d))
 
 
-@jit
+@jit(inline="always")
 def _iprec_start(total_relevant, scalars):
     """Zero the interpolated precisions; the relevant item each recall level starts at,
     (long) (level * R + 0.5) as trec_eval 10.0 rounds it (older versions added 0.9)."""
@@ -131,7 +131,7 @@ def _iprec_start(total_relevant, scalars):
     return first
 
 
-@jit
+@jit(inline="always")
 def _iprec_add(hits, rank, first, scalars):
     """The hits-th relevant item sits at ``rank``: its precision raises every recall level
     that starts at or before it (interpolated precision: the best precision from there on)."""

@@ -39,7 +39,7 @@ def _ideal_runs(hist_q, gains):
     return ideal_gain[:n_runs], ideal_count[:n_runs]
 
 
-@jit
+@jit(inline="always")
 def _bucket_ties(hist_q, gains, mode):
     """Tie arrays (n, r, u, grade sum, gain sum) of one query's histogram, in rank order; every
     database item is judged, so a tie's judged non-relevant items u are its n - r."""
@@ -99,7 +99,7 @@ def finalize_histograms(hist, gains, mode, cutoffs, discount, need_ratio, option
         )
 
 
-@jit
+@jit(inline="always")
 def _item_grade(kind, j, query_label, db_labels, query_label_row, db_label_words, listed_ids, listed_grades, cursor):
     """Grade of database item j for one query; for LISTED, ``cursor`` walks the sorted ids."""
     if kind == CLASS:
@@ -118,7 +118,7 @@ _DISTANCE_BITS = np.uint64(16)  # a record packs (items before it at its distanc
 _DISTANCE_MASK = np.uint64(0xFFFF)
 
 
-@jit
+@jit(inline="always")
 def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades,
                          count, records, record_grades):
     """One pass over the database in index order: count[d] += 1 for every item, and for each

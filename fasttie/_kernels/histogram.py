@@ -83,7 +83,7 @@ def _count_range_two(counts_0, counts_1, offset_0, offset_1, query_0, query_1, d
             counts_1[offset_1 + _distance(query_1, db_words, j, n_words)] += 1
 
 
-@jit
+@jit(inline="always")
 def _segment_bounds(rel_0, rel_1, n_db):
     """The sorted ends of both queries' relevant segments: their grades are constant between
     consecutive bounds."""
@@ -96,7 +96,7 @@ def _segment_bounds(rel_0, rel_1, n_db):
     return bounds
 
 
-@jit
+@jit(inline="always")
 def _grade_range(bounds, b, lo, hi, rel_0, rel_1):
     """The b-th range between consecutive bounds, cut to the slice [lo, hi), and whether it lies
     in each query's relevant segment: (start, stop, relevant_0, relevant_1)."""

@@ -17,7 +17,7 @@ _INSERTION = 32  # up to this length an insertion sort beats the bucket tables
 _SIGN = np.uint64(1) << np.uint64(63)
 
 
-@jit
+@jit(inline="always")
 def _descending_float_keys(values):
     """uint64 keys whose ascending order is the float64 values' descending order (-0.0 == 0.0)."""
     raw = (values + 0.0).view(np.uint64)  # + 0.0 turns -0.0 into 0.0

@@ -17,7 +17,7 @@ from .radix_sort import argsort_ascending, argsort_descending
 AVERAGE, OPTIMISTIC, PESSIMISTIC, FIXED = 0, 1, 2, 3
 
 
-@jit
+@jit(inline="always")
 def _rank_order(scores, keys, mode):
     """Rows by score descending (stable radix sort); for the fixed orders equal scores by key
     ascending, or in row order when there are no keys."""
@@ -28,7 +28,7 @@ def _rank_order(scores, keys, mode):
     return by_key[argsort_descending(scores[by_key])]
 
 
-@jit
+@jit(inline="always")
 def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
     """Tie arrays (n, r, u, grade sum, gain sum) of one query in rank order; u counts the judged
     rows below the relevance level."""
@@ -70,7 +70,7 @@ def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
 _MAX_COUNTED_GRADE = 4096
 
 
-@jit
+@jit(inline="always")
 def _top_small_integer(grades, top):
     """max(top, grades), or -1 when a grade is not an integer in 0.._MAX_COUNTED_GRADE."""
     for g in grades:
@@ -88,7 +88,7 @@ def _count_grades(grades, gains, count, gain_of):
         gain_of[g] = gains[i]
 
 
-@jit
+@jit(inline="always")
 def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
     """Runs (gain, count) of all positive gains, ranked and unranked, descending.
 
@@ -115,7 +115,7 @@ def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
     return ideal_gain, ideal_count
 
 
-@jit
+@jit(inline="always")
 def _ideal_runs_sorted(gains, extra_gains):
     """Runs (gain, count) of all positive gains, descending, by sorting them."""
     everything = np.concatenate((gains, extra_gains))
