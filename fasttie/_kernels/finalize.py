@@ -143,7 +143,7 @@ def _iprec_add(hits, rank, first, scalars):
         level += 1
 
 
-@jit
+@jit(inline="always")
 def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
     """out[IDCG, :] = ideal DCG at each cutoff. The ideal list holds every positive gain, also
     of relevant items outside the ranking, so it is cut at k, not at the ranked list's length."""

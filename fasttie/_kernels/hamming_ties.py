@@ -21,7 +21,7 @@ AVERAGE, OPTIMISTIC, PESSIMISTIC = 0, 1, 2
 CLASS, MULTIHOT, LISTED = 0, 1, 2  # how the stable pass finds an item's grade
 
 
-@jit
+@jit(inline="always")
 def _ideal_runs(hist_q, gains):
     """Runs (gain, count) of the ideal order: grades descending, positive grades only."""
     n_dist, n_grades = hist_q.shape
