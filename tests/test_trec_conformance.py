@@ -283,3 +283,16 @@ def test_cli_prints_trec_eval_output(plain, capsys, out_file, qrels, run, option
     assert got.keys() == expected.keys()
     bad = [f"{m} {q}: fasttie {got[(m, q)]}, trec_eval {v}" for (m, q), v in expected.items() if got[(m, q)] != v]
     assert not bad, f"{len(bad)} of {len(expected)} printed values differ from {out_file}:\n" + "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("out_file, qrels, run", [("out.test", "qrels.test", "results.test"),
+                                                   ("out.comment.test", "qrels.comment.test", "results.comment.test")])
+def test_cli_default_measures_are_trec_eval_defaults(plain, capsys, out_file, qrels, run):
+    """``fasttie trec QRELS RUN`` without -m prints what ``trec_eval QRELS RUN`` prints (its runid
+    line aside), measure for measure, at trec_eval's 4 decimals."""
+    with gzip.open(DATA / f"{out_file}.gz", "rt") as f:
+        printed = {key: value for key, value in parse_out(f.read()).items() if key[0] != "runid"}
+    out = run_cli(capsys, "trec", plain(qrels), plain(run))
+    back = {fasttie_name(m): m for m, _ in printed}
+    got = [(back[metric], qid, value) for (metric, qid), value in parse_out(out).items()]
+    assert got == [(m, q, v) for (m, q), v in printed.items()]  # same measures, same order, same text

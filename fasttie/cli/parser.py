@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .common import (
-    DEFAULT_METRICS, PROTOCOLS, TIE_MODES, TREC_METRICS, _digits, _Parser, _plot_size, _positive_int,
+    DEFAULT_METRICS, PROTOCOLS, TIE_MODES, _digits, _Parser, _plot_size, _positive_int,
 )
 from .compare import _compare
 from .demo import _demo
@@ -157,7 +157,8 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
     )
     trec.add_argument("qrels", metavar="QRELS", help="qrels file")
     trec.add_argument("run", metavar="RUN", help="run file")
-    _add_metrics(trec, ", ".join(TREC_METRICS))
+    _add_metrics(trec, "trec_eval's: NumQ, NumRet, NumRel, NumRelRet, AP, GMAP, Rprec, Bpref, RR, "
+                       "IPrec@0.0..1.0, P@5..1000; IPrec left out under --ties average")
     trec.add_argument("-q", "--per-query", action="store_true", help="print every query's values (trec_eval -q)")
     trec.add_argument("-c", "--complete", action="store_true",
                       help="average over every judged query, 0 for those missing from the run (trec_eval -c)")

@@ -15,7 +15,10 @@ def _trec(args) -> int:
 
     from ..report import format_trec, format_trec_csv
 
-    metrics = resolve_metrics(args.metrics or TREC_METRICS, trec_names=True)
+    default = TREC_METRICS
+    if args.ties == "average":  # interpolated precision needs a fixed order (ties="average" refuses it)
+        default = tuple(name for name in TREC_METRICS if not name.startswith("IPrec"))
+    metrics = resolve_metrics(args.metrics or default, trec_names=True)
     if args.per_query_file is not None:
         _check_output_path(args.per_query_file, RESULT_EXTENSIONS, "--per-query-file")
     for option, path in (("QRELS", args.qrels), ("RUN", args.run)):
