@@ -24,6 +24,7 @@ _CHOICES = {
 }
 _discount_cache = np.zeros(1)
 WHOLE_LIST = np.iinfo(np.int64).max  # the cutoff of metrics without @k
+_CONSTANT_PER_QUERY = ("NumQ", "NumRet", "NumRel")  # counts that do not depend on the order
 
 
 def cutoff_list(metrics) -> np.ndarray:
@@ -139,7 +140,10 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
             # HashNet: only queries with a relevant item retrieved count. Tie-aware: the metric's
             # expectation over the tie orders that retrieve one, E[M] / P(hits >= 1), as M = 0
             # whenever hits = 0; NaN where no order retrieves one
-            value = np.where(missed < 1.0, _divide(value, 1.0 - missed), np.nan)
+            if metric.base in _CONSTANT_PER_QUERY:  # the condition changes which queries count, not the value
+                value = np.where(missed < 1.0, value, np.nan)
+            else:
+                value = np.where(missed < 1.0, _divide(value, 1.0 - missed), np.nan)
         values[metric.name] = _apply_empty(value, metric, is_empty, empty)
     n_empty = int(np.logical_or.reduce([emptiness[m.family in GRADED] for m in metrics]).sum())
     return values, n_empty

@@ -112,3 +112,22 @@ def test_trec_eval_names_and_printing():
         ["NumRet".ljust(22), "all", "4"], ["GMAP".ljust(22), "all", "0.7071"], ["NumQ".ljust(22), "all", "2"],
         ["AP".ljust(22), "all", "0.7500"],
     ]
+
+
+def test_counts_under_hashnets_protocol():
+    # empty="skip_missed" keeps, per metric, the queries (tie orders) that retrieve a relevant
+    # item within its cutoff (the whole list without one): the order-free counts keep their
+    # value there, NumRelRet@k is E[hits@k | hits@k >= 1]
+    rng = np.random.default_rng(7)
+    q, db = rng.integers(0, 2, (6, 8)), rng.integers(0, 2, (40, 8))
+    ql, dl = rng.integers(0, 3, 6), rng.integers(0, 3, 40)
+    names = ["NumRet@3", "NumRel", "NumQ", "NumRelRet@3", "P@3"]
+    kept = ft.evaluate(q, db, ql, dl, metrics=names, empty="skip_missed")
+    plain = ft.evaluate(q, db, ql, dl, metrics=names + ["Success@3"])
+    hit, any_relevant = plain.per_query["Success@3"], plain.per_query["NumRel"]
+    assert ((hit == 0) & (any_relevant > 0)).any()  # a query that misses in the top 3 only
+    np.testing.assert_array_equal(kept.per_query["NumRet@3"], np.where(hit > 0, plain.per_query["NumRet@3"], np.nan))
+    for name in ("NumRel", "NumQ"):
+        np.testing.assert_array_equal(kept.per_query[name], np.where(any_relevant > 0, plain.per_query[name], np.nan))
+    np.testing.assert_allclose(kept.per_query["NumRelRet@3"], 3 * kept.per_query["P@3"], rtol=1e-14)
+    assert kept.mean["NumQ"] == float((any_relevant > 0).sum())
