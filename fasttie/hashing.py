@@ -17,11 +17,13 @@ from ._kernels.hamming_ties import (
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
 from ._kernels.knn import knn, radius_counts, radius_fill
 from .codes import pack_codes
-from .metrics import RATIO_BASES, Metric, aggregate, optional_sums, parse_metrics
+from .metrics import RATIO_BASES, Metric, aggregate, parse_metrics
 from .result import Result
 from .relevance import make_relevance
 from .parallel import resolve_threads, run_blocks
-from .scoring import check_options, cutoff_list, discount_table, gain_table, metric_values, read_only
+from .scoring import (
+    check_options, cutoff_list, discount_table, gain_table, metric_values, optional_sums, read_only,
+)
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy
 

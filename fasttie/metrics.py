@@ -105,6 +105,11 @@ KNOWN = (
 MAX_CUTOFF = (1 << 63) - 2  # int64, below the whole-list sentinel
 
 
+def base_of(name: str) -> str:
+    """The base of a canonical metric name: ``"GMAP@10"`` -> ``"GMAP"``, ``"P(radius=2)"`` -> ``"P"``."""
+    return re.split(r"[@(]", name, maxsplit=1)[0]
+
+
 def aggregate(name, values) -> float:
     """A metric's value over all queries: the mean of the kept (non-NaN) per-query values; the
     sum for the counts (NumQ, NumRet, NumRel, NumRelRet); for GMAP and GMBpref the geometric
@@ -126,7 +131,7 @@ def aggregate(name, values) -> float:
     >>> aggregate("NumRet@10", [10.0, 7.0]), aggregate("GMAP", [0.1, 0.4]), aggregate("AP", [0.5, float("nan")])
     (17.0, 0.2, 0.5)
     """
-    base = name.base if isinstance(name, Metric) else re.split(r"[@(]", name, maxsplit=1)[0]
+    base = name.base if isinstance(name, Metric) else base_of(name)
     values = np.asarray(values, dtype=np.float64)
     kept = values[~np.isnan(values)]
     if not len(kept):
@@ -136,21 +141,6 @@ def aggregate(name, values) -> float:
     if base in GEOMETRIC:
         return float(np.exp(np.mean(np.log(np.maximum(kept, GEOMETRIC_FLOOR)))))
     return float(np.mean(kept))
-
-
-def optional_sums(metrics, ties) -> int:
-    """The finalizer's optional sums the metrics need (a bit mask of finalize.OPTIONAL_*).
-
-    Raises InputError for interpolated precision (IPrec@r, 11pt) under ties="average", which
-    has no exact form for it (a maximum over ranks does not average over tie orders)."""
-    from ._kernels.finalize import OPTIONAL_BPREF, OPTIONAL_IPREC
-
-    asked = [m.name for m in metrics if m.base in FIXED_ORDER_ONLY]
-    if asked and ties == "average":
-        raise InputError(f"{', '.join(asked)}: interpolated precision has no exact average over tie orders; "
-                         "choose ties='stable', 'trec' (ranked lists), 'optimistic' or 'pessimistic'")
-    bpref = any(m.base in ("Bpref", "GMBpref") for m in metrics)
-    return (OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0)
 
 
 def suggest(name):

@@ -8,10 +8,12 @@ import numpy as np
 
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
-from .metrics import RATIO_BASES, aggregate, optional_sums, parse_metrics
+from .metrics import RATIO_BASES, aggregate, parse_metrics
 from .result import Result
 from .parallel import resolve_threads, run_blocks
-from .scoring import check_options, cutoff_list, discount_table, group_sizes, metric_values, read_only
+from .scoring import (
+    check_options, cutoff_list, discount_table, group_sizes, metric_values, optional_sums, read_only,
+)
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy, numeric_array
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels.finalize import (
-    AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, MISS, N_RECALL_LEVELS, RR, TOTAL_RELEVANT,
-    WAP_NUM, WAP_RET,
+    AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, MISS, N_RECALL_LEVELS, OPTIONAL_BPREF,
+    OPTIONAL_IPREC, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
 )
 from ._kernels.tie_math import discount_prefix
-from .metrics import COUNTS, GRADED, UNDEFINED_WHEN_EMPTY
+from .metrics import COUNTS, FIXED_ORDER_ONLY, GRADED, UNDEFINED_WHEN_EMPTY
 from .errors import InputError, InputTypeError
 
 _CHOICES = {
@@ -84,6 +84,19 @@ def _divide(numerator, denominator):
     out = np.zeros(np.broadcast(numerator, denominator).shape)
     np.divide(numerator, denominator, out=out, where=np.asarray(denominator) != 0)
     return out
+
+
+def optional_sums(metrics, ties) -> int:
+    """The finalizer's optional sums the metrics need (a bit mask of finalize.OPTIONAL_*).
+
+    Raises InputError for interpolated precision (IPrec@r, 11pt) under ties="average", which
+    has no exact form for it (a maximum over ranks does not average over tie orders)."""
+    asked = [m.name for m in metrics if m.base in FIXED_ORDER_ONLY]
+    if asked and ties == "average":
+        raise InputError(f"{', '.join(asked)}: interpolated precision has no exact average over tie orders; "
+                         "choose ties='stable', 'trec' (ranked lists), 'optimistic' or 'pessimistic'")
+    bpref = any(m.base in ("Bpref", "GMBpref") for m in metrics)
+    return (OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0)
 
 
 def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator, empty, hist=None):

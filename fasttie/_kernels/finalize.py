@@ -205,10 +205,11 @@ def finalize_ties(
     total_relevant += unranked_relevant
     scalars[TOTAL_RELEVANT] = total_relevant
     bpref = 0.0
-    nonrel_before = np.int64(0)  # judged non-relevant items before the current tie
-    for c in range(m if optional & OPTIONAL_BPREF else 0):
-        bpref += _bpref_tie(tie_r[c], nonrel_before, tie_u[c], total_relevant, judged_nonrel)
-        nonrel_before += tie_u[c]
+    if optional & OPTIONAL_BPREF:
+        nonrel_before = np.int64(0)  # judged non-relevant items before the current tie
+        for c in range(m):
+            bpref += _bpref_tie(tie_r[c], nonrel_before, tie_u[c], total_relevant, judged_nonrel)
+            nonrel_before += tie_u[c]
     scalars[BPREF_SUM] = bpref
     if optional & OPTIONAL_IPREC:
         first = _iprec_start(total_relevant, scalars)

@@ -1,21 +1,6 @@
 """TREC qrels and run files: fast columnar readers and trec_eval-compatible evaluation.
 
-Formats (whitespace-separated, one record a line; blank lines and comment lines, whose first
-non-blank character is ``#``, are skipped, as trec_eval 10.0 skips them):
-
-- qrels: ``qid iter docno rel``. The second column is kept as text: diversity qrels (TREC Web
-  track, ndeval) put the subtopic there. ``rel`` is an integer grade; negative grades (spam
-  judgments) are judged non-relevant.
-- run: ``qid Q0 docno rank score tag``. The ``Q0`` and ``rank`` columns are ignored, as
-  trec_eval does: the ranking comes from the scores alone. Text after the tag is ignored
-  (trec_eval reserves it; its test run ``results.trunc`` has some).
-
-The readers parse the file in blocks with numpy (no per-line Python code on well-formed input),
-which makes them several times faster than the usual ``line.split()`` loop. Parsing is strict
-otherwise: a wrong number of columns (fewer than six in a run, other than four in qrels), a
-grade or score that is not a number, a NaN or infinite score, and a duplicate ``(qid, docno)``
-pair in a run (``(qid, iter, docno)`` in qrels) raise ``ValueError`` naming the file and the
-1-based line number.
+The file formats, and how strictly they are read, are described in :mod:`fasttie.trec.readers`.
 
 Rows are stored grouped by query: the unique query ids sorted as strings (``strcmp`` order,
 the order of trec_eval's output), and within a query in file order.

@@ -84,17 +84,23 @@ def parse_floats(block: Block, col: int, what: str) -> np.ndarray:
             slow |= wide
     np.negative(out, out=out, where=negative)
     for row in np.flatnonzero(slow).tolist():
-        text = block.text(row, col)
-        try:
-            if "_" in text:
-                raise ValueError
-            value = float(text)
-        except ValueError:
-            block.fail(row, col, what, "is not a number")
+        value = _python_value(block, row, col, what, float, "a number")
         if not np.isfinite(value):
             block.fail(row, col, what, "is not finite (NaN and infinite scores are not allowed)")
         out[row] = value
     return out
+
+
+def _python_value(block: Block, row: int, col: int, what: str, parse, noun: str):
+    """One cell the vectorized parser left over, read by Python's ``float`` / ``int`` without
+    their ``_`` digit separators (not numbers in a TREC file); otherwise the block's error."""
+    text = block.text(row, col)
+    try:
+        if "_" in text:
+            raise ValueError
+        return parse(text)
+    except ValueError:
+        block.fail(row, col, what, f"is not {noun}")
 
 
 def parse_ints(block: Block, col: int, what: str) -> np.ndarray:
@@ -105,13 +111,7 @@ def parse_ints(block: Block, col: int, what: str) -> np.ndarray:
     out = _horner(values, is_digit, int(lengths.max())).astype(np.int64)
     np.negative(out, out=out, where=negative)
     for row in np.flatnonzero(~fast).tolist():
-        text = block.text(row, col)
-        try:
-            if "_" in text:
-                raise ValueError
-            value = int(text)
-        except ValueError:
-            block.fail(row, col, what, "is not an integer")
+        value = _python_value(block, row, col, what, int, "an integer")
         if not -(2**63) <= value < 2**63:
             block.fail(row, col, what, "does not fit in int64")
         out[row] = value
