@@ -82,19 +82,25 @@ def evaluate(
     relevance_level=1,
     empty: str = "zero",
     complete: bool = False,
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
     **options,
 ) -> Result:
     """Evaluate a TREC run against qrels with trec_eval's semantics (ndeval's for alpha-nDCG).
 
     Parameters
     ----------
-    qrels : str, os.PathLike, Qrels or dict
-        A qrels file (``qid iter docno rel``), a :class:`Qrels`, or ``{qid: {docno: rel}}``.
-        For alpha-nDCG, diversity qrels ``qid subtopic docno rel`` (TREC Web track, ndeval,
-        ir_measures): the iteration column names the subtopic.
-    run : str, os.PathLike, Run or dict
-        A run file (``qid Q0 docno rank score tag``), a :class:`Run`, or
-        ``{qid: {docno: score}}``.
+    qrels : str, os.PathLike, Qrels, dict, pandas.DataFrame or ranx.Qrels
+        A qrels file (``qid iter docno rel``), a :class:`Qrels`, ``{qid: {docno: rel}}``
+        (pytrec_eval, ranx), a DataFrame with columns ``query_id, doc_id, relevance`` and
+        optionally ``iteration`` (ir_measures, ranx; ``qid, docno, rel`` or ``label`` also
+        work), or a ranx ``Qrels``. For alpha-nDCG, diversity qrels
+        ``qid subtopic docno rel`` (TREC Web track, ndeval, ir_measures): the iteration
+        column names the subtopic.
+    run : str, os.PathLike, Run, dict, pandas.DataFrame or ranx.Run
+        A run file (``qid Q0 docno rank score tag``), a :class:`Run`,
+        ``{qid: {docno: score}}``, a DataFrame with columns ``query_id, doc_id, score`` (or
+        ``qid, docno, score``), or a ranx ``Run``. Every form gives the same result.
     metrics : str or sequence of str
         Names as in :func:`fasttie.rank_evaluate`: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``,
         ``P@k``, ``R@k``, ``RR``, ``Rprec``, ... (trec_eval's ``map``, ``map_cut_k``, ``P_k``,
@@ -121,6 +127,15 @@ def evaluate(
     complete : bool, default False
         Also average over judged queries missing from the run, with every metric 0 for them
         (trec_eval and ndeval ``-c``). Without it, only queries both judged and in the run count.
+    max_retrieved : int, optional
+        Evaluate only the first ``max_retrieved`` documents of each query in trec_eval's
+        order, score descending, then document id descending (trec_eval ``-M``). The cut is
+        made on the input, the same for every ``ties`` mode; ties are then resolved among the
+        documents kept (see Notes). Relevant documents cut off count as not retrieved.
+    judged_only : bool, default False
+        Drop retrieved documents without a judgment (grade >= 0) before ranking, so the
+        others move up (trec_eval ``-J``, pytrec_eval ``judged_docs_only_flag``). Applied
+        after ``max_retrieved``, as in trec_eval.
     **options
         Passed to :func:`fasttie.rank_evaluate` (``log_base``, ``n_threads``); ``n_threads``
         also to :func:`fasttie.alpha_ndcg`.
@@ -129,8 +144,9 @@ def evaluate(
     -------
     Result
         Per-query values in the order of ``Result.query_ids`` (sorted as strings); settings
-        include ``complete``, and ``alpha`` (a float, or a sorted list when several) when
-        alpha-nDCG was asked for.
+        include ``complete``, ``max_retrieved``, ``judged_only``, and ``alpha`` (a float, or a
+        sorted list when several) when alpha-nDCG was asked for. ``Result.to_frame()`` gives
+        the per-query values as a pandas DataFrame indexed by query id.
 
     Raises
     ------
@@ -154,6 +170,12 @@ def evaluate(
     integers), the order in which ndeval adds their gains.
     Values can exceed 1 (the greedy ideal is not always optimal): they are not clipped.
 
+    ``max_retrieved`` with ties: trec_eval keeps the first documents of its own order, so a
+    cut inside a run of equal scores keeps the greater document ids. fasttie makes the same
+    cut whatever ``ties`` is, so every mode evaluates the same documents, and
+    ``ties="average"`` then averages over the orders of the documents kept (the cut is part
+    of the input, not of the random order).
+
     Examples
     --------
     Documents ``d1`` and ``d2`` tie; trec_eval ranks the larger id, ``d2``, first:
@@ -164,6 +186,20 @@ def evaluate(
     {'RR': 0.5, 'P@1': 0.0, 'R@3': 0.5}
     >>> evaluate(qrels, run, ["RR"], ties="average").mean
     {'RR': 0.75}
+
+    Only the first document (``d2``, trec_eval's order), or only judged documents:
+
+    >>> evaluate(qrels, run, ["RR", "NumRet"], max_retrieved=1).mean
+    {'RR': 0.0, 'NumRet': 1.0}
+    >>> evaluate(qrels, run, ["RR", "NumRet"], judged_only=True).mean
+    {'RR': 1.0, 'NumRet': 1.0}
+
+    Per-query values as a DataFrame (pandas needed):
+
+    >>> evaluate(qrels, run, ["RR", "P@1"]).to_frame()  # doctest: +NORMALIZE_WHITESPACE
+            RR  P@1
+    query
+    q1     0.5  0.0
 
     Diversity qrels: ``d1`` covers subtopics 1 and 2, ``d2`` subtopic 1, ``d3`` subtopic 3:
 
@@ -178,7 +214,7 @@ def evaluate(
         raise InputError(f"alpha_nDCG needs a fixed order of equal scores: ties must be one of {TIE_RULES}, "
                          f"got {ties!r}")
     qrels = as_qrels(qrels)
-    aligned = align(qrels, run, complete=complete)
+    aligned = align(qrels, run, complete=complete, max_retrieved=max_retrieved, judged_only=judged_only)
     n_queries = len(aligned.query_ids)
     if n_queries == 0:
         raise InputError("no query of the run has judgments in the qrels: nothing to evaluate")
@@ -234,4 +270,6 @@ def evaluate(
     result.mean = {name: result.mean[name] for name in order}
     result.query_ids = aligned.query_ids.tolist()
     result.settings["complete"] = bool(complete)
+    result.settings["max_retrieved"] = None if max_retrieved is None else int(max_retrieved)
+    result.settings["judged_only"] = bool(judged_only)
     return result

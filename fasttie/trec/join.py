@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputTypeError
+from ..errors import InputError, InputTypeError
 from .readers import as_qrels, as_run
 from .records import Qrels, Run
 
-__all__ = ["Aligned", "align", "select_rows", "take_rows"]
+__all__ = ["Aligned", "align", "first_in_trec_order", "select_rows", "take_rows"]
 
 
 @dataclass(eq=False)
@@ -71,19 +71,82 @@ def take_rows(values, rows):
     return values if rows is None else values[rows]
 
 
-def align(qrels, run, *, complete: bool = False) -> Aligned:
+def first_in_trec_order(run: Run, max_retrieved: int) -> Run:
+    """The first ``max_retrieved`` documents of each query in trec_eval's order (trec_eval ``-M``).
+
+    trec_eval sorts each query's documents by score, descending, then by document id,
+    descending (``strcmp``), and keeps the first ``max_retrieved``. The kept rows stay in their
+    input order, so ``ties="stable"`` still means input order among them.
+
+    Parameters
+    ----------
+    run : Run
+    max_retrieved : int
+        Documents to keep per query (>= 1).
+
+    Returns
+    -------
+    Run
+        ``run`` itself when no query has more rows.
+
+    Examples
+    --------
+    >>> run = Run.from_dict({"q1": {"a": 1.0, "b": 2.0, "c": 1.0}})
+    >>> first_in_trec_order(run, 2).query("q1")
+    (array(['b', 'c'], dtype='<U1'), array([2., 1.]))
+    """
+    sizes = run.sizes
+    over = sizes > max_retrieved
+    if not over.any():
+        return run
+    rows = np.flatnonzero(np.repeat(over, sizes))  # rows of the queries to cut, grouped by query
+    query = run.qid_codes[rows]
+    _, doc_rank = np.unique(run.docno[rows], return_inverse=True)
+    order = np.lexsort((-doc_rank.ravel(), -run.score[rows], query))  # within a query: trec_eval's order
+    group_start = np.concatenate(([0], np.cumsum(sizes[over])[:-1]))
+    position = np.arange(len(rows)) - np.repeat(group_start, sizes[over])
+    keep = np.ones(len(run), dtype=bool)
+    keep[rows[order[position >= max_retrieved]]] = False
+    offsets = np.concatenate(([0], np.cumsum(np.minimum(sizes, max_retrieved))))
+    return Run(run.query_ids, offsets, run.docno[keep], run.score[keep], name=run.name, path=run.path,
+               _hash=run._docno_hash()[keep])
+
+
+def _check_trec_options(complete, max_retrieved, judged_only):
+    for name, value in (("complete", complete), ("judged_only", judged_only)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise InputTypeError(f"{name} must be True or False, got {value!r}")
+    if max_retrieved is not None:
+        if isinstance(max_retrieved, (bool, np.bool_)) or not isinstance(max_retrieved, (int, np.integer)):
+            raise InputTypeError(f"max_retrieved must be a positive integer or None, got {max_retrieved!r}")
+        if max_retrieved < 1:
+            raise InputError(f"max_retrieved must be >= 1 (documents kept per query), got {max_retrieved}; "
+                             "None keeps them all")
+
+
+def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = None,
+          judged_only: bool = False) -> Aligned:
     """Join a run with judgments the way trec_eval does.
 
     Parameters
     ----------
-    qrels : str, os.PathLike, Qrels or dict
-        Judgments: a qrels file, a :class:`Qrels`, or ``{qid: {docno: rel}}``.
-    run : str, os.PathLike, Run or dict
-        A run file, a :class:`Run`, or ``{qid: {docno: score}}``.
+    qrels : str, os.PathLike, Qrels, dict, pandas.DataFrame or ranx.Qrels
+        Judgments in any form :func:`fasttie.trec.readers.as_qrels` takes: a qrels file, a
+        :class:`Qrels`, ``{qid: {docno: rel}}``, a DataFrame, a ranx ``Qrels``.
+    run : str, os.PathLike, Run, dict, pandas.DataFrame or ranx.Run
+        A run in any form :func:`fasttie.trec.readers.as_run` takes: a run file, a
+        :class:`Run`, ``{qid: {docno: score}}``, a DataFrame, a ranx ``Run``.
     complete : bool, default False
         False: evaluate the queries of the run that have judgments (trec_eval's default; run
         queries without judgments are ignored). True: every judged query, those missing from
         the run with an empty ranking (trec_eval ``-c``).
+    max_retrieved : int, optional
+        Keep only the first ``max_retrieved`` documents of each query in trec_eval's order,
+        score descending, then document id descending (trec_eval ``-M``); the relevant
+        documents cut off count as not retrieved. None keeps every document.
+    judged_only : bool, default False
+        Drop retrieved documents without a judgment of grade >= 0 before ranking (trec_eval
+        ``-J``; applied after ``max_retrieved``, as trec_eval does).
 
     Returns
     -------
@@ -97,10 +160,11 @@ def align(qrels, run, *, complete: bool = False) -> Aligned:
     among the judgments, and every match is then confirmed by comparing the strings, so the
     result is exact (a query whose hashes collide is joined again with dictionaries).
     """
+    _check_trec_options(complete, max_retrieved, judged_only)
     qrels = as_qrels(qrels)
     run = as_run(run)
-    if not isinstance(complete, (bool, np.bool_)):
-        raise InputTypeError(f"complete must be True or False, got {complete!r}")
+    if max_retrieved is not None:
+        run = first_in_trec_order(run, int(max_retrieved))
     query_ids = qrels.query_ids if complete else np.intersect1d(run.query_ids, qrels.query_ids)
     n_queries = len(query_ids)
     run_rows, sizes = select_rows(run, query_ids)
@@ -166,4 +230,7 @@ def align(qrels, run, *, complete: bool = False) -> Aligned:
             seen = set(retrieved)
             unretrieved[q] = np.array([r for d, r in best.items() if d not in seen and r >= 0], dtype=np.int64)
     np.maximum(grade, 0, out=grade)
+    if judged_only and not judged.all():  # trec_eval -J: unjudged documents leave the ranking
+        sizes = np.bincount(np.repeat(np.arange(n_queries), sizes)[judged], minlength=n_queries).astype(np.int64)
+        docno, score, grade, judged = docno[judged], score[judged], grade[judged], judged[judged]
     return Aligned(query_ids, sizes, docno, score, grade, judged, unretrieved)

@@ -22,8 +22,9 @@ number.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
-from ..errors import InputTypeError
+from ..errors import InputError, InputTypeError
 from .grouping import ITER_KEY, byte_matrix_hash, raise_duplicate
 from .numeric import parse_floats, parse_ints
 from .records import Qrels, Run
@@ -143,22 +144,88 @@ def read_qrels(path) -> Qrels:
     return Qrels(query_ids, segments.offsets, docno, rel, iteration, path=path, _hash=hashes)
 
 
+def _is_instance_of(value, package, names):
+    """Whether ``value`` is an instance of a class named in ``names`` from ``package``, found
+    without importing the package (pandas and ranx are optional)."""
+    return any(c.__module__.split(".")[0] == package and c.__name__ in names for c in type(value).__mro__)
+
+
 def _coerce(value, cls, read, name, values):
     if isinstance(value, cls):
         return value
-    if isinstance(value, dict):
-        return cls.from_dict(value)
     if isinstance(value, (str, bytes, os.PathLike)):
         return read(value)
-    raise InputTypeError(f"{name} must be a path, a fasttie.trec.{cls.__name__} or a {{qid: {{docno: {values}}}}} "
-                         f"dict, got {type(value).__name__}")
+    other = Qrels if cls is Run else Run
+    if isinstance(value, other) or _is_instance_of(value, "ranx", (other.__name__,)):
+        raise InputTypeError(f"{name} got a {type(value).__module__.split('.')[0]} {other.__name__}; pass the "
+                             f"{other.__name__.lower()} as {other.__name__.lower()} and a {cls.__name__} as {name}")
+    if _is_instance_of(value, "pandas", ("DataFrame",)):
+        kind, build = "DataFrame", lambda: cls.from_frame(value)
+    elif _is_instance_of(value, "ranx", (cls.__name__,)):
+        extra = {"name": getattr(value, "name", None)} if cls is Run else {}
+        kind, build = f"ranx {cls.__name__}", lambda: cls.from_dict(value.to_dict(), **extra)
+    elif isinstance(value, Mapping):
+        kind, build = "dict", lambda: cls.from_dict(value)
+    else:
+        raise InputTypeError(
+            f"{name} must be a path, a fasttie.trec.{cls.__name__}, a {{qid: {{docno: {values}}}}} dict, a pandas "
+            f"DataFrame or a ranx {cls.__name__}, got {type(value).__name__}")
+    try:
+        return build()
+    except InputError as error:  # say which argument the message is about
+        raise type(error)(f"{name} ({kind}): {error}") from None
 
 
 def as_run(run) -> Run:
-    """A :class:`Run` from a path, a Run (returned as is) or ``{qid: {docno: score}}``."""
+    """A :class:`Run` from any form :func:`fasttie.trec.evaluate` takes.
+
+    Parameters
+    ----------
+    run : str, os.PathLike, Run, dict, pandas.DataFrame or ranx.Run
+        A run file (read by :func:`read_run`), a :class:`Run` (returned as is),
+        ``{qid: {docno: score}}`` (pytrec_eval, ranx), a DataFrame with columns
+        ``query_id, doc_id, score`` or ``qid, docno, score`` (:meth:`Run.from_frame`), or a
+        ranx ``Run`` (its name is kept).
+
+    Returns
+    -------
+    Run
+
+    Raises
+    ------
+    TypeError
+        Any other kind of object, or qrels passed as the run.
+    ValueError
+        Bad content; the message starts with ``run`` and the form it came in.
+    """
     return _coerce(run, Run, read_run, "run", "score")
 
 
 def as_qrels(qrels) -> Qrels:
-    """:class:`Qrels` from a path, a Qrels (returned as is) or ``{qid: {docno: rel}}``."""
+    """:class:`Qrels` from any form :func:`fasttie.trec.evaluate` takes.
+
+    Parameters
+    ----------
+    qrels : str, os.PathLike, Qrels, dict, pandas.DataFrame or ranx.Qrels
+        A qrels file (read by :func:`read_qrels`), a :class:`Qrels` (returned as is),
+        ``{qid: {docno: rel}}`` (pytrec_eval, ranx), a DataFrame with columns
+        ``query_id, doc_id, relevance[, iteration]`` or ``qid, docno, rel / label[, iter]``
+        (:meth:`Qrels.from_frame`), or a ranx ``Qrels``.
+
+    Returns
+    -------
+    Qrels
+
+    Raises
+    ------
+    TypeError
+        Any other kind of object, or a run passed as the qrels.
+    ValueError
+        Bad content; the message starts with ``qrels`` and the form it came in.
+
+    Examples
+    --------
+    >>> as_qrels({"q1": {"d1": 1, "d2": 0}})
+    Qrels(n_queries=1, n_rows=2)
+    """
     return _coerce(qrels, Qrels, read_qrels, "qrels", "rel")

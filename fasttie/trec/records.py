@@ -3,11 +3,12 @@
 Rows are stored grouped by query: the unique query ids sorted as strings (``strcmp`` order,
 the order of trec_eval's output), and within a query in file order; ``offsets`` delimit each
 query's rows. Both classes are built by the readers (:func:`fasttie.trec.read_run`,
-:func:`fasttie.trec.read_qrels`) or in memory (``from_arrays``, ``from_dict``).
+:func:`fasttie.trec.read_qrels`) or in memory (``from_arrays``, ``from_dict``, ``from_frame``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +40,69 @@ def _check_offsets(offsets, n_rows, n_queries):
     if offsets[0] != 0 or offsets[-1] != n_rows or np.any(np.diff(offsets) < 0):
         raise InputError(f"offsets must rise from 0 to the number of rows ({n_rows})")
     return offsets
+
+
+# DataFrame column names per field, ir_measures / ranx names first, then TREC and PyTerrier ones
+FRAME_COLUMNS = {
+    "qid": ("query_id", "qid", "q_id"),
+    "docno": ("doc_id", "docno", "docid"),
+    "score": ("score",),
+    "rel": ("relevance", "rel", "label"),
+    "iteration": ("iteration", "iter"),
+}
+_FIELD_WORDS = {"qid": "query id", "docno": "document id", "score": "score", "rel": "relevance", "iteration": "iteration"}
+
+
+def _frame_columns(frame, fields, optional):
+    """The columns of ``frame`` for ``fields`` (keys of FRAME_COLUMNS), as numpy arrays; the
+    ``optional`` ones may be absent (None). Ids must have no missing value."""
+    found, missing = {}, []
+    for name in (*fields, *optional):
+        present = [c for c in FRAME_COLUMNS[name] if c in frame.columns]
+        if len(present) > 1:
+            raise InputError(f"the DataFrame has columns {present}, which all name the {_FIELD_WORDS[name]}: keep one of them")
+        if not present:
+            if name in fields:
+                missing.append(" / ".join(FRAME_COLUMNS[name]))
+            found[name] = None
+            continue
+        column = frame[present[0]]
+        if getattr(column, "ndim", 1) != 1:
+            raise InputError(f"the DataFrame has several columns named {present[0]!r}")
+        if name != "score":  # a NaN score is reported by from_arrays, with its query and document
+            na = np.flatnonzero(column.isna().to_numpy())
+            if na.size:
+                raise InputError(f"column {present[0]!r} of the DataFrame has a missing value (row {na[0]})")
+        found[name] = (present[0], column)
+    if missing:
+        in_index = [n for n in frame.index.names if any(n in FRAME_COLUMNS[f] for f in fields)]
+        hint = f"; {in_index} is the index: call .reset_index() first" if in_index else ""
+        raise InputError(
+            f"the DataFrame has no {' or '.join(repr(m) for m in missing)} column (it has {list(map(str, frame.columns))}); "
+            f"name the columns {', '.join(FRAME_COLUMNS[f][0] for f in fields)} (ir_measures, ranx) or "
+            f"{', '.join(FRAME_COLUMNS[f][min(1, len(FRAME_COLUMNS[f]) - 1)] for f in fields)} (TREC, PyTerrier){hint}")
+    return found
+
+
+def _numeric_column(found, name):
+    label, column = found[name]
+    if column.dtype.kind not in "iuf" and not (hasattr(column.dtype, "numpy_dtype") and column.dtype.numpy_dtype.kind in "iuf"):
+        raise InputTypeError(f"column {label!r} of the DataFrame must be numeric, got dtype {column.dtype}")
+    return column.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _flatten(nested, kind, values):
+    """Rows of ``{qid: {docno: value}}``: three lists (qid, docno, value)."""
+    if not isinstance(nested, Mapping):
+        raise InputTypeError(f"a {kind} dict must be {{qid: {{docno: {values}}}}}, got {type(nested).__name__}")
+    qid, docno, value = [], [], []
+    for q, docs in nested.items():
+        if not isinstance(docs, Mapping):
+            raise InputTypeError(f"{kind}[{q!r}] must be a {{docno: {values}}} dict, got {type(docs).__name__}")
+        qid.extend([q] * len(docs))
+        docno.extend(docs.keys())
+        value.extend(docs.values())
+    return np.array(qid, dtype=str), np.array(docno, dtype=str), value
 
 
 class _Grouped:
@@ -197,12 +261,16 @@ class Run(_Grouped):
         """
         qid = _as_str_array(qid, "qid")
         docno = _as_str_array(docno, "docno")
-        score = np.asarray(score, dtype=np.float64)
+        score = np.asarray(score)
+        if score.dtype.kind not in "iuf" and score.size:
+            raise InputTypeError(f"score must be numbers, got dtype {score.dtype}")
+        score = score.astype(np.float64)
         if not (len(qid) == len(docno) == len(score)) or score.ndim != 1:
             raise InputError(f"qid, docno and score must be 1-D of one length, got {len(qid)}, {len(docno)}, {score.shape}")
         bad = np.flatnonzero(~np.isfinite(score))
         if bad.size:
-            raise InputError(f"score of row {bad[0]} (qid {qid[bad[0]]!r}, docno {docno[bad[0]]!r}) is {score[bad[0]]}; scores must be finite")
+            raise InputError(f"score of row {bad[0]} (qid {str(qid[bad[0]])!r}, docno {str(docno[bad[0]])!r}) is "
+                             f"{score[bad[0]]}; scores must be finite")
         query_ids, codes = np.unique(qid, return_inverse=True)
         codes = codes.ravel()
         hashes = hash_strings(docno)
@@ -213,12 +281,50 @@ class Run(_Grouped):
         return cls(query_ids, segments.offsets, docno, score, name=name, _hash=hashes)
 
     @classmethod
-    def from_dict(cls, run: dict, *, name=None) -> "Run":
-        """Build a run from ``{qid: {docno: score}}`` (pytrec_eval / ranx layout)."""
-        qid = [q for q, docs in run.items() for _ in docs]
-        docno = [d for docs in run.values() for d in docs]
-        score = [s for docs in run.values() for s in docs.values()]
-        return cls.from_arrays(np.array(qid, dtype=str), np.array(docno, dtype=str), score, name=name)
+    def from_dict(cls, run: Mapping, *, name=None) -> "Run":
+        """Build a run from ``{qid: {docno: score}}`` (pytrec_eval / ranx layout).
+
+        Raises
+        ------
+        TypeError
+            ``run`` or one of its values is not a mapping, or a score is not a number.
+        ValueError
+            A NaN or infinite score.
+        """
+        qid, docno, score = _flatten(run, "run", "score")
+        return cls.from_arrays(qid, docno, score, name=name)
+
+    @classmethod
+    def from_frame(cls, frame, *, name=None) -> "Run":
+        """Build a run from a pandas DataFrame, one row per retrieved document.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Columns ``query_id``, ``doc_id``, ``score`` (ir_measures, ranx), or ``qid``,
+            ``docno``, ``score`` (TREC, PyTerrier; ``q_id`` and ``docid`` are accepted too).
+            Ids are converted to str; other columns (``iteration``, ``rank``, ...) are ignored.
+        name : str, optional
+            Run tag.
+
+        Raises
+        ------
+        ValueError
+            A missing column (naming the expected ones), a missing id, a NaN or infinite score,
+            a duplicate (query, document) pair.
+        TypeError
+            A score column that is not numeric.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [1.0, 0.5]})
+        >>> Run.from_frame(frame).query("q1")
+        (array(['d1', 'd2'], dtype='<U2'), array([1. , 0.5]))
+        """
+        found = _frame_columns(frame, ("qid", "docno", "score"), ())
+        score = _numeric_column(found, "score")
+        return cls.from_arrays(found["qid"][1].to_numpy(), found["docno"][1].to_numpy(), score, name=name)
 
 
 @dataclass(eq=False, repr=False)
@@ -322,11 +428,12 @@ class Qrels(_Grouped):
         qid = _as_str_array(qid, "qid")
         docno = _as_str_array(docno, "docno")
         rel = np.asarray(rel)
-        if rel.dtype.kind not in "iub":
+        if rel.dtype.kind not in "iub" and rel.size:
             if rel.dtype.kind == "f" and np.all(np.isfinite(rel)) and np.all(rel == np.round(rel)):
                 rel = rel.astype(np.int64)
             else:
-                raise InputTypeError(f"rel must be integers, got dtype {rel.dtype}")
+                raise InputTypeError(f"rel must be integers, got dtype {rel.dtype}"
+                                     + (" with non-integer values" if rel.dtype.kind == "f" else ""))
         rel = rel.astype(np.int64)
         iteration = np.full(len(qid), "0") if iteration is None else _as_str_array(iteration, "iteration")
         if not (len(qid) == len(docno) == len(rel) == len(iteration)) or rel.ndim != 1:
@@ -343,9 +450,50 @@ class Qrels(_Grouped):
         return cls(query_ids, segments.offsets, docno, rel, iteration, _hash=hashes)
 
     @classmethod
-    def from_dict(cls, qrels: dict) -> "Qrels":
-        """Build judgments from ``{qid: {docno: rel}}`` (pytrec_eval layout)."""
-        qid = [q for q, docs in qrels.items() for _ in docs]
-        docno = [d for docs in qrels.values() for d in docs]
-        rel = np.array([r for docs in qrels.values() for r in docs.values()], dtype=np.int64)
-        return cls.from_arrays(np.array(qid, dtype=str), np.array(docno, dtype=str), rel)
+    def from_dict(cls, qrels: Mapping) -> "Qrels":
+        """Build judgments from ``{qid: {docno: rel}}`` (pytrec_eval / ranx layout).
+
+        Raises
+        ------
+        TypeError
+            ``qrels`` or one of its values is not a mapping, or a grade is not an integer.
+        """
+        qid, docno, rel = _flatten(qrels, "qrels", "rel")
+        return cls.from_arrays(qid, docno, rel)
+
+    @classmethod
+    def from_frame(cls, frame) -> "Qrels":
+        """Build judgments from a pandas DataFrame, one row per judgment.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Columns ``query_id``, ``doc_id``, ``relevance`` and optionally ``iteration``
+            (ir_measures, ranx), or ``qid``, ``docno``, ``rel`` / ``label`` and ``iter``
+            (TREC, PyTerrier; ``q_id`` and ``docid`` are accepted too). Ids and the iteration
+            are converted to str; grades must be integers (whole floats are accepted).
+
+        Raises
+        ------
+        ValueError
+            A missing column (naming the expected ones), a missing value, a duplicate (query,
+            iteration, document) triple.
+        TypeError
+            A grade that is not an integer.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "relevance": [2, 0]})
+        >>> Qrels.from_frame(frame).to_dict()
+        {'q1': {'d1': 2, 'd2': 0}}
+        """
+        found = _frame_columns(frame, ("qid", "docno", "rel"), ("iteration",))
+        label, column = found["rel"]
+        if column.dtype.kind not in "iubf" and not (hasattr(column.dtype, "numpy_dtype") and column.dtype.numpy_dtype.kind in "iubf"):
+            raise InputTypeError(f"column {label!r} of the DataFrame must hold integer grades, got dtype {column.dtype}")
+        rel = column.to_numpy()
+        if rel.dtype.kind == "O":  # a nullable integer column without missing values
+            rel = rel.astype(np.int64)
+        iteration = None if found["iteration"] is None else found["iteration"][1].to_numpy()
+        return cls.from_arrays(found["qid"][1].to_numpy(), found["docno"][1].to_numpy(), rel, iteration)
