@@ -152,6 +152,7 @@ examples:
   fasttie trec tests/data/qrels.txt tests/data/run.txt
   fasttie trec qrels.txt run.txt -m AP nDCG@10 'P@[5,10]' -q
   fasttie trec qrels.txt run.txt -m map P_5 -c -l 2 --ties average --json
+  fasttie trec qrels.txt run.txt -m map ndcg_cut_10 -M 100 -J
 
 output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -q), then 'all'.""",
     )
@@ -164,6 +165,11 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
                       help="average over every judged query, 0 for those missing from the run (trec_eval -c)")
     trec.add_argument("-l", "--level", type=float, default=1, metavar="L",
                       help="grades >= L are relevant (trec_eval -l; default 1)")
+    trec.add_argument("-M", "--max-retrieved", type=_positive_int, metavar="N",
+                      help="evaluate only the first N documents of each query, in trec_eval's order: score descending, "
+                           "then docno descending, whatever --ties is (trec_eval -M)")
+    trec.add_argument("-J", "--judged-only", action="store_true",
+                      help="drop retrieved documents without a judgment before ranking (trec_eval -J)")
     _add_conventions(trec, ties="trec", ap_denominator="total", gain="linear")
     fmt = trec.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the result as JSON (per query with -q)")

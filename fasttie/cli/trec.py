@@ -9,6 +9,8 @@ from .common import (
     _TREC_OPTIONS, RESULT_EXTENSIONS, TREC_METRICS, UsageError, _check_output_path, cli_words, resolve_metrics,
 )
 
+_OPTIONS = {**_TREC_OPTIONS, "max_retrieved": "-M/--max-retrieved", "judged_only": "-J/--judged-only"}
+
 
 def _trec(args) -> int:
     import fasttie as ft
@@ -29,9 +31,10 @@ def _trec(args) -> int:
         result = ft.trec.evaluate(
             args.qrels, args.run, metrics, ties=args.ties, ap_denominator=args.ap_denominator, gain=args.gain,
             relevance_level=level, empty=args.empty, complete=args.complete,
+            max_retrieved=args.max_retrieved, judged_only=args.judged_only,
         )
     except (ValueError, TypeError) as error:
-        raise type(error)(cli_words(str(error), _TREC_OPTIONS)) from None
+        raise type(error)(cli_words(str(error), _OPTIONS)) from None
     if args.json:
         print(json.dumps(result.to_dict(per_query=args.per_query)))
     elif args.csv:

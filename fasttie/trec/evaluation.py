@@ -194,13 +194,6 @@ def evaluate(
     >>> evaluate(qrels, run, ["RR", "NumRet"], judged_only=True).mean
     {'RR': 1.0, 'NumRet': 1.0}
 
-    Per-query values as a DataFrame (pandas needed):
-
-    >>> evaluate(qrels, run, ["RR", "P@1"]).to_frame()  # doctest: +NORMALIZE_WHITESPACE
-            RR  P@1
-    query
-    q1     0.5  0.0
-
     Diversity qrels: ``d1`` covers subtopics 1 and 2, ``d2`` subtopic 1, ``d3`` subtopic 3:
 
     >>> from fasttie.trec import Qrels

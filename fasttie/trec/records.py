@@ -314,13 +314,6 @@ class Run(_Grouped):
             a duplicate (query, document) pair.
         TypeError
             A score column that is not numeric.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> frame = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [1.0, 0.5]})
-        >>> Run.from_frame(frame).query("q1")
-        (array(['d1', 'd2'], dtype='<U2'), array([1. , 0.5]))
         """
         found = _frame_columns(frame, ("qid", "docno", "score"), ())
         score = _numeric_column(found, "score")
@@ -480,13 +473,6 @@ class Qrels(_Grouped):
             iteration, document) triple.
         TypeError
             A grade that is not an integer.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> frame = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "relevance": [2, 0]})
-        >>> Qrels.from_frame(frame).to_dict()
-        {'q1': {'d1': 2, 'd2': 0}}
         """
         found = _frame_columns(frame, ("qid", "docno", "rel"), ("iteration",))
         label, column = found["rel"]

@@ -1,0 +1,243 @@
+"""trec_eval's options that change results: ``-M`` (``max_retrieved``) and ``-J`` (``judged_only``).
+
+trec_eval 10.0 (form_res_rels.c) sorts each query's documents by score, descending, then by
+docno, descending, keeps the first ``-M`` of them, and then, with ``-J``, drops those without a
+judgment of grade >= 0 (not in the qrels, or judged with a negative grade), the others moving
+up. fasttie is checked against:
+
+* pytrec_eval (trec_eval 9's code) with ``judged_docs_only_flag=True`` for ``judged_only``;
+  pytrec_eval has no ``-M``;
+* a run cut by hand in trec_eval's order (a sort written here), evaluated without the option,
+  in every tie mode: ``max_retrieved`` is a property of the input, the same cut whatever
+  ``ties`` is, and ties are then resolved among the documents kept;
+* the trec_eval reference json has no ``-M`` / ``-J`` configuration (tests/test_trec_conformance.py
+  would run it if it had).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fasttie import cli, trec
+from fasttie.trec.join import first_in_trec_order
+
+TIE_MODES = ("trec", "average", "stable", "optimistic", "pessimistic", "pyndeval")
+# fasttie metric -> pytrec_eval measure
+PYTREC = {"AP": "map", "AP@10": "map_cut_10", "P@5": "P_5", "R@10": "recall_10", "nDCG": "ndcg",
+          "nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "Rprec": "Rprec", "Bpref": "bpref",
+          "NumRet": "num_ret", "NumRelRet": "num_rel_ret", "NumRel": "num_rel", "Success@5": "success_5"}
+METRICS = list(PYTREC)
+ORDER_FREE = [m for m in METRICS if m not in ("RR",)]  # metrics of a fixed order used with every tie mode
+
+_PYTREC_SCRIPT = """
+import json, sys
+import pytrec_eval
+qrels, run, measures, judged_only = json.load(sys.stdin)
+evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(measures), judged_docs_only_flag=judged_only)
+json.dump(evaluator.evaluate(run), sys.stdout)
+"""
+
+
+def pytrec_values(qrels, run, names, *, judged_only=False):
+    """pytrec_eval's per-query values {qid: {measure: value}}, in a fresh process with a time
+    limit (pytrec_eval 0.5.11 can hang in a process that created another evaluator)."""
+    pytest.importorskip("pytrec_eval")
+    payload = json.dumps([qrels, run, sorted({PYTREC[n] for n in names}), judged_only])
+    done = subprocess.run([sys.executable, "-c", _PYTREC_SCRIPT], input=payload, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def random_case(seed, n_queries=30):
+    """Runs with many ties, unjudged documents, negative grades, relevant documents never
+    retrieved; docnos of several lengths so that string order differs from numeric order."""
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for i in range(n_queries):
+        pool = [f"d{x}" for x in rng.integers(0, 10 ** rng.integers(1, 4), 80)]
+        qrels[f"q{i}"] = {str(d): int(rng.integers(-1, 4)) for d in rng.choice(pool, rng.integers(1, 30))}
+        run[f"q{i}"] = {str(d): float(rng.integers(0, 5)) / 4 for d in rng.choice(pool, rng.integers(1, 50))}
+    return qrels, run
+
+
+def cut_by_hand(run, n):
+    """trec_eval's -M: per query, sort by score descending, then docno descending, keep n."""
+    out = {}
+    for qid, docs in run.items():
+        ranked = sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)[:n]
+        kept = {d for d, _ in ranked}
+        out[qid] = {d: s for d, s in docs.items() if d in kept}  # input order among the kept
+    return out
+
+
+def judged_by_hand(qrels, run):
+    """trec_eval's -J: drop documents without a judgment of grade >= 0."""
+    return {qid: {d: s for d, s in docs.items() if qrels.get(qid, {}).get(d, -1) >= 0} for qid, docs in run.items()}
+
+
+def assert_same(got, expected):
+    assert got.query_ids == expected.query_ids
+    assert list(got.per_query) == list(expected.per_query)
+    for name in got.per_query:
+        np.testing.assert_array_equal(got.per_query[name], expected.per_query[name], err_msg=name)
+        assert got.mean[name] == expected.mean[name] or (np.isnan(got.mean[name]) and np.isnan(expected.mean[name]))
+
+
+# --------------------------------------------------------------------------------------------
+# -J
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_judged_only_matches_pytrec_eval(seed):
+    qrels, run = random_case(seed)
+    reference = pytrec_values(qrels, run, METRICS, judged_only=True)
+    result = trec.evaluate(qrels, run, METRICS, judged_only=True)
+    # pytrec_eval leaves out a query with no judged document retrieved; fasttie keeps it (empty)
+    kept = [i for i, q in enumerate(result.query_ids) if q in reference]
+    assert len(kept) >= len(result.query_ids) - 3
+    for name in METRICS:
+        expected = np.array([reference[result.query_ids[i]][PYTREC[name]] for i in kept])
+        np.testing.assert_allclose(result.per_query[name][kept], expected, rtol=0, atol=1e-12, err_msg=name)
+    plain = trec.evaluate(qrels, run, METRICS)
+    assert plain.mean["NumRet"] > result.mean["NumRet"], "the case should retrieve unjudged documents"
+
+
+@pytest.mark.parametrize("ties", TIE_MODES)
+def test_judged_only_is_filtering_the_run(ties):
+    qrels, run = random_case(11)
+    names = METRICS if ties != "average" else ORDER_FREE + ["RR"]
+    got = trec.evaluate(qrels, run, names, ties=ties, judged_only=True)
+    expected = trec.evaluate(qrels, judged_by_hand(qrels, run), names, ties=ties)
+    # a query left without documents stays in the evaluation with an empty ranking
+    assert set(expected.query_ids) <= set(got.query_ids)
+    rows = [got.query_ids.index(q) for q in expected.query_ids]
+    for name in names:
+        np.testing.assert_array_equal(got.per_query[name][rows], expected.per_query[name], err_msg=name)
+
+
+def test_judged_only_query_without_judged_documents():
+    qrels = {"q1": {"a": 1, "b": -1}, "q2": {"c": 1}}
+    run = {"q1": {"x": 3.0, "b": 2.0}, "q2": {"c": 1.0}}  # b: negative grade, unjudged for -J
+    result = trec.evaluate(qrels, run, ["AP", "NumRet", "NumRel"], judged_only=True)
+    assert result.query_ids == ["q1", "q2"]
+    assert result.per_query["NumRet"].tolist() == [0.0, 1.0]
+    assert result.per_query["NumRel"].tolist() == [1.0, 1.0]
+    assert result.per_query["AP"].tolist() == [0.0, 1.0]
+    assert result.settings["judged_only"] is True and result.settings["max_retrieved"] is None
+
+
+# --------------------------------------------------------------------------------------------
+# -M
+
+
+@pytest.mark.parametrize("n", [1, 3, 10])
+@pytest.mark.parametrize("ties", TIE_MODES)
+def test_max_retrieved_is_the_cut_in_trec_order(ties, n):
+    qrels, run = random_case(5)
+    names = METRICS + ["P@10", "nDCG@3"]
+    got = trec.evaluate(qrels, run, names, ties=ties, max_retrieved=n)
+    expected = trec.evaluate(qrels, cut_by_hand(run, n), names, ties=ties)
+    assert_same(got, expected)
+    assert got.settings["max_retrieved"] == n
+    assert np.all(got.per_query["NumRet"] <= n)
+
+
+def test_max_retrieved_against_pytrec_eval_on_the_cut_run():
+    qrels, run = random_case(7)
+    reference = pytrec_values(qrels, cut_by_hand(run, 5), METRICS)
+    result = trec.evaluate(qrels, run, METRICS, max_retrieved=5)
+    assert result.query_ids == sorted(reference)
+    for name in METRICS:
+        expected = np.array([reference[q][PYTREC[name]] for q in result.query_ids])
+        np.testing.assert_allclose(result.per_query[name], expected, rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_max_retrieved_then_judged_only():
+    """trec_eval cuts first, then drops unjudged documents: the judged among the first N, not
+    the first N judged."""
+    qrels, run = random_case(3)
+    got = trec.evaluate(qrels, run, METRICS, max_retrieved=8, judged_only=True)
+    by_hand = judged_by_hand(qrels, cut_by_hand(run, 8))
+    reference = pytrec_values(qrels, by_hand, METRICS)
+    expected = trec.evaluate(qrels, by_hand, METRICS)
+    rows = [got.query_ids.index(q) for q in expected.query_ids]
+    for name in METRICS:
+        np.testing.assert_array_equal(got.per_query[name][rows], expected.per_query[name], err_msg=name)
+        values = np.array([reference[q][PYTREC[name]] for q in expected.query_ids])
+        np.testing.assert_allclose(expected.per_query[name], values, rtol=0, atol=1e-12, err_msg=name)
+    assert not np.array_equal(got.per_query["NumRet"],
+                              trec.evaluate(qrels, judged_by_hand(qrels, run), METRICS, max_retrieved=8).per_query["NumRet"])
+
+
+def test_max_retrieved_inside_a_tie():
+    """Four documents tie; -M 2 keeps the two greatest docnos (trec_eval's order), whatever
+    the tie mode; the relevant 'a' and 'b' are cut off, so they count in R but not retrieved."""
+    qrels = {"q": {"a": 1, "b": 1, "c": 1, "z": 0}}
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "z": 2.0}}
+    names = ["P@3", "R@3", "RR", "NumRet", "NumRelRet"]
+    # trec_eval's order z, d, c, b, a: -M 3 keeps z, d, c
+    trec_order = trec.evaluate(qrels, run, names, max_retrieved=3)
+    assert trec_order.mean == {"P@3": 1 / 3, "R@3": 1 / 3, "RR": 1 / 3, "NumRet": 3.0, "NumRelRet": 1.0}
+    # average: z first, then d and c in either order: RR = (1/2 + 1/3) / 2
+    average = trec.evaluate(qrels, run, names, max_retrieved=3, ties="average")
+    assert average.mean["RR"] == pytest.approx((1 / 2 + 1 / 3) / 2, abs=1e-15)
+    assert average.mean["P@3"] == pytest.approx(1 / 3, abs=1e-15) and average.mean["NumRelRet"] == 1.0
+    # without the cut, average mode would see a, b, c, d in the tie: RR = E[1 / (1 + first relevant)]
+    uncut = trec.evaluate(qrels, run, ["RR"], ties="average").mean["RR"]
+    assert uncut == pytest.approx((3 / 4) / 2 + (1 / 4) / 3, abs=1e-15)
+    optimistic = trec.evaluate(qrels, run, names, max_retrieved=3, ties="optimistic")
+    pessimistic = trec.evaluate(qrels, run, names, max_retrieved=3, ties="pessimistic")
+    assert optimistic.mean["RR"] == 1 / 2 and pessimistic.mean["RR"] == 1 / 3
+    # stable: input order among the kept documents (c before d)
+    assert trec.evaluate(qrels, run, ["RR"], max_retrieved=3, ties="stable").mean["RR"] == 1 / 2
+
+
+def test_max_retrieved_keeps_rows_in_input_order():
+    run = trec.Run.from_dict({"q": {"a": 1.0, "b": 3.0, "c": 1.0, "d": 2.0}, "p": {"x": 1.0}})
+    cut = first_in_trec_order(run, 2)
+    docno, score = cut.query("q")
+    assert docno.tolist() == ["b", "d"] and score.tolist() == [3.0, 2.0]
+    assert cut.query("p")[0].tolist() == ["x"]
+    assert first_in_trec_order(run, 4) is run
+    tie = first_in_trec_order(trec.Run.from_dict({"q": {"d10": 1.0, "d9": 1.0, "d2": 1.0}}), 2)
+    assert tie.query("q")[0].tolist() == ["d9", "d2"]  # string order: d9 > d2 > d10
+
+
+def test_option_errors():
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0}}
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=r"max_retrieved must be >= 1"):
+            trec.evaluate(qrels, run, ["AP"], max_retrieved=bad)
+    for bad in (1.5, "10", True):
+        with pytest.raises(TypeError, match=r"max_retrieved must be a positive integer or None"):
+            trec.evaluate(qrels, run, ["AP"], max_retrieved=bad)
+    with pytest.raises(TypeError, match=r"judged_only must be True or False"):
+        trec.align(qrels, run, judged_only="yes")
+    assert trec.evaluate(qrels, run, ["AP"], max_retrieved=np.int64(1)).mean == {"AP": 1.0}
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+
+
+def test_cli_flags(tmp_path, capsys):
+    qrels, run = random_case(2, n_queries=6)
+    qrels_path, run_path = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
+    run_path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items() for d, s in docs.items()))
+    for argv, options in (([], {}), (["-M", "4"], {"max_retrieved": 4}), (["-J"], {"judged_only": True}),
+                          (["-M3", "-J", "--ties", "average"], {"max_retrieved": 3, "judged_only": True, "ties": "average"})):
+        assert cli.main(["trec", str(qrels_path), str(run_path), "-m", "AP", "P@5", "NumRet", "--json", *argv]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        expected = trec.evaluate(str(qrels_path), str(run_path), ["AP", "P@5", "NumRet"], **options)
+        assert printed["mean"] == expected.mean, argv
+        assert printed["settings"]["max_retrieved"] == options.get("max_retrieved")
+        assert printed["settings"]["judged_only"] is options.get("judged_only", False)
+    assert cli.main(["trec", str(qrels_path), str(run_path), "-M", "0"]) != 0
+    assert "-M/--max-retrieved" in capsys.readouterr().err
