@@ -1,14 +1,38 @@
-"""Diversity evaluation: alpha-nDCG@k (Clarke et al., SIGIR 2008) with ndeval's greedy ideal.
+"""Diversity evaluation: ndeval's measures of ranked lists judged per subtopic (TREC Web track).
+
+Every measure of ndeval 4.5 (the Web track's tool; pyndeval and ir_measures wrap it), with its
+definitions, at any cutoff, and tie-aware. For a query with S subtopics that have a relevant
+judged document, the alpha-gain of the document at rank r is
+g_r = sum over its subtopics s of (1 - alpha)^(documents with s ranked above it), and:
+
+====================  =====================================================================
+``alpha_nDCG@k``      sum_{r<=k} g_r / log2(1 + r), over the same sum of ndeval's greedy ideal
+``alpha_DCG@k``       the same sum over its "ideal ideal": S (1 - alpha)^(r-1) at every rank
+``nERR_IA@k``         sum_{r<=k} g_r / r, over the same sum of the greedy ideal
+``ERR_IA@k``          the same sum over its "ideal ideal" (ndeval's intent-aware ERR: each
+                      subtopic's ERR with probability of relevance alpha, averaged)
+``nNRBP``             sum_r g_r beta^(r-1) over the whole run, over that of the greedy ideal
+``NRBP``              (1 - (1 - alpha) beta) / S * sum_r g_r beta^(r-1)
+``P_IA@k``            relevant (document, subtopic) pairs in the top k / (k S)
+``AP_IA``             mean over the S subtopics of AP (ndeval's MAP-IA)
+``StRecall@k``        subtopics with a relevant document in the top k / S
+====================  =====================================================================
+
+Defaults alpha = 0.5, beta = 0.5 (ndeval's); names take ir_measures' parameters
+(``alpha_nDCG(alpha=0.3)@20``, ``NRBP(alpha=0.5,beta=0.8)``) and ndeval's column names
+(``alpha-nDCG@20``, ``ERR-IA@20``, ``MAP-IA``, ``P-IA@10``, ``strec@10``).
 
 The facade validates everything and packs each document's subtopics into uint64 bit masks;
-``_kernels/alpha_ndcg.py`` ranks, scores and builds the greedy ideal, parallel over queries.
-It also holds the grammar of the diversity metric names that :func:`fasttie.trec.evaluate`
-accepts (``alpha_nDCG@k``, ``alpha_nDCG(alpha=0.3)@k``).
+``_kernels/diversity_measures.py`` walks each query's run (fixed order) or its ties
+(``_kernels/diversity_ties.py``, ``ties="average"``) and ndeval's greedy ideal
+(``_kernels/alpha_ndcg.py``), parallel over queries; this module divides.
 
-Package-internal layer, shared by :func:`alpha_ndcg` and :func:`fasttie.trec.evaluate`:
-:func:`alpha_dcg` (validated inputs -> run and ideal alpha-DCG at every cutoff, before the
-division and the empty-query policy) and :func:`empty_value` (the value of a query without any
-relevant subtopic).
+Public: :func:`diversity_evaluate` (any set of measures, a :class:`fasttie.Result`) and
+:func:`alpha_ndcg` (alpha-nDCG as an array). Package-internal layer, shared with
+:func:`fasttie.trec.evaluate`: the name grammar (:func:`is_diversity_metric`,
+:func:`parse_diversity_metric`, :class:`DiversityMetric`), :func:`diversity_values` (validated
+inputs -> per-query values before the empty-query policy), :func:`empty_value` and
+:func:`alpha_dcg` (run and ideal alpha-DCG).
 """
 
 from __future__ import annotations
@@ -16,20 +40,177 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels.alpha_ndcg import alpha_dcg_queries, first_duplicate, pack_subtopics
-from .parallel import resolve_threads, run_blocks
-from .scoring import group_sizes, read_only
+from ._kernels.alpha_ndcg import first_duplicate, pack_subtopics
+from ._kernels.diversity_measures import (
+    AP_SUM, AVERAGE, COVERED, FULL_IDEAL, FULL_RUN, IDEAL, IDEAL_DCG, IDEAL_ERR, IDEAL_NRBP, N_CUT, N_SCALARS,
+    N_SUBTOPICS, PAIRS, RUN_DCG, RUN_ERR, RUN_NRBP, WANT_AP, diversity_queries,
+)
 from .errors import InputError, InputTypeError
-from .validation import numeric_array
+from .parallel import resolve_threads, run_blocks
+from .result import Result
+from .scoring import group_sizes, read_only
+from .validation import mean_of_kept, numeric_array
 
-__all__ = ["alpha_ndcg"]
+__all__ = ["alpha_ndcg", "diversity_evaluate"]
 
 DEFAULT_ALPHA = 0.5
-TIE_RULES = ("stable", "trec", "pyndeval")
+DEFAULT_BETA = 0.5
+TIE_RULES = ("stable", "trec", "pyndeval", "average")
 _EMPTY_WORDS = {"zero": 0.0, "skip": math.nan, "one": 1.0}
+
+
+@dataclass(frozen=True)
+class DiversityMetric:
+    """One parsed diversity measure: canonical ``name``, ``base`` (``"alpha_nDCG"``,
+    ``"alpha_DCG"``, ``"ERR_IA"``, ``"nERR_IA"``, ``"NRBP"``, ``"nNRBP"``, ``"P_IA"``,
+    ``"AP_IA"``, ``"StRecall"``), cutoff ``k`` (None for the whole-run measures NRBP, nNRBP,
+    AP_IA), ``alpha`` and ``beta``."""
+
+    name: str
+    base: str
+    k: int | None
+    alpha: float
+    beta: float
+
+
+def diversity_evaluate(
+    y_true,
+    y_pred,
+    group=None,
+    *,
+    metrics=("alpha_nDCG@20", "ERR_IA@20", "StRecall@20"),
+    ties: str = "average",
+    empty="zero",
+    doc_ids=None,
+    n_threads: int | None = None,
+) -> Result:
+    """ndeval's diversity measures of ranked lists judged per subtopic, tie-aware.
+
+    Parameters
+    ----------
+    y_true : array_like of 0/1 (bool, int or float), shape (n, n_subtopics)
+        One row per document of each query (judged, retrieved or both): ``y_true[i, s] = 1``
+        when document i is relevant to subtopic s. Rows of the queries are consecutive; a
+        query's subtopics are the columns with a 1 among its rows.
+    y_pred : array_like of float, shape (n,)
+        Run scores, ranked descending. ``-inf`` marks a judged document the run does not
+        retrieve: it counts for the ideal and the AP denominators only. NaN and +inf are errors.
+    group : array_like of int, optional
+        Sizes of consecutive queries (LightGBM / XGBoost style), summing to n; None = one query.
+    metrics : str or sequence of str
+        Names of the module table: ``alpha_nDCG@k``, ``alpha_DCG@k``, ``ERR_IA@k``,
+        ``nERR_IA@k``, ``NRBP``, ``nNRBP``, ``P_IA@k``, ``AP_IA``, ``StRecall@k``; list cutoffs
+        as ``@[5,10,20]``; alpha and beta as ``alpha_nDCG(alpha=0.3)@10``,
+        ``NRBP(alpha=0.5,beta=0.8)``. ndeval's spellings (``ERR-IA@20``, ``MAP-IA``,
+        ``strec@10``) are accepted.
+    ties : {"average", "stable", "trec", "pyndeval"}, default "average"
+        "average": the exact mean of every measure over all orders inside ties (docs/ties.md,
+        section 8). Fixed orders of equal scores: "stable" keeps input order; "trec" puts the
+        larger document id first (trec_eval, ``ndeval -traditional``); "pyndeval" the smaller
+        (pyndeval and ir_measures); these two need ``doc_ids``.
+    empty : float or {"zero", "skip", "one", "error"}, default "zero"
+        Value of every measure for a query without any relevant subtopic: 0 (ndeval, except
+        nNRBP, which ndeval leaves 0/0), NaN ("skip", left out of the means), 1, or raise.
+    doc_ids : array_like of str or int, shape (n,), optional
+        Document ids: the greedy ideal's ties go to the greatest (ndeval's ``strcmp``), and
+        they order the "trec" / "pyndeval" ties. Without them, the row position. A document
+        may appear only once per query.
+    n_threads : int, optional
+        Threads for this call (see :mod:`fasttie.parallel`); results do not depend on it.
+
+    Returns
+    -------
+    Result
+        ``per_query[name]`` float64 arrays of shape (n_queries,) and their means, under the
+        canonical names (``ERR-IA@20`` -> ``ERR_IA@20``, ``MAP-IA`` -> ``AP_IA``);
+        ``n_empty`` counts the queries without a relevant subtopic; ``settings`` holds ties,
+        empty and the alpha / beta values used.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric inputs, metric names that are not strings, a bad ``empty`` / ``ties``.
+    ValueError
+        An unknown or malformed metric name, y_true not 2-D 0/1, y_pred not 1-D of length n,
+        NaN or +inf scores, group sizes not >= 1 or not summing to n, doc_ids of the wrong
+        length, a document twice in one query, ties="trec"/"pyndeval" without doc_ids, or an
+        empty query with ``empty="error"``.
+
+    Notes
+    -----
+    Conventions of ndeval 4.5: a judgment with rel > 0 is relevant (grades count as 1), the
+    normalised measures divide by the greedy ideal over every judged document (retrieved or
+    not; ties of gain to the greatest id; a run can score above 1), NRBP, nNRBP and AP_IA use
+    the whole run. Unlike ndeval, cutoffs are not limited to 20, and alpha_DCG@1 and
+    ERR_IA@1 are divided by their ideal-ideal value S like every other cutoff (ndeval's loop
+    starts its division at rank 2; it prints only @5, @10, @20, but pyndeval and ir_measures
+    at @1 report S times fasttie's value). P_IA@k divides by k also past the end of the list.
+
+    Examples
+    --------
+    Two subtopics; documents b and c tie:
+
+    >>> import numpy as np
+    >>> from fasttie.diversity import diversity_evaluate
+    >>> y_true = np.array([[1, 0], [1, 0], [0, 1]])
+    >>> res = diversity_evaluate(y_true, [2.0, 1.0, 1.0], metrics=["alpha_nDCG@2", "StRecall@2", "P_IA@2"])
+    >>> {name: round(value, 4) for name, value in res.mean.items()}
+    {'alpha_nDCG@2': 0.9033, 'StRecall@2': 0.75, 'P_IA@2': 0.5}
+    >>> res = diversity_evaluate(y_true, [2.0, 1.0, 1.0], metrics=["StRecall@2"], ties="stable")
+    >>> res.mean
+    {'StRecall@2': 0.5}
+    """
+    parsed = _parse_all(metrics)
+    fill = empty_value(empty)
+    inputs = _prepare(y_true, y_pred, group, doc_ids, ties)
+    values, is_empty = _compute(inputs, list(parsed.values()), ties, n_threads)
+    n_empty = int(is_empty.sum())
+    if fill is None and n_empty:
+        raise InputError(f"{n_empty} of {len(is_empty)} queries have no relevant subtopic; "
+                         f"choose empty='zero', 'skip' or 'one'")
+    per_query = {}
+    for name, column in values.items():
+        column[is_empty] = fill
+        per_query[name] = column
+    settings = {"ties": ties, "empty": empty}
+    settings.update(diversity_settings(parsed.values()))
+    return Result(mean={name: mean_of_kept(v) for name, v in per_query.items()}, per_query=per_query,
+                  n_queries=len(is_empty), n_empty=n_empty, settings=settings)
+
+
+def _parse_all(metrics):
+    """{canonical name: DiversityMetric} in the order asked, each once."""
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    try:
+        names = list(metrics)
+    except TypeError:
+        raise InputTypeError(f"metrics must be a metric name or a sequence of names, got {metrics!r}") from None
+    parsed = {}
+    for name in names:
+        if not isinstance(name, str):
+            raise InputTypeError(f"metric names must be strings, got {name!r}")
+        for metric in parse_diversity_metric(name):
+            parsed.setdefault(metric.name, metric)
+    if not parsed:
+        raise InputError("metrics is empty; ask for at least one measure, e.g. metrics=['alpha_nDCG@20']")
+    return parsed
+
+
+def diversity_settings(metrics):
+    """settings entries: alpha (and beta when NRBP / nNRBP was asked for), a float or a sorted list."""
+    out = {}
+    metrics = list(metrics)
+    alphas = sorted({m.alpha for m in metrics if m.base not in _ALPHA_FREE})
+    betas = sorted({m.beta for m in metrics if m.base in ("NRBP", "nNRBP")})
+    for key, found in (("alpha", alphas), ("beta", betas)):
+        if found:
+            out[key] = found[0] if len(found) == 1 else found
+    return out
 
 
 def alpha_ndcg(
@@ -74,11 +255,12 @@ def alpha_ndcg(
         ndeval's ``strcmp``) and the "trec" / "pyndeval" run orders; a document may appear
         only once per query. Without them a document's id is its row position, so the greedy
         picks the later row of a tie.
-    ties : {"stable", "trec", "pyndeval"}, default "stable"
+    ties : {"stable", "trec", "pyndeval", "average"}, default "stable"
         Order of equal scores in the run: "stable" keeps input order; "trec" puts the larger
         document id first (trec_eval, ``ndeval -traditional``); "pyndeval" the smaller
-        (pyndeval and ir_measures sort by score, then docno ascending). The last two need
-        ``doc_ids``.
+        (pyndeval and ir_measures sort by score, then docno ascending); these two need
+        ``doc_ids``. "average": the exact mean over every order inside ties (docs/ties.md,
+        section 8).
     n_threads : int, optional
         Threads for this call (see :mod:`fasttie.parallel`); results do not depend on it.
 
@@ -123,19 +305,26 @@ def alpha_ndcg(
     array([0.8066])
     >>> ft.alpha_ndcg(y_true, [2.0, 1.0, 1.0], k=2, ties="trec", doc_ids=["a", "b", "c"]).round(4)
     array([1.])
+
+    The average over both orders of the tie: (0.8066 + 1) / 2
+
+    >>> ft.alpha_ndcg(y_true, [2.0, 1.0, 1.0], k=2, ties="average").round(4)
+    array([0.9033])
     """
-    dcg, idcg, sizes, columns = alpha_dcg(y_true, y_pred, group, k=k, alpha=alpha, doc_ids=doc_ids, ties=ties,
-                                          n_threads=n_threads)
+    ks, columns = _cutoffs(k)
+    alpha = check_alpha(alpha)
+    metrics = [DiversityMetric(diversity_metric_name("alpha_nDCG", int(v), alpha, DEFAULT_BETA), "alpha_nDCG",
+                               int(v), alpha, DEFAULT_BETA) for v in ks]
     fill = empty_value(empty)
-    is_empty = idcg[:, -1] == 0.0  # no relevant subtopic: every ideal gain is 0
+    inputs = _prepare(y_true, y_pred, group, doc_ids, ties)
+    values, is_empty = _compute(inputs, metrics, ties, n_threads)
     if fill is None and is_empty.any():
-        raise InputError(f"{int(is_empty.sum())} of {len(sizes)} queries have no relevant subtopic; "
+        raise InputError(f"{int(is_empty.sum())} of {len(is_empty)} queries have no relevant subtopic; "
                          f"choose empty=0.0, 1.0 or 'skip'")
-    values = np.zeros_like(dcg)
-    np.divide(dcg, idcg, out=values, where=idcg > 0)
-    values[is_empty] = fill
-    values = values[:, columns]
-    return values[:, 0] if _is_scalar_k(k) else values
+    table = np.stack([values[m.name] for m in metrics], axis=1)
+    table[is_empty] = fill
+    table = table[:, columns]
+    return table[:, 0] if _is_scalar_k(k) else table
 
 
 def _is_scalar_k(k):
@@ -170,16 +359,6 @@ def empty_value(empty):
         raise InputTypeError(f"empty must be a number (the value of queries without a relevant subtopic) or "
                         f"'zero' / 'skip' / 'one' / 'error'; got {empty!r}")
     return float(empty)
-
-
-def check_alpha(alpha, name="alpha"):
-    """alpha as a float in [0, 1], or TypeError / ValueError naming it."""
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (numbers.Real, np.floating, np.integer)):
-        raise InputTypeError(f"{name} must be a number in [0, 1], got {alpha!r}")
-    alpha = float(alpha)
-    if not 0.0 <= alpha <= 1.0:  # also rejects NaN
-        raise InputError(f"{name} must be in [0, 1] (the redundancy penalty), got {alpha!r}")
-    return alpha
 
 
 def _cutoffs(k):
@@ -247,23 +426,18 @@ def _doc_keys(doc_ids, sizes, n):
     return keys
 
 
-def alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids=None, ties="stable",
-              n_threads=None):
-    """Run and ideal alpha-DCG at the sorted unique cutoffs, after validating every input.
+@dataclass(frozen=True)
+class _Inputs:
+    masks: np.ndarray
+    scores: np.ndarray
+    run_keys: np.ndarray
+    ideal_keys: np.ndarray
+    offsets: np.ndarray
+    sizes: np.ndarray
 
-    Parameters and raises as in :func:`alpha_ndcg` (without ``empty``): alpha-nDCG is
-    ``dcg / idcg`` where ``idcg > 0``; a query with ``idcg == 0`` has no relevant subtopic and
-    is left to the caller's empty-query policy.
 
-    Returns
-    -------
-    dcg, idcg : ndarray of float64, shape (n_queries, n_unique_cutoffs)
-        alpha-DCG of the run and of the greedy ideal.
-    sizes : ndarray of int64, shape (n_queries,)
-        Rows per query.
-    columns : ndarray of int, shape (len(k),)
-        The column of each requested cutoff, in the order asked.
-    """
+def _prepare(y_true, y_pred, group, doc_ids, ties) -> _Inputs:
+    """Validated, packed kernel inputs (raises naming the argument)."""
     y_true = _check_y_true(y_true)
     n = y_true.shape[0]
     if n == 0:
@@ -276,83 +450,267 @@ def alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids=
     if bad.any():
         raise InputError(f"y_pred has a NaN or +inf score at row {int(np.flatnonzero(bad)[0])}; "
                          f"scores must be finite, or -inf for a judged document the run does not retrieve")
-    alpha = check_alpha(alpha)
-    cutoffs, columns = _cutoffs(k)
     if not isinstance(ties, str):
         raise InputTypeError(f"ties must be a string, one of {TIE_RULES}; got {ties!r}")
     if ties not in TIE_RULES:
         raise InputError(f"ties must be one of {TIE_RULES}, got {ties!r}")
     sizes = group_sizes(group, n)
     if doc_ids is None:
-        if ties != "stable":
+        if ties in ("trec", "pyndeval"):
             raise InputError(f"ties={ties!r} orders equal scores by document id: pass doc_ids")
         ideal_keys = np.arange(n, dtype=np.int64)
     else:
         ideal_keys = _doc_keys(doc_ids, sizes, n)
-    # equal scores rank by key ascending
-    run_keys = {"stable": np.arange(n, dtype=np.int64), "trec": -ideal_keys, "pyndeval": ideal_keys}[ties]
+    # equal scores rank by key ascending ("average" does not read the keys)
+    run_keys = -ideal_keys if ties == "trec" else ideal_keys if ties == "pyndeval" else np.arange(n, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return _Inputs(read_only(_subtopic_masks(y_true)), read_only(y_pred), read_only(run_keys),
+                   read_only(ideal_keys), read_only(offsets), sizes)
+
+
+def _run_kernel(inputs: _Inputs, cutoffs, alpha, betas, options, n_threads):
+    """cut (n_queries, N_CUT, n_cutoffs), scalars (n_queries, N_SCALARS), nrbp (n_queries, 2, n_betas)."""
+    sizes = inputs.sizes
+    n_queries = len(sizes)
     depth = int(min(cutoffs[-1], sizes.max()))
-    discount = 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
-    dcg = np.empty((len(sizes), len(cutoffs)))
-    idcg = np.empty((len(sizes), len(cutoffs)))
-    arrays = [read_only(a) for a in (_subtopic_masks(y_true), y_pred, run_keys, ideal_keys, offsets, cutoffs)]
-    discount = read_only(discount)
+    discount = read_only(1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64)))
+    cutoffs = read_only(np.asarray(cutoffs, dtype=np.int64))
+    betas = read_only(np.asarray(betas, dtype=np.float64))
+    cut = np.empty((n_queries, N_CUT, len(cutoffs)))
+    scalars = np.empty((n_queries, N_SCALARS))
+    nrbp = np.empty((n_queries, 2, len(betas)))
+    work = (int(sizes.sum()) if options & (FULL_RUN | FULL_IDEAL) else int(min(cutoffs[-1], 64))) * int(sizes.sum())
     run_blocks(
-        lambda lo, hi: alpha_dcg_queries(*arrays, alpha, discount, dcg, idcg, lo, hi),
-        len(sizes), resolve_threads(n_threads, int(min(cutoffs[-1], 64)) * n),
+        lambda lo, hi: diversity_queries(inputs.masks, inputs.scores, inputs.run_keys, inputs.ideal_keys,
+                                         inputs.offsets, cutoffs, alpha, betas, discount, options, cut, scalars,
+                                         nrbp, lo, hi),
+        n_queries, resolve_threads(n_threads, min(work, 1 << 40)),
     )
-    return dcg, idcg, sizes, columns
+    return cut, scalars, nrbp
+
+
+def _ideal_ideal(k, alpha, discount):
+    """sum_{r<=k} (1 - alpha)^(r-1) x discount(r): ndeval's "ideal ideal" for one subtopic."""
+    ranks = np.arange(1, k + 1, dtype=np.float64)
+    weights = (1.0 - alpha) ** (ranks - 1)
+    return float(np.sum(weights * (1.0 / np.log2(ranks + 1) if discount == "log" else 1.0 / ranks)))
+
+
+def _compute(inputs: _Inputs, metrics, ties, n_threads):
+    """Per-query values of parsed metrics ({name: float64 array}, empty queries at 0) and the
+    boolean mask of queries without a relevant subtopic."""
+    n_queries = len(inputs.sizes)
+    values = {}
+    n_subtopics = None
+    by_alpha = {}
+    for metric in metrics:
+        by_alpha.setdefault(metric.alpha, []).append(metric)
+    for alpha, group in by_alpha.items():
+        bases = {m.base for m in group}
+        cutoffs = sorted({m.k for m in group if m.k is not None}) or [1]
+        betas = sorted({m.beta for m in group if m.base in ("NRBP", "nNRBP")}) or [DEFAULT_BETA]
+        options = AVERAGE if ties == "average" else 0
+        if bases & {"NRBP", "nNRBP", "AP_IA"}:
+            options |= FULL_RUN
+        if bases & {"alpha_nDCG", "nERR_IA", "nNRBP"}:
+            options |= IDEAL
+        if "nNRBP" in bases:
+            options |= FULL_IDEAL
+        if "AP_IA" in bases:
+            options |= WANT_AP
+        cut, scalars, nrbp = _run_kernel(inputs, cutoffs, alpha, betas, options, n_threads)
+        n_subtopics = scalars[:, N_SUBTOPICS]
+        has = n_subtopics > 0
+        for m in group:
+            c = cutoffs.index(m.k) if m.k is not None else 0
+            b = betas.index(m.beta) if m.base in ("NRBP", "nNRBP") else 0
+            if m.base == "alpha_nDCG":
+                num, den = cut[:, RUN_DCG, c], cut[:, IDEAL_DCG, c]
+            elif m.base == "alpha_DCG":
+                num, den = cut[:, RUN_DCG, c], n_subtopics * _ideal_ideal(m.k, alpha, "log")
+            elif m.base == "nERR_IA":
+                num, den = cut[:, RUN_ERR, c], cut[:, IDEAL_ERR, c]
+            elif m.base == "ERR_IA":
+                num, den = cut[:, RUN_ERR, c], n_subtopics * _ideal_ideal(m.k, alpha, "harmonic")
+            elif m.base == "nNRBP":
+                num, den = nrbp[:, RUN_NRBP, b], nrbp[:, IDEAL_NRBP, b]
+            elif m.base == "NRBP":
+                num, den = nrbp[:, RUN_NRBP, b] * (1.0 - (1.0 - alpha) * m.beta), n_subtopics
+            elif m.base == "P_IA":
+                num, den = cut[:, PAIRS, c], n_subtopics * float(m.k)
+            elif m.base == "AP_IA":
+                num, den = scalars[:, AP_SUM], n_subtopics
+            else:  # StRecall
+                num, den = cut[:, COVERED, c], n_subtopics
+            column = np.zeros(n_queries)
+            np.divide(num, den, out=column, where=has & (den > 0))
+            values[m.name] = column
+    return values, n_subtopics == 0
+
+
+def diversity_values(y_true, y_pred, group=None, *, metrics, doc_ids=None, ties="stable", n_threads=None):
+    """Per-query values of parsed diversity metrics, before the empty-query policy.
+
+    Parameters as in :func:`diversity_evaluate`, with ``metrics`` a sequence of
+    :class:`DiversityMetric` (from :func:`parse_diversity_metric`).
+
+    Returns
+    -------
+    values : dict of str to ndarray of float64, shape (n_queries,)
+        Keyed by canonical name; 0 for a query without any relevant subtopic.
+    is_empty : ndarray of bool, shape (n_queries,)
+        The queries without any relevant subtopic.
+    """
+    inputs = _prepare(y_true, y_pred, group, doc_ids, ties)
+    return _compute(inputs, list(metrics), ties, n_threads)
+
+
+def alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids=None, ties="stable",
+              n_threads=None):
+    """Run and ideal alpha-DCG (unnormalised) at the sorted unique cutoffs, after validating
+    every input.
+
+    Parameters and raises as in :func:`alpha_ndcg` (without ``empty``): alpha-nDCG is
+    ``dcg / idcg`` where ``idcg > 0``; a query with ``idcg == 0`` has no relevant subtopic.
+
+    Returns
+    -------
+    dcg, idcg : ndarray of float64, shape (n_queries, n_unique_cutoffs)
+        alpha-DCG of the run (its expectation under ties="average") and of the greedy ideal.
+    sizes : ndarray of int64, shape (n_queries,)
+        Rows per query.
+    columns : ndarray of int, shape (len(k),)
+        The column of each requested cutoff, in the order asked.
+    """
+    cutoffs, columns = _cutoffs(k)
+    alpha = check_alpha(alpha)
+    inputs = _prepare(y_true, y_pred, group, doc_ids, ties)
+    options = IDEAL | (AVERAGE if ties == "average" else 0)
+    cut, _, _ = _run_kernel(inputs, cutoffs, alpha, [DEFAULT_BETA], options, n_threads)
+    return cut[:, RUN_DCG].copy(), cut[:, IDEAL_DCG].copy(), inputs.sizes, columns
 
 
 # ---------------------------------------------------------------------------------------------
-# metric names for fasttie.trec.evaluate
+# metric names (diversity_evaluate, fasttie.trec.evaluate)
 # ---------------------------------------------------------------------------------------------
 
-_PARAMS = r"(?:\(\s*alpha\s*=\s*([^()]*?)\s*\))?"
-_DIVERSITY_NAME = re.compile(
-    r"^\s*alpha[-_]?ndcg\s*" + _PARAMS + r"\s*(?:@\s*(\[[^\]]*\]|[^\s(\[]+))?\s*" + _PARAMS + r"\s*$",
-    re.IGNORECASE,
+# normalised spelling (lower case, "-" as "_") -> (canonical base, takes a cutoff, parameters)
+_BASES = {
+    "alpha_ndcg": ("alpha_nDCG", True, ("alpha",)),
+    "alpha_dcg": ("alpha_DCG", True, ("alpha",)),
+    "err_ia": ("ERR_IA", True, ("alpha",)),
+    "nerr_ia": ("nERR_IA", True, ("alpha",)),
+    "nrbp": ("NRBP", False, ("alpha", "beta")),
+    "nnrbp": ("nNRBP", False, ("alpha", "beta")),
+    "p_ia": ("P_IA", True, ()),
+    "ap_ia": ("AP_IA", False, ()),
+    "map_ia": ("AP_IA", False, ()),
+    "strecall": ("StRecall", True, ()),
+    "strec": ("StRecall", True, ()),
+}
+_ALPHA_FREE = ("P_IA", "AP_IA", "StRecall")
+_NAME = re.compile(
+    r"^\s*([A-Za-z][A-Za-z_\-]*?)\s*(?:\(([^()]*)\))?\s*(?:@\s*(\[[^\]]*\]|[^\s(\[]+))?\s*(?:\(([^()]*)\))?\s*$"
 )
+_KNOWN = ("alpha_nDCG@k, alpha_DCG@k, ERR_IA@k, nERR_IA@k, NRBP, nNRBP, P_IA@k, AP_IA, StRecall@k "
+          "(or ndeval's alpha-nDCG@k, ERR-IA@k, MAP-IA, P-IA@k, strec@k)")
+
+
+def _normalised_base(name):
+    base = re.split(r"[(@]", name.strip(), maxsplit=1)[0].strip().lower().replace("-", "_")
+    if base.startswith("alpha") and not base.startswith("alpha_"):
+        base = "alpha_" + base[5:]
+    return base
 
 
 def is_diversity_metric(name) -> bool:
-    """Whether a metric name belongs to the diversity family (``alpha...``)."""
-    return isinstance(name, str) and name.strip().lower().startswith("alpha")
+    """Whether a metric name belongs to the diversity family (an ndeval measure, or any name
+    starting with ``alpha``)."""
+    if not isinstance(name, str):
+        return False
+    base = _normalised_base(name)
+    return base in _BASES or base.startswith("alpha")
 
 
-def diversity_metric_name(k: int, alpha: float) -> str:
-    """Canonical name: ``alpha_nDCG@k``, with ``(alpha=...)`` unless alpha is 0.5."""
-    return f"alpha_nDCG@{k}" if alpha == DEFAULT_ALPHA else f"alpha_nDCG(alpha={alpha!r})@{k}"
+def diversity_metric_name(base: str, k, alpha: float, beta: float) -> str:
+    """Canonical name: ``base``, its parameters that differ from the defaults (alpha = beta =
+    0.5) as ``(alpha=0.3,beta=0.8)``, then ``@k`` (e.g. ``alpha_nDCG(alpha=0.3)@10``)."""
+    params = []
+    if base not in _ALPHA_FREE and alpha != DEFAULT_ALPHA:
+        params.append(f"alpha={alpha!r}")
+    if base in ("NRBP", "nNRBP") and beta != DEFAULT_BETA:
+        params.append(f"beta={beta!r}")
+    text = base + (f"({','.join(params)})" if params else "")
+    return text if k is None else f"{text}@{k}"
 
 
-def parse_diversity_metric(name: str) -> list[tuple[str, int, float]]:
-    """``alpha_nDCG@k``, ``alpha-nDCG@[5,10]``, ``alpha_nDCG(alpha=0.3)@20`` (ir_measures) or
-    ``alpha_nDCG@20(alpha=0.3)`` -> [(canonical name, k, alpha)].
+def check_alpha(alpha, name="alpha"):
+    """alpha (or beta) as a float in [0, 1], or TypeError / ValueError naming it."""
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (numbers.Real, np.floating, np.integer)):
+        raise InputTypeError(f"{name} must be a number in [0, 1], got {alpha!r}")
+    alpha = float(alpha)
+    if not 0.0 <= alpha <= 1.0:  # also rejects NaN
+        raise InputError(f"{name} must be in [0, 1], got {alpha!r}")
+    return alpha
+
+
+def _parameters(name, text, allowed):
+    """{'alpha': a, 'beta': b} from ``alpha=0.3, beta=0.8``."""
+    out = {}
+    if not text.strip():
+        return out
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key:
+            raise InputError(f"metric {name!r}: parameters are written name=value, e.g. (alpha=0.3); got {part!r}")
+        if key not in allowed:
+            accepted = ", ".join(allowed) if allowed else "none"
+            raise InputError(f"metric {name!r}: unknown parameter {key!r} (accepted: {accepted})")
+        if key in out:
+            raise InputError(f"metric {name!r}: give {key} once")
+        try:
+            number = float(value)
+        except ValueError:
+            raise InputError(f"metric {name!r}: {key} {value!r} is not a number") from None
+        out[key] = check_alpha(number, f"{key} of metric {name!r}")
+    return out
+
+
+def parse_diversity_metric(name: str) -> list[DiversityMetric]:
+    """One diversity metric name -> its :class:`DiversityMetric` (one per listed cutoff).
+
+    Accepts ir_measures' names and parameters (``alpha_nDCG(alpha=0.3)@20``, ``ERR_IA@20``,
+    ``NRBP(alpha=0.5,beta=0.8)``, ``AP_IA``, ``StRecall@10``), the parameters after the
+    cutoff too (``alpha_nDCG@20(alpha=0.3)``), cutoff lists (``alpha_nDCG@[5,10,20]``) and
+    ndeval's column names (``alpha-nDCG@20``, ``ERR-IA@20``, ``MAP-IA``, ``P-IA@20``,
+    ``strec@20``); case and ``-`` / ``_`` do not matter.
 
     Raises
     ------
     ValueError
-        A name of the family that does not parse, a missing or bad cutoff, a bad alpha.
+        An unknown name, a missing cutoff (or one given to NRBP, nNRBP, AP_IA), a bad
+        cutoff, an unknown or repeated parameter, alpha or beta not a number in [0, 1].
     """
-    match = _DIVERSITY_NAME.match(name)
-    if not match:
-        raise InputError(f"unknown diversity metric {name!r}; fasttie computes alpha_nDCG@k, "
-                         f"optionally with (alpha=a), e.g. 'alpha_nDCG@20' or 'alpha_nDCG(alpha=0.3)@10'")
-    before, cutoff, after = match.groups()
+    match = _NAME.match(name)
+    base_key = _normalised_base(name)
+    if not match or base_key not in _BASES:
+        raise InputError(f"unknown diversity metric {name!r}; fasttie computes {_KNOWN}, "
+                         f"e.g. 'alpha_nDCG@20' or 'alpha_nDCG(alpha=0.3)@10'")
+    _, before, cutoff, after = match.groups()
+    base, has_cutoff, allowed = _BASES[base_key]
     if before is not None and after is not None:
-        raise InputError(f"metric {name!r}: give alpha once")
+        raise InputError(f"metric {name!r}: give the parameters once")
+    params = _parameters(name, before if before is not None else (after or ""), allowed)
+    alpha = params.get("alpha", DEFAULT_ALPHA)
+    beta = params.get("beta", DEFAULT_BETA)
+    if not has_cutoff:
+        if cutoff is not None:
+            raise InputError(f"metric {name!r}: {base} has no cutoff (ndeval computes it over the whole run); "
+                             f"write {base!r}")
+        return [DiversityMetric(diversity_metric_name(base, None, alpha, beta), base, None, alpha, beta)]
     if cutoff is None:
-        raise InputError(f"metric {name!r}: alpha_nDCG needs a cutoff, e.g. 'alpha_nDCG@20' "
-                         f"(the greedy ideal costs judged documents x k per query)")
-    text = before if before is not None else after
-    alpha = DEFAULT_ALPHA
-    if text is not None:
-        try:
-            alpha = float(text)
-        except ValueError:
-            raise InputError(f"metric {name!r}: alpha {text!r} is not a number") from None
-        alpha = check_alpha(alpha, f"alpha of metric {name!r}")
+        raise InputError(f"metric {name!r}: {base} needs a cutoff, e.g. '{base}@20'")
     parts = [p.strip() for p in cutoff[1:-1].split(",")] if cutoff.startswith("[") else [cutoff]
     out = []
     for part in parts:
@@ -362,5 +720,5 @@ def parse_diversity_metric(name: str) -> list[tuple[str, int, float]]:
             raise InputError(f"metric {name!r}: cutoff {part!r} is not an integer (use @20 or @[5,10,20])") from None
         if k < 1:
             raise InputError(f"metric {name!r}: cutoff must be >= 1, got {k}")
-        out.append((diversity_metric_name(k, alpha), k, alpha))
+        out.append(DiversityMetric(diversity_metric_name(base, k, alpha, beta), base, k, alpha, beta))
     return out

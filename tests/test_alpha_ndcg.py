@@ -25,7 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fasttie import trec
-from fasttie._kernels.alpha_ndcg import alpha_dcg_queries
+from fasttie._kernels import diversity_measures
 from fasttie.diversity import alpha_dcg, alpha_ndcg
 
 try:
@@ -428,9 +428,9 @@ def test_trec_evaluate_files_complete_and_empty(tmp_path):
         (["alpha_nDCG@x"], {}, "not an integer"),
         (["alpha_nDCG(alpha=1.5)@5"], {}, r"in \[0, 1\]"),
         (["alpha_nDCG(alpha=x)@5"], {}, "not a number"),
-        (["alpha_nDCG(alpha=0.1)@5(alpha=0.2)"], {}, "give alpha once"),
-        (["alpha_DCG@5"], {}, "unknown diversity metric"),
-        (["alpha_nDCG@5"], {"ties": "average"}, "fixed order"),
+        (["alpha_nDCG(alpha=0.1)@5(alpha=0.2)"], {}, "give the parameters once"),
+        (["alpha_nDGC@5"], {}, "unknown diversity metric"),
+        (["alpha_nDCG@5"], {"ties": "optimistic"}, "take ties in"),
         (["alpha_nDCG@5"], {"empty": "never"}, "empty must be one of"),
     ],
 )
@@ -473,7 +473,7 @@ S = np.array([1.0, 0.5, 0.2])
         ((Y, S, [1, 2]), {"doc_ids": ["a", "b", "b"]}, ValueError, "document 'b' appears twice in query 1"),
         ((Y, S), {"doc_ids": ["a", "b"]}, ValueError, "doc_ids must have one id per row"),
         ((Y, S), {"ties": "trec"}, ValueError, "pass doc_ids"),
-        ((Y, S), {"ties": "average"}, ValueError, "ties must be one of"),
+        ((Y, S), {"ties": "optimistic"}, ValueError, "ties must be one of"),
         ((Y, S), {"empty": "never"}, ValueError, "empty must be a number or one of"),
         ((Y, S), {"empty": None}, TypeError, "empty must be a number"),
         ((Y[:0], S[:0]), {}, ValueError, "no rows"),
@@ -514,4 +514,4 @@ def test_one_kernel_signature(tmp_path):
         for scores in (S, S.astype(np.float32), np.array([3, 2, 1])):
             for ids in (None, ["a", "b", "c"], np.array([5, 3, 9], dtype=np.uint16)):
                 alpha_ndcg(y_true, scores, k=[1, 2], alpha=1, doc_ids=ids)
-    assert len(alpha_dcg_queries.signatures) == 1, alpha_dcg_queries.signatures
+    assert len(diversity_measures.diversity_queries.signatures) == 1, diversity_measures.diversity_queries.signatures

@@ -1,4 +1,5 @@
-"""alpha-DCG@k of a run and of ndeval's greedy ideal ordering, parallel over queries.
+"""The ndeval engine's shared pieces: subtopic bit masks, alpha-gains, the run's top and ndeval's
+greedy ideal ordering (the per-query drivers are in ``diversity_measures.py``).
 
 A document is a row of subtopic bit masks: uint64 words, bit j of word w = subtopic 64 w + j.
 The gain of a document is the sum, over its subtopics in ascending order, of the subtopic's
@@ -6,8 +7,8 @@ current weight (1 - alpha)^(documents with that subtopic already ranked): the sa
 additions in the same order as ndeval's ``currentScore += subtopicGain[j]``, so the greedy's
 ties (compared with ``==``) fall exactly as ndeval's, for every alpha.
 
-Work per query: the run's top k by selection (no full sort for small k) and at most k greedy
-picks, each one pass over the documents that have a relevant subtopic (copied into contiguous
+Work per query: the run's top k by selection (no full sort for small k, ``run_top``) and at
+most k greedy picks, each one pass over the documents that have a relevant subtopic (copied into contiguous
 arrays first); a pick recomputes only the gains of documents sharing a subtopic with the
 picked one (the others are unchanged, so their cached gains equal a fresh recomputation bit
 for bit). The greedy stops early once the best remaining gain is 0.
@@ -24,7 +25,7 @@ _SELECTION_DEPTH = 64  # deeper than this, the run is ranked by two stable sorts
 
 
 @jit
-def _gain(masks, row, weights):
+def gain(masks, row, weights):
     """Sum of the weights of the document's subtopics, in ascending subtopic order."""
     total = 0.0
     for w in range(masks.shape[1]):
@@ -37,7 +38,7 @@ def _gain(masks, row, weights):
 
 
 @jit
-def _decay(masks, row, weights, factor):
+def decay(masks, row, weights, factor):
     """Multiply the weight of each of the document's subtopics by 1 - alpha."""
     for w in range(masks.shape[1]):
         m = masks[row, w]
@@ -54,7 +55,7 @@ def _before(scores, keys, a, b):
 
 
 @jit(inline="always")
-def _run_top(scores, keys, start, stop, depth):
+def run_top(scores, keys, start, stop, depth):
     """Rows of the (at most) depth best-ranked retrieved documents of one query, in rank order.
 
     Rows scored -inf are judged but not retrieved and never ranked."""
@@ -90,7 +91,7 @@ def _run_top(scores, keys, start, stop, depth):
 
 @jit
 def _decay_mask(mask, weights, factor):
-    """_decay for a mask held in a 1-D array."""
+    """decay for a mask held in a 1-D array."""
     for w in range(mask.shape[0]):
         m = mask[w]
         while m:
@@ -136,54 +137,33 @@ def first_duplicate(keys, offsets):
     return -1
 
 
-@jit
-def _fill_cutoffs(cumulative, depth, cutoffs, out):
-    for c in range(cutoffs.shape[0]):
-        out[c] = cumulative[min(cutoffs[c], depth)]
-
-
 @jit(inline="always")
-def alpha_dcg_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, alpha, discount, dcg, idcg):
-    """alpha-DCG of the run and of the greedy ideal of one query at each cutoff.
+def greedy_gains(masks, ideal_keys, start, stop, depth, alpha, gains_out):
+    """ndeval's greedy ideal of one query: the gains of its first ``depth`` picks.
+
+    Every document of rows start..stop-1 with a relevant subtopic is a candidate; each rank
+    takes the largest gain given the picks before it, ties to the greatest key (ndeval: docno).
+    Writes gains_out[:depth] (0 once the best gain is 0: gains never grow, so every later
+    ideal gain is 0 too) and returns the number of positive gains.
 
     Parameters
     ----------
-    masks : (n_rows, n_words) uint64, subtopic bits of every judged or retrieved document
-    scores : (n_rows,) float64, run scores; -inf = not retrieved
-    run_keys : (n_rows,) int64, equal scores rank by key ascending
-    ideal_keys : (n_rows,) int64, equal greedy gains pick the greatest key (ndeval: docno)
+    masks : (n_rows, n_words) uint64, subtopic bits
+    ideal_keys : (n_rows,) int64, equal gains pick the greatest key
     start, stop : rows of the query
-    cutoffs : (n_cutoffs,) int64, ascending, >= 1
+    depth : picks wanted (<= gains_out.shape[0])
     alpha : float, redundancy penalty in [0, 1]
-    discount : (>= depth,) float64, discount[r] = 1 / log2(r + 2)
-    dcg, idcg : (n_cutoffs,) float64 outputs
+    gains_out : (>= depth,) float64 output
     """
-    depth = min(cutoffs[cutoffs.shape[0] - 1], stop - start)
     factor = 1.0 - alpha
-    n_subtopics = masks.shape[1] * 64
-    cumulative = np.zeros(depth + 1)
-
-    # the run, in rank order
-    weights = np.ones(n_subtopics)
-    top = _run_top(scores, run_keys, start, stop, depth)
-    for r in range(top.shape[0]):
-        gain = _gain(masks, top[r], weights)
-        _decay(masks, top[r], weights, factor)
-        cumulative[r + 1] = cumulative[r] + gain * discount[r]
-    for r in range(top.shape[0], depth):
-        cumulative[r + 1] = cumulative[r]
-    _fill_cutoffs(cumulative, depth, cutoffs, dcg)
-
-    # the greedy ideal over every judged document with a relevant subtopic; the candidates'
-    # masks, keys and gains are copied into contiguous arrays, and a picked candidate is
-    # swapped out (ties are broken by key, never by position)
-    # element loops, never slice assignments: each of those compiles numba's shape-error formatting
-    for u in range(weights.shape[0]):
-        weights[u] = 1.0
     n_words = masks.shape[1]
+    weights = np.ones(n_words * 64)
+    # the candidates' masks, keys and gains are copied into contiguous arrays, and a picked
+    # candidate is swapped out (ties are broken by key, never by position); element loops,
+    # never slice assignments: each of those compiles numba's shape-error formatting
     cand_masks = np.empty((stop - start, n_words), dtype=np.uint64)
     cand_keys = np.empty(stop - start, dtype=np.int64)
-    cand_rows = np.empty(stop - start, dtype=np.int64)  # gains read the input's rows (one signature of _gain)
+    cand_rows = np.empty(stop - start, dtype=np.int64)  # gains read the input's rows (one signature of gain)
     gains = np.empty(stop - start)
     n = 0
     for i in range(start, stop):
@@ -193,16 +173,14 @@ def alpha_dcg_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, a
                     cand_masks[n, v] = masks[i, v]
                 cand_keys[n] = ideal_keys[i]
                 cand_rows[n] = i
-                gains[n] = _gain(masks, i, weights)
+                gains[n] = gain(masks, i, weights)
                 n += 1
                 break
     best = _best(gains, cand_keys, np.int64(n))
     picked = np.empty(n_words, dtype=np.uint64)
-    cumulative[0] = 0.0
     r = 0
     while r < depth and n > 0 and gains[best] > 0.0:
-        # gains never grow, so once the best is 0 every later ideal gain is 0 too
-        cumulative[r + 1] = cumulative[r] + gains[best] * discount[r]
+        gains_out[r] = gains[best]
         r += 1
         n -= 1
         for w in range(n_words):
@@ -215,18 +193,11 @@ def alpha_dcg_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, a
         for c in range(n):
             for w in range(n_words):
                 if cand_masks[c, w] & picked[w]:
-                    gains[c] = _gain(masks, cand_rows[c], weights)
+                    gains[c] = gain(masks, cand_rows[c], weights)
                     break
         best = _best(gains, cand_keys, np.int64(n))
-    for i in range(r, depth):
-        cumulative[i + 1] = cumulative[i]
-    _fill_cutoffs(cumulative, depth, cutoffs, idcg)
-
-
-@jit
-def alpha_dcg_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha, discount, dcg, idcg, start, stop):
-    """Run and ideal alpha-DCG of queries start..stop-1 at every cutoff; row q of dcg / idcg is
-    query q. Each query writes only its own rows."""
-    for q in range(start, stop):
-        alpha_dcg_query(masks, scores, run_keys, ideal_keys, offsets[q], offsets[q + 1], cutoffs, alpha,
-                        discount, dcg[q], idcg[q])
+    positive = r
+    while r < depth:
+        gains_out[r] = 0.0
+        r += 1
+    return positive

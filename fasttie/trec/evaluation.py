@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diversity import TIE_RULES, empty_value, is_diversity_metric, parse_diversity_metric
+from ..diversity import TIE_RULES, diversity_settings, empty_value, is_diversity_metric, parse_diversity_metric
 from ..errors import InputError, InputTypeError
 from ..metrics import aggregate, metric_names, parse_metrics
 from ..ranking import rank_evaluate
@@ -59,9 +59,9 @@ def _split_metric_names(metrics):
             raise InputTypeError(f"metric names must be strings, got {name!r}")
         if is_diversity_metric(name):
             canonical = []
-            for key, k, alpha in parse_diversity_metric(name):
-                diversity[key] = (k, alpha)
-                canonical.append(key)
+            for metric in parse_diversity_metric(name):
+                diversity[metric.name] = metric
+                canonical.append(metric.name)
         else:
             ranking.append(name)
             canonical = [m.name for m in parse_metrics([name])]
@@ -86,7 +86,7 @@ def evaluate(
     judged_only: bool = False,
     **options,
 ) -> Result:
-    """Evaluate a TREC run against qrels with trec_eval's semantics (ndeval's for alpha-nDCG).
+    """Evaluate a TREC run against qrels with trec_eval's semantics (ndeval's for diversity).
 
     Parameters
     ----------
@@ -94,7 +94,7 @@ def evaluate(
         A qrels file (``qid iter docno rel``), a :class:`Qrels`, ``{qid: {docno: rel}}``
         (pytrec_eval, ranx), a DataFrame with columns ``query_id, doc_id, relevance`` and
         optionally ``iteration`` (ir_measures, ranx; ``qid, docno, rel`` or ``label`` also
-        work), or a ranx ``Qrels``. For alpha-nDCG, diversity qrels
+        work), or a ranx ``Qrels``. For the diversity measures, diversity qrels
         ``qid subtopic docno rel`` (TREC Web track, ndeval, ir_measures): the iteration
         column names the subtopic.
     run : str, os.PathLike, Run, dict, pandas.DataFrame or ranx.Run
@@ -104,22 +104,25 @@ def evaluate(
     metrics : str or sequence of str
         Names as in :func:`fasttie.rank_evaluate`: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``,
         ``P@k``, ``R@k``, ``RR``, ``Rprec``, ... (trec_eval's ``map``, ``map_cut_k``, ``P_k``,
-        ``recall_k``, ``ndcg``, ``ndcg_cut_k``, ``recip_rank``, ``Rprec``), and the diversity
-        metric ``alpha_nDCG@k`` (also ``alpha-nDCG@k``, ``alpha_nDCG@[5,10,20]``), with
-        ``alpha = 0.5`` unless named as ``alpha_nDCG(alpha=0.3)@k`` (ir_measures' form).
+        ``recall_k``, ``ndcg``, ``ndcg_cut_k``, ``recip_rank``, ``Rprec``), and ndeval's
+        diversity measures (:func:`fasttie.diversity.diversity_evaluate`): ``alpha_nDCG@k``,
+        ``alpha_DCG@k``, ``ERR_IA@k``, ``nERR_IA@k``, ``NRBP``, ``nNRBP``, ``P_IA@k``,
+        ``AP_IA``, ``StRecall@k`` (also ndeval's ``alpha-nDCG@k``, ``MAP-IA``, ``strec@k``, and
+        lists ``alpha_nDCG@[5,10,20]``), with alpha = beta = 0.5 unless named as
+        ``alpha_nDCG(alpha=0.3)@k``, ``NRBP(alpha=0.5,beta=0.8)`` (ir_measures' form).
         Output columns follow the order asked.
     ties : {"trec", "pyndeval", "average", "stable", "optimistic", "pessimistic"}, default "trec"
         "trec": score descending, then document id descending (string order), trec_eval's and
         ``ndeval -traditional``'s order. "pyndeval": score descending, then document id
         ascending, the order of pyndeval and ir_measures. "average": the exact expectation
-        over all orders inside ties. "stable": file order inside ties. alpha-nDCG takes only
-        the fixed orders "trec", "pyndeval" and "stable".
+        over all orders inside ties. "stable": file order inside ties. The diversity measures
+        take "trec", "pyndeval", "stable" and "average".
     ap_denominator : {"total", "retrieved", "min"}, default "total"
         AP@k denominator; "total" (R) is trec_eval's ``map_cut``.
     gain : {"linear", "exp2"}, default "linear"
         DCG gain; trec_eval's ``ndcg`` uses the grade itself.
     relevance_level : number, default 1
-        Grades >= this are relevant (trec_eval ``-l``); for alpha-nDCG, a judgment with
+        Grades >= this are relevant (trec_eval ``-l``); for the diversity measures, a judgment with
         rel >= this marks the document relevant to that subtopic (ndeval: rel > 0).
     empty : {"zero", "skip", "one", "error"}, default "zero"
         Queries whose judgments have no relevant document: trec_eval and ndeval score them 0
@@ -138,21 +141,21 @@ def evaluate(
         after ``max_retrieved``, as in trec_eval.
     **options
         Passed to :func:`fasttie.rank_evaluate` (``log_base``, ``n_threads``); ``n_threads``
-        also to :func:`fasttie.alpha_ndcg`.
+        also to the diversity pass.
 
     Returns
     -------
     Result
         Per-query values in the order of ``Result.query_ids`` (sorted as strings); settings
         include ``complete``, ``max_retrieved``, ``judged_only``, and ``alpha`` (a float, or a
-        sorted list when several) when alpha-nDCG was asked for. ``Result.to_frame()`` gives
+        sorted list when several) when a diversity measure was asked for (and ``beta`` for NRBP). ``Result.to_frame()`` gives
         the per-query values as a pandas DataFrame indexed by query id.
 
     Raises
     ------
     ValueError
         Malformed files (see :func:`read_run`, :func:`read_qrels`), no query both judged and
-        retrieved, a tie mode alpha-nDCG does not take, and the errors of
+        retrieved, a tie mode the diversity measures do not take, and the errors of
         :func:`fasttie.rank_evaluate` and :func:`fasttie.alpha_ndcg`.
 
     Notes
@@ -162,10 +165,11 @@ def evaluate(
     documents the run misses count in R (recall, R-precision, AP) and in the ideal DCG. A
     document judged under several subtopics (diversity qrels) takes its highest grade.
 
-    alpha-nDCG follows ndeval (the TREC Web track tool; pyndeval, ir_measures): the ideal is
-    the greedy ordering of every judged document of the query, retrieved or not (ties: the
-    greatest docno); unjudged retrieved documents have no subtopic; queries without any
-    relevant subtopic score 0 under ``empty="zero"``; no depth limit (ndeval stops at 20).
+    The diversity measures follow ndeval 4.5 (the TREC Web track tool; pyndeval, ir_measures;
+    see :mod:`fasttie.diversity`): the ideal is the greedy ordering of every judged document of
+    the query, retrieved or not (ties: the greatest docno); unjudged retrieved documents have no
+    subtopic; queries without any relevant subtopic score 0 under ``empty="zero"`` (ndeval's
+    nNRBP is 0/0 there); no depth limit (ndeval stops at 20).
     Each query's subtopics are numbered in numeric order (string order unless all are
     integers), the order in which ndeval adds their gains.
     Values can exceed 1 (the greedy ideal is not always optimal): they are not clipped.
@@ -204,8 +208,8 @@ def evaluate(
     """
     ranking, diversity, order = _split_metric_names(metrics)
     if diversity and ties not in TIE_RULES:
-        raise InputError(f"alpha_nDCG needs a fixed order of equal scores: ties must be one of {TIE_RULES}, "
-                         f"got {ties!r}")
+        raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
+                         f"(no optimistic or pessimistic order of subtopics), got {ties!r}")
     qrels = as_qrels(qrels)
     aligned = align(qrels, run, complete=complete, max_retrieved=max_retrieved, judged_only=judged_only)
     n_queries = len(aligned.query_ids)
@@ -243,22 +247,19 @@ def evaluate(
         unknown = set(options) - {"n_threads", "log_base"}
         if unknown:
             raise InputTypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
-        parts = diversity_columns(qrels, aligned, diversity, ties, relevance_level, options.get("n_threads"))
-        is_empty = next(iter(parts.values()))[1] == 0.0  # no relevant subtopic: the ideal is all 0
+        parts, is_empty = diversity_columns(qrels, aligned, diversity, ties, relevance_level,
+                                            options.get("n_threads"))
         n_empty = int(is_empty.sum())
         check_empty_policy(empty, n_empty, n_queries, "relevant document")
         fill = empty_value(empty)
         if result is None:
             result = Result(mean={}, per_query={}, n_queries=n_queries, n_empty=n_empty,
                             settings={"ties": ties, "empty": empty, "relevance_level": relevance_level})
-        for name, (dcg, idcg) in parts.items():
-            values = np.zeros(n_queries)
-            np.divide(dcg, idcg, out=values, where=idcg > 0)
+        for name, values in parts.items():
             values[is_empty] = fill
             result.per_query[name] = values
             result.mean[name] = mean_of_kept(values)
-        alphas = sorted({alpha for _, alpha in diversity.values()})
-        result.settings["alpha"] = alphas[0] if len(alphas) == 1 else alphas
+        result.settings.update(diversity_settings(diversity.values()))
     result.per_query = {name: result.per_query[name] for name in order}
     result.mean = {name: result.mean[name] for name in order}
     result.query_ids = aligned.query_ids.tolist()

@@ -1,16 +1,16 @@
-"""Diversity qrels joined with a run, for alpha-nDCG in :func:`fasttie.trec.evaluate`.
+"""Diversity qrels joined with a run, for ndeval's measures in :func:`fasttie.trec.evaluate`.
 
 A diversity qrels file names the subtopic in its iteration column (TREC Web track, ndeval):
 :func:`diversity_columns` turns each evaluated query's retrieved and judged documents into rows
-of subtopic relevance and scores them with :func:`fasttie.diversity.alpha_dcg`, the engine of
-:func:`fasttie.alpha_ndcg`.
+of subtopic relevance and scores them with :func:`fasttie.diversity.diversity_values`, the
+engine of :func:`fasttie.diversity.diversity_evaluate` and :func:`fasttie.alpha_ndcg`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..diversity import alpha_dcg
+from ..diversity import diversity_values
 from .join import Aligned, select_rows, take_rows
 from .records import Qrels
 
@@ -64,7 +64,7 @@ def _diversity_inputs(qrels: Qrels, aligned: Aligned, relevance_level):
 
 
 def diversity_columns(qrels, aligned, diversity, ties, relevance_level, n_threads):
-    """alpha-DCG of run and ideal for every requested metric.
+    """Per-query values of every requested diversity metric.
 
     Parameters
     ----------
@@ -73,28 +73,23 @@ def diversity_columns(qrels, aligned, diversity, ties, relevance_level, n_thread
     aligned : Aligned
         The run joined with ``qrels`` (:func:`fasttie.trec.align`).
     diversity : dict
-        ``{canonical name: (k, alpha)}`` of the alpha-nDCG metrics asked for.
-    ties : {"trec", "pyndeval", "stable"}
+        ``{canonical name: DiversityMetric}`` of the metrics asked for
+        (:func:`fasttie.diversity.parse_diversity_metric`).
+    ties : {"trec", "pyndeval", "stable", "average"}
         Order of equal scores (see :func:`fasttie.trec.evaluate`).
     relevance_level : number
         A judgment with rel >= this marks the document relevant to its subtopic.
     n_threads : int or None
-        Threads of the alpha-DCG pass.
+        Threads of the diversity pass.
 
     Returns
     -------
-    dict
-        ``{name: (dcg, idcg)}``, two float64 arrays of shape (n_queries,) in
-        ``aligned.query_ids`` order; idcg is 0 for a query without any relevant subtopic.
+    values : dict
+        ``{name: float64 array of shape (n_queries,)}`` in ``aligned.query_ids`` order; 0 for a
+        query without any relevant subtopic.
+    is_empty : ndarray of bool, shape (n_queries,)
+        The queries without any relevant subtopic.
     """
     y_true, scores, sizes, docno_rank = _diversity_inputs(qrels, aligned, relevance_level)
-    by_alpha = {}
-    for name, (k, alpha) in diversity.items():
-        by_alpha.setdefault(alpha, []).append((name, k))
-    out = {}
-    for alpha, wanted in by_alpha.items():
-        dcg, idcg, _, columns = alpha_dcg(y_true, scores, sizes, k=[k for _, k in wanted], alpha=alpha,
-                                          doc_ids=docno_rank, ties=ties, n_threads=n_threads)
-        for (name, _), c in zip(wanted, columns):
-            out[name] = (dcg[:, c], idcg[:, c])
-    return out
+    return diversity_values(y_true, scores, sizes, metrics=list(diversity.values()), doc_ids=docno_rank, ties=ties,
+                            n_threads=n_threads)

@@ -1,0 +1,222 @@
+"""Every ndeval measure of a block of queries: one walk over each query's run, one greedy ideal.
+
+A query's run is reduced to three vectors over its ranks r = 1..depth and one sum:
+
+    gain[r]   alpha-gain of the document at rank r: the sum over its subtopics s of
+              (1 - alpha)^(documents with s ranked above it)
+    pairs[r]  relevant (document, subtopic) pairs at rank r
+    new[r]    subtopics first covered at rank r
+    AP sum    sum over subtopics s of AP_s (precision_s at each rank holding an s-document,
+              summed, over the judged documents relevant to s)
+
+A fixed order gives their values (:func:`_fixed_run`, ndeval's loops); ``ties="average"``
+their expectations over the orders inside ties (``diversity_ties.average_run``). Every ndeval
+measure is a fixed weighting of these vectors, so both go through the same sums below:
+
+    cut[RUN_DCG, c]   sum_{r <= k} gain[r] / log2(1 + r)        (alpha-DCG, unnormalised)
+    cut[RUN_ERR, c]   sum_{r <= k} gain[r] / r                  (ERR-IA, unnormalised)
+    cut[PAIRS, c]     sum_{r <= k} pairs[r]                     (P-IA numerator)
+    cut[COVERED, c]   sum_{r <= k} new[r]                       (subtopic recall numerator)
+    nrbp[RUN_NRBP, b] sum_r gain[r] beta_b^(r - 1), whole run   (NRBP, unnormalised)
+
+and the same DCG, ERR and NRBP sums of ndeval's greedy ideal (IDEAL_*), which no tie order
+changes. ``scalars`` holds the number of subtopics with a relevant document (S) and the AP
+sum. The facade (``fasttie.diversity``) divides.
+"""
+
+import numpy as np
+
+from ._jit import jit
+from .alpha_ndcg import decay, gain, greedy_gains, run_top
+from .diversity_ties import average_run
+from .popcount import popcount64
+
+RUN_DCG, IDEAL_DCG, RUN_ERR, IDEAL_ERR, PAIRS, COVERED = range(6)
+N_CUT = 6
+N_SUBTOPICS, AP_SUM = range(2)
+N_SCALARS = 2
+RUN_NRBP, IDEAL_NRBP = range(2)
+# options, a bit mask: walk the whole run (NRBP, AP_IA), the greedy ideal (normalised
+# measures), the whole greedy ideal (nNRBP), tie-average the run, sum AP over subtopics
+FULL_RUN, IDEAL, FULL_IDEAL, AVERAGE, WANT_AP = 1, 2, 4, 8, 16
+
+_ONE = np.uint64(1)
+
+
+@jit(inline="always")
+def _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, relevant, gain_out, pairs_out,
+               new_out):
+    """The run's vectors in its fixed order (score descending, then run key ascending), as
+    ndeval's computeDCG / computePrecision / computeSTRecall / computeMAP loops; returns the
+    AP sum (0 unless want_ap)."""
+    factor = 1.0 - alpha
+    n_words = masks.shape[1]
+    n_subtopics = n_words * 64
+    weights = np.ones(n_subtopics)
+    covered = np.zeros(n_words, dtype=np.uint64)
+    count = np.zeros(n_subtopics, dtype=np.int64)
+    total = np.zeros(n_subtopics)
+    top = run_top(scores, run_keys, start, stop, depth)
+    for r in range(top.shape[0]):
+        row = top[r]
+        gain_out[r] = gain(masks, row, weights)
+        decay(masks, row, weights, factor)
+        pairs = 0
+        new = 0
+        for w in range(n_words):
+            m = masks[row, w]
+            pairs += np.int64(popcount64(m))
+            new += np.int64(popcount64(m & ~covered[w]))
+            covered[w] |= m
+            if want_ap:
+                while m:
+                    low = m & (~m + _ONE)
+                    s = w * 64 + np.int64(popcount64(low - _ONE))
+                    count[s] += 1
+                    total[s] += count[s] / (r + 1.0)
+                    m ^= low
+        pairs_out[r] = pairs
+        new_out[r] = new
+    for r in range(top.shape[0], depth):
+        gain_out[r] = 0.0
+        pairs_out[r] = 0.0
+        new_out[r] = 0.0
+    ap = 0.0
+    if want_ap:
+        for s in range(n_subtopics):
+            if relevant[s] > 0:
+                ap += total[s] / relevant[s]
+    return ap
+
+
+@jit
+def _cutoff_sums(gains, depth, cutoffs, discount, dcg_out, err_out):
+    """DCG and ERR sums of gains[:depth] at each cutoff (ascending; past depth, the total)."""
+    dcg = 0.0
+    err = 0.0
+    c = 0
+    n_cutoffs = cutoffs.shape[0]
+    for r in range(depth):
+        while c < n_cutoffs and cutoffs[c] <= r:
+            dcg_out[c] = dcg
+            err_out[c] = err
+            c += 1
+        if c == n_cutoffs:
+            break
+        dcg += gains[r] * discount[r]
+        err += gains[r] / (r + 1.0)
+    while c < n_cutoffs:
+        dcg_out[c] = dcg
+        err_out[c] = err
+        c += 1
+
+
+@jit
+def _prefix_sums(values, depth, cutoffs, out):
+    """sum of values[:min(k, depth)] at each cutoff k (ascending)."""
+    total = 0.0
+    c = 0
+    n_cutoffs = cutoffs.shape[0]
+    for r in range(depth):
+        while c < n_cutoffs and cutoffs[c] <= r:
+            out[c] = total
+            c += 1
+        if c == n_cutoffs:
+            break
+        total += values[r]
+    while c < n_cutoffs:
+        out[c] = total
+        c += 1
+
+
+@jit
+def _nrbp_sums(gains, depth, betas, out):
+    """sum_r gains[r] beta^r (r from 0) for each beta, as ndeval's computeNRBP."""
+    for b in range(betas.shape[0]):
+        total = 0.0
+        weight = 1.0
+        for r in range(depth):
+            total += gains[r] * weight
+            weight *= betas[b]
+        out[b] = total
+
+
+@jit(inline="always")
+def _diversity_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, alpha, betas, discount, options,
+                     cut, scalars, nrbp):
+    """Every run and ideal sum of one query (see the module docstring).
+
+    Parameters
+    ----------
+    masks : (n_rows, n_words) uint64, subtopic bits of every judged or retrieved document
+    scores : (n_rows,) float64, run scores; -inf = not retrieved
+    run_keys : (n_rows,) int64, equal scores rank by key ascending (fixed orders)
+    ideal_keys : (n_rows,) int64, equal greedy gains pick the greatest key (ndeval: docno)
+    start, stop : rows of the query
+    cutoffs : (n_cutoffs,) int64, ascending, >= 1
+    alpha : float in [0, 1]
+    betas : (n_betas,) float64, NRBP's patience values
+    discount : (>= min(max cutoff, rows),) float64, discount[r] = 1 / log2(r + 2)
+    options : int, bit mask of FULL_RUN, IDEAL, FULL_IDEAL, AVERAGE, WANT_AP
+    cut : (N_CUT, n_cutoffs), scalars : (N_SCALARS,), nrbp : (2, n_betas), float64 outputs
+    """
+    n_rows = stop - start
+    n_words = masks.shape[1]
+    n_subtopics = n_words * 64
+    want_ap = (options & WANT_AP) != 0
+    relevant = np.zeros(n_subtopics, dtype=np.int64)
+    union = np.zeros(n_words, dtype=np.uint64)
+    for i in range(start, stop):
+        for w in range(n_words):
+            m = masks[i, w]
+            union[w] |= m
+            if want_ap:
+                while m:
+                    low = m & (~m + _ONE)
+                    relevant[w * 64 + np.int64(popcount64(low - _ONE))] += 1
+                    m ^= low
+    n_relevant_subtopics = 0
+    for w in range(n_words):
+        n_relevant_subtopics += np.int64(popcount64(union[w]))
+    scalars[N_SUBTOPICS] = n_relevant_subtopics
+
+    max_k = cutoffs[cutoffs.shape[0] - 1]
+    depth = n_rows if options & FULL_RUN else min(max_k, n_rows)
+    gains = np.empty(depth)
+    pairs = np.empty(depth)
+    new = np.empty(depth)
+    if options & AVERAGE:
+        scalars[AP_SUM] = average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gains, pairs, new)
+    else:
+        scalars[AP_SUM] = _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, relevant, gains,
+                                     pairs, new)
+    _cutoff_sums(gains, depth, cutoffs, discount, cut[RUN_DCG], cut[RUN_ERR])
+    _prefix_sums(pairs, depth, cutoffs, cut[PAIRS])
+    _prefix_sums(new, depth, cutoffs, cut[COVERED])
+    if options & FULL_RUN:
+        _nrbp_sums(gains, depth, betas, nrbp[RUN_NRBP])
+    else:
+        for b in range(betas.shape[0]):
+            nrbp[RUN_NRBP, b] = 0.0
+
+    ideal_depth = n_rows if options & FULL_IDEAL else min(max_k, n_rows)
+    ideal = np.zeros(ideal_depth)
+    if options & IDEAL:
+        greedy_gains(masks, ideal_keys, start, stop, ideal_depth, alpha, ideal)
+    _cutoff_sums(ideal, ideal_depth, cutoffs, discount, cut[IDEAL_DCG], cut[IDEAL_ERR])
+    if options & FULL_IDEAL:
+        _nrbp_sums(ideal, ideal_depth, betas, nrbp[IDEAL_NRBP])
+    else:
+        for b in range(betas.shape[0]):
+            nrbp[IDEAL_NRBP, b] = 0.0
+
+
+@jit
+def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha, betas, discount, options, cut,
+                      scalars, nrbp, start, stop):
+    """Every run and ideal sum of queries start..stop-1 (rows offsets[q]..offsets[q+1]); row q
+    of cut (n_queries, N_CUT, n_cutoffs), scalars (n_queries, N_SCALARS) and nrbp
+    (n_queries, 2, n_betas) is query q. Each query writes only its own rows."""
+    for q in range(start, stop):
+        _diversity_query(masks, scores, run_keys, ideal_keys, offsets[q], offsets[q + 1], cutoffs, alpha, betas,
+                         discount, options, cut[q], scalars[q], nrbp[q])
