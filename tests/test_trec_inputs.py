@@ -1,0 +1,194 @@
+"""The forms ``fasttie.trec.evaluate`` takes qrels and runs in, and the per-query DataFrame out.
+
+One evaluation given as TREC files, :class:`~fasttie.trec.Run` / :class:`~fasttie.trec.Qrels`,
+pytrec_eval dicts ``{qid: {docno: value}}``, pandas DataFrames (ir_measures / ranx column names
+and TREC / PyTerrier ones) and ranx ``Qrels`` / ``Run`` objects gives bitwise the same values;
+the dict form agrees with pytrec_eval (trec_eval 9's code, convention: trec_eval's tie order,
+linear gain, AP over R). Bad content raises naming the argument and the form it came in.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from fasttie import trec
+from test_trec_options import PYTREC, pytrec_values, random_case
+
+pd = pytest.importorskip("pandas")
+
+METRICS = ["AP", "AP@10", "P@5", "R@10", "nDCG", "nDCG@10", "RR", "Rprec", "Bpref", "NumRet", "NumRelRet", "Success@5"]
+
+
+def frames(qrels, run, columns=("query_id", "doc_id", "relevance", "score")):
+    query, doc, rel, score = columns
+    qrels_frame = pd.DataFrame([(q, d, r) for q, docs in qrels.items() for d, r in docs.items()],
+                               columns=[query, doc, rel])
+    run_frame = pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                             columns=[query, doc, score])
+    return qrels_frame, run_frame
+
+
+def write_files(tmp_path, qrels, run):
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
+    run_path.write_text("".join(f"{q} Q0 {d} 0 {s!r} tag\n" for q, docs in run.items() for d, s in docs.items()))
+    return qrels_path, run_path
+
+
+def assert_identical(got, expected, form):
+    assert got.query_ids == expected.query_ids, form
+    assert list(got.per_query) == list(expected.per_query), form
+    for name in expected.per_query:
+        np.testing.assert_array_equal(got.per_query[name], expected.per_query[name], err_msg=f"{form}: {name}")
+    assert got.mean == expected.mean, form
+    assert (got.n_queries, got.n_empty) == (expected.n_queries, expected.n_empty), form
+
+
+@pytest.mark.parametrize("ties", ["trec", "average", "stable"])
+def test_every_form_gives_the_same_values(tmp_path, ties):
+    qrels, run = random_case(21)
+    qrels_path, run_path = write_files(tmp_path, qrels, run)
+    expected = trec.evaluate(qrels_path, run_path, METRICS, ties=ties)
+    forms = {
+        "str paths": (str(qrels_path), str(run_path)),
+        "Qrels / Run": (trec.read_qrels(qrels_path), trec.read_run(run_path)),
+        "dicts": (qrels, run),
+        "read-only mappings": (types.MappingProxyType(qrels), types.MappingProxyType(run)),
+        "ir_measures DataFrames": frames(qrels, run),
+        "TREC DataFrames": frames(qrels, run, ("qid", "docno", "rel", "score")),
+        "PyTerrier DataFrames": frames(qrels, run, ("qid", "docno", "label", "score")),
+        "ranx-style DataFrames": frames(qrels, run, ("q_id", "doc_id", "relevance", "score")),
+        "mixed": (frames(qrels, run)[0], run),
+    }
+    for form, (q, r) in forms.items():
+        assert_identical(trec.evaluate(q, r, METRICS, ties=ties), expected, form)
+
+
+def test_ranx_objects():
+    ranx = pytest.importorskip("ranx")
+    qrels, run = random_case(22)
+    expected = trec.evaluate(qrels, run, METRICS)
+    got = trec.evaluate(ranx.Qrels(qrels), ranx.Run(run, name="bm25"), METRICS)
+    assert_identical(got, expected, "ranx")
+    assert trec.readers.as_run(ranx.Run(run, name="bm25")).name == "bm25"
+    average = trec.evaluate(ranx.Qrels(qrels), ranx.Run(run), METRICS, ties="average")
+    assert_identical(average, trec.evaluate(qrels, run, METRICS, ties="average"), "ranx, average")
+    with pytest.raises(TypeError, match=r"^run got a ranx Qrels; pass the qrels as qrels"):
+        trec.evaluate(qrels, ranx.Qrels(qrels), ["AP"])
+    with pytest.raises(TypeError, match=r"^qrels got a ranx Run"):
+        trec.evaluate(ranx.Run(run), run, ["AP"])
+
+
+def test_dict_form_matches_pytrec_eval():
+    qrels, run = random_case(23)
+    reference = pytrec_values(qrels, run, METRICS)
+    result = trec.evaluate(qrels, run, METRICS)
+    assert result.query_ids == sorted(reference)
+    for name in METRICS:
+        expected = np.array([reference[q][PYTREC[name]] for q in result.query_ids])
+        np.testing.assert_allclose(result.per_query[name], expected, rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_frame_column_kinds():
+    """Integer ids, pandas' nullable and categorical dtypes, extra columns, whole-float grades."""
+    qrels = pd.DataFrame({"query_id": [1, 1, 2], "doc_id": [10, 11, 10], "relevance": pd.array([1, 0, 2], dtype="Int64"),
+                          "iteration": ["Q0"] * 3})
+    run = pd.DataFrame({"query_id": pd.Categorical(["1", "1", "2"]), "doc_id": pd.array(["10", "12", "10"], dtype="string"),
+                        "score": pd.array([2.0, 1.0, 0.5], dtype="Float64"), "rank": [1, 2, 1], "iteration": "Q0"})
+    expected = trec.evaluate({"1": {"10": 1, "11": 0}, "2": {"10": 2}}, {"1": {"10": 2.0, "12": 1.0}, "2": {"10": 0.5}},
+                             ["AP", "NumRet"])
+    assert_identical(trec.evaluate(qrels, run, ["AP", "NumRet"]), expected, "kinds")
+    floats = qrels.assign(relevance=[1.0, 0.0, 2.0])
+    assert trec.Qrels.from_frame(floats).rel.tolist() == [1, 0, 2]
+    assert trec.Qrels.from_frame(qrels).iteration.tolist() == ["Q0"] * 3
+
+
+def test_frame_with_subtopics():
+    frame = pd.DataFrame({"query_id": ["q"] * 3, "iteration": [1, 2, 1], "doc_id": ["a", "a", "b"], "relevance": [1, 1, 0]})
+    qrels = trec.Qrels.from_frame(frame)
+    assert qrels.iteration.tolist() == ["1", "2", "1"]
+    assert qrels.to_dict() == {"q": {"a": 1, "b": 0}}
+
+
+def test_to_frame_of_a_trec_result():
+    qrels, run = random_case(24, n_queries=5)
+    result = trec.evaluate(qrels, run, ["AP", "P@5", "RR"])
+    frame = result.to_frame()
+    assert frame.index.tolist() == result.query_ids == sorted(qrels)
+    assert frame.index.name == "query"
+    assert frame.columns.tolist() == ["AP", "P@5", "RR"]
+    for name in frame.columns:
+        np.testing.assert_array_equal(frame[name].to_numpy(), result.per_query[name])
+    means = result.to_frame(per_query=False)
+    assert means.loc["mean", "AP"] == result.mean["AP"]
+
+
+# --------------------------------------------------------------------------------------------
+# errors
+
+
+def test_frame_errors():
+    qrels, run = frames({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}})
+    with pytest.raises(ValueError, match=r"^run \(DataFrame\): the DataFrame has no 'score' column \(it has "
+                                         r"\['query_id', 'doc_id', 'points'\]\); name the columns query_id, doc_id, score "
+                                         r"\(ir_measures, ranx\) or qid, docno, score \(TREC, PyTerrier\)"):
+        trec.evaluate(qrels, run.rename(columns={"score": "points"}), ["AP"])
+    with pytest.raises(ValueError, match=r"^qrels \(DataFrame\): the DataFrame has no 'relevance / rel / label' column"):
+        trec.evaluate(qrels.drop(columns="relevance"), run, ["AP"])
+    with pytest.raises(ValueError, match=r"'query_id / qid / q_id'.*\['query_id'\] is the index: call .reset_index\(\)"):
+        trec.evaluate(qrels, run.set_index("query_id"), ["AP"])
+    with pytest.raises(ValueError, match=r"columns \['doc_id', 'docno'\], which all name the document id"):
+        trec.evaluate(qrels, run.assign(docno=run.doc_id), ["AP"])
+    with pytest.raises(ValueError, match=r"^run \(DataFrame\): score of row 1 \(qid 'q', docno 'b'\) is nan; "
+                                         r"scores must be finite"):
+        trec.evaluate(qrels, run.assign(score=[1.0, np.nan]), ["AP"])
+    with pytest.raises(ValueError, match=r"^run \(DataFrame\): score of row 0 .* is inf"):
+        trec.evaluate(qrels, run.assign(score=[np.inf, 1.0]), ["AP"])
+    with pytest.raises(ValueError, match=r"^run \(DataFrame\): score of row 1 .* is nan"):
+        trec.evaluate(qrels, run.assign(score=pd.array([1.0, None], dtype="Float64")), ["AP"])
+    with pytest.raises(ValueError, match=r"^run \(DataFrame\): column 'doc_id' of the DataFrame has a missing value \(row 1\)"):
+        trec.evaluate(qrels, run.assign(doc_id=["a", None]), ["AP"])
+    with pytest.raises(TypeError, match=r"^run \(DataFrame\): column 'score' of the DataFrame must be numeric, got dtype"):
+        trec.evaluate(qrels, run.assign(score=["1.0", "0.5"]), ["AP"])
+    with pytest.raises(TypeError, match=r"^qrels \(DataFrame\): rel must be integers, got dtype float64 with non-integer"):
+        trec.evaluate(qrels.assign(relevance=[0.5]), run, ["AP"])
+    with pytest.raises(ValueError, match=r"^qrels \(DataFrame\): column 'relevance' of the DataFrame has a missing value"):
+        trec.evaluate(qrels.assign(relevance=[np.nan]), run, ["AP"])
+    with pytest.raises(TypeError, match=r"^qrels \(DataFrame\): column 'relevance' of the DataFrame must hold integer grades"):
+        trec.evaluate(qrels.assign(relevance=["1"]), run, ["AP"])
+    with pytest.raises(ValueError, match=r"^run \(DataFrame\): row 2: duplicate document 'a' for query 'q'"):
+        trec.evaluate(qrels, pd.concat([run, run.iloc[:1]]), ["AP"])
+
+
+def test_dict_errors():
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0}}
+    with pytest.raises(ValueError, match=r"^run \(dict\): score of row 0 \(qid 'q', docno 'a'\) is nan"):
+        trec.evaluate(qrels, {"q": {"a": float("nan")}}, ["AP"])
+    with pytest.raises(TypeError, match=r"^run \(dict\): run\['q'\] must be a \{docno: score\} dict, got list"):
+        trec.evaluate(qrels, {"q": ["a"]}, ["AP"])
+    with pytest.raises(TypeError, match=r"^run \(dict\): score must be numbers, got dtype"):
+        trec.evaluate(qrels, {"q": {"a": "high"}}, ["AP"])
+    with pytest.raises(TypeError, match=r"^run \(dict\): score must be numbers, got dtype object"):
+        trec.evaluate(qrels, {"q": {"a": None}}, ["AP"])
+    with pytest.raises(TypeError, match=r"^qrels \(dict\): rel must be integers, got dtype float64 with non-integer"):
+        trec.evaluate({"q": {"a": 1.5}}, run, ["AP"])
+    with pytest.raises(TypeError, match=r"^run got a fasttie Qrels"):
+        trec.evaluate(qrels, trec.Qrels.from_dict(qrels), ["AP"])
+    with pytest.raises(TypeError, match=r"run must be a path, a fasttie.trec.Run, a \{qid: \{docno: score\}\} dict, a "
+                                        r"pandas DataFrame or a ranx Run, got list"):
+        trec.evaluate(qrels, [("q", "a", 1.0)], ["AP"])
+    assert trec.evaluate({"q": {"a": 1.0}}, run, ["AP"]).mean == {"AP": 1.0}  # whole-float grades are fine
+
+
+def test_optional_packages_are_not_imported():
+    code = ("import sys, fasttie; from fasttie import trec; "
+            "trec.evaluate({'q': {'a': 1}}, {'q': {'a': 1.0}}, ['AP']); "
+            "print(sorted({'pandas', 'ranx'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
