@@ -503,8 +503,12 @@ def _compute(inputs: _Inputs, metrics, ties, n_threads):
     values = {}
     n_subtopics = None
     by_alpha = {}
-    for metric in metrics:
-        by_alpha.setdefault(metric.alpha, []).append(metric)
+    for metric in metrics:  # P_IA, AP_IA, StRecall do not read alpha: they join any pass
+        if metric.base not in _ALPHA_FREE:
+            by_alpha.setdefault(metric.alpha, []).append(metric)
+    free = [m for m in metrics if m.base in _ALPHA_FREE]
+    if free:
+        by_alpha.setdefault(next(iter(by_alpha), DEFAULT_ALPHA), []).extend(free)
     for alpha, group in by_alpha.items():
         bases = {m.base for m in group}
         cutoffs = sorted({m.k for m in group if m.k is not None}) or [1]
@@ -545,7 +549,7 @@ def _compute(inputs: _Inputs, metrics, ties, n_threads):
             column = np.zeros(n_queries)
             np.divide(num, den, out=column, where=has & (den > 0))
             values[m.name] = column
-    return values, n_subtopics == 0
+    return {m.name: values[m.name] for m in metrics}, n_subtopics == 0
 
 
 def diversity_values(y_true, y_pred, group=None, *, metrics, doc_ids=None, ties="stable", n_threads=None):
