@@ -222,6 +222,16 @@ def test_option_errors():
     assert trec.evaluate(qrels, run, ["AP"], max_retrieved=np.int64(1)).mean == {"AP": 1.0}
 
 
+def test_options_reach_the_diversity_measures():
+    """alpha-nDCG is computed on the same cut and filtered ranking."""
+    qrels = trec.Qrels.from_arrays(["q"] * 4, ["d1", "d1", "d2", "d3"], [1, 1, 1, 1], ["1", "2", "1", "3"])
+    run = {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0, "x": 2.5}}
+    for options, by_hand in (({"max_retrieved": 2}, {"q": {"d1": 3.0, "x": 2.5}}),
+                             ({"judged_only": True}, {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}})):
+        got = trec.evaluate(qrels, run, ["alpha_nDCG@3", "P@2"], **options)
+        assert got.mean == trec.evaluate(qrels, by_hand, ["alpha_nDCG@3", "P@2"]).mean, options
+
+
 # --------------------------------------------------------------------------------------------
 # command line
 

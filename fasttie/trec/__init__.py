@@ -8,18 +8,20 @@ the order of trec_eval's output), and within a query in file order.
 Modules, one concept each (all but the names below are package-internal):
 
 - ``records``: :class:`Run` and :class:`Qrels`, the columnar records.
-- ``readers``: :func:`read_run`, :func:`read_qrels` and the coercion of paths / dicts.
+- ``readers``: :func:`read_run`, :func:`read_qrels`, and :func:`as_run`, :func:`as_qrels`: every
+  input form (paths, records, dicts, pandas DataFrames, ranx objects) made a Run / Qrels once.
 - ``table``: the block tokenizer and table reader both readers share.
 - ``numeric``: exact float and integer parsing of a column.
 - ``grouping``: row hashes, grouping by query, duplicate checks.
-- ``join``: :func:`align` and :class:`Aligned`, the run joined with its judgments.
+- ``join``: :func:`align` and :class:`Aligned`, the run joined with its judgments (with
+  trec_eval's ``-M`` cut and ``-J`` filter).
 - ``subtopics``: diversity qrels joined with a run, for alpha-nDCG.
 - ``evaluation``: :func:`evaluate`.
 """
 
 from .evaluation import evaluate
 from .join import Aligned, align
-from .readers import read_qrels, read_run
+from .readers import as_qrels, as_run, read_qrels, read_run
 from .records import Qrels, Run
 
-__all__ = ["Qrels", "Run", "Aligned", "read_qrels", "read_run", "align", "evaluate"]
+__all__ = ["Qrels", "Run", "Aligned", "read_qrels", "read_run", "as_qrels", "as_run", "align", "evaluate"]
