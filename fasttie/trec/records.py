@@ -54,8 +54,8 @@ _FIELD_WORDS = {"qid": "query id", "docno": "document id", "score": "score", "re
 
 
 def _frame_columns(frame, fields, optional):
-    """The columns of ``frame`` for ``fields`` (keys of FRAME_COLUMNS), as numpy arrays; the
-    ``optional`` ones may be absent (None). Ids must have no missing value."""
+    """``{field: (column name, column)}`` of ``frame`` for ``fields`` (keys of FRAME_COLUMNS);
+    the ``optional`` ones may be absent (None). Only scores may have missing values here."""
     found, missing = {}, []
     for name in (*fields, *optional):
         present = [c for c in FRAME_COLUMNS[name] if c in frame.columns]
@@ -84,9 +84,14 @@ def _frame_columns(frame, fields, optional):
     return found
 
 
+def _numpy_kind(column) -> str:
+    """The numpy dtype kind of a pandas column, through pandas' nullable dtypes (Int64, Float64)."""
+    return getattr(column.dtype, "numpy_dtype", column.dtype).kind
+
+
 def _numeric_column(found, name):
     label, column = found[name]
-    if column.dtype.kind not in "iuf" and not (hasattr(column.dtype, "numpy_dtype") and column.dtype.numpy_dtype.kind in "iuf"):
+    if _numpy_kind(column) not in "iuf":
         raise InputTypeError(f"column {label!r} of the DataFrame must be numeric, got dtype {column.dtype}")
     return column.to_numpy(dtype=np.float64, na_value=np.nan)
 
@@ -476,7 +481,7 @@ class Qrels(_Grouped):
         """
         found = _frame_columns(frame, ("qid", "docno", "rel"), ("iteration",))
         label, column = found["rel"]
-        if column.dtype.kind not in "iubf" and not (hasattr(column.dtype, "numpy_dtype") and column.dtype.numpy_dtype.kind in "iubf"):
+        if _numpy_kind(column) not in "iubf":
             raise InputTypeError(f"column {label!r} of the DataFrame must hold integer grades, got dtype {column.dtype}")
         rel = column.to_numpy()
         if rel.dtype.kind == "O":  # a nullable integer column without missing values
