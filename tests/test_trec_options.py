@@ -207,6 +207,8 @@ def test_max_retrieved_keeps_rows_in_input_order():
     assert first_in_trec_order(run, 4) is run
     tie = first_in_trec_order(trec.Run.from_dict({"q": {"d10": 1.0, "d9": 1.0, "d2": 1.0}}), 2)
     assert tie.query("q")[0].tolist() == ["d9", "d2"]  # string order: d9 > d2 > d10
+    zeros = first_in_trec_order(trec.Run.from_dict({"q": {"a": 0.0, "b": -0.0, "c": 1.0, "d": -1.0}}), 2)
+    assert zeros.query("q")[0].tolist() == ["b", "c"]  # -0.0 ties with 0.0 (C's ==): b > a
 
 
 def test_option_errors():

@@ -100,13 +100,25 @@ def first_in_trec_order(run: Run, max_retrieved: int) -> Run:
     if not over.any():
         return run
     rows = np.flatnonzero(np.repeat(over, sizes))  # rows of the queries to cut, grouped by query
-    query = run.qid_codes[rows]
-    _, doc_rank = np.unique(run.docno[rows], return_inverse=True)
-    order = np.lexsort((-doc_rank.ravel(), -run.score[rows], query))  # within a query: trec_eval's order
-    group_start = np.concatenate(([0], np.cumsum(sizes[over])[:-1]))
-    position = np.arange(len(rows)) - np.repeat(group_start, sizes[over])
+    long_sizes = sizes[over]
+    group = np.repeat(np.arange(len(long_sizes)), long_sizes)
+    score = run.score[rows]
+    # each query's max_retrieved-th score: documents above it stay, those below it go
+    starts = np.concatenate(([0], np.cumsum(long_sizes)[:-1]))
+    by_score = np.lexsort((-score, group))
+    threshold = np.repeat(score[by_score[starts + max_retrieved - 1]], long_sizes)
+    keep_long = score > threshold
+    # documents at that score: the greatest ids stay, as many as there is room for (only
+    # these few ids are sorted)
+    tied = np.flatnonzero(score == threshold)
+    room = max_retrieved - np.bincount(group[keep_long], minlength=len(long_sizes))
+    _, doc_rank = np.unique(run.docno[rows[tied]], return_inverse=True)
+    by_docno = tied[np.lexsort((-doc_rank.ravel(), group[tied]))]
+    tied_sizes = np.bincount(group[tied], minlength=len(long_sizes))
+    position = np.arange(len(tied)) - np.repeat(np.concatenate(([0], np.cumsum(tied_sizes)[:-1])), tied_sizes)
+    keep_long[by_docno[position < room[group[by_docno]]]] = True
     keep = np.ones(len(run), dtype=bool)
-    keep[rows[order[position >= max_retrieved]]] = False
+    keep[rows] = keep_long
     offsets = np.concatenate(([0], np.cumsum(np.minimum(sizes, max_retrieved))))
     return Run(run.query_ids, offsets, run.docno[keep], run.score[keep], name=run.name, path=run.path,
                _hash=run._docno_hash()[keep])
