@@ -179,7 +179,7 @@ def evaluate(
     >>> ft.evaluate(q, db, np.array([0]), np.array([0, 1]), metrics="AP", ties="stable").mean
     {'AP': 1.0}
     """
-    parsed = parse_metrics(metrics)
+    parsed = _hashing_metrics(metrics)
     check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
     query_codes, db_codes = _pack_pair(queries, database)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
@@ -355,7 +355,7 @@ class _DatabasePass:
         finalize_stable(
             c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"], hist,
-            fin.gains, fin.cutoffs, fin.discount, fin.optional, quantities, scalars, lo, hi,
+            fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional, quantities, scalars, lo, hi,
         )
 
 
@@ -365,25 +365,24 @@ class _Finalizer:
     def __init__(self, metrics, n_db, n_grades, ties, ap_denominator, gain, empty):
         self.metrics, self.n_db, self.ties = metrics, n_db, ties
         self.ap_denominator, self.empty = ap_denominator, empty
-        cutoffs = cutoff_list(metrics)
+        cutoffs, log_p = cutoff_list(metrics)
         self.optional = optional_sums(metrics, ties)
         self.need_ratio = ap_denominator == "retrieved" and any(
             m.base in RATIO_BASES and m.k is not None and m.k < n_db for m in metrics
         )
         self.discount = _ro(discount_table(int(min(cutoffs[-1], n_db))))
         self.gains = _ro(gain_table(gain, n_grades))
-        self.cutoffs = _ro(cutoffs)
+        self.cutoffs, self.log_p = _ro(cutoffs), _ro(log_p)
 
     def buffers(self, n):
         return np.empty((n, N_QUANTITIES, len(self.cutoffs))), np.empty((n, N_SCALARS))
 
     def quantities(self, hist, quantities, scalars, lo, hi):
-        finalize_histograms(hist, self.gains, _TIE_MODES[self.ties], self.cutoffs, self.discount, self.need_ratio,
-                            self.optional,
-                            quantities, scalars, lo, hi)
+        finalize_histograms(hist, self.gains, _TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount,
+                            self.need_ratio, self.optional, quantities, scalars, lo, hi)
 
     def values(self, quantities, scalars, hist):
-        return metric_values(self.metrics, quantities, scalars, self.cutoffs, self.n_db, self.ap_denominator,
+        return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator,
                              self.empty, hist=hist)
 
 
@@ -419,7 +418,7 @@ def _evaluate_chunks(
 
         run_blocks(block_pass, stop - start, n_threads, granule=2)
         values, chunk_empty = fin.values(quantities, scalars, hist)
-        n_empty += chunk_empty
+        n_empty += int(chunk_empty.sum())
         for name, v in values.items():
             per_query[name][start:stop] = v
         if bar is not None:
@@ -469,11 +468,22 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
     return indptr, ranks, grades
 
 
+def _hashing_metrics(metrics):
+    """Parsed metrics, refusing per-metric relevance levels and gains (ranked lists only)."""
+    parsed = parse_metrics(metrics)
+    for metric in parsed:
+        if metric.rel is not None or metric.gain is not None:
+            raise InputError(f"metric {metric.name!r}: per-metric rel= and gains are for ranked lists "
+                             "(fasttie.rank_evaluate, fasttie.trec.evaluate); Hamming ranking takes gain= and "
+                             "relevance= for the whole call")
+    return parsed
+
+
 def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, curves, n_threads, ranked=None):
     """Result of ``metrics`` from TieStats: see :meth:`fasttie.TieStats.finalize`. With
     ``ties="stable"``, ``ranked`` = (indptr, ranks, grades): every query's relevant items with
     their global ranks in database index order, ascending (a sharded stable pass)."""
-    parsed = parse_metrics(metrics)
+    parsed = _hashing_metrics(metrics)
     check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
     if (ties == "stable") != (ranked is not None):
         raise InputError("ties='stable' needs the ranks of the relevant items (ranked=...), and only it uses them")
@@ -502,11 +512,11 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
             rank_part = _ro(ranks[indptr[start] : indptr[stop]])
             grade_part = _ro(grades[indptr[start] : indptr[stop]])
             run_blocks(lambda lo, hi: finalize_ranked_queries(
-                hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.discount, fin.optional, quantities,
-                scalars, lo, hi,
+                hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
+                quantities, scalars, lo, hi,
             ), stop - start, n_threads)
         values, chunk_empty = fin.values(quantities, scalars, hist)
-        n_empty += chunk_empty
+        n_empty += int(chunk_empty.sum())
         for name, v in values.items():
             per_query[name][start:stop] = v
     check_empty_policy(empty, n_empty, n_queries)

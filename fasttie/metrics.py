@@ -3,11 +3,16 @@
 Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P@k``, ``R@k``,
 ``F1@k``, ``RR``, ``RR@k``, ``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``,
 ``SetAP``, ``Bpref``, ``GMBpref``, ``IPrec@r`` (r = 0.0, 0.1, ..., 1.0) and ``11pt`` (fixed
-orders only), the counts ``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, and ``P(radius=r)``,
-``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Aliases such as ``mAP@k``,
+orders only), ``Judged@k``, ``RBP(p=0.8)@k`` and its residual ``RBPResid(p=0.8)@k``, the counts
+``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, and ``P(radius=r)``, ``R(radius=r)``. No ``@k``
+(or ``@ALL``) means the whole list. Parameters go in parentheses before the cutoff, as in
+ir_measures: ``RBP(p=0.9)@100``; the binary metrics take their own relevance level
+(``P(rel=2)@5``) and the graded ones their own gain (``nDCG(dcg='exp-log2')@10``,
+``nDCG(gains={0: 0, 1: 1, 2: 3})``), else the call's ``relevance_level`` and ``gain``. Aliases such as ``mAP@k``,
 ``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` and trec_eval's measure names
 (``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut.5,10``, ``recall_100``, ``recip_rank``,
-``Rprec``, ``gm_map``, ``set_P``, ``set_recall``, ``set_F``, ``set_map``, ``num_ret``, ...)
+``Rprec``, ``gm_map``, ``set_P``, ``set_recall``, ``set_F``, ``set_map``, ``num_ret``, ``rbp``
+(p = 0.9), ``rbp_resid``, ``rbp.p=0.95``, ...)
 normalise to these, and a list form ``P@[1,10,100]`` expands.
 
 Most metrics are averaged over queries; :func:`aggregate` knows the exceptions: the counts are
@@ -16,6 +21,7 @@ summed and GMAP and GMBpref are geometric means (trec_eval's and ir_measures' co
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from dataclasses import dataclass
@@ -46,6 +52,8 @@ _BASES = {
     "numret": "NumRet", "num_ret": "NumRet",
     "numrel": "NumRel", "num_rel": "NumRel",
     "numrelret": "NumRelRet", "num_rel_ret": "NumRelRet",
+    "judged": "Judged",
+    "rbp": "RBP", "rbpresid": "RBPResid", "rbp_resid": "RBPResid",
 }
 _RADIUS_BASES = ("P", "R")
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
@@ -59,6 +67,8 @@ UNDEFINED_WHEN_EMPTY = (
 RATIO_BASES = ("AP", "WAP", "GMAP")
 # counts: summed over queries, and their value stands whatever the empty policy (except skip)
 COUNTS = ("NumQ", "NumRet", "NumRel", "NumRelRet")
+# metrics of the judgments, not of the relevant items: their value stands too (except under skip)
+KEPT_WHEN_EMPTY = COUNTS + ("Judged", "RBPResid")
 _LEVELS = tuple(i / 10 for i in range(11))
 GEOMETRIC_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: GMAP takes log(max(AP, 1e-5))
 GEOMETRIC = ("GMAP", "GMBpref")  # geometric means of AP and Bpref (trec_eval's gm_map, gm_bpref)
@@ -66,9 +76,13 @@ GEOMETRIC = ("GMAP", "GMBpref")  # geometric means of AP and Bpref (trec_eval's 
 FIXED_ORDER_ONLY = ("IPrec", "11pt")
 _RECALL_LEVEL = re.compile(r"^\s*(?:IPrec|iprec|iprec_at_recall)\s*[@_]\s*(\d*\.?\d+)\s*$")
 # graded metrics take every grade > 0; the others count items with grade >= the relevance level
-GRADED = ("DCG", "nDCG", "ACG", "WAP")
+GRADED = ("DCG", "nDCG", "ACG", "WAP", "RBP")
+# rank-biased precision and its residual take the persistence p (Moffat & Zobel 2008)
+PERSISTENT = ("RBP", "RBPResid")
+DEFAULT_PERSISTENCE = 0.8  # ir_measures' default; trec_eval's rbp takes 0.9
+TREC_EVAL_PERSISTENCE = 0.9
 
-_NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(.+?))?\s*$")
+_NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:\((.*)\))?\s*(?:@\s*(.+?))?\s*$")
 _RADIUS = re.compile(r"^\s*([A-Za-z]+)\s*\(\s*radius\s*=\s*(-?\d+)\s*\)\s*$")
 
 
@@ -80,6 +94,9 @@ class Metric:
     k: int | None = None
     radius: int | None = None
     recall: float | None = None  # IPrec's recall level, one of 0.0, 0.1, ..., 1.0
+    p: float | None = None  # RBP's persistence
+    rel: float | None = None  # relevance level of this metric (None: the call's relevance_level)
+    gain: tuple | None = None  # (parameter, value) as written, e.g. ("dcg", "exp-log2"); None: the call's gain
 
     @property
     def name(self) -> str:
@@ -88,7 +105,20 @@ class Metric:
             return f"{self.base}(radius={self.radius})"
         if self.recall is not None:
             return f"{self.base}@{self.recall:.1f}"
-        return self.base if self.k is None else f"{self.base}@{self.k}"
+        params = [f"p={self.p:g}"] if self.p not in (None, DEFAULT_PERSISTENCE) else []
+        params += [f"rel={self.rel:g}"] if self.rel is not None else []
+        if self.gain is not None:
+            key, value = self.gain
+            params.append(f"{key}={dict(value)!r}" if key == "gains" else f"{key}={value!r}")
+        base = f"{self.base}({', '.join(params)})" if params else self.base
+        return base if self.k is None else f"{base}@{self.k}"
+
+    def gain_table(self):
+        """The metric's own gain: None (the call's), "linear", "exp2" or {grade: gain}."""
+        if self.gain is None:
+            return None
+        key, value = self.gain
+        return dict(value) if key == "gains" else _GAIN_NAMES[value]
 
     @property
     def family(self) -> str:
@@ -98,7 +128,8 @@ class Metric:
 
 KNOWN = (
     "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Rprec, ACG@k, WAP@k, "
-    "GMAP, SetAP, Bpref, GMBpref, IPrec@0.0..1.0, 11pt, NumQ, NumRet, NumRel, NumRelRet, P(radius=r), R(radius=r); "
+    "GMAP, SetAP, Bpref, GMBpref, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, NumQ, NumRet, "
+    "NumRel, NumRelRet, P(radius=r), R(radius=r); "
     "aliases mAP@k, ndcg@k, "
     "precision@k, recall@k, mrr and trec_eval's names; lists P@[1,10]"
 )
@@ -226,18 +257,80 @@ def parse_metrics(metrics) -> list[Metric]:
 
 _TREC_EVAL_NAME = re.compile(r"^(map_cut|ndcg_cut|P|recall|success)[_.]([\d,]+)$")
 _TREC_EVAL_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "recall": "R", "success": "Success"}
+_TREC_EVAL_GAINS = re.compile(r"^ndcg[_.](\d+=\d*\.?\d+(?:,\d+=\d*\.?\d+)*)$")
+_TREC_EVAL_RBP = re.compile(r"^(rbp|rbp_resid)(?:\.p=(\d*\.?\d+))?$")
 
 
 def from_trec_eval(name: str) -> list[str]:
     """trec_eval measure names (``P_10``, ``ndcg_cut.5,10``, ``map_cut_100``, ``recall_5``,
-    ``success_10``) as
-    fasttie names; any other name is returned as it is (``map``, ``ndcg``, ``recip_rank`` and
-    ``Rprec`` are aliases already)."""
+    ``success_10``, ``rbp``, ``rbp_resid``, ``rbp.p=0.95``, ``ndcg.1=3,2=9``) as fasttie names; any other name is
+    returned as it is (``map``, ``ndcg``, ``recip_rank`` and ``Rprec`` are aliases already).
+    trec_eval's RBP persistence is 0.9 unless given."""
     match = _TREC_EVAL_NAME.match(name.strip())
-    if not match:
-        return [name]
-    base = _TREC_EVAL_BASE[match.group(1)]
-    return [f"{base}@{k}" for k in match.group(2).split(",") if k]
+    if match:
+        base = _TREC_EVAL_BASE[match.group(1)]
+        return [f"{base}@{k}" for k in match.group(2).split(",") if k]
+    match = _TREC_EVAL_GAINS.match(name.strip())
+    if match:  # ndcg.1=3,2=9: nDCG with these gains (trec_eval's measure parameters)
+        return [f"nDCG(gains={{{match.group(1).replace('=', ': ')}}})"]
+    match = _TREC_EVAL_RBP.match(name.strip())
+    if match:
+        base = "RBP" if match.group(1) == "rbp" else "RBPResid"
+        return [f"{base}(p={match.group(2) or TREC_EVAL_PERSISTENCE})"]
+    return [name]
+
+
+def _parameters(text: str, name: str) -> dict:
+    """``p=0.9, rel=2`` -> {"p": 0.9, "rel": 2}: keyword arguments with literal values (ir_measures'
+    syntax), read without evaluating any code."""
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+        if call.args:
+            raise ValueError
+        return {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+    except (SyntaxError, ValueError, TypeError):
+        raise InputError(f"metric {name!r}: parameters must be name=value pairs, e.g. RBP(p=0.9)@10") from None
+
+
+# relevance levels apply to the binary metrics; gains to the graded ones (ir_measures' parameters)
+_TAKES_REL = ("AP", "P", "R", "F1", "RR", "Success", "Rprec", "GMAP", "SetAP", "Bpref", "GMBpref", "IPrec", "11pt",
+              "NumRel", "NumRelRet", "NumRet", "RBP")
+_TAKES_GAIN = ("DCG", "nDCG", "RBP")
+_GAIN_NAMES = {"linear": "linear", "exp2": "exp2", "log2": "linear", "exp-log2": "exp2"}
+
+
+def _relevance_level(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise InputError(f"metric {name!r}: rel is the relevance level, a positive number, got {value!r}")
+    return float(value)
+
+
+def _gain_parameter(params, name):
+    """The gain parameter, as (key, value): dcg='log2' / 'exp-log2' (ir_measures), gain='linear' /
+    'exp2' (fasttie's option names) or gains={grade: gain} (trec_eval's ndcg_p, ir_measures)."""
+    given = [key for key in ("dcg", "gain", "gains") if key in params]
+    if len(given) > 1:
+        raise InputError(f"metric {name!r}: give one of dcg=, gain=, gains=")
+    if not given:
+        return None
+    key = given[0]
+    value = params.pop(key)
+    if key == "gains":
+        if not isinstance(value, dict) or not value or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for item in value.items() for v in item
+        ):
+            raise InputError(f"metric {name!r}: gains must map grades to gains, e.g. gains={{0: 0, 1: 1, 2: 3}}")
+        return key, tuple(sorted((float(g), float(v)) for g, v in value.items()))
+    choices = ("log2", "exp-log2") if key == "dcg" else ("linear", "exp2")
+    if value not in choices:
+        raise InputError(f"metric {name!r}: {key} must be one of {choices}, got {value!r}")
+    return key, value
+
+
+def _persistence(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+        raise InputError(f"metric {name!r}: the persistence p must be a number with 0 < p < 1, got {value!r}")
+    return float(value)
 
 
 def _parse_one(name: str) -> list[Metric]:
@@ -269,14 +362,38 @@ def _parse_one(name: str) -> list[Metric]:
     base = _BASES.get(match.group(1).lower())
     if base is None:
         raise _unknown(name)
-    suffix = match.group(2)
+    params = _parameters(match.group(2), name) if match.group(2) is not None else {}
+    options = {}
+    if base in PERSISTENT:
+        options["p"] = _persistence(params.pop("p", DEFAULT_PERSISTENCE), name)
+    if base in _TAKES_REL and "rel" in params:
+        options["rel"] = _relevance_level(params.pop("rel"), name)
+    if base in _TAKES_GAIN:
+        options["gain"] = _gain_parameter(params, name)
+    if params:
+        known = [key for key, ok in (("p", base in PERSISTENT), ("rel", base in _TAKES_REL),
+                                     ("dcg, gain, gains", base in _TAKES_GAIN)) if ok]
+        raise InputError(f"metric {name!r}: {base} takes no parameter {', '.join(map(repr, params))} "
+                         f"(its parameters: {', '.join(known) or 'none'})")
+    suffix = match.group(3)
     if suffix is None:
-        return [Metric(base)]
+        return [Metric(base, **options)]
     if base in _NO_CUTOFF:
         raise InputError(f"metric {name!r}: {base} takes no cutoff")
     if suffix.startswith("[") and suffix.endswith("]"):
-        parts = [p.strip() for p in suffix[1:-1].split(",") if p.strip()]
+        parts = [part.strip() for part in suffix[1:-1].split(",") if part.strip()]
         if not parts:
             raise InputError(f"metric {name!r}: empty cutoff list")
-        return [Metric(base, _cutoff(p, name)) for p in parts]
-    return [Metric(base, _cutoff(suffix, name))]
+        return [Metric(base, _cutoff(part, name), **options) for part in parts]
+    return [Metric(base, _cutoff(suffix, name), **options)]
+
+
+def passes(metrics) -> list:
+    """The metrics grouped by the settings their own parameters change (relevance level, gain):
+    [((rel, gain), metrics)], None meaning the call's option; each group is one finalizer pass."""
+    groups = {}
+    for metric in metrics:
+        gain = metric.gain_table()
+        key = (metric.rel, tuple(sorted(gain.items())) if isinstance(gain, dict) else gain)
+        groups.setdefault(key, []).append(metric)
+    return list(groups.items())

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
-from .metrics import RATIO_BASES, aggregate, parse_metrics
+from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
@@ -131,28 +131,36 @@ def rank_evaluate(
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     keys = _tie_keys(ties, doc_ids, order, len(y_true))
     judged = _judged(judged, order, len(y_true))
-    extra_offsets, extra_grades, extra_relevant, extra_nonrel = _unretrieved(unretrieved, n_queries, relevance_level)
-    gains = (np.exp2(y_true) - 1.0) if gain == "exp2" else y_true
-    extra_gains = (np.exp2(extra_grades) - 1.0) if gain == "exp2" else extra_grades
-
-    cutoffs = cutoff_list(parsed)
-    longest = int((np.diff(offsets) + np.diff(extra_offsets)).max())
-    discount = discount_table(int(min(cutoffs[-1], longest)))
-    need_ratio = ap_denominator == "retrieved" and any(m.base in RATIO_BASES and m.k is not None for m in parsed)
-    optional = optional_sums(parsed, ties)
-    quantities = np.empty((n_queries, N_QUANTITIES, len(cutoffs)))
-    scalars = np.empty((n_queries, N_SCALARS))
-    arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
-    extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
-    cutoffs, discount = _ro(cutoffs), _ro(discount)
-    run_blocks(
-        lambda lo, hi: finalize_rankings(
-            *arrays, float(relevance_level), _TIE_MODES[ties], *extras, cutoffs, discount, need_ratio, optional,
-            quantities, scalars, lo, hi,
-        ),
-        n_queries, resolve_threads(n_threads, 16 * len(y_true)),
-    )
-    per_query, n_empty = metric_values(parsed, quantities, scalars, cutoffs, sizes, ap_denominator, empty)
+    per_query, is_empty = {}, np.zeros(n_queries, dtype=bool)
+    for (rel, metric_gain), group_metrics in passes(parsed):  # metrics with their own rel= or gain: one more pass
+        level = relevance_level if rel is None else rel
+        metric_gain = dict(metric_gain) if isinstance(metric_gain, tuple) else metric_gain
+        extra_offsets, extra_grades, extra_relevant, extra_nonrel = _unretrieved(unretrieved, n_queries, level)
+        gains, extra_gains = (_gains(grades, gain if metric_gain is None else metric_gain)
+                              for grades in (y_true, extra_grades))
+        cutoffs, log_p = cutoff_list(group_metrics)
+        longest = int((np.diff(offsets) + np.diff(extra_offsets)).max())
+        discount = discount_table(int(min(cutoffs[-1], longest)))
+        need_ratio = ap_denominator == "retrieved" and any(
+            m.base in RATIO_BASES and m.k is not None for m in group_metrics
+        )
+        optional = optional_sums(group_metrics, ties)
+        quantities = np.empty((n_queries, N_QUANTITIES, len(cutoffs)))
+        scalars = np.empty((n_queries, N_SCALARS))
+        arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
+        extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
+        cutoffs, log_p, discount = _ro(cutoffs), _ro(log_p), _ro(discount)
+        run_blocks(
+            lambda lo, hi: finalize_rankings(
+                *arrays, float(level), _TIE_MODES[ties], *extras, cutoffs, log_p, discount, need_ratio, optional,
+                quantities, scalars, lo, hi,
+            ),
+            n_queries, resolve_threads(n_threads, 16 * len(y_true)),
+        )
+        values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
+        per_query.update(values)
+        is_empty |= empty_here
+    n_empty = int(is_empty.sum())
     check_empty_policy(empty, n_empty, n_queries, "relevant document")
     scale = math.log(log_base) / math.log(2.0)  # 1/log_b(1+i) = (ln b / ln 2) / log2(1+i)
     for metric in parsed:
@@ -170,6 +178,16 @@ def rank_evaluate(
         },
         query_ids=query_ids,
     )
+
+
+def _gains(grades, gain):
+    """Gain of each grade: "linear" (the grade), "exp2" (2**g - 1) or a {grade: gain} table, where
+    grades it does not list keep their own value (trec_eval's ndcg_p)."""
+    if isinstance(gain, dict):
+        table = np.array(sorted(gain.items()), dtype=np.float64).reshape(-1, 2)
+        at = np.clip(np.searchsorted(table[:, 0], grades), 0, len(table) - 1)
+        return np.where(table[at, 0] == grades, table[at, 1], grades)
+    return (np.exp2(grades) - 1.0) if gain == "exp2" else grades
 
 
 def _grouped(y_true, y_pred, group, qid):

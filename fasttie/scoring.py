@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels.finalize import (
-    AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, MISS, N_RECALL_LEVELS, OPTIONAL_BPREF,
-    OPTIONAL_IPREC, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
+    AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, JUDGED, MISS, N_RECALL_LEVELS, OPTIONAL_BPREF,
+    OPTIONAL_IPREC, OPTIONAL_RBP, RBP, RBP_REL, RESIDUAL, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
 )
 from ._kernels.tie_math import discount_prefix
-from .metrics import COUNTS, FIXED_ORDER_ONLY, GRADED, UNDEFINED_WHEN_EMPTY
+from .metrics import DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GRADED, KEPT_WHEN_EMPTY, PERSISTENT, UNDEFINED_WHEN_EMPTY
 from .errors import InputError, InputTypeError
 
 _CHOICES = {
@@ -24,13 +24,41 @@ _CHOICES = {
 }
 _discount_cache = np.zeros(1)
 WHOLE_LIST = np.iinfo(np.int64).max  # the cutoff of metrics without @k
-_CONSTANT_PER_QUERY = ("NumQ", "NumRet", "NumRel")  # counts that do not depend on the order
+# values that do not depend on the order (Judged and RBPResid: where every item is judged, Hamming ranking)
+_CONSTANT_PER_QUERY = ("NumQ", "NumRet", "NumRel", "Judged", "RBPResid")
 
 
-def cutoff_list(metrics) -> np.ndarray:
-    """Sorted unique cutoffs of the ranked metrics (WHOLE_LIST for those without @k)."""
-    keys = {WHOLE_LIST if m.k is None else m.k for m in metrics if m.radius is None and m.recall is None}
-    return np.array(sorted(keys or {WHOLE_LIST}), dtype=np.int64)
+def _column_keys(metrics) -> list:
+    """Sorted (cutoff, persistence) keys of the finalizer's columns: one per cutoff of the ranked
+    metrics (WHOLE_LIST for those without @k), and one more per further RBP persistence at it."""
+    keys = {}
+    for m in metrics:
+        if m.radius is None and m.recall is None:
+            k = WHOLE_LIST if m.k is None else m.k
+            keys.setdefault(k, set())
+            if m.p is not None:
+                keys[k].add(m.p)
+    keys = keys or {WHOLE_LIST: set()}
+    return [(k, p) for k in sorted(keys) for p in sorted(keys[k] or {DEFAULT_PERSISTENCE})]
+
+
+def cutoff_list(metrics) -> tuple[np.ndarray, np.ndarray]:
+    """The finalizer's columns: sorted cutoffs (int64, a cutoff repeats for each RBP persistence
+    asked at it) and the log of each column's persistence (float64)."""
+    keys = _column_keys(metrics)
+    return (np.array([k for k, _ in keys], dtype=np.int64), np.log(np.array([p for _, p in keys], dtype=np.float64)))
+
+
+def _column_of(metrics) -> dict:
+    """Metric name -> its column among the finalizer's (see :func:`cutoff_list`)."""
+    keys = _column_keys(metrics)
+    first = {}
+    for i, (k, p) in enumerate(keys):
+        first.setdefault(k, i)
+    where = {key: i for i, key in enumerate(keys)}
+    return {m.name: where[(WHOLE_LIST if m.k is None else m.k, m.p)] if m.p is not None
+            else first[WHOLE_LIST if m.k is None else m.k]
+            for m in metrics if m.radius is None and m.recall is None}
 
 
 def read_only(array) -> np.ndarray:
@@ -96,18 +124,19 @@ def optional_sums(metrics, ties) -> int:
         raise InputError(f"{', '.join(asked)}: interpolated precision has no exact average over tie orders; "
                          "choose ties='stable', 'trec' (ranked lists), 'optimistic' or 'pessimistic'")
     bpref = any(m.base in ("Bpref", "GMBpref") for m in metrics)
-    return (OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0)
+    rbp = any(m.base in PERSISTENT for m in metrics)
+    return (OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0) | (OPTIONAL_RBP if rbp else 0)
 
 
-def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator, empty, hist=None):
+def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, hist=None):
     """Per-query values of every metric for one block of queries.
 
     Parameters
     ----------
     metrics : list of Metric
-    quantities : (n, N_QUANTITIES, K) float64, base quantities at ``cutoffs``
+    quantities : (n, N_QUANTITIES, K) float64, base quantities at the columns of
+        :func:`cutoff_list` (metrics)
     scalars : (n, N_SCALARS) float64
-    cutoffs : (K,) int64, the cutoffs given to the finalizer (see :func:`cutoff_list`)
     n_items : int or (n,) int array, ranked list length per query
     ap_denominator, empty : str, the options of evaluate
     hist : (n, n_bits + 1, n_grades) int64, for the radius metrics (Hamming ranking only)
@@ -115,12 +144,12 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
     Returns
     -------
     values : dict of name -> (n,) float64
-    n_empty : int
+    is_empty : (n,) bool
         Queries that are empty for at least one of the metrics (see :func:`empty_queries`).
     """
     total = scalars[:, TOTAL_RELEVANT]
     n_items = np.asarray(n_items)
-    column = {int(k): i for i, k in enumerate(cutoffs)}
+    column = _column_of(metrics)
     emptiness = empty_queries(metrics, quantities, scalars)
     values = {}
     if any(m.radius is not None for m in metrics):
@@ -145,10 +174,10 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
         elif metric.base == "11pt":  # trec_eval's 11pt_avg
             value = scalars[:, IPREC : IPREC + N_RECALL_LEVELS].sum(axis=1) / N_RECALL_LEVELS
         else:
-            q = quantities[:, :, column[WHOLE_LIST if metric.k is None else metric.k]]
+            q = quantities[:, :, column[metric.name]]
             value = _base_value(metric, q, total, n_items, ap_denominator)
             missed = q[:, MISS]
-        is_empty = emptiness[metric.family in GRADED]
+        is_empty = emptiness[graded(metric)]
         if empty == "skip_missed" and missed is not None:
             # HashNet: only queries with a relevant item retrieved count. Tie-aware: the metric's
             # expectation over the tie orders that retrieve one, E[M] / P(hits >= 1), as M = 0
@@ -158,8 +187,12 @@ def metric_values(metrics, quantities, scalars, cutoffs, n_items, ap_denominator
             else:
                 value = np.where(missed < 1.0, _divide(value, 1.0 - missed), np.nan)
         values[metric.name] = _apply_empty(value, metric, is_empty, empty)
-    n_empty = int(np.logical_or.reduce([emptiness[m.family in GRADED] for m in metrics]).sum())
-    return values, n_empty
+    return values, np.logical_or.reduce([emptiness[graded(m)] for m in metrics])
+
+
+def graded(metric) -> bool:
+    """Whether the metric takes every grade > 0 (else the items at the relevance level)."""
+    return metric.family in GRADED and metric.rel is None
 
 
 def empty_queries(metrics, quantities, scalars):
@@ -195,8 +228,16 @@ def _base_value(metric, q, total, n_items, ap_denominator):
         return q[:, RR].copy()
     if metric.base == "Success":  # a relevant item in the top k: 1 - P(hits@k = 0)
         return 1.0 - q[:, MISS]
+    if metric.base == "Judged":  # judged items in the top k, over k (ir_measures)
+        return _divide(q[:, JUDGED], asked)
+    if metric.base == "RBP":  # graded, or binary with its own relevance level (ir_measures' RBP(rel=2))
+        return q[:, RBP if metric.rel is None else RBP_REL].copy()
+    if metric.base == "RBPResid":
+        return q[:, RESIDUAL].copy()
     if metric.base == "NumQ":
         return np.ones(q.shape[0])
+    if metric.base == "NumRet" and metric.rel is not None:  # ir_measures: retrieved with a grade >= rel
+        return q[:, HITS].copy()
     if metric.base == "NumRet":
         return np.broadcast_to(effective, q.shape[:1]).astype(np.float64)
     if metric.base == "NumRel":
@@ -218,7 +259,7 @@ def _base_value(metric, q, total, n_items, ap_denominator):
 
 
 def _apply_empty(value, metric, is_empty, empty):
-    if not is_empty.any() or (metric.base in COUNTS and empty not in ("skip", "skip_missed")):
+    if not is_empty.any() or (metric.base in KEPT_WHEN_EMPTY and empty not in ("skip", "skip_missed")):
         return value  # a count is what it is for a query without relevant items; skip leaves it out
     value = np.array(value, dtype=np.float64)
     if empty in ("skip", "skip_missed"):

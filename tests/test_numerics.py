@@ -69,8 +69,8 @@ def _finalize(ties, cutoffs, gains=(0.0, 1.0)):
     cutoffs = np.array(cutoffs, dtype=np.int64)
     finalize_ties(
         tie_n, tie_r, tie_n - tie_r, tie_r.astype(float), tie_r * gains[1], 0, int((tie_n - tie_r).sum()),
-        np.array([gains[1]]), np.array([total]), cutoffs, discount_table(int(min(cutoffs.max(), tie_n.sum()))), True,
-        0, out, scalars,
+        np.array([gains[1]]), np.array([total]), cutoffs, np.full(len(cutoffs), np.log(0.8)),
+        discount_table(int(min(cutoffs.max(), tie_n.sum()))), True, 0, out, scalars,
     )
     return out
 

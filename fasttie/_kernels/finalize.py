@@ -13,24 +13,31 @@ Base quantities, per cutoff k (clamped to [1, N]):
     WAP_NUM  E[sum_{i<=k} rel_i CG@i / i]          WAP_RET  E[WAP numerator / hits@k]
     RR       E[1/rank of the first relevant item, 0 past k]
     MISS     P(hits@k = 0), no relevant item in the top k (HashNet's protocol skips such queries)
+    JUDGED   E[judged items in the top k]
+    RBP      E[RBP@k] = E[(1-p) sum_{i<=k} p^(i-1) gain_i] / max(1, largest gain)
+    RBP_REL  E[(1-p) sum_{i<=k} p^(i-1) rel_i], binary RBP
+    RESIDUAL E[(1-p) sum_{i<=k, unjudged} p^(i-1)] + p^min(k, N), RBP's residual
+(p, the persistence, is per cutoff column: columns may repeat a cutoff with another p)
 and per query: R (relevant items), E[hits@R] (R-precision), the sum behind bpref,
 E[sum over relevant items of 1 - min(n, R) / min(N_nr, R)], n the judged non-relevant items
 ranked above it and N_nr all judged non-relevant items of the query (trec_eval's bpref), and,
 for fixed orders only, interpolated precision at the recall levels 0.0, 0.1, ..., 1.0.
 """
 
+import math
+
 import numpy as np
 
 from ._jit import jit
 from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
 
-HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS = range(10)
-N_QUANTITIES = 10
+HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS, JUDGED, RBP, RBP_REL, RESIDUAL = range(14)
+N_QUANTITIES = 14
 TOTAL_RELEVANT, HITS_AT_R, BPREF_SUM, IPREC = range(4)  # IPREC + l: interpolated precision at recall l/10
 N_RECALL_LEVELS = 11
 N_SCALARS = IPREC + N_RECALL_LEVELS
 # the optional sums of the finalizer, a bit mask (each costs a walk over the relevant items)
-OPTIONAL_IPREC, OPTIONAL_BPREF = 1, 2
+OPTIONAL_IPREC, OPTIONAL_BPREF, OPTIONAL_RBP = 1, 2, 4
 RECALL_LEVELS = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
 
 
@@ -143,6 +150,27 @@ def _iprec_add(hits, rank, first, scalars):
         level += 1
 
 
+@jit
+def _rbp_weight(log_p, t, j):
+    """(1-p) sum_{i=t+1..t+j} p^(i-1) = p^t (1 - p^j), the RBP weight of ranks t+1..t+j."""
+    if j <= 0:
+        return 0.0
+    return math.exp(t * log_p) * -math.expm1(j * log_p)
+
+
+@jit(inline="always")
+def _rbp_add(r, g, unjudged, n, log_p, t, j, first, sums):
+    """Add ranks t+1..t+j of a tie (n items, r relevant, gain sum g, unjudged count) to the
+    RBP sums (gain, relevant, unjudged) of columns first..: each rank holds the tie's mean."""
+    if j <= 0 or (r == 0 and g == 0.0 and unjudged == 0):
+        return
+    for col in range(first, sums.shape[1]):
+        w = _rbp_weight(log_p[col], t, j) / n
+        sums[0, col] += g * w
+        sums[1, col] += r * w
+        sums[2, col] += unjudged * w
+
+
 @jit(inline="always")
 def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
     """out[IDCG, :] = ideal DCG at each cutoff. The ideal list holds every positive gain, also
@@ -169,7 +197,7 @@ def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
 @jit
 def finalize_ties(
     tie_n, tie_r, tie_u, tie_s, tie_g, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
-    discount, need_ratio, optional, out, scalars,
+    log_p, discount, need_ratio, optional, out, scalars,
 ):
     """Walk one query's ties once and fill every base quantity at every cutoff.
 
@@ -184,12 +212,14 @@ def finalize_ties(
     judged_nonrel : int                 judged non-relevant items of the query, ranked or not (bpref)
     ideal_gain, ideal_count : (float64, int64) arrays   runs of the ideal order, gain descending
     cutoffs : int64 array (K,)          sorted ascending, >= 1 (values past N mean N)
+    log_p : float64 array (K,)          log of RBP's persistence p of each cutoff column
     discount : float64 array            discount[i] = sum_{l<=i} 1/log2(1+l), for i up to
                                         min(max cutoff, max(N, ideal list length))
     need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums)
     optional : int                      bit mask: OPTIONAL_IPREC, the interpolated precisions
                                         (homogeneous ties only: a fixed order; the caller refuses
-                                        the average); OPTIONAL_BPREF, bpref's sum (else 0)
+                                        the average); OPTIONAL_BPREF, bpref's sum (else 0);
+                                        OPTIONAL_RBP, RBP and its residual (else 0)
     out : float64 array (N_QUANTITIES, K), written
     scalars : float64 array (N_SCALARS,), written
     """
@@ -228,10 +258,14 @@ def finalize_ties(
         weights = np.empty(widest, dtype=np.float64)
 
     _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out)
+    with_rbp = (optional & OPTIONAL_RBP) != 0
+    rbp_sums = np.zeros((3, n_cut if with_rbp else 0))  # gain, relevant, unjudged per column
+    rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
 
     # typed starts: a literal 0 would make numba compile every callee twice
     t = np.int64(0)  # items before the current tie
     hits_prev = np.int64(0)  # relevant items before the current tie
+    judged_prev = np.int64(0)  # judged items before the current tie
     grade_prev = 0.0  # grade sum before the current tie
     ap_prev = 0.0  # E[AP numerator] over the ties before
     wap_prev = 0.0
@@ -268,6 +302,16 @@ def finalize_ties(
             else:
                 out[RR, kp] = 0.0
             out[MISS, kp] = 0.0 if hits_prev > 0 else _no_relevant_in_first(n, r, j)
+            out[JUDGED, kp] = judged_prev + j * (r + tie_u[c]) / n
+            if with_rbp:
+                w = _rbp_weight(log_p[kp], t, j) / n
+                out[RBP, kp] = (rbp_sums[0, kp] + g * w) * rbp_scale
+                out[RBP_REL, kp] = rbp_sums[1, kp] + r * w
+                out[RESIDUAL, kp] = rbp_sums[2, kp] + (n - r - tie_u[c]) * w + math.exp((t + j) * log_p[kp])
+            else:
+                out[RBP, kp] = 0.0
+                out[RBP_REL, kp] = 0.0
+                out[RESIDUAL, kp] = 0.0
             if need_ratio:
                 ap_ret, wap_ret = _ratio_expectations(
                     t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, wap_prev, weights
@@ -294,10 +338,13 @@ def finalize_ties(
             wap_prev += _precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
         if g != 0.0:
             dcg_prev += g / n * (discount[stop] - discount[t])
+        if with_rbp:
+            _rbp_add(r, g, n - r - tie_u[c], n, log_p, t, n, kp, rbp_sums)
         if r > 0 and not seen_relevant:
             rr_full = first_relevant_rr(t, n, r, n)
             seen_relevant = True
         hits_prev += r
+        judged_prev += r + tie_u[c]
         grade_prev += s
         t = stop
 
@@ -305,7 +352,7 @@ def finalize_ties(
 @jit
 def finalize_ranked(
     ranks, grades, gains, relevant, n_items, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
-    discount, optional, out, scalars,
+    log_p, discount, optional, out, scalars,
 ):
     """Every base quantity at every cutoff of one fixed order (no ties), from its graded items.
 
@@ -322,7 +369,7 @@ def finalize_ranked(
     unranked_relevant : int       relevant items outside the ranking (they count in R)
     judged_nonrel : int           judged non-relevant items (bpref); every ranked item is judged:
                                   the items before a relevant one that are not relevant count
-    ideal_gain, ideal_count, cutoffs, discount, optional, out, scalars : as in :func:`finalize_ties`
+    ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out, scalars : as in :func:`finalize_ties`
     """
     n_graded = ranks.shape[0]
     n_cut = cutoffs.shape[0]
@@ -351,6 +398,9 @@ def finalize_ranked(
             if optional & OPTIONAL_IPREC:
                 _iprec_add(relevant_before, ranks[p], first, scalars)
     scalars[BPREF_SUM] = bpref
+    with_rbp = (optional & OPTIONAL_RBP) != 0
+    rbp_sums = np.zeros((3, n_cut if with_rbp else 0))
+    rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
     kp = 0
     for p in range(n_graded + 1):
         rank = ranks[p] if p < n_graded else n_items + 1  # a sentinel past the end flushes the cutoffs
@@ -365,6 +415,16 @@ def finalize_ranked(
             out[WAP_RET, kp] = wap / hits if hits > 0 else 0.0
             out[RR, kp] = rr
             out[MISS, kp] = 1.0 if hits == 0 else 0.0
+            depth = min(cutoffs[kp], n_items)
+            out[JUDGED, kp] = depth  # every ranked item is judged here
+            if with_rbp:
+                out[RBP, kp] = rbp_sums[0, kp] * rbp_scale
+                out[RBP_REL, kp] = rbp_sums[1, kp]
+                out[RESIDUAL, kp] = math.exp(depth * log_p[kp])
+            else:
+                out[RBP, kp] = 0.0
+                out[RBP_REL, kp] = 0.0
+                out[RESIDUAL, kp] = 0.0
             kp += 1
         if p == n_graded:
             break
@@ -376,6 +436,9 @@ def finalize_ranked(
             continue
         grade_sum += grades[p]
         dcg += gains[p] * (discount[rank] - discount[rank - 1])
+        if with_rbp:
+            one = np.int64(1)
+            _rbp_add(np.int64(relevant[p]), gains[p], np.int64(0), one, log_p, rank - 1, one, kp, rbp_sums)
         if relevant[p]:
             hits += 1
             ap += hits / rank

@@ -80,7 +80,7 @@ def _bucket_ties(hist_q, gains, mode):
 
 
 @jit
-def finalize_histograms(hist, gains, mode, cutoffs, discount, need_ratio, optional, out, scalars, start, stop):
+def finalize_histograms(hist, gains, mode, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start, stop):
     """Base quantities of queries start..stop-1 from their histograms (average, optimistic,
     pessimistic).
 
@@ -95,7 +95,7 @@ def finalize_histograms(hist, gains, mode, cutoffs, discount, need_ratio, option
         ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
         finalize_ties(
             tie_n, tie_r, tie_u, tie_s, tie_g, np.int64(0), judged_nonrel, ideal_gain, ideal_count, cutoffs,
-            discount, need_ratio, optional, out[i], scalars[i],
+            log_p, discount, need_ratio, optional, out[i], scalars[i],
         )
 
 
@@ -175,7 +175,7 @@ def _scan_query(i, query_words, db_words, kind, query_labels, db_labels, query_l
 @jit
 def finalize_stable(
     query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
-    indptr, listed_ids, listed_grades, n_relevant, hist, gains, cutoffs, discount, optional, out, scalars, start,
+    indptr, listed_ids, listed_grades, n_relevant, hist, gains, cutoffs, log_p, discount, optional, out, scalars, start,
     stop,
 ):
     """Histograms and base quantities of queries start..stop-1 with ties broken by database
@@ -233,7 +233,7 @@ def finalize_stable(
         ideal_gain, ideal_count = _ideal_runs(hist_q, gains)
         finalize_ranked(
             ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
-            items - n_rel, ideal_gain, ideal_count, cutoffs, discount, optional, out[i], scalars[i],
+            items - n_rel, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out[i], scalars[i],
         )
 
 
@@ -270,8 +270,8 @@ def stable_ranks(
 
 
 @jit
-def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, discount, optional, out, scalars, start,
-                            stop):
+def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, log_p, discount, optional, out, scalars,
+                            start, stop):
     """Base quantities of queries start..stop-1 from the sorted global ranks and grades of
     their relevant items (query i: ranks / grade_of[indptr[i]:indptr[i + 1]], ascending ranks)
     and their whole-database counts ``hist``: what :func:`finalize_stable` computes on one
@@ -297,5 +297,5 @@ def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, disco
         ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
         finalize_ranked(
             ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
-            items - n_found, ideal_gain, ideal_count, cutoffs, discount, optional, out[i], scalars[i],
+            items - n_found, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out[i], scalars[i],
         )

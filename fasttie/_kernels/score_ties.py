@@ -92,8 +92,8 @@ def _count_grades(grades, gains, count, gain_of):
 def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
     """Runs (gain, count) of all positive gains, ranked and unranked, descending.
 
-    Gains increase with the grade and are positive exactly when the grade is, so with small
-    integer grades (the usual case) a histogram by grade replaces the sort."""
+    With small integer grades (the usual case) whose gains rise with the grade and are positive,
+    a histogram by grade replaces the sort."""
     top = _top_small_integer(extra_grades, _top_small_integer(grades, 0.0))
     if top < 0:
         return _ideal_runs_sorted(gains, extra_gains)
@@ -101,6 +101,12 @@ def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
     gain_of = np.zeros(int(top) + 1, dtype=np.float64)
     _count_grades(grades, gains, count, gain_of)
     _count_grades(extra_grades, extra_gains, count, gain_of)
+    above = np.inf  # a gain table of one's own (trec_eval's ndcg.1=3,2=9,4=4.5) need not rise with the grade
+    for g in range(count.shape[0] - 1, 0, -1):
+        if count[g] > 0:
+            if not 0.0 < gain_of[g] <= above:
+                return _ideal_runs_sorted(gains, extra_gains)
+            above = gain_of[g]
     n_runs = 0
     for g in range(1, count.shape[0]):
         n_runs += count[g] > 0
@@ -135,7 +141,8 @@ def _ideal_runs_sorted(gains, extra_gains):
 @jit
 def finalize_rankings(
     offsets, scores, grades, gains, judged, keys, relevance_level, mode, extra_offsets, extra_grades,
-    extra_gains, extra_relevant, extra_nonrel, cutoffs, discount, need_ratio, optional, out, scalars, start, stop,
+    extra_gains, extra_relevant, extra_nonrel, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
+    stop,
 ):
     """Base quantities of queries start..stop-1 of a grouped ranked list.
 
@@ -159,5 +166,5 @@ def finalize_rankings(
         ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra], extra_gains[extra])
         finalize_ties(
             tie_n, tie_r, tie_u, tie_s, tie_g, extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs,
-            discount, need_ratio, optional, out[q], scalars[q],
+            log_p, discount, need_ratio, optional, out[q], scalars[q],
         )

@@ -1,0 +1,77 @@
+"""Metric parameters in ir_measures' syntax: a metric's own relevance level (``P(rel=2)@5``) and
+gain (``nDCG(dcg='exp-log2')``, ``nDCG(gains={0: 0, 1: 1, 2: 3})``) give what the call-wide
+options give, in one call beside metrics with the call's own settings."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import fasttie as ft
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["average", "stable", "pessimistic"]))
+def test_own_settings_equal_the_call_options(seed, ties):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 30))
+    grades, scores = rng.integers(0, 4, n), rng.integers(0, 4, n).astype(float)
+    group = [n // 2, n - n // 2] if n > 3 else None
+    mixed = ft.rank_evaluate(grades, scores, group, ties=ties, metrics=[
+        "AP", "P(rel=2)@3", "RR(rel=3)", "nDCG(dcg='exp-log2')@5", "nDCG@5", "Success(rel=2)@2", "RBP(rel=2)",
+        "NumRet(rel=2)@4"])
+    at_two = ft.rank_evaluate(grades, scores, group, ties=ties, relevance_level=2,
+                              metrics=["P@3", "Success@2", "NumRelRet@4"])
+    assert mixed.per_query["P(rel=2)@3"].tolist() == at_two.per_query["P@3"].tolist()
+    assert mixed.per_query["Success(rel=2)@2"].tolist() == at_two.per_query["Success@2"].tolist()
+    assert mixed.per_query["NumRet(rel=2)@4"].tolist() == at_two.per_query["NumRelRet@4"].tolist()
+    at_three = ft.rank_evaluate(grades, scores, group, ties=ties, relevance_level=3, metrics=["RR"])
+    assert mixed.per_query["RR(rel=3)"].tolist() == at_three.per_query["RR"].tolist()
+    exp2 = ft.rank_evaluate(grades, scores, group, ties=ties, gain="exp2", metrics=["nDCG@5"])
+    assert mixed.per_query["nDCG(dcg='exp-log2')@5"].tolist() == exp2.per_query["nDCG@5"].tolist()
+    plain = ft.rank_evaluate(grades, scores, group, ties=ties, metrics=["AP", "nDCG@5"])
+    assert mixed.per_query["AP"].tolist() == plain.per_query["AP"].tolist()
+    assert mixed.per_query["nDCG@5"].tolist() == plain.per_query["nDCG@5"].tolist()
+    # binary RBP at level 2: relevant items weigh 1
+    binary = (grades >= 2).astype(float)
+    assert np.allclose(mixed.per_query["RBP(rel=2)"],
+                       ft.rank_evaluate(binary, scores, group, ties=ties, metrics=["RBP"]).per_query["RBP"])
+
+
+def _ndcg_literal(order_gains, all_gains, k):
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(order_gains[:k]))
+    ideal = sorted((g for g in all_gains if g > 0), reverse=True)
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal[:k]))
+    return dcg / idcg if idcg else 0.0
+
+
+@pytest.mark.parametrize("table", [{1: 3, 2: 9, 4: 4.5}, {1: 1, 2: 0.5}, {0: 0, 1: 2}])
+def test_gain_tables_that_do_not_rise_with_the_grade(table):
+    # trec_eval's ndcg.1=3,2=9,4=4.5: grade 4 gains less than grade 2, and the ideal order follows the gains
+    grades = np.array([4, 0, 2, 1, 4, 3, 2])
+    scores = np.array([0.9, 0.8, 0.8, 0.7, 0.5, 0.5, 0.1])
+    name = f"nDCG(gains={table})@4"
+    value = ft.rank_evaluate(grades, scores, metrics=[name]).mean
+    gains = np.array([table.get(g, g) for g in grades], dtype=float)  # unlisted grades keep their own value
+    tied = [list(np.flatnonzero(scores == s)) for s in sorted(set(scores), reverse=True)]
+    orders = [sum(map(list, parts), []) for parts in itertools.product(*(itertools.permutations(t) for t in tied))]
+    expected = np.mean([_ndcg_literal(list(gains[o]), list(gains), 4) for o in orders])
+    assert list(value.values())[0] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("nDCG(dcg='exp')", "dcg must be one of"), ("nDCG(gains=[1, 2])", "gains must map grades"),
+    ("P(rel=0)@5", "relevance level"), ("nDCG(dcg='log2', gains={1: 2})", "one of dcg=, gain=, gains="),
+    ("Judged(rel=1)@5", "no parameter 'rel'"), ("P(rel=2, p=0.5)@5", "no parameter 'p'"),
+])
+def test_bad_parameters(name, message):
+    with pytest.raises(ValueError, match=message):
+        ft.rank_evaluate([1, 0], [0.5, 0.4], metrics=name)
+
+
+def test_hamming_ranking_refuses_per_metric_settings():
+    codes = np.array([[0, 1], [1, 1], [0, 0]])
+    with pytest.raises(ValueError, match="ranked lists"):
+        ft.evaluate(codes[:1], codes, [0], [0, 1, 0], metrics="P(rel=2)@2")
