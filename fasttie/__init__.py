@@ -5,7 +5,7 @@ Importing fasttie compiles nothing: kernels compile (or load from the cache) on 
 
 from . import datasets, trec
 from .codes import PackedCodes, pack_codes, unpack_codes
-from .diversity import alpha_ndcg
+from .diversity import alpha_ndcg, diversity_evaluate
 from .errors import InputError, InputTypeError
 from .significance import Comparison, compare
 from .hashing import evaluate, search
@@ -20,6 +20,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric",
-    "parse_metrics", "lambdarank", "alpha_ndcg", "compare", "Comparison", "plot_curves", "datasets", "trec",
-    "tie_stats", "TieStats", "merge", "InputError", "InputTypeError", "__version__",
+    "parse_metrics", "lambdarank", "alpha_ndcg", "diversity_evaluate", "compare", "Comparison", "plot_curves",
+    "datasets", "trec", "tie_stats", "TieStats", "merge", "InputError", "InputTypeError", "__version__",
 ]

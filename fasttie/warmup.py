@@ -23,7 +23,7 @@ FRONT_DOORS = {
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
     "rank_evaluate, trec.evaluate": ("score_ties.finalize_rankings",),
     "lambdarank": ("lambdarank.lambdarank_queries",),
-    "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "alpha_ndcg.alpha_dcg_queries", "alpha_ndcg.first_duplicate"),
+    "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries", "alpha_ndcg.first_duplicate"),
 }
 
 

@@ -531,11 +531,3 @@ def test_average_ties_match_diversity_evaluate():
     np.testing.assert_array_equal(got, np.stack([res.per_query["alpha_nDCG@3"], res.per_query["alpha_nDCG@10"]], 1))
     stable = alpha_ndcg(y_true, scores, sizes, k=[3, 10])
     assert not np.array_equal(got, stable)  # ties matter here
-
-
-def test_former_driver_name_still_resolves():
-    from fasttie._kernels import alpha_ndcg as kernels
-
-    assert kernels.alpha_dcg_queries is diversity_measures.diversity_queries
-    with pytest.raises(AttributeError):
-        kernels.no_such_kernel

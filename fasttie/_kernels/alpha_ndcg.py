@@ -202,13 +202,3 @@ def greedy_gains(masks, ideal_keys, start, stop, depth, alpha, gains_out):
         r += 1
     return positive
 
-
-def __getattr__(name):
-    """``alpha_dcg_queries``, the former alpha-nDCG driver, is now
-    ``diversity_measures.diversity_queries`` (imported lazily: that module imports this one);
-    ``fasttie.warmup`` still names it."""
-    if name == "alpha_dcg_queries":
-        from .diversity_measures import diversity_queries
-
-        return diversity_queries
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

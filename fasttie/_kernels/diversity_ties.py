@@ -120,7 +120,7 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
     t_values = np.empty(n_retrieved + 1, dtype=np.int64)
 
     last = n_retrieved if want_ap else min(depth, n_retrieved)
-    a = 0
+    a = np.int64(0)  # typed: a literal 0 would compile the harmonic sums a second time
     while a < last:
         b = a + 1
         while b < n_retrieved and ranked_scores[order[b]] == ranked_scores[order[a]]:
