@@ -26,11 +26,13 @@ out.test.meas_params) nDCG(gains={1: 3, 2: 9, 4: 4.5}), ``unj_k`` through Judged
 ``fasttie trec -m`` accepts; gm_map, gm_bpref and num_q have an ``all`` value only, the counts
 are sums).
 Options: ``-q`` per query, ``-c`` complete=True, ``-lL`` relevance_level=L (binary measures
-only: trec_eval's nDCG uses every grade, and so does fasttie's).
+only: trec_eval's nDCG uses every grade, and so does fasttie's), ``-MN`` max_retrieved=N, ``-J``
+judged_only=True (no recorded configuration uses the last two; tests/test_trec_options.py checks
+them against pytrec_eval).
 
 Not compared, because fasttie has no such measure: num_nonrel_judged_ret, infAP, Rprec_mult_*, utility,
 binG, G, ndcg_rel, Rndcg, relative_P_*, set_relative_P, runid, relstring. Every configuration uses only options fasttie
-has; one that used another (-M, -J, -R, -Z, ...) would be skipped, naming the option.
+has; one that used another (-R, -Z, ...) would be skipped, naming the option.
 """
 
 from __future__ import annotations
@@ -124,6 +126,10 @@ def trec_eval_options(args):
             options["complete"] = True
         elif arg.startswith("-l"):
             options["relevance_level"] = int(arg[2:] or next(args))
+        elif arg.startswith("-M"):
+            options["max_retrieved"] = int(arg[2:] or next(args))
+        elif arg == "-J":
+            options["judged_only"] = True
         elif arg.startswith("-m"):
             if arg == "-m":
                 next(args)
@@ -264,7 +270,9 @@ def test_cli_matches_trec_eval(reference, plain, capsys, name):
     options = trec_eval_options(config["trec_eval_args"])
     measures = measures_of(config)
     argv = ["trec", plain(config["qrels"]), plain(config["run"]), "-m", *map(cli_name, measures), "-q", "--csv",
-            "-l", options["relevance_level"], *(["-c"] if options["complete"] else [])]
+            "-l", options["relevance_level"], *(["-c"] if options["complete"] else []),
+            *(["-M", options["max_retrieved"]] if "max_retrieved" in options else []),
+            *(["-J"] if options.get("judged_only") else [])]
     lines = run_cli(capsys, *argv).strip().splitlines()
     assert lines[0] == "measure,query,value"
     back = {metric: measure for measure, metric in measures.items()}
