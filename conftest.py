@@ -21,6 +21,7 @@ _NEEDS = {
     "fasttie.datasets.digits_hashing": "sklearn",
     "fasttie.dask": "dask",
     "fasttie.cuda": "numba_cuda",
+    "fasttie.trec.records.Run.from_frame": "pandas",
 }
 
 # modules whose import needs the extra itself

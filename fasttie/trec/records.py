@@ -319,6 +319,13 @@ class Run(_Grouped):
             a duplicate (query, document) pair.
         TypeError
             A score column that is not numeric.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.5]})
+        >>> Run.from_frame(frame).to_dict()
+        {'q1': {'d1': 2.0, 'd2': 1.5}}
         """
         found = _frame_columns(frame, ("qid", "docno", "score"), ())
         score = _numeric_column(found, "score")
