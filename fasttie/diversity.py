@@ -76,11 +76,6 @@ class DiversityMetric:
     alpha: float
     beta: float
 
-    def __iter__(self):
-        """The (name, k, alpha) triple that parse_diversity_metric returned before the other
-        ndeval measures, for callers that still unpack it (fasttie.cli.common)."""
-        return iter((self.name, self.k, self.alpha))
-
 
 def diversity_evaluate(
     y_true,

@@ -117,7 +117,7 @@ def resolve_metrics(names, *, trec_names=False):
     for name in names:
         if trec_names and is_diversity_metric(name):  # alpha-nDCG: TREC diversity qrels only
             try:
-                out.extend(key for key, _, _ in parse_diversity_metric(name) if key not in out)
+                out.extend(m.name for m in parse_diversity_metric(name) if m.name not in out)
             except ValueError as error:
                 raise UsageError(f"-m/--metric: {error}") from None
             continue
