@@ -472,6 +472,9 @@ def _hashing_metrics(metrics):
     """Parsed metrics, refusing per-metric relevance levels and gains (ranked lists only)."""
     parsed = parse_metrics(metrics)
     for metric in parsed:
+        if metric.base == "ERR":
+            raise InputError(f"metric {metric.name!r}: ERR is computed for ranked lists "
+                             "(fasttie.rank_evaluate, fasttie.trec.evaluate), not yet for Hamming ranking")
         if metric.rel is not None or metric.gain is not None:
             raise InputError(f"metric {metric.name!r}: per-metric rel= and gains are for ranked lists "
                              "(fasttie.rank_evaluate, fasttie.trec.evaluate); Hamming ranking takes gain= and "

@@ -4,7 +4,9 @@ Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P
 ``F1@k``, ``RR``, ``RR@k``, ``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``,
 ``SetAP``, ``Bpref``, ``GMBpref``, ``IPrec@r`` (r = 0.0, 0.1, ..., 1.0) and ``11pt`` (fixed
 orders only), ``Judged@k``, ``RBP(p=0.8)@k`` and its residual ``RBPResid(p=0.8)@k``, the counts
-``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, and ``P(radius=r)``, ``R(radius=r)``. No ``@k``
+``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, ``ERR@k`` (expected reciprocal rank with gdeval's
+stop probability (2**g - 1) / 16, grades 0..4; every grade > 0 counts: no ``rel=``; ranked lists
+only), and ``P(radius=r)``, ``R(radius=r)``. No ``@k``
 (or ``@ALL``) means the whole list. Parameters go in parentheses before the cutoff, as in
 ir_measures: ``RBP(p=0.9)@100``; the binary metrics take their own relevance level
 (``P(rel=2)@5``) and the graded ones their own gain (``nDCG(dcg='exp-log2')@10``,
@@ -54,6 +56,7 @@ _BASES = {
     "numrelret": "NumRelRet", "num_rel_ret": "NumRelRet",
     "judged": "Judged",
     "rbp": "RBP", "rbpresid": "RBPResid", "rbp_resid": "RBPResid",
+    "err": "ERR",
 }
 _RADIUS_BASES = ("P", "R")
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
@@ -76,7 +79,7 @@ GEOMETRIC = ("GMAP", "GMBpref")  # geometric means of AP and Bpref (trec_eval's 
 FIXED_ORDER_ONLY = ("IPrec", "11pt")
 _RECALL_LEVEL = re.compile(r"^\s*(?:IPrec|iprec|iprec_at_recall)\s*[@_]\s*(\d*\.?\d+)\s*$")
 # graded metrics take every grade > 0; the others count items with grade >= the relevance level
-GRADED = ("DCG", "nDCG", "ACG", "WAP", "RBP")
+GRADED = ("DCG", "nDCG", "ACG", "WAP", "RBP", "ERR")
 # rank-biased precision and its residual take the persistence p (Moffat & Zobel 2008)
 PERSISTENT = ("RBP", "RBPResid")
 DEFAULT_PERSISTENCE = 0.8  # ir_measures' default; trec_eval's rbp takes 0.9
@@ -128,7 +131,7 @@ class Metric:
 
 KNOWN = (
     "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Rprec, ACG@k, WAP@k, "
-    "GMAP, SetAP, Bpref, GMBpref, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, NumQ, NumRet, "
+    "GMAP, SetAP, Bpref, GMBpref, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, ERR@k, NumQ, NumRet, "
     "NumRel, NumRelRet, P(radius=r), R(radius=r); "
     "aliases mAP@k, ndcg@k, "
     "precision@k, recall@k, mrr and trec_eval's names; lists P@[1,10]"

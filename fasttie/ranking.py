@@ -6,13 +6,15 @@ import math
 
 import numpy as np
 
+from ._kernels.err import MAX_GRADE, err_rankings
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
 from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
-    check_options, cutoff_list, discount_table, group_sizes, metric_values, optional_sums, read_only,
+    WHOLE_LIST, apply_empty, check_options, cutoff_list, discount_table, group_sizes, metric_values, optional_sums,
+    read_only,
 )
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy, numeric_array
@@ -132,7 +134,12 @@ def rank_evaluate(
     keys = _tie_keys(ties, doc_ids, order, len(y_true))
     judged = _judged(judged, order, len(y_true))
     per_query, is_empty = {}, np.zeros(n_queries, dtype=bool)
-    for (rel, metric_gain), group_metrics in passes(parsed):  # metrics with their own rel= or gain: one more pass
+    err_metrics = [m for m in parsed if m.base == "ERR"]  # ERR needs each tie's grades: a pass of its own
+    if err_metrics:
+        values, is_empty = _err_values(err_metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved,
+                                       n_threads)
+        per_query.update(values)
+    for (rel, metric_gain), group_metrics in passes([m for m in parsed if m.base != "ERR"]):  # metrics with their own rel= or gain: one more pass
         level = relevance_level if rel is None else rel
         metric_gain = dict(metric_gain) if isinstance(metric_gain, tuple) else metric_gain
         extra_offsets, extra_grades, extra_relevant, extra_nonrel = _unretrieved(unretrieved, n_queries, level)
@@ -178,6 +185,31 @@ def rank_evaluate(
         },
         query_ids=query_ids,
     )
+
+
+def _err_values(metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved, n_threads):
+    """Per-query ERR of ``metrics`` (gdeval's stop probabilities, exact tie average) and the
+    queries empty for it: no positive grade, retrieved or not (as nDCG)."""
+    top = float(y_true.max())
+    if top > MAX_GRADE:
+        row = int(np.flatnonzero(y_true > MAX_GRADE)[0])
+        raise InputError(f"ERR takes grades 0..{MAX_GRADE:g} (gdeval's stop probability (2**g - 1) / 16; gdeval "
+                         f"refuses larger judgments), but y_true has {y_true[row]:g} at row {row}; map the grades "
+                         "into 0..4 first")
+    n_queries = len(offsets) - 1
+    cutoffs = np.array(sorted({WHOLE_LIST if m.k is None else m.k for m in metrics}), dtype=np.int64)
+    out = np.empty((n_queries, len(cutoffs)))
+    arrays = [_ro(a) for a in (offsets, y_pred, y_true, keys)]
+    run_blocks(lambda lo, hi: err_rankings(*arrays, _TIE_MODES[ties], _ro(cutoffs), out, lo, hi),
+               n_queries, resolve_threads(n_threads, 16 * len(y_true)))
+    positive = np.maximum.reduceat(y_true, offsets[:-1]) > 0
+    if unretrieved is not None:
+        positive |= np.array([np.any(np.asarray(g, dtype=np.float64) > 0) for g in unretrieved], dtype=bool)
+    is_empty = ~positive
+    column = {k: i for i, k in enumerate(cutoffs)}
+    values = {m.name: apply_empty(out[:, column[WHOLE_LIST if m.k is None else m.k]].copy(), m, is_empty, empty)
+              for m in metrics}
+    return values, is_empty
 
 
 def _gains(grades, gain):

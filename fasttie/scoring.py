@@ -186,7 +186,7 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
                 value = np.where(missed < 1.0, value, np.nan)
             else:
                 value = np.where(missed < 1.0, _divide(value, 1.0 - missed), np.nan)
-        values[metric.name] = _apply_empty(value, metric, is_empty, empty)
+        values[metric.name] = apply_empty(value, metric, is_empty, empty)
     return values, np.logical_or.reduce([emptiness[graded(m)] for m in metrics])
 
 
@@ -258,7 +258,8 @@ def _base_value(metric, q, total, n_items, ap_denominator):
     return _divide(numerator, np.minimum(effective, total))
 
 
-def _apply_empty(value, metric, is_empty, empty):
+def apply_empty(value, metric, is_empty, empty):
+    """The empty policy on one metric's per-query values (is_empty: the queries empty for it)."""
     if not is_empty.any() or (metric.base in KEPT_WHEN_EMPTY and empty not in ("skip", "skip_missed")):
         return value  # a count is what it is for a query without relevant items; skip leaves it out
     value = np.array(value, dtype=np.float64)

@@ -1,0 +1,229 @@
+"""ERR@k (expected reciprocal rank, Chapelle et al. 2009), exact over the orders inside ties.
+
+ERR@k = sum over ranks r <= k of (1/r) R_r prod_{i<r} (1 - R_i), with gdeval's stop probability
+R = (2**g - 1) / 2**4 of grade g (gdeval.pl's fixed maximum judgment 4). Since
+R x prod = prod - prod x (1 - R), ERR@k = sum_r (S_{r-1} - S_r) / r with S_r the survival
+prod_{i<=r} (1 - R_i); the survival after a whole tie does not depend on its order.
+
+Inside a tie of n items after rank t with P items of positive grade, in groups g of c_g items
+with stop probability R_g, position p holds on average
+h(p) = sum_s Hyp(s; n - 1, P - 1, p - 1) sum_g (c_g / n) R_g E^{-g}_s, where E^{-g}_s is the mean
+of prod (1 - R) over the s-subsets of the tie's positive items without one grade-g item. Both
+come from stable recurrences of nonnegative terms (no binomials): E by adding one item at a
+time, E^{N+1}_s = ((N + 1 - s) E^N_s + s q E^N_{s-1}) / (N + 1), and the hypergeometric masses by
+drawing one more item. docs/ties.md ("ERR") derives it and bounds the two truncations (subsets
+with more than s_cut positive items, whose products are below q_max**s_cut, and positions after
+the kept mass is spent), each below 1e-18 of the tie's own contribution.
+
+Serial, nogil, no global state: thread safe.
+"""
+
+import math
+
+import numpy as np
+
+from ._jit import jit
+from .score_ties import AVERAGE, FIXED, OPTIMISTIC, _rank_order
+
+MAX_GRADE = 4.0  # gdeval.pl's MAX_JUDGMENT: R = (2**g - 1) / 2**MAX_GRADE
+TOLERANCE = 1e-18  # what a truncation may drop, relative to the tie's (or the query's) ERR
+
+
+@jit
+def stop_probability(grade):
+    """gdeval's R of a grade: (2**g - 1) / 16."""
+    return (2.0 ** grade - 1.0) / 2.0 ** MAX_GRADE
+
+
+@jit
+def _subset_products(q, count, n_groups, skip, s_max, out):
+    """out[s] (s = 0..s_max) = mean of prod (1 - R) = prod q over the s-subsets of the items
+    (count[h] items of factor q[h]), one item of group ``skip`` left out (skip < 0: none)."""
+    out[0] = 1.0
+    n_items = 0
+    for h in range(n_groups):
+        c = count[h] - (1 if h == skip else 0)
+        for _ in range(c):
+            n_items += 1
+            top = min(n_items, s_max)
+            for s in range(top, 0, -1):
+                # choose s of n_items: the new item is in the subset with probability s / n_items
+                kept = (n_items - s) * out[s] if s < n_items else 0.0
+                out[s] = (kept + s * q[h] * out[s - 1]) / n_items
+
+
+@jit
+def _tie_err(t, n, r, count, n_groups, survival, acc, cutoffs, ci, row):
+    """Mean ERR contribution of a tie of n items after rank t (divided by the survival before
+    it), over positions 1..min(n, last cutoff - t); writes acc + survival x partial sums at the
+    cutoffs strictly inside the tie (cutoffs[ci:] > t)."""
+    n_cut = cutoffs.shape[0]
+    j = n if cutoffs[n_cut - 1] - t >= n else cutoffs[n_cut - 1] - t
+    n_pos = 0
+    r_min = 1.0
+    for h in range(n_groups):
+        if count[h] > 0:
+            n_pos += count[h]
+            r_min = min(r_min, r[h])
+    if n_pos == 0:
+        while ci < n_cut and cutoffs[ci] < t + n:
+            row[ci] = acc
+            ci += 1
+        return 0.0
+    if n_pos == n and n_groups == 1:  # one grade throughout: every order is the same
+        total = 0.0
+        left = 1.0
+        for p in range(1, j + 1):
+            total += r[0] * left / (t + p)
+            left *= 1.0 - r[0]
+            while ci < n_cut and cutoffs[ci] == t + p and p < n:
+                row[ci] = acc + survival * total
+                ci += 1
+        return total
+    # s_cut: prod (1 - R) over more than s_cut positive items is below this bound
+    q_max = 1.0 - r_min
+    span = float(t + j)
+    bound = TOLERANCE * r_min / (span * (1.0 + math.log(span)))
+    s_cut = math.log(bound) / math.log(q_max) if 0.0 < q_max < 1.0 else np.inf
+    s_max = min(n_pos - 1, j - 1)
+    if s_cut < s_max:
+        s_max = max(int(math.ceil(s_cut)), 1)
+    q_cut = q_max ** s_max
+    q = np.empty(n_groups)
+    for h in range(n_groups):
+        q[h] = 1.0 - r[h]
+    # weight[s]: sum_g (c_g / n) R_g E^{-g}_s
+    weight = np.zeros(s_max + 1)
+    products = np.zeros(s_max + 1)
+    for g in range(n_groups):
+        if count[g] == 0:
+            continue
+        products[:] = 0.0
+        _subset_products(q, count, n_groups, g, s_max, products)
+        share = count[g] / n * r[g]
+        for s in range(s_max + 1):
+            weight[s] += share * products[s]
+    # mass[s] = Hyp(s; n - 1, P - 1, m): s positive items among m drawn from the other n - 1
+    mass = np.zeros(s_max + 1)
+    mass[0] = 1.0
+    population = n - 1
+    marked = n_pos - 1
+    total = 0.0
+    for p in range(1, j + 1):
+        m = p - 1
+        if m > 0:  # draw the m-th item
+            drawn = m - 1
+            left = population - drawn
+            for s in range(min(m, s_max), -1, -1):
+                stay = mass[s] * (population - marked - (drawn - s)) if s <= drawn else 0.0
+                move = mass[s - 1] * (marked - (s - 1)) if s > 0 else 0.0
+                mass[s] = (stay + move) / left
+        h_p = 0.0
+        kept = 0.0
+        for s in range(min(m, s_max) + 1):
+            h_p += mass[s] * weight[s]
+            kept += mass[s]
+        total += h_p / (t + p)
+        while ci < n_cut and cutoffs[ci] == t + p and p < n:
+            row[ci] = acc + survival * total
+            ci += 1
+        # what the positions after p can still add: h <= (P / n)(kept + q_cut), over >= t + p + 1
+        if s_max < n_pos - 1 and s_max < j - 1 and p < j:
+            rest = (j - p) * (kept + q_cut) / (t + p + 1.0)
+            if rest < TOLERANCE * r_min / span:
+                break
+    while ci < n_cut and cutoffs[ci] < t + n:
+        row[ci] = acc + survival * total
+        ci += 1
+    return total
+
+
+@jit
+def _walk_tie(t, n, r, count, n_groups, survival, acc, cutoffs, ci, row):
+    """Cutoffs up to rank t take acc; the tie at t adds its share. Returns (acc, survival, ci)."""
+    n_cut = cutoffs.shape[0]
+    while ci < n_cut and cutoffs[ci] <= t:
+        row[ci] = acc
+        ci += 1
+    if ci == n_cut:
+        return acc, survival, ci
+    total = _tie_err(t, n, r, count, n_groups, survival, acc, cutoffs, ci, row)
+    while ci < n_cut and cutoffs[ci] < t + n:
+        ci += 1
+    acc += survival * total
+    for h in range(n_groups):
+        survival *= (1.0 - r[h]) ** count[h]
+    return acc, survival, ci
+
+
+@jit(inline="always")
+def _err_ranking(scores, grades, keys, mode, cutoffs, row):
+    """ERR at every cutoff of one query's ranked list (cutoffs ascending)."""
+    n_rows = scores.shape[0]
+    n_cut = cutoffs.shape[0]
+    order = _rank_order(scores, keys, mode)
+    acc = 0.0
+    survival = 1.0
+    ci = np.int64(0)
+    t = np.int64(0)
+    start = 0
+    one_r = np.zeros(1)
+    one_count = np.zeros(1, dtype=np.int64)
+    while start < n_rows and ci < n_cut:
+        if acc > 0.0 and survival / (t + 1.0) < TOLERANCE * acc:
+            break  # everything after adds at most survival / (t + 1)
+        stop = start + 1
+        if mode != FIXED:
+            while stop < n_rows and scores[order[stop]] == scores[order[start]]:
+                stop += 1
+        if stop - start == 1:
+            g = grades[order[start]]
+            one_r[0] = stop_probability(g)
+            one_count[0] = 1 if one_r[0] > 0.0 else 0
+            acc, survival, ci = _walk_tie(t, np.int64(1), one_r, one_count, np.int64(1), survival, acc, cutoffs, ci, row)
+            t += 1
+            start = stop
+            continue
+        run = np.sort(grades[order[start:stop]])
+        n_distinct = 1
+        for i in range(1, run.shape[0]):
+            n_distinct += run[i] != run[i - 1]
+        value = np.empty(n_distinct)
+        count = np.zeros(n_distinct, dtype=np.int64)
+        at = 0
+        for i in range(run.shape[0]):
+            if i > 0 and run[i] != run[i - 1]:
+                at += 1
+            value[at] = run[i]
+            count[at] += 1
+        if mode == AVERAGE:
+            r = np.empty(n_distinct)
+            positive = np.zeros(n_distinct, dtype=np.int64)
+            for h in range(n_distinct):
+                r[h] = stop_probability(value[h])
+                positive[h] = count[h] if r[h] > 0.0 else 0
+            acc, survival, ci = _walk_tie(t, stop - start, r, positive, n_distinct, survival, acc, cutoffs, ci, row)
+            t += stop - start
+        else:  # optimistic (highest grade first) / pessimistic: one homogeneous tie per grade
+            for i in range(n_distinct):
+                h = n_distinct - 1 - i if mode == OPTIMISTIC else i
+                one_r[0] = stop_probability(value[h])
+                one_count[0] = count[h] if one_r[0] > 0.0 else 0
+                acc, survival, ci = _walk_tie(t, count[h], one_r, one_count, np.int64(1), survival, acc, cutoffs, ci, row)
+                t += count[h]
+        start = stop
+    while ci < n_cut:
+        row[ci] = acc
+        ci += 1
+
+
+@jit
+def err_rankings(offsets, scores, grades, keys, mode, cutoffs, out, start, stop):
+    """ERR of queries start..stop-1 of a grouped ranked list at each of ``cutoffs`` (int64,
+    ascending; the whole list is the int64 maximum). Rows of query q are offsets[q]:offsets[q+1]
+    of scores / grades (float64, grades <= MAX_GRADE) and keys (int64 tie-break for FIXED, or
+    empty: row order); mode as in score_ties. out : (n_queries, n_cutoffs) float64."""
+    for q in range(start, stop):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        _err_ranking(scores[lo:hi], grades[lo:hi], keys[lo:hi], mode, cutoffs, out[q])
