@@ -1,0 +1,326 @@
+"""``fasttie trec`` against pytrec_eval: parse + evaluate, trec_eval's default measures and more.
+
+    python scripts/bench_trec_eval.py --queries 1000 --cli-lines 1000000   # ~1M-line run, ~1 min
+    python scripts/bench_trec_eval.py                                      # 10,000 x 1,000 (10M lines)
+
+Data (seeded, written once to ``--dir`` and reused): ``--queries`` queries x ``--docs``
+retrieved documents each (ids like ``doc01234567``), written in rank order as most toolkits do;
+graded qrels 0..3 for ``--judged`` of each query's retrieved documents (the others are unjudged)
+plus ``--unretrieved`` judged documents the run misses (some relevant: recall < 1). Scores are
+``0.8 * grade + N(0, 1)`` rounded to 2 decimals (unjudged documents draw a hidden grade too), so
+a 1,000-document query has ~500 distinct scores and about 3 in 4 documents share theirs: the tie
+order decides the values, and both sides must break ties as trec_eval does (score descending,
+then document id descending; fasttie ``ties="trec"``).
+
+Measures: trec_eval's default set (``num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref
+recip_rank iprec_at_recall_* P_5..P_1000``, what ``fasttie trec`` computes without ``-m``) plus
+``ndcg_cut_10``, and on fasttie's side also ``rbp`` (``RBP(p=0.9)``; pytrec_eval-terrier has no
+RBP) and ``ERR@20`` when fasttie's metric grammar accepts it (pytrec_eval has no ERR). Timed, in
+one process, alternating, best of ``--repeats`` (one untimed round first warms the page cache and
+numba's compile cache):
+
+* fasttie, all measures: ``fasttie.trec.evaluate(qrels_path, run_path, measures, ties="trec")``
+  (parse + join + evaluate + means; all threads);
+* fasttie, the shared measures only (what pytrec_eval computes: the like-for-like ratio);
+* pytrec_eval: ``parse_qrel`` and ``parse_run`` on the same files, ``RelevanceEvaluator(qrels,
+  measures).evaluate(run)`` and the means of its per-query dict with
+  ``pytrec_eval.compute_aggregated_measure`` (geometric mean for gm_map, sums for num_*), as its
+  users do: the same table. pytrec_eval is single-threaded.
+
+Before any timing, both sides are checked to agree: every shared measure per query (gm_map on
+the aggregate) and every mean, within 1e-9. Ratios are pytrec_eval / fasttie (> 1: fasttie
+faster; target >= 5x). "others" is the CPU (in cores) other processes used during that call,
+from /proc/stat: near 0 means clean timings on a shared machine.
+
+``--cli-lines N`` (default 10,000,000; 0 skips) then times the command line ``fasttie trec
+QRELS RUN`` (a subprocess, default measures, output discarded: start-up, imports and numba cache
+load included) on a run of N lines (N // --docs queries, same generator), and the library call
+``trec.evaluate`` with the same measures in this process, as lines/s. A 10M-line run is ~0.4 GB
+of text; pytrec_eval's dicts for it take a few GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+SCRIPTS_DIR = Path(__file__).resolve().parent
+REPO = SCRIPTS_DIR.parent
+sys.path.insert(0, str(SCRIPTS_DIR))  # measure.py
+sys.path.insert(1, str(REPO))  # the checkout's fasttie
+
+import numba  # noqa: E402
+from measure import LoadMeter, best_of, cpu_model  # noqa: E402
+
+import fasttie as ft  # noqa: E402
+from fasttie import trec  # noqa: E402
+
+GRADE_P = (0.55, 0.25, 0.12, 0.08)  # grades 0, 1, 2, 3
+TOLERANCE = 1e-9
+
+# trec_eval's default measure set, as fasttie names it (fasttie/cli/common.py TREC_METRICS)
+# -> pytrec_eval's per-query key
+IPREC = {f"IPrec@{level / 10:.1f}": f"iprec_at_recall_{level / 10:.2f}" for level in range(11)}
+# fasttie follows trec_eval 10.0: recall level l starts at relevant item (long)(l * R + 0.5);
+# pytrec_eval-terrier bundles an older trec_eval that adds 0.9 instead, so the two differ where
+# l * R has a fractional part in [0.1, 0.5) (e.g. R = 59, l = 0.7: item 41 vs 42).
+IPREC_NOTE = ("the two trec_eval versions round recall levels differently "
+              "(10.0, as fasttie: (long)(l*R + 0.5); pytrec_eval's older copy: (long)(l*R + 0.9))")
+P_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+SHARED = {
+    "NumQ": "num_q", "NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret",
+    "AP": "map", "GMAP": "gm_map", "Rprec": "Rprec", "Bpref": "bpref", "RR": "recip_rank",
+    **IPREC, **{f"P@{k}": f"P_{k}" for k in P_CUTOFFS}, "nDCG@10": "ndcg_cut_10",
+}
+PYTREC_MEASURES = {
+    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "ndcg_cut.10",
+}
+FASTTIE_ONLY = ["RBP(p=0.9)"]  # trec_eval's rbp; pytrec_eval-terrier has no RBP
+
+
+def err_available() -> bool:
+    try:
+        ft.parse_metrics("ERR@20")
+    except ValueError:
+        return False
+    return True
+
+
+def write_files(qrels_path: Path, run_path: Path, n_queries: int, n_docs: int, n_judged: int,
+                n_unretrieved: int, seed: int = 0) -> None:
+    """Seeded qrels and run (see the module docstring), written once to .partial then renamed."""
+    rng = np.random.default_rng(seed)
+    q_tmp, r_tmp = qrels_path.with_suffix(".partial"), run_path.with_suffix(".partial")
+    with open(q_tmp, "w") as fq, open(r_tmp, "w") as fr:
+        for q in range(n_queries):
+            qid = 100000 + 7 * q
+            ids = rng.choice(50_000_000, n_docs + n_unretrieved, replace=False)
+            grades = rng.choice(4, n_docs + n_unretrieved, p=GRADE_P)  # hidden grade of every doc
+            judged = np.concatenate((rng.choice(n_docs, n_judged, replace=False),
+                                     np.arange(n_docs, n_docs + n_unretrieved)))
+            scores = np.round(0.8 * grades[:n_docs] + rng.normal(0.0, 1.0, n_docs), 2) + 0.0  # no -0.00
+            order = np.argsort(-scores, kind="stable")
+            fq.writelines(f"{qid} 0 doc{ids[i]:08d} {grades[i]}\n" for i in np.sort(judged))
+            fr.writelines(f"{qid} Q0 doc{ids[i]:08d} {r} {scores[i]:.2f} fasttie_bench\n"
+                          for r, i in enumerate(order, start=1))
+    q_tmp.replace(qrels_path)
+    r_tmp.replace(run_path)
+
+
+def data_files(directory: Path, n_queries: int, args) -> tuple[Path, Path]:
+    tag = f"{n_queries}x{args.docs}-j{args.judged}-u{args.unretrieved}"
+    qrels_path, run_path = directory / f"qrels-{tag}.txt", directory / f"run-{tag}.txt"
+    if not (qrels_path.exists() and run_path.exists()):
+        t = time.perf_counter()
+        write_files(qrels_path, run_path, n_queries, args.docs, args.judged, args.unretrieved)
+        print(f"wrote {run_path} and {qrels_path.name} in {time.perf_counter() - t:.1f} s")
+    return qrels_path, run_path
+
+
+def pytrec_table(pytrec_eval, qrels_path, run_path):
+    """Parse + evaluate + means, as pytrec_eval's users do: (means, per-query dict)."""
+    with open(qrels_path) as f:
+        qrels = pytrec_eval.parse_qrel(f)
+    with open(run_path) as f:
+        run = pytrec_eval.parse_run(f)
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES).evaluate(run)
+    names = next(iter(per_query.values())).keys()
+    means = {name: pytrec_eval.compute_aggregated_measure(name, [v[name] for v in per_query.values()])
+             for name in names}
+    return means, per_query
+
+
+def check(result, means, per_query) -> bool:
+    """Every shared measure per query (gm_map: its aggregate) and every mean within TOLERANCE."""
+    qids = list(result.query_ids)
+    if sorted(qids) != sorted(per_query):
+        print("MISMATCH: different query sets", file=sys.stderr)
+        return False
+    worst_q, worst_m = 0.0, 0.0
+    ok = True
+    n_rel = np.asarray(result.per_query["NumRel"], dtype=np.float64)
+    n_convention = 0
+    for ours, theirs in SHARED.items():
+        if theirs != "gm_map":
+            mine = np.asarray(result.per_query[ours], dtype=np.float64)
+            other = np.array([per_query[q][theirs] for q in qids])
+            if ours in IPREC:  # see IPREC_NOTE: compare where both roundings agree
+                level = float(ours.split("@")[1])
+                same = np.floor(level * n_rel + 0.5) == np.floor(level * n_rel + 0.9)
+                n_convention += int(np.count_nonzero(~same))
+                mine, other = mine[same], other[same]
+            diff = float(np.max(np.abs(mine - other), initial=0.0))
+            worst_q = max(worst_q, diff)
+            if diff > TOLERANCE:
+                i = int(np.argmax(np.abs(mine - other)))
+                print(f"MISMATCH {ours} / {theirs}: query {qids[i]}: fasttie {mine[i]!r}, "
+                      f"pytrec_eval {other[i]!r}", file=sys.stderr)
+                ok = False
+        if ours in IPREC and n_convention:
+            continue  # the means include the queries where the conventions differ
+        diff = abs(result.mean[ours] - means[theirs])
+        worst_m = max(worst_m, diff)
+        if diff > TOLERANCE:
+            print(f"MISMATCH mean {ours} / {theirs}: fasttie {result.mean[ours]!r}, "
+                  f"pytrec_eval {means[theirs]!r}", file=sys.stderr)
+            ok = False
+    if ok:
+        print(f"check: {len(SHARED)} shared measures agree on {len(qids)} queries: max |diff| per "
+              f"query {worst_q:.1e}, of the means {worst_m:.1e} (tolerance {TOLERANCE:g}); "
+              f"e.g. map {means['map']:.6f}, bpref {means['bpref']:.6f}, "
+              f"ndcg_cut_10 {means['ndcg_cut_10']:.6f}, gm_map {means['gm_map']:.6f}")
+        if n_convention:
+            print(f"  iprec_at_recall: {n_convention} (query, level) pairs of {11 * len(qids)} left out of "
+                  f"the check (and the 11 iprec means), where {IPREC_NOTE}")
+    return ok
+
+
+def alternate(candidates, repeats):
+    """{label: (best seconds, others during it, all times)}, the candidates called in turn."""
+    times = {label: [] for label in candidates}
+    others = {label: [] for label in candidates}
+    for _ in range(repeats):
+        for label, fn in candidates.items():
+            t, o, _ = best_of(fn, 1)
+            times[label].append(t)
+            others[label].append(o)
+    out = {}
+    for label in candidates:
+        i = int(np.argmin(times[label]))
+        out[label] = (times[label][i], others[label][i], times[label])
+    return out
+
+
+def cli_command():
+    exe = Path(sys.executable).with_name("fasttie")
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("fasttie")
+    return [found] if found else [sys.executable, "-m", "fasttie"]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--queries", type=int, default=10_000)
+    p.add_argument("--docs", type=int, default=1000, help="retrieved documents per query")
+    p.add_argument("--judged", type=int, default=100, help="judged documents among each query's retrieved")
+    p.add_argument("--unretrieved", type=int, default=30, help="judged documents per query the run misses")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--cli-lines", type=int, default=10_000_000, help="run lines for the CLI timing (0: skip)")
+    p.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "fasttie-bench-trec-eval"),
+                   help="where the synthetic files are written and reused")
+    args = p.parse_args(argv)
+
+    try:
+        import pytrec_eval
+    except ImportError:
+        print("pytrec_eval is not installed (pip install pytrec-eval-terrier)", file=sys.stderr)
+        return 2
+    try:
+        from importlib.metadata import version
+        pytrec_version = version("pytrec-eval-terrier")
+    except Exception:  # noqa: BLE001 - metadata missing: only the printout loses
+        pytrec_version = "?"
+
+    directory = Path(args.dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    print(f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
+          f"pytrec_eval-terrier {pytrec_version}, {os.cpu_count()} CPUs ({cpu_model()}), "
+          f"{platform.machine()}, FASTTIE_NUM_THREADS={os.environ.get('FASTTIE_NUM_THREADS', 'unset (all usable CPUs)')}")
+    qrels_path, run_path = data_files(directory, args.queries, args)
+    print(f"data: {args.queries} queries x {args.docs} documents ({os.path.getsize(run_path) / 2**20:.0f} MiB run), "
+          f"{args.judged} judged retrieved + {args.unretrieved} judged unretrieved per query, grades 0-3 "
+          f"({', '.join(f'{x:.0%}' for x in GRADE_P)}), 2-decimal scores")
+
+    shared = list(SHARED)
+    extra = list(FASTTIE_ONLY)
+    if err_available():
+        extra.append("ERR@20")
+        print("ERR@20: accepted by fasttie's grammar, included (fasttie-only work, like RBP)")
+    else:
+        print("ERR@20: not in fasttie's metric grammar yet, left out")
+    everything = shared + extra
+
+    def ours_all():
+        return trec.evaluate(qrels_path, run_path, everything, ties="trec")
+
+    def ours_shared():
+        return trec.evaluate(qrels_path, run_path, shared, ties="trec")
+
+    def theirs():
+        return pytrec_table(pytrec_eval, qrels_path, run_path)
+
+    with LoadMeter() as first:
+        result = ours_all()  # compile or numba cache load, page cache
+    print(f"first fasttie call (compile / cache load included): {first.wall:.2f} s (others {first.others:.2f})")
+    means, per_query = theirs()
+    if not check(result, means, per_query):
+        return 1
+    del result, means, per_query
+
+    labels = {f"fasttie, {len(everything)} measures (+{', '.join(extra)})": ours_all,
+              f"fasttie, the {len(shared)} shared measures": ours_shared,
+              f"pytrec_eval, the {len(shared)} shared measures": theirs}
+    timings = alternate(labels, args.repeats)
+    print(f"\nparse + evaluate, best of {args.repeats} (alternating):")
+    width = max(map(len, labels))
+    for label, (best, others, times) in timings.items():
+        print(f"  {label:<{width}}  best {best:7.3f} s  (others {others:.2f} cores)  "
+              f"all {', '.join(f'{t:.3f}' for t in times)}")
+    (t_all, _, _), (t_shared, _, _), (t_py, _, _) = timings.values()
+    print(f"  ratio pytrec_eval / fasttie, same measures       = {t_py / t_shared:.2f}x (target >= 5x)")
+    print(f"  ratio pytrec_eval / fasttie with RBP{', ERR' if 'ERR@20' in extra else ''} on top = "
+          f"{t_py / t_all:.2f}x")
+    t_read, o_read, _ = best_of(lambda: (trec.read_qrels(qrels_path), trec.read_run(run_path)), args.repeats)
+    print(f"  of fasttie's time, reading both files (read_qrels + read_run): {t_read:.3f} s "
+          f"(others {o_read:.2f})")
+
+    if args.cli_lines:
+        n_queries = max(1, args.cli_lines // args.docs)
+        cli_qrels, cli_run = data_files(directory, n_queries, args)
+        n_lines = n_queries * args.docs
+        trec_default = [name for name in shared if name != "nDCG@10"]
+        command = [*cli_command(), "trec", str(cli_qrels), str(cli_run)]
+        print(f"\ncommand line, {n_lines:,} run lines: {' '.join(command)}")
+
+        def cli():
+            """Wall seconds, others' CPU without the subprocess's own (LoadMeter counts it as others)."""
+            child0 = os.times()
+            with LoadMeter() as meter:
+                subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=REPO)
+            child1 = os.times()
+            child_cpu = (child1.children_user - child0.children_user) + (child1.children_system - child0.children_system)
+            return meter.wall, max(0.0, meter.others - child_cpu / meter.wall)
+
+        def library():
+            return trec.evaluate(cli_qrels, cli_run, trec_default, ties="trec")  # the CLI's defaults
+
+        cli()  # page cache, numba cache
+        library()
+        cli_runs, lib_runs = [], []
+        for _ in range(args.repeats):  # alternate
+            cli_runs.append(cli())
+            t, o, _ = best_of(library, 1)
+            lib_runs.append((t, o))
+        timings = {}
+        for label, runs in (("fasttie trec (subprocess)", cli_runs), ("trec.evaluate (this process)", lib_runs)):
+            i = min(range(len(runs)), key=lambda j: runs[j][0])
+            timings[label] = (runs[i][0], runs[i][1], [t for t, _ in runs])
+        for label, (best, others, times) in timings.items():
+            print(f"  {label:<29} best {best:7.3f} s  {n_lines / best / 1e6:5.2f} M lines/s  "
+                  f"(others {others:.2f} cores)  all {', '.join(f'{t:.3f}' for t in times)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
