@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..diversity import TIE_RULES, diversity_settings, empty_value, is_diversity_metric, parse_diversity_metric
+from .._kernels.trec_order import ranks_in_ties
 from ..errors import InputError, InputTypeError
 from ..metrics import aggregate, metric_names, parse_metrics
 from ..ranking import rank_evaluate
@@ -27,8 +28,9 @@ def _trec_tie_keys(aligned: Aligned):
     """Integer stand-ins for document ids that order every tie as trec_eval does.
 
     Only documents tied with another of their query need a key. When each query's scores are
-    non-increasing (runs are usually written in rank order), ties are adjacent rows, and only
-    those rows' ids are sorted; otherwise the ids themselves are returned.
+    non-increasing (runs are usually written in rank order), ties are adjacent rows, and each
+    tie's ids are sorted on their own (a key is the rank of its id in its tie); otherwise the ids
+    themselves are returned.
     """
     score, sizes = aligned.score, aligned.sizes
     n = len(score)
@@ -44,9 +46,21 @@ def _trec_tie_keys(aligned: Aligned):
     tied[1:] |= equal
     tied[:-1] |= equal
     keys = np.zeros(n, dtype=np.int64)
-    if tied.any():
-        _, rank = np.unique(aligned.docno[tied], return_inverse=True)
-        keys[tied] = rank.ravel() + 1
+    rows = np.flatnonzero(tied)
+    if not len(rows):
+        return keys
+    ids = np.ascontiguousarray(aligned.docno[rows])
+    if ids.dtype.kind != "U" or ids.dtype.itemsize == 0:
+        _, rank = np.unique(ids, return_inverse=True)
+        keys[rows] = rank.ravel() + 1
+        return keys
+    # each tie sorted on its own: a tied row opens a tie unless it equals the row before
+    opens = ~np.concatenate(([False], equal))[rows]
+    tie_starts = np.append(np.flatnonzero(opens), len(rows)).astype(np.int64)
+    chars = ids.view(np.uint32).reshape(len(rows), ids.dtype.itemsize // 4)
+    ranked = np.empty(len(rows), dtype=np.int64)
+    ranks_in_ties(chars, tie_starts, ranked)
+    keys[rows] = ranked
     return keys
 
 
