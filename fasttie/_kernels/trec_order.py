@@ -19,36 +19,56 @@ def _less(chars, a, b):
 
 
 @jit
-def ranks_in_ties(chars, tie_starts, keys):
-    """keys[i] = 1 + the rank of row i's id among the ids of its tie, ascending.
+def trec_tie_keys(chars, score, offsets, keys):
+    """keys[i] = 1 + the rank of row i's id among the ids of its tie, ascending (0 for a row
+    tied with no other), where each query's rows are in rank order (scores non-increasing);
+    returns False, keys unfinished, when a query's scores rise somewhere.
 
     chars : (n, width) uint32, each row's id as code points, zero-padded (a numpy str array)
-    tie_starts : (m + 1,) int64, rows of tie t are tie_starts[t]:tie_starts[t + 1]
+    score : (n,) float64; offsets : (n_queries + 1,) int64, rows of query q offsets[q]:offsets[q + 1]
     keys : (n,) int64, written
     """
-    n_ties = tie_starts.shape[0] - 1
-    longest = 0
-    for t in range(n_ties):
-        longest = max(longest, tie_starts[t + 1] - tie_starts[t])
-    order = np.empty(longest, dtype=np.int64)
-    for t in range(n_ties):
-        start = tie_starts[t]
-        size = tie_starts[t + 1] - start
-        if size > 32:  # a long tie: a merge sort of its rows
-            rows = np.arange(start, start + size)
-            _merge_sort(chars, rows, order[:size])
-            for p in range(size):
-                keys[rows[p]] = p + 1
-            continue
-        for p in range(size):  # insertion sort: ties are short
-            row = start + p
-            q = p
-            while q > 0 and _less(chars, row, order[q - 1]):
-                order[q] = order[q - 1]
-                q -= 1
-            order[q] = row
-        for p in range(size):
-            keys[order[p]] = p + 1
+    n_queries = offsets.shape[0] - 1
+    for q in range(n_queries):
+        for i in range(offsets[q] + 1, offsets[q + 1]):
+            if score[i] > score[i - 1]:
+                return False
+    order = np.empty(0, dtype=np.int64)
+    for q in range(n_queries):
+        start = offsets[q]
+        while start < offsets[q + 1]:
+            stop = start + 1
+            while stop < offsets[q + 1] and score[stop] == score[start]:
+                stop += 1
+            size = stop - start
+            if size == 1:
+                keys[start] = 0
+            else:
+                if order.shape[0] < 2 * size:  # room for a merge sort's scratch too
+                    order = np.empty(2 * size, dtype=np.int64)
+                _sort_rows(chars, start, size, order)
+                for p in range(size):
+                    keys[order[p]] = p + 1
+            start = stop
+    return True
+
+
+@jit(inline="always")
+def _sort_rows(chars, start, size, order):
+    """order[:size] = rows start..start+size-1 sorted by id: insertion sort for a short tie, a
+    merge sort past 32 rows."""
+    if size > 32:
+        rows = np.arange(start, start + size)
+        _merge_sort(chars, rows, order[size : 2 * size])
+        order[:size] = rows
+        return
+    for p in range(size):
+        row = start + p
+        q = p
+        while q > 0 and _less(chars, row, order[q - 1]):
+            order[q] = order[q - 1]
+            q -= 1
+        order[q] = row
 
 
 @jit

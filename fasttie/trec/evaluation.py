@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..diversity import TIE_RULES, diversity_settings, empty_value, is_diversity_metric, parse_diversity_metric
-from .._kernels.trec_order import ranks_in_ties
+from .._kernels.trec_order import trec_tie_keys
 from ..errors import InputError, InputTypeError
 from ..metrics import aggregate, metric_names, parse_metrics
 from ..ranking import rank_evaluate
@@ -32,36 +32,15 @@ def _trec_tie_keys(aligned: Aligned):
     tie's ids are sorted on their own (a key is the rank of its id in its tie); otherwise the ids
     themselves are returned.
     """
-    score, sizes = aligned.score, aligned.sizes
-    n = len(score)
-    if n < 2:
-        return aligned.docno
-    boundary = np.zeros(n, dtype=bool)
-    boundary[np.concatenate(([0], np.cumsum(sizes)[:-1]))[sizes > 0]] = True
-    inner = ~boundary[1:]
-    if np.any((score[1:] > score[:-1]) & inner):
-        return aligned.docno
-    equal = (score[1:] == score[:-1]) & inner
-    tied = np.zeros(n, dtype=bool)
-    tied[1:] |= equal
-    tied[:-1] |= equal
-    keys = np.zeros(n, dtype=np.int64)
-    rows = np.flatnonzero(tied)
-    if not len(rows):
-        return keys
-    ids = np.ascontiguousarray(aligned.docno[rows])
-    if ids.dtype.kind != "U" or ids.dtype.itemsize == 0:
-        _, rank = np.unique(ids, return_inverse=True)
-        keys[rows] = rank.ravel() + 1
-        return keys
-    # each tie sorted on its own: a tied row opens a tie unless it equals the row before
-    opens = ~np.concatenate(([False], equal))[rows]
-    tie_starts = np.append(np.flatnonzero(opens), len(rows)).astype(np.int64)
-    chars = ids.view(np.uint32).reshape(len(rows), ids.dtype.itemsize // 4)
-    ranked = np.empty(len(rows), dtype=np.int64)
-    ranks_in_ties(chars, tie_starts, ranked)
-    keys[rows] = ranked
-    return keys
+    ids = aligned.docno
+    if len(ids) < 2 or ids.dtype.kind != "U":
+        return ids
+    ids = np.ascontiguousarray(ids)
+    chars = ids.view(np.uint32).reshape(len(ids), ids.dtype.itemsize // 4)
+    keys = np.empty(len(ids), dtype=np.int64)
+    score = np.ascontiguousarray(aligned.score, dtype=np.float64)
+    in_rank_order = trec_tie_keys(chars, score, aligned.offsets, keys)
+    return keys if in_rank_order else aligned.docno
 
 
 def _split_metric_names(metrics):
