@@ -36,20 +36,53 @@ def stop_probability(grade):
 
 
 @jit
-def _subset_products(q, count, n_groups, skip, s_max, out):
+def _draw(mass, population, marked, drawn, top):
+    """One more draw without replacement: mass[i] = P(i marked items among ``drawn``) becomes the
+    same among drawn + 1 (population items, ``marked`` of them marked), for i <= top."""
+    left = population - drawn
+    for i in range(top, -1, -1):
+        stay = mass[i] * (population - marked - (drawn - i)) if i <= drawn else 0.0
+        move = mass[i - 1] * (marked - (i - 1)) if i > 0 else 0.0
+        mass[i] = (stay + move) / left
+
+
+@jit
+def _subset_products(q, count, n_groups, skip, s_max, out, merged, mass):
     """out[s] (s = 0..s_max) = mean of prod (1 - R) = prod q over the s-subsets of the items
-    (count[h] items of factor q[h]), one item of group ``skip`` left out (skip < 0: none)."""
-    out[0] = 1.0
+    (count[h] items of factor q[h]), one item of group ``skip`` left out (skip < 0: none).
+
+    Groups merge one at a time: an s-subset of N + c items takes i of the c new ones with
+    hypergeometric probability, so out'[s] = sum_i Hyp(i; N + c, c, s) q**i out[s - i], the
+    masses drawn one item at a time (nonnegative terms, no binomials): O(s_max**2) a group."""
+    out[0] = 1.0  # the empty subset
     n_items = 0
     for h in range(n_groups):
         c = count[h] - (1 if h == skip else 0)
-        for _ in range(c):
-            n_items += 1
-            top = min(n_items, s_max)
-            for s in range(top, 0, -1):
-                # choose s of n_items: the new item is in the subset with probability s / n_items
-                kept = (n_items - s) * out[s] if s < n_items else 0.0
-                out[s] = (kept + s * q[h] * out[s - 1]) / n_items
+        if c == 0:
+            continue
+        if n_items == 0:
+            power = 1.0
+            for s in range(min(c, s_max) + 1):
+                out[s] = power
+                power *= q[h]
+            n_items = c
+            continue
+        total = n_items + c
+        mass[0] = 1.0
+        for s in range(min(total, s_max) + 1):
+            if s > 0:
+                _draw(mass, total, c, s - 1, min(s, c))
+            value = 0.0
+            power = 1.0
+            for i in range(min(s, c) + 1):
+                if s - i <= n_items:
+                    value += mass[i] * power * out[s - i]
+                power *= q[h]
+            merged[s] = value
+        for s in range(min(total, s_max) + 1):
+            out[s] = merged[s]
+            mass[s] = 0.0
+        n_items = total
 
 
 @jit
@@ -95,16 +128,20 @@ def _tie_err(t, n, r, count, n_groups, survival, acc, cutoffs, ci, row):
     # weight[s]: sum_g (c_g / n) R_g E^{-g}_s
     weight = np.zeros(s_max + 1)
     products = np.zeros(s_max + 1)
+    merged = np.zeros(s_max + 1)
+    mass = np.zeros(s_max + 1)
+    ceiling = np.zeros(s_max + 1)  # E^{-g}_s of one group g: the survival bound below
     for g in range(n_groups):
         if count[g] == 0:
             continue
         products[:] = 0.0
-        _subset_products(q, count, n_groups, g, s_max, products)
+        _subset_products(q, count, n_groups, g, s_max, products, merged, mass)
         share = count[g] / n * r[g]
         for s in range(s_max + 1):
             weight[s] += share * products[s]
+            ceiling[s] = products[s]
     # mass[s] = Hyp(s; n - 1, P - 1, m): s positive items among m drawn from the other n - 1
-    mass = np.zeros(s_max + 1)
+    mass[:] = 0.0
     mass[0] = 1.0
     population = n - 1
     marked = n_pos - 1
@@ -112,26 +149,21 @@ def _tie_err(t, n, r, count, n_groups, survival, acc, cutoffs, ci, row):
     for p in range(1, j + 1):
         m = p - 1
         if m > 0:  # draw the m-th item
-            drawn = m - 1
-            left = population - drawn
-            for s in range(min(m, s_max), -1, -1):
-                stay = mass[s] * (population - marked - (drawn - s)) if s <= drawn else 0.0
-                move = mass[s - 1] * (marked - (s - 1)) if s > 0 else 0.0
-                mass[s] = (stay + move) / left
+            _draw(mass, population, marked, m - 1, min(m, s_max))
         h_p = 0.0
-        kept = 0.0
+        left = 0.0
         for s in range(min(m, s_max) + 1):
             h_p += mass[s] * weight[s]
-            kept += mass[s]
+            left += mass[s] * ceiling[s]
         total += h_p / (t + p)
         while ci < n_cut and cutoffs[ci] == t + p and p < n:
             row[ci] = acc + survival * total
             ci += 1
-        # what the positions after p can still add: h <= (P / n)(kept + q_cut), over >= t + p + 1
-        if s_max < n_pos - 1 and s_max < j - 1 and p < j:
-            rest = (j - p) * (kept + q_cut) / (t + p + 1.0)
-            if rest < TOLERANCE * r_min / span:
-                break
+        # the positions after p add at most A(p) / (t + p + 1), A(p) = E[prod (1 - R) over the
+        # first p]: those hold the first p - 1 of the tie without one grade-g item, whose mean
+        # product is sum_s mass[s] E^{-g}_s (+ q_cut for the subsets past s_max)
+        if p < j and (left + q_cut) / (t + p + 1.0) < TOLERANCE * r_min * n_pos / (n * span):
+            break
     while ci < n_cut and cutoffs[ci] < t + n:
         row[ci] = acc + survival * total
         ci += 1
