@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from ._kernels.class_sort import sort_by_class
+from ._kernels.err import MAX_GRADE, err_histograms
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.hamming_ties import (
     AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_ranked_queries,
@@ -22,7 +23,7 @@ from .result import Result
 from .relevance import make_relevance
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
-    check_options, cutoff_list, discount_table, gain_table, metric_values, optional_sums, read_only,
+    check_options, cutoff_list, discount_table, gain_table, metric_values, optional_sums, read_only, WHOLE_LIST,
 )
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy
@@ -347,7 +348,7 @@ class _DatabasePass:
             hist_segments(c["query_words"], self.db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
             move_relevant(c["query_words"], self.db_words, c["indptr"], c["indices"], c["grades"], hist, lo, hi)
 
-    def stable_quantities(self, c, hist, fin, quantities, scalars, lo, hi):
+    def stable_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
         """Counts and base quantities, ties in database index order, of queries lo..hi-1."""
         if self.spec.kind == "multihot":
             self.counts(c, hist, lo, hi)
@@ -355,7 +356,8 @@ class _DatabasePass:
         finalize_stable(
             c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"], hist,
-            fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional, quantities, scalars, lo, hi,
+            fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional, quantities, scalars, fin.err_cutoffs, err,
+            lo, hi,
         )
 
 
@@ -373,17 +375,31 @@ class _Finalizer:
         self.discount = _ro(discount_table(int(min(cutoffs[-1], n_db))))
         self.gains = _ro(gain_table(gain, n_grades))
         self.cutoffs, self.log_p = _ro(cutoffs), _ro(log_p)
+        # ERR (its own kernel: it needs each distance's grade counts) at these cutoffs
+        err_metrics = [m for m in metrics if m.base == "ERR"]
+        if err_metrics and n_grades - 1 > MAX_GRADE:
+            raise InputError(f"ERR takes grades 0..{MAX_GRADE:g} (gdeval's stop probability (2**g - 1) / 16), but the "
+                             f"relevance has grades up to {n_grades - 1}; map the grades into 0..4 first")
+        self.err_cutoffs = _ro(np.array(sorted({WHOLE_LIST if m.k is None else m.k for m in err_metrics}),
+                                        dtype=np.int64))
+        self.err_column = {k: i for i, k in enumerate(self.err_cutoffs)}
 
     def buffers(self, n):
-        return np.empty((n, N_QUANTITIES, len(self.cutoffs))), np.empty((n, N_SCALARS))
+        """Quantities, scalars and ERR values of n queries."""
+        return (np.empty((n, N_QUANTITIES, len(self.cutoffs))), np.empty((n, N_SCALARS)),
+                np.empty((n, len(self.err_cutoffs))))
 
-    def quantities(self, hist, quantities, scalars, lo, hi):
+    def quantities(self, hist, quantities, scalars, err, lo, hi):
         finalize_histograms(hist, self.gains, _TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount,
                             self.need_ratio, self.optional, quantities, scalars, lo, hi)
+        if len(self.err_cutoffs):
+            err_histograms(hist, _TIE_MODES[self.ties], self.err_cutoffs, err, lo, hi)
 
-    def values(self, quantities, scalars, hist):
+    def values(self, quantities, scalars, hist, err):
+        err_values = {m.name: err[:, self.err_column[WHOLE_LIST if m.k is None else m.k]]
+                      for m in self.metrics if m.base == "ERR"}
         return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator,
-                             self.empty, hist=hist)
+                             self.empty, hist=hist, err=err_values)
 
 
 def _chunk_size(n_queries, n_bits, n_grades, block=None):
@@ -406,18 +422,18 @@ def _evaluate_chunks(
         stop = min(start + chunk, n_queries)
         c = database.chunk(query_codes.words[start:stop], spec.rows(start, stop))
         hist = np.zeros((stop - start, n_bits + 1, spec.n_grades), dtype=np.int64)
-        quantities, scalars = fin.buffers(stop - start)
+        quantities, scalars, err = fin.buffers(stop - start)
 
         def block_pass(lo, hi):
             """Counts, then base quantities, of the chunk's queries lo..hi-1 (one thread)."""
             if ties == "stable":
-                database.stable_quantities(c, hist, fin, quantities, scalars, lo, hi)
+                database.stable_quantities(c, hist, fin, quantities, scalars, err, lo, hi)
             else:
                 database.counts(c, hist, lo, hi)
-                fin.quantities(hist, quantities, scalars, lo, hi)
+                fin.quantities(hist, quantities, scalars, err, lo, hi)
 
         run_blocks(block_pass, stop - start, n_threads, granule=2)
-        values, chunk_empty = fin.values(quantities, scalars, hist)
+        values, chunk_empty = fin.values(quantities, scalars, hist, err)
         n_empty += int(chunk_empty.sum())
         for name, v in values.items():
             per_query[name][start:stop] = v
@@ -472,9 +488,6 @@ def _hashing_metrics(metrics):
     """Parsed metrics, refusing per-metric relevance levels and gains (ranked lists only)."""
     parsed = parse_metrics(metrics)
     for metric in parsed:
-        if metric.base == "ERR":
-            raise InputError(f"metric {metric.name!r}: ERR is computed for ranked lists "
-                             "(fasttie.rank_evaluate, fasttie.trec.evaluate), not yet for Hamming ranking")
         if metric.rel is not None or metric.gain is not None:
             raise InputError(f"metric {metric.name!r}: per-metric rel= and gains are for ranked lists "
                              "(fasttie.rank_evaluate, fasttie.trec.evaluate); Hamming ranking takes gain= and "
@@ -506,9 +519,9 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
         hist = np.ascontiguousarray(counts[start:stop], dtype=np.int64)
         if not hist.flags.writeable:  # one kernel signature: the histogram pass writes its counts
             hist = hist.copy()
-        quantities, scalars = fin.buffers(stop - start)
+        quantities, scalars, err = fin.buffers(stop - start)
         if ranked is None:
-            run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, lo, hi), stop - start, n_threads)
+            run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, err, lo, hi), stop - start, n_threads)
         else:
             indptr, ranks, grades = ranked
             local = _ro(indptr[start : stop + 1] - indptr[start])
@@ -516,9 +529,9 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
             grade_part = _ro(grades[indptr[start] : indptr[stop]])
             run_blocks(lambda lo, hi: finalize_ranked_queries(
                 hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
-                quantities, scalars, lo, hi,
+                quantities, scalars, fin.err_cutoffs, err, lo, hi,
             ), stop - start, n_threads)
-        values, chunk_empty = fin.values(quantities, scalars, hist)
+        values, chunk_empty = fin.values(quantities, scalars, hist, err)
         n_empty += int(chunk_empty.sum())
         for name, v in values.items():
             per_query[name][start:stop] = v

@@ -128,7 +128,7 @@ def optional_sums(metrics, ties) -> int:
     return (OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0) | (OPTIONAL_RBP if rbp else 0)
 
 
-def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, hist=None):
+def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, hist=None, err=None):
     """Per-query values of every metric for one block of queries.
 
     Parameters
@@ -140,6 +140,7 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
     n_items : int or (n,) int array, ranked list length per query
     ap_denominator, empty : str, the options of evaluate
     hist : (n, n_bits + 1, n_grades) int64, for the radius metrics (Hamming ranking only)
+    err : dict of name -> (n,) float64, the ERR values (their own kernel, fasttie._kernels.err)
 
     Returns
     -------
@@ -175,7 +176,8 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
             value = scalars[:, IPREC : IPREC + N_RECALL_LEVELS].sum(axis=1) / N_RECALL_LEVELS
         else:
             q = quantities[:, :, column[metric.name]]
-            value = _base_value(metric, q, total, n_items, ap_denominator)
+            value = err[metric.name].copy() if metric.base == "ERR" else _base_value(
+                metric, q, total, n_items, ap_denominator)
             missed = q[:, MISS]
         is_empty = emptiness[graded(metric)]
         if empty == "skip_missed" and missed is not None:

@@ -186,6 +186,68 @@ def test_names_and_refusals():
         ft.rank_evaluate([5, 0], [1.0, 0.0], metrics=["ERR@10"])
     with pytest.raises(ValueError, match="no parameter 'rel'"):
         ft.rank_evaluate([1, 0], [1.0, 0.0], metrics=["ERR(rel=2)"])
-    codes = np.zeros((2, 1), dtype=np.uint64)
-    with pytest.raises(ValueError, match="rank_evaluate"):
-        ft.evaluate(codes, codes, query_labels=[0, 1], db_labels=[0, 1], metrics=["ERR@10"])
+    codes = np.zeros((2, 8), dtype=np.uint8)
+    listed = (np.array([0, 1, 1]), np.array([0]), np.array([5]))
+    with pytest.raises(ValueError, match="0..4"):
+        ft.evaluate(codes, codes, relevance=listed, metrics=["ERR@10"])
+
+
+def _hamming_case(rng, n_queries=3, n_db=9, n_bits=3):
+    """Codes and listed graded relevance (grades 0..4), and the same as dense grades and scores."""
+    queries = rng.integers(0, 2, (n_queries, n_bits)).astype(np.uint8)
+    database = rng.integers(0, 2, (n_db, n_bits)).astype(np.uint8)
+    grades = rng.integers(0, 5, (n_queries, n_db)) * (rng.random((n_queries, n_db)) < 0.6)
+    indptr = np.concatenate([[0], np.cumsum((grades > 0).sum(axis=1))])
+    indices = np.concatenate([np.flatnonzero(row) for row in grades])
+    listed = (indptr, indices, np.concatenate([row[row > 0] for row in grades]))
+    distances = (queries[:, None, :] != database[None, :, :]).sum(axis=2)
+    return queries, database, listed, grades, distances
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["average", "stable", "optimistic", "pessimistic"]))
+def test_hamming_ranking_against_enumeration(seed, ties):
+    """fasttie.evaluate: the items at a distance are a tie (stable: database index order)."""
+    rng = np.random.default_rng(seed)
+    queries, database, listed, grades, distances = _hamming_case(rng, n_db=int(rng.integers(1, 8)))
+    cutoffs = sorted({1, int(rng.integers(1, 9)), 10})
+    names = [f"ERR@{k}" for k in cutoffs] + ["ERR"]
+    result = ft.evaluate(queries, database, relevance=listed, metrics=names, ties=ties)
+    for q in range(len(queries)):
+        scores = list(-distances[q].astype(float))
+        for name, k in zip(names, cutoffs + [None]):
+            want = _expected(scores, list(grades[q]), list(range(len(scores))), ties, k)
+            assert result.per_query[name][q] == pytest.approx(float(want), abs=1e-15, rel=1e-13), (name, q)
+
+
+@pytest.mark.parametrize("ties", ["average", "stable", "optimistic", "pessimistic"])
+def test_hamming_ranking_equals_rank_evaluate_on_distances(ties):
+    """Larger: 40 queries x 3,000 items on 6 bits (ties of hundreds), against the ranked-list path."""
+    queries, database, listed, grades, distances = _hamming_case(np.random.default_rng(2), 40, 3000, 6)
+    names = ["ERR@1", "ERR@20", "ERR@500", "ERR"]
+    got = ft.evaluate(queries, database, relevance=listed, metrics=names + ["nDCG@10"], ties=ties, empty="skip")
+    want = ft.rank_evaluate(grades.astype(float), -distances.astype(float), metrics=names, ties=ties, empty="skip")
+    for name in names:
+        np.testing.assert_allclose(got.per_query[name], want.per_query[name], rtol=1e-13, atol=1e-16)
+    assert got.n_empty == want.n_empty
+
+
+def test_sharded_stable_pass_is_bitwise_the_same():
+    """fasttie.dask (a database cut into shards: the sorted global ranks of the relevant items)
+    gives the bits of one ft.evaluate, ERR included."""
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    import fasttie.dask as fd
+
+    rng = np.random.default_rng(0)
+    queries = rng.integers(0, 2, (20, 16)).astype(np.uint8)
+    database = rng.integers(0, 2, (900, 16)).astype(np.uint8)
+    query_labels, db_labels = rng.integers(0, 3, 20), rng.integers(0, 3, 900)
+    names = ["ERR@10", "ERR", "AP"]
+    with dask.config.set(scheduler="threads"):
+        for ties in ("average", "stable"):
+            one = ft.evaluate(queries, database, query_labels, db_labels, metrics=names, ties=ties)
+            sharded = fd.evaluate(queries, da.from_array(database, chunks=(450, 16)), query_labels, db_labels,
+                                  metrics=names, ties=ties, query_chunk=9)
+            for name in names:
+                np.testing.assert_array_equal(one.per_query[name], sharded.per_query[name])

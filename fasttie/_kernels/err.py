@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from .score_ties import AVERAGE, FIXED, OPTIMISTIC, _rank_order
+from .score_ties import AVERAGE, FIXED, OPTIMISTIC, _rank_order  # hamming_ties' AVERAGE, OPTIMISTIC are the same
 
 MAX_GRADE = 4.0  # gdeval.pl's MAX_JUDGMENT: R = (2**g - 1) / 2**MAX_GRADE
 TOLERANCE = 1e-18  # what a truncation may drop, relative to the tie's (or the query's) ERR
@@ -259,3 +259,73 @@ def err_rankings(offsets, scores, grades, keys, mode, cutoffs, out, start, stop)
         lo = offsets[q]
         hi = offsets[q + 1]
         _err_ranking(scores[lo:hi], grades[lo:hi], keys[lo:hi], mode, cutoffs, out[q])
+
+
+@jit
+def err_histograms(hist, mode, cutoffs, out, start, stop):
+    """ERR of queries start..stop-1 of a Hamming ranking at each of ``cutoffs``: the items at
+    each distance hist[q, d, g] (grade g = its index) are a tie (AVERAGE) or split by grade,
+    highest (OPTIMISTIC) or lowest first. out : (n_queries, n_cutoffs) float64."""
+    n_dist = hist.shape[1]
+    n_grades = hist.shape[2]
+    r = np.empty(n_grades)
+    for g in range(n_grades):
+        r[g] = stop_probability(float(g))
+    count = np.zeros(n_grades, dtype=np.int64)
+    one_r = np.zeros(1)
+    one_count = np.zeros(1, dtype=np.int64)
+    n_cut = cutoffs.shape[0]
+    for q in range(start, stop):
+        row = out[q]
+        acc = 0.0
+        survival = 1.0
+        ci = np.int64(0)
+        t = np.int64(0)
+        for d in range(n_dist):
+            if ci == n_cut or (acc > 0.0 and survival / (t + 1.0) < TOLERANCE * acc):
+                break
+            n = np.int64(0)
+            for g in range(n_grades):
+                n += hist[q, d, g]
+                count[g] = hist[q, d, g] if g > 0 else 0
+            if n == 0:
+                continue
+            if mode == AVERAGE:
+                acc, survival, ci = _walk_tie(t, n, r, count, np.int64(n_grades), survival, acc, cutoffs, ci, row)
+                t += n
+            else:
+                for i in range(n_grades):
+                    g = n_grades - 1 - i if mode == OPTIMISTIC else i
+                    if hist[q, d, g] == 0:
+                        continue
+                    one_r[0] = r[g]
+                    one_count[0] = count[g]
+                    acc, survival, ci = _walk_tie(t, hist[q, d, g], one_r, one_count, np.int64(1), survival, acc,
+                                                  cutoffs, ci, row)
+                    t += hist[q, d, g]
+        while ci < n_cut:
+            row[ci] = acc
+            ci += 1
+
+
+@jit(inline="always")
+def err_ranked(ranks, grades, cutoffs, row):
+    """ERR at each of ``cutoffs`` of one fixed order given by the ranks (1-based, ascending) and
+    grades of its positive items: every other rank holds a grade-0 item (R = 0)."""
+    n_cut = cutoffs.shape[0]
+    acc = 0.0
+    survival = 1.0
+    ci = 0
+    for p in range(ranks.shape[0]):
+        rank = ranks[p]
+        while ci < n_cut and cutoffs[ci] < rank:
+            row[ci] = acc
+            ci += 1
+        if ci == n_cut or (acc > 0.0 and survival / rank < TOLERANCE * acc):
+            break
+        stop = stop_probability(grades[p])
+        acc += survival * stop / rank
+        survival *= 1.0 - stop
+    while ci < n_cut:
+        row[ci] = acc
+        ci += 1

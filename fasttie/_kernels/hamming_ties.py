@@ -13,6 +13,7 @@
 import numpy as np
 
 from ._jit import jit
+from .err import err_ranked
 from .finalize import finalize_ranked, finalize_ties
 from .histogram import _distance
 from .popcount import popcount64
@@ -175,15 +176,16 @@ def _scan_query(i, query_words, db_words, kind, query_labels, db_labels, query_l
 @jit
 def finalize_stable(
     query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
-    indptr, listed_ids, listed_grades, n_relevant, hist, gains, cutoffs, log_p, discount, optional, out, scalars, start,
-    stop,
+    indptr, listed_ids, listed_grades, n_relevant, hist, gains, cutoffs, log_p, discount, optional, out, scalars,
+    err_cutoffs, err_out, start, stop,
 ):
     """Histograms and base quantities of queries start..stop-1 with ties broken by database
     index (np.argsort(kind="stable") order), from one pass over the database per query.
 
     db_words and labels are in the caller's original order. For LISTED relevance, the ids of
     query i are listed_ids[indptr[i]:indptr[i + 1]], sorted ascending. n_relevant[i] bounds
-    the relevant items of query i. hist (n_queries, n_bits + 1, n_grades) is written.
+    the relevant items of query i. hist (n_queries, n_bits + 1, n_grades) is written. ERR at
+    err_cutoffs (int64, ascending; empty: none) goes to err_out (n_queries, len(err_cutoffs)).
     """
     n_dist = hist.shape[1]
     n_grades = hist.shape[2]
@@ -235,6 +237,8 @@ def finalize_stable(
             ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
             items - n_rel, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out[i], scalars[i],
         )
+        if err_cutoffs.shape[0] > 0:
+            err_ranked(ranks[:n_found], grades[:n_found], err_cutoffs, err_out[i])
 
 
 @jit
@@ -271,7 +275,7 @@ def stable_ranks(
 
 @jit
 def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, log_p, discount, optional, out, scalars,
-                            start, stop):
+                            err_cutoffs, err_out, start, stop):
     """Base quantities of queries start..stop-1 from the sorted global ranks and grades of
     their relevant items (query i: ranks / grade_of[indptr[i]:indptr[i + 1]], ascending ranks)
     and their whole-database counts ``hist``: what :func:`finalize_stable` computes on one
@@ -299,3 +303,5 @@ def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, log_p
             ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
             items - n_found, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out[i], scalars[i],
         )
+        if err_cutoffs.shape[0] > 0:
+            err_ranked(ranks[lo : lo + n_found], grades[:n_found], err_cutoffs, err_out[i])
