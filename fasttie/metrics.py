@@ -5,8 +5,8 @@ Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P
 ``SetAP``, ``Bpref``, ``GMBpref``, ``IPrec@r`` (r = 0.0, 0.1, ..., 1.0) and ``11pt`` (fixed
 orders only), ``Judged@k``, ``RBP(p=0.8)@k`` and its residual ``RBPResid(p=0.8)@k``, the counts
 ``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, ``ERR@k`` (expected reciprocal rank with gdeval's
-stop probability (2**g - 1) / 16, grades 0..4; every grade > 0 counts: no ``rel=``), and ``P(radius=r)``, ``R(radius=r)``. No ``@k``
-(or ``@ALL``) means the whole list. Parameters go in parentheses before the cutoff, as in
+stop probability (2**g - 1) / 16, grades 0..4; every grade > 0 counts: no ``rel=``), and
+``P(radius=r)``, ``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Parameters go in parentheses before the cutoff, as in
 ir_measures: ``RBP(p=0.9)@100``; the binary metrics take their own relevance level
 (``P(rel=2)@5``) and the graded ones their own gain (``nDCG(dcg='exp-log2')@10``,
 ``nDCG(gains={0: 0, 1: 1, 2: 3})``), else the call's ``relevance_level`` and ``gain``. Aliases such as ``mAP@k``,
