@@ -6,8 +6,9 @@ Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P
 orders only), ``Judged@k``, ``RBP(p=0.8)@k`` and its residual ``RBPResid(p=0.8)@k``, the counts
 ``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, ``ERR@k`` (expected reciprocal rank with gdeval's
 stop probability (2**g - 1) / 16, grades 0..4; every grade > 0 counts: no ``rel=``), and
-``P(radius=r)``, ``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Parameters go in parentheses before the cutoff, as in
-ir_measures: ``RBP(p=0.9)@100``; the binary metrics take their own relevance level
+``P(radius=r)``, ``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Parameters go
+in parentheses before the cutoff, as in ir_measures: ``RBP(p=0.9)@100``; the binary metrics
+take their own relevance level
 (``P(rel=2)@5``) and the graded ones their own gain (``nDCG(dcg='exp-log2')@10``,
 ``nDCG(gains={0: 0, 1: 1, 2: 3})``), else the call's ``relevance_level`` and ``gain``. Aliases such as ``mAP@k``,
 ``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` and trec_eval's measure names
@@ -130,8 +131,8 @@ class Metric:
 
 KNOWN = (
     "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Rprec, ACG@k, WAP@k, "
-    "GMAP, SetAP, Bpref, GMBpref, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, ERR@k, NumQ, NumRet, "
-    "NumRel, NumRelRet, P(radius=r), R(radius=r); "
+    "GMAP, SetAP, Bpref, GMBpref, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, ERR@k, "
+    "NumQ, NumRet, NumRel, NumRelRet, P(radius=r), R(radius=r); "
     "aliases mAP@k, ndcg@k, "
     "precision@k, recall@k, mrr and trec_eval's names; lists P@[1,10]"
 )

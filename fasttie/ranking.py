@@ -139,7 +139,8 @@ def rank_evaluate(
         values, is_empty = _err_values(err_metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved,
                                        n_threads)
         per_query.update(values)
-    for (rel, metric_gain), group_metrics in passes([m for m in parsed if m.base != "ERR"]):  # metrics with their own rel= or gain: one more pass
+    others = [m for m in parsed if m.base != "ERR"]
+    for (rel, metric_gain), group_metrics in passes(others):  # metrics with their own rel= or gain: one more pass
         level = relevance_level if rel is None else rel
         metric_gain = dict(metric_gain) if isinstance(metric_gain, tuple) else metric_gain
         extra_offsets, extra_grades, extra_relevant, extra_nonrel = _unretrieved(unretrieved, n_queries, level)

@@ -145,7 +145,8 @@ def test_long_list_whole_err_stops_when_the_survival_is_spent():
     scores = -np.arange(20000.0)
     want = float(_literal(list(grades[:400]), None))  # the survival after 400 such items is far below 1e-18
     for ties in ("average", "stable"):
-        assert ft.rank_evaluate(grades, scores, metrics=["ERR"], ties=ties).mean["ERR"] == pytest.approx(want, rel=1e-15)
+        got = ft.rank_evaluate(grades, scores, metrics=["ERR"], ties=ties).mean["ERR"]
+        assert got == pytest.approx(want, rel=1e-15)
 
 
 def test_threads_do_not_change_a_bit():

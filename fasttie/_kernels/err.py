@@ -212,7 +212,8 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
             g = grades[order[start]]
             one_r[0] = stop_probability(g)
             one_count[0] = 1 if one_r[0] > 0.0 else 0
-            acc, survival, ci = _walk_tie(t, np.int64(1), one_r, one_count, np.int64(1), survival, acc, cutoffs, ci, row)
+            acc, survival, ci = _walk_tie(t, np.int64(1), one_r, one_count, np.int64(1), survival, acc, cutoffs, ci,
+                                          row)
             t += 1
             start = stop
             continue
@@ -241,7 +242,8 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
                 h = n_distinct - 1 - i if mode == OPTIMISTIC else i
                 one_r[0] = stop_probability(value[h])
                 one_count[0] = count[h] if one_r[0] > 0.0 else 0
-                acc, survival, ci = _walk_tie(t, count[h], one_r, one_count, np.int64(1), survival, acc, cutoffs, ci, row)
+                acc, survival, ci = _walk_tie(t, count[h], one_r, one_count, np.int64(1), survival, acc, cutoffs, ci,
+                                              row)
                 t += count[h]
         start = stop
     while ci < n_cut:
