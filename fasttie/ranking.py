@@ -279,7 +279,11 @@ def _tie_keys(ties, doc_ids, order, n):
     doc_ids = np.asarray(doc_ids)
     if doc_ids.shape != (n,):
         raise InputError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
-    _, rank = np.unique(doc_ids if order is None else doc_ids[order], return_inverse=True)
+    doc_ids = doc_ids if order is None else doc_ids[order]
+    if doc_ids.dtype.kind in "iu" and len(doc_ids) and np.iinfo(np.int64).min < doc_ids.min() \
+            and doc_ids.max() <= np.iinfo(np.int64).max:
+        return -doc_ids.astype(np.int64)  # integer ids need no ranking: descending id, ascending key
+    _, rank = np.unique(doc_ids, return_inverse=True)
     return -rank.ravel().astype(np.int64)  # document id descending
 
 

@@ -19,9 +19,9 @@ __all__ = ["FRONT_DOORS", "cache_status", "warmup"]
 FRONT_DOORS = {
     "evaluate": ("histogram.hist_segments_one_word", "histogram.hist_segments_wide", "histogram.hist_multihot",
                  "histogram.move_relevant", "hamming_ties.finalize_histograms", "hamming_ties.finalize_stable",
-                 "class_sort.sort_by_class"),
+                 "class_sort.sort_by_class", "err.err_histograms"),
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
-    "rank_evaluate, trec.evaluate": ("score_ties.finalize_rankings",),
+    "rank_evaluate, trec.evaluate": ("score_ties.finalize_rankings", "err.err_rankings"),
     "lambdarank": ("lambdarank.lambdarank_queries",),
     "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries", "alpha_ndcg.first_duplicate"),
 }
@@ -77,7 +77,7 @@ def warmup(progress=None) -> dict:
     csr = (np.array([0, 2, 3, 3, 5]), np.array([1, 7, 3, 0, 9]), np.array([1, 2, 1, 3, 1]))
     sizes = np.array([20, 30])
     y_true, y_pred = rng.integers(0, 4, 50).astype(float), rng.integers(0, 9, 50) / 2.0
-    metrics = ("AP", "AP@10", "nDCG@10", "P@10", "RR")
+    metrics = ("AP", "AP@10", "nDCG@10", "P@10", "RR", "ERR@10")
     calls = {}
     for ties in ("average", "stable", "optimistic", "pessimistic"):
         calls[f"evaluate {ties}"] = lambda t=ties: ft.evaluate(q, db, ql, dl, metrics=metrics, ties=t)
