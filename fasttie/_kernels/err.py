@@ -218,7 +218,7 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
             start = stop
             continue
         run = np.sort(grades[order[start:stop]])
-        n_distinct = 1
+        n_distinct = np.int64(1)  # typed: a literal would compile the tie walk twice
         for i in range(1, run.shape[0]):
             n_distinct += run[i] != run[i - 1]
         value = np.empty(n_distinct)
