@@ -9,7 +9,7 @@ import numpy as np
 from ._jit import jit
 
 
-@jit(inline="always")
+@jit
 def _less(chars, a, b):
     """Whether row a's id sorts before row b's (code point order, as C's strcmp on UTF-8)."""
     for c in range(chars.shape[1]):
@@ -33,7 +33,7 @@ def trec_tie_keys(chars, score, offsets, keys):
         for i in range(offsets[q] + 1, offsets[q + 1]):
             if score[i] > score[i - 1]:
                 return False
-    order = np.empty(0, dtype=np.int64)
+    order = np.empty(16, dtype=np.int64)
     for q in range(n_queries):
         start = offsets[q]
         while start < offsets[q + 1]:
@@ -44,58 +44,25 @@ def trec_tie_keys(chars, score, offsets, keys):
             if size == 1:
                 keys[start] = 0
             else:
-                if order.shape[0] < 2 * size:  # room for a merge sort's scratch too
+                if order.shape[0] < size:
                     order = np.empty(2 * size, dtype=np.int64)
-                _sort_rows(chars, start, size, order)
+                for p in range(size):
+                    order[p] = start + p
+                # Shell sort (gaps 1, 4, 13, 40, ...): insertion sort on the short ties that are
+                # the rule, no quadratic time on a long one, and little code to compile
+                gap = 1
+                while gap < size // 3:
+                    gap = 3 * gap + 1
+                while gap > 0:
+                    for p in range(gap, size):
+                        row = order[p]
+                        j = p
+                        while j >= gap and _less(chars, row, order[j - gap]):
+                            order[j] = order[j - gap]
+                            j -= gap
+                        order[j] = row
+                    gap //= 3
                 for p in range(size):
                     keys[order[p]] = p + 1
             start = stop
     return True
-
-
-@jit(inline="always")
-def _sort_rows(chars, start, size, order):
-    """order[:size] = rows start..start+size-1 sorted by id: insertion sort for a short tie, a
-    merge sort past 32 rows."""
-    if size > 32:
-        rows = np.arange(start, start + size)
-        _merge_sort(chars, rows, order[size : 2 * size])
-        order[:size] = rows
-        return
-    for p in range(size):
-        row = start + p
-        q = p
-        while q > 0 and _less(chars, row, order[q - 1]):
-            order[q] = order[q - 1]
-            q -= 1
-        order[q] = row
-
-
-@jit
-def _merge_sort(chars, rows, scratch):
-    """Sort ``rows`` in place by id (bottom-up merge sort; ``scratch`` as long as rows)."""
-    size = rows.shape[0]
-    width = 1
-    while width < size:
-        for lo in range(0, size, 2 * width):
-            mid = min(lo + width, size)
-            hi = min(lo + 2 * width, size)
-            i, j, out = lo, mid, lo
-            while i < mid and j < hi:
-                if _less(chars, rows[j], rows[i]):
-                    scratch[out] = rows[j]
-                    j += 1
-                else:
-                    scratch[out] = rows[i]
-                    i += 1
-                out += 1
-            while i < mid:
-                scratch[out] = rows[i]
-                i += 1
-                out += 1
-            while j < hi:
-                scratch[out] = rows[j]
-                j += 1
-                out += 1
-        rows[:] = scratch[:size]
-        width *= 2
