@@ -8,8 +8,14 @@ forms.  The dense distance and grade matrices the oracle needs are computed inde
 
 from __future__ import annotations
 
+import csv
+import gzip
+import io
+import itertools
 import math
+import tarfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -191,3 +197,39 @@ def _close(got, expected, rtol, atol):
     if math.isnan(expected) or math.isnan(got):
         return math.isnan(expected) and math.isnan(got)
     return abs(got - expected) <= atol + rtol * abs(expected)
+
+
+def tie_orders(scores, ties):
+    """Every order of the rows that the tie mode allows (rows by score descending): one for
+    "stable" (input order inside ties), every permutation inside each tie otherwise."""
+    groups = [[i for i in range(len(scores)) if scores[i] == s] for s in sorted(set(scores), reverse=True)]
+    if ties == "stable":
+        yield [i for g in groups for i in g]
+        return
+    for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [i for part in parts for i in part]
+
+
+NDEVAL_DATA = Path(__file__).resolve().parents[2] / "shared" / "peers-data" / "ndeval"
+
+
+def ndeval_inputs(folder, runs):
+    """The TREC 2012 Web track diversity qrels and the runs of peers-data/ndeval, decompressed
+    into ``folder`` (outside the repository): {"qrels" or run name: path}."""
+    paths = {}
+    for key, name in [("qrels", "qrels-2012-ndeval.txt.gz"), *[(r, f"{r}-cata-filtered.txt.gz") for r in runs]]:
+        paths[key] = folder / name[:-3]
+        paths[key].write_bytes(gzip.decompress((NDEVAL_DATA / name).read_bytes()))
+    return paths
+
+
+def ndeval_outputs(prefix):
+    """{file name: list of CSV rows as dicts} of the files of peers-data/ndeval/outputs.tar.gz
+    whose name starts with ``prefix`` ("ndeval", "gdeval")."""
+    out = {}
+    with tarfile.open(NDEVAL_DATA / "outputs.tar.gz") as archive:
+        for member in archive.getmembers():
+            name = Path(member.name).name
+            if member.isfile() and name.startswith(prefix):
+                out[name] = list(csv.DictReader(io.StringIO(archive.extractfile(member).read().decode())))
+    return out

@@ -8,7 +8,6 @@ rankings through tests/oracle.py, ranked lists with unjudged rows through a lite
 of trec_eval's loop below), and trec_eval's own values are in tests/test_trec_conformance.py.
 """
 
-import itertools
 import math
 from fractions import Fraction
 
@@ -18,6 +17,7 @@ from hypothesis import given, settings, strategies as st
 
 import fasttie as ft
 import oracle
+from helpers import tie_orders
 
 
 def _trec_eval_bpref(grades, judged, n_judged_nonrel, n_relevant, level=1):
@@ -35,16 +35,6 @@ def _trec_eval_bpref(grades, judged, n_judged_nonrel, n_relevant, level=1):
     return bpref / n_relevant if n_relevant else Fraction(0)
 
 
-def _tie_orders(scores, ties):
-    """Every order of the rows that the tie mode allows (rows by score descending)."""
-    groups = [[i for i in range(len(scores)) if scores[i] == s] for s in sorted(set(scores), reverse=True)]
-    if ties == "stable":
-        yield [i for g in groups for i in g]
-        return
-    for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
-        yield [i for part in parts for i in part]
-
-
 @settings(max_examples=120, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["average", "stable", "optimistic", "pessimistic"]))
 def test_ranked_lists_with_unjudged_rows_against_enumeration(seed, ties):
@@ -60,7 +50,7 @@ def test_ranked_lists_with_unjudged_rows_against_enumeration(seed, ties):
     n_judged_nonrel = int((judged & (grades < level)).sum() + (unretrieved < level).sum())
     res = ft.rank_evaluate(grades.astype(float), scores, metrics=["Bpref"], ties=ties, judged=judged,
                            unretrieved=[unretrieved], relevance_level=level, empty="zero")
-    orders = list(_tie_orders(scores.tolist(), ties))
+    orders = list(tie_orders(scores.tolist(), ties))
     if ties in ("optimistic", "pessimistic"):  # inside a tie, higher (lower) grades first
         sign = -1 if ties == "optimistic" else 1
         orders = [sorted(o, key=lambda i: (-scores[i], sign * grades[i])) for o in orders[:1]]

@@ -24,19 +24,16 @@ pyndeval's own test expectations (``pyndeval_test_basic.json``, tolerance 1e-4 a
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import json
-import tarfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fasttie import trec
+from helpers import NDEVAL_DATA, ndeval_inputs, ndeval_outputs
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "peers-data" / "ndeval"
+DATA = NDEVAL_DATA
 pytestmark = pytest.mark.skipif(
     not (DATA / "outputs.tar.gz").is_file(),
     reason=f"ndeval reference data not found in {DATA} (read in place, not part of the repository)",
@@ -67,26 +64,12 @@ CHECKED = {"values": 0, "max_diff": 0.0}
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    """The gzipped qrels and runs, decompressed into a temporary folder (outside the repository)."""
-    folder = tmp_path_factory.mktemp("ndeval")
-    paths = {}
-    for key, name in [("qrels", "qrels-2012-ndeval.txt.gz"), *[(r, f"{r}-cata-filtered.txt.gz") for r in RUNS]]:
-        paths[key] = folder / name[:-3]
-        paths[key].write_bytes(gzip.decompress((DATA / name).read_bytes()))
-    return paths
+    return ndeval_inputs(tmp_path_factory.mktemp("ndeval"), RUNS)
 
 
 @pytest.fixture(scope="module")
 def outputs():
-    """{file name: list of CSV rows as dicts} of outputs.tar.gz."""
-    out = {}
-    with tarfile.open(DATA / "outputs.tar.gz") as archive:
-        for member in archive.getmembers():
-            name = Path(member.name).name
-            if member.isfile() and name.startswith("ndeval"):
-                text = archive.extractfile(member).read().decode()
-                out[name] = list(csv.DictReader(io.StringIO(text)))
-    return out
+    return ndeval_outputs("ndeval")
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -9,7 +9,6 @@ for ranked lists with unjudged rows and for Hamming rankings; trec_eval's own va
 rbp_resid, unj_k) are in tests/test_trec_conformance.py.
 """
 
-import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -18,6 +17,7 @@ from hypothesis import given, settings, strategies as st
 
 import fasttie as ft
 import oracle
+from helpers import tie_orders
 
 P = Fraction(4, 5)  # the default persistence, exactly
 
@@ -31,16 +31,6 @@ def _literal(grades, judged, k, p=P, top=None):
     residual = sum(((1 - p) * p ** i for i in range(depth) if not judged[i]), Fraction(0)) + p ** depth
     judged_at_k = Fraction(sum(bool(j) for j in judged[:depth]), len(grades) if k is None else k)
     return rbp, residual, judged_at_k
-
-
-def _tie_orders(scores, ties):
-    """Every order of the rows that the tie mode allows (rows by score descending)."""
-    groups = [[i for i in range(len(scores)) if scores[i] == s] for s in sorted(set(scores), reverse=True)]
-    if ties == "stable":
-        yield [i for g in groups for i in g]
-        return
-    for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
-        yield [i for part in parts for i in part]
 
 
 @settings(max_examples=150, deadline=None)
@@ -57,7 +47,7 @@ def test_ranked_lists_with_unjudged_rows_against_enumeration(seed, ties):
     cutoffs = sorted({int(rng.integers(1, n + 3)), n})
     names = [f"{base}@{k}" for base in ("RBP", "RBP(p=0.5)", "RBPResid", "Judged") for k in cutoffs] + ["RBP"]
     result = ft.rank_evaluate(grades, scores, metrics=names, ties=ties, judged=judged, unretrieved=[unretrieved])
-    orders = list(_tie_orders(list(scores), ties))
+    orders = list(tie_orders(list(scores), ties))
     for k in cutoffs:
         for p, name in ((P, f"RBP@{k}"), (Fraction(1, 2), f"RBP(p=0.5)@{k}")):
             expected = sum((_literal(grades[o], judged[o], k, p, top)[0] for o in orders), Fraction(0)) / len(orders)
