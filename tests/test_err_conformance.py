@@ -16,7 +16,6 @@ adhoc qrels.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest

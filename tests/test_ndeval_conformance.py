@@ -25,7 +25,6 @@ pyndeval's own test expectations (``pyndeval_test_basic.json``, tolerance 1e-4 a
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
