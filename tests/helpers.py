@@ -233,3 +233,26 @@ def ndeval_outputs(prefix):
             if member.isfile() and name.startswith(prefix):
                 out[name] = list(csv.DictReader(io.StringIO(archive.extractfile(member).read().decode())))
     return out
+
+
+def diversity_objects(qrels, run):
+    """fasttie Qrels and Run from diversity qrels lines (qid, subtopic, docno, rel) and run
+    lines (qid, docno, score)."""
+    from fasttie import trec
+
+    q = trec.Qrels.from_arrays([r[0] for r in qrels], [r[2] for r in qrels], [r[3] for r in qrels],
+                               [r[1] for r in qrels])
+    r = trec.Run.from_arrays([x[0] for x in run], [x[1] for x in run], [x[2] for x in run])
+    return q, r
+
+
+def trec_ordered_run(run):
+    """The run lines with distinct scores in trec order (score desc, docno desc): what ndeval
+    -traditional ranks, in a form pyndeval (which breaks ties by docno ascending) cannot reorder."""
+    ordered = sorted(sorted(run, key=lambda x: x[1], reverse=True), key=lambda x: (x[0], -x[2]))
+    out, last, rank = [], None, 0
+    for qid, doc, _ in ordered:
+        rank = rank + 1 if qid == last else 0
+        last = qid
+        out.append((qid, doc, float(-rank)))
+    return out

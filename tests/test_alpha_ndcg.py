@@ -25,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fasttie import trec
+from helpers import diversity_objects, trec_ordered_run
 from fasttie._kernels import diversity_measures
 from fasttie.diversity import alpha_dcg, alpha_ndcg
 
@@ -287,25 +288,6 @@ def random_diversity_run(seed, n_queries=8):
     return qrels, run
 
 
-def _fasttie_objects(qrels, run):
-    q = trec.Qrels.from_arrays([r[0] for r in qrels], [r[2] for r in qrels], [r[3] for r in qrels],
-                               [r[1] for r in qrels])
-    r = trec.Run.from_arrays([x[0] for x in run], [x[1] for x in run], [x[2] for x in run])
-    return q, r
-
-
-def _trec_ordered(run):
-    """The run with distinct scores in trec order (score desc, docno desc): what ndeval
-    -traditional ranks, in a form pyndeval (which breaks ties by docno ascending) cannot reorder."""
-    ordered = sorted(sorted(run, key=lambda x: x[1], reverse=True), key=lambda x: (x[0], -x[2]))
-    out, last, rank = [], None, 0
-    for qid, doc, _ in ordered:
-        rank = rank + 1 if qid == last else 0
-        last = qid
-        out.append((qid, doc, float(-rank)))
-    return out
-
-
 PYNDEVAL_MEASURES = ["alpha-nDCG@5", "alpha-nDCG@10", "alpha-nDCG@20"]
 
 
@@ -314,9 +296,9 @@ PYNDEVAL_MEASURES = ["alpha-nDCG@5", "alpha-nDCG@10", "alpha-nDCG@20"]
 @pytest.mark.parametrize("ties", ["pyndeval", "trec"])
 def test_trec_evaluate_against_pyndeval(seed, ties):
     qrels, run = random_diversity_run(seed)
-    reference_run = run if ties == "pyndeval" else _trec_ordered(run)
+    reference_run = run if ties == "pyndeval" else trec_ordered_run(run)
     expected = pyndeval.ndeval(qrels, sorted(reference_run), measures=PYNDEVAL_MEASURES, alpha=0.5)
-    q, r = _fasttie_objects(qrels, run)
+    q, r = diversity_objects(qrels, run)
     res = trec.evaluate(q, r, ["alpha_nDCG@[5,10,20]"], ties=ties)
     assert res.query_ids == sorted(expected)
     assert list(res.per_query) == ["alpha_nDCG@5", "alpha_nDCG@10", "alpha_nDCG@20"]
@@ -369,7 +351,7 @@ def test_pyndeval_other_alphas(seed, alpha):
     qrels, run = random_diversity_run(seed)
     aligned = [("000", str(s), "x", 1) for s in range(1, 7)] + qrels  # "000" has no run: ignored
     expected = pyndeval.ndeval(aligned, sorted(run), measures=PYNDEVAL_MEASURES, alpha=alpha)
-    res = trec.evaluate(*_fasttie_objects(qrels, run), [f"alpha_nDCG(alpha={alpha})@[5,10,20]"], ties="pyndeval")
+    res = trec.evaluate(*diversity_objects(qrels, run), [f"alpha_nDCG(alpha={alpha})@[5,10,20]"], ties="pyndeval")
     assert res.settings["alpha"] == alpha
     for i, qid in enumerate(res.query_ids):
         for k in (5, 10, 20):
@@ -384,7 +366,7 @@ def test_pyndeval_other_alphas(seed, alpha):
 
 def test_trec_evaluate_names_order_and_merge():
     qrels, run = random_diversity_run(1)
-    q, r = _fasttie_objects(qrels, run)
+    q, r = diversity_objects(qrels, run)
     asked = ["P@5", "alpha-nDCG@10", "AP", "alpha_nDCG(alpha=0.25)@5", "alpha_nDCG@5(alpha=0.5)", "nDCG@[3,5]"]
     res = trec.evaluate(q, r, asked)
     assert list(res.per_query) == ["P@5", "alpha_nDCG@10", "AP", "alpha_nDCG(alpha=0.25)@5", "alpha_nDCG@5",
@@ -435,7 +417,7 @@ def test_trec_evaluate_files_complete_and_empty(tmp_path):
     ],
 )
 def test_trec_evaluate_errors(metrics, kwargs, match):
-    q, r = _fasttie_objects(*random_diversity_run(0, n_queries=2))
+    q, r = diversity_objects(*random_diversity_run(0, n_queries=2))
     with pytest.raises(ValueError, match=match):
         trec.evaluate(q, r, metrics, **kwargs)
 

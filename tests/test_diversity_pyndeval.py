@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fasttie import trec
+from helpers import diversity_objects, trec_ordered_run
 
 pyndeval = pytest.importorskip("pyndeval", reason="pyndeval (test extra) is not installed")
 
@@ -51,32 +52,14 @@ def diversity_runs(draw):
     return qrels, run
 
 
-def _objects(qrels, run):
-    q = trec.Qrels.from_arrays([r[0] for r in qrels], [r[2] for r in qrels], [r[3] for r in qrels],
-                               [r[1] for r in qrels])
-    r = trec.Run.from_arrays([x[0] for x in run], [x[1] for x in run], [x[2] for x in run])
-    return q, r
-
-
-def _trec_ordered(run):
-    """Distinct scores in trec order (score desc, docno desc), which pyndeval cannot reorder."""
-    ordered = sorted(sorted(run, key=lambda x: x[1], reverse=True), key=lambda x: (x[0], -x[2]))
-    out, last, rank = [], None, 0
-    for qid, doc, _ in ordered:
-        rank = rank + 1 if qid == last else 0
-        last = qid
-        out.append((qid, doc, float(-rank)))
-    return out
-
-
 def _compare(qrels, run, ties, beta=0.5):
     measures = [f"{m}@{k}" for m in NAMES for k in CUTOFFS] + list(WHOLE)
-    reference_run = run if ties == "pyndeval" else _trec_ordered(run)
+    reference_run = run if ties == "pyndeval" else trec_ordered_run(run)
     expected = pyndeval.ndeval(qrels, sorted(reference_run), measures=measures, beta=beta)
     names = {f"{m}@{k}": NAMES[m].format(k=k) for m in NAMES for k in CUTOFFS}
     b = "" if beta == 0.5 else f"(beta={beta!r})"
     names.update({m: f"{name}{b}" if m in ("NRBP", "nNRBP") else name for m, name in WHOLE.items()})
-    res = trec.evaluate(*_objects(qrels, run), list(names.values()), ties=ties)
+    res = trec.evaluate(*diversity_objects(qrels, run), list(names.values()), ties=ties)
     assert res.query_ids == sorted(expected)
     for i, qid in enumerate(res.query_ids):
         for measure, name in names.items():
@@ -106,7 +89,7 @@ def test_rank_one_quirk():
     qrels = [("1", "1", "a", 1), ("1", "2", "a", 1), ("1", "3", "b", 1)]
     run = [("1", "a", 3.0), ("1", "b", 2.0), ("1", "c", 1.0)]
     expected = pyndeval.ndeval(qrels, run, measures=["alpha-DCG@1", "ERR-IA@1", "alpha-nDCG@1", "nERR-IA@1"])["1"]
-    res = trec.evaluate(*_objects(qrels, run), ["alpha_DCG@1", "ERR_IA@1", "alpha_nDCG@1", "nERR_IA@1"])
+    res = trec.evaluate(*diversity_objects(qrels, run), ["alpha_DCG@1", "ERR_IA@1", "alpha_nDCG@1", "nERR_IA@1"])
     assert expected["alpha-DCG@1"] == 2.0 and res.per_query["alpha_DCG@1"][0] == pytest.approx(2 / 3, rel=1e-15)
     assert expected["ERR-IA@1"] == 2.0 and res.per_query["ERR_IA@1"][0] == pytest.approx(2 / 3, rel=1e-15)
     assert res.per_query["alpha_nDCG@1"][0] == expected["alpha-nDCG@1"] == 1.0
