@@ -485,9 +485,13 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
 
 
 def _hashing_metrics(metrics):
-    """Parsed metrics, refusing per-metric relevance levels and gains (ranked lists only)."""
+    """Parsed metrics, refusing per-metric relevance levels and gains, and infAP (ranked lists only)."""
     parsed = parse_metrics(metrics)
     for metric in parsed:
+        if metric.base == "infAP":
+            raise InputError("infAP estimates AP from a sampled judgment pool, which only ranked lists have "
+                             "(fasttie.rank_evaluate with pooled=, fasttie.trec.evaluate with qrels relevance -1); "
+                             "Hamming ranking judges every item: use AP")
         if metric.rel is not None or metric.gain is not None:
             raise InputError(f"metric {metric.name!r}: per-metric rel= and gains are for ranked lists "
                              "(fasttie.rank_evaluate, fasttie.trec.evaluate); Hamming ranking takes gain= and "
