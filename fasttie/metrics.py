@@ -3,8 +3,9 @@
 Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P@k``, ``R@k``,
 ``F1@k``, ``RR``, ``RR@k``, ``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``,
 ``SetAP``, ``Bpref``, ``GMBpref``, ``IPrec@r`` (r = 0.0, 0.1, ..., 1.0) and ``11pt`` (fixed
-orders only), ``Judged@k``, ``RBP(p=0.8)@k`` and its residual ``RBPResid(p=0.8)@k``, the counts
-``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, ``ERR@k`` (expected reciprocal rank with gdeval's
+orders only), ``Judged@k``, ``RBP(p=0.8)@k`` and its residual ``RBPResid(p=0.8)@k``, ``infAP``
+(ranked lists; trec_eval's inferred AP over a sampled pool), the counts ``NumQ``, ``NumRet``,
+``NumRel``, ``NumRelRet``, ``NumNonRelJudgedRet``, ``ERR@k`` (expected reciprocal rank with gdeval's
 stop probability (2**g - 1) / 16, grades 0..4; every grade > 0 counts: no ``rel=``), and
 ``P(radius=r)``, ``R(radius=r)``. No ``@k`` (or ``@ALL``) means the whole list. Parameters go
 in parentheses before the cutoff, as in ir_measures: ``RBP(p=0.9)@100``; the binary metrics
@@ -14,7 +15,7 @@ take their own relevance level
 ``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` and trec_eval's measure names
 (``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut.5,10``, ``recall_100``, ``recip_rank``,
 ``Rprec``, ``gm_map``, ``set_P``, ``set_recall``, ``set_F``, ``set_map``, ``num_ret``, ``rbp``
-(p = 0.9), ``rbp_resid``, ``rbp.p=0.95``, ...)
+(p = 0.9), ``rbp_resid``, ``rbp.p=0.95``, ``infAP``, ``num_nonrel_judged_ret``, ...)
 normalise to these, and a list form ``P@[1,10,100]`` expands.
 
 Most metrics are averaged over queries; :func:`aggregate` knows the exceptions: the counts are
@@ -54,22 +55,25 @@ _BASES = {
     "numret": "NumRet", "num_ret": "NumRet",
     "numrel": "NumRel", "num_rel": "NumRel",
     "numrelret": "NumRelRet", "num_rel_ret": "NumRelRet",
+    "numnonreljudgedret": "NumNonRelJudgedRet", "num_nonrel_judged_ret": "NumNonRelJudgedRet",
+    "infap": "infAP",
     "judged": "Judged",
     "rbp": "RBP", "rbpresid": "RBPResid", "rbp_resid": "RBPResid",
     "err": "ERR",
 }
 _RADIUS_BASES = ("P", "R")
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
-_NO_CUTOFF = ("Rprec", "NumQ", "NumRel", "SetAP", "Bpref", "GMBpref")
+_NO_CUTOFF = ("Rprec", "NumQ", "NumRel", "SetAP", "Bpref", "GMBpref", "infAP")
 # metrics whose value is 0/0 for a query without relevant items (see the `empty` policy)
 UNDEFINED_WHEN_EMPTY = (
-    "AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "Bpref", "GMBpref", "IPrec", "11pt", "R(radius)",
+    "AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "Bpref", "GMBpref", "infAP", "IPrec", "11pt",
+    "R(radius)",
 )
 # AP-like metrics: at a cutoff with ap_denominator="retrieved" the finalizer must compute the
 # expected ratio E[numerator / hits@k] (hypergeometric sums)
 RATIO_BASES = ("AP", "WAP", "GMAP")
 # counts: summed over queries, and their value stands whatever the empty policy (except skip)
-COUNTS = ("NumQ", "NumRet", "NumRel", "NumRelRet")
+COUNTS = ("NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet")
 # metrics of the judgments, not of the relevant items: their value stands too (except under skip)
 KEPT_WHEN_EMPTY = COUNTS + ("Judged", "RBPResid")
 _LEVELS = tuple(i / 10 for i in range(11))
@@ -131,8 +135,8 @@ class Metric:
 
 KNOWN = (
     "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Rprec, ACG@k, WAP@k, "
-    "GMAP, SetAP, Bpref, GMBpref, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, ERR@k, "
-    "NumQ, NumRet, NumRel, NumRelRet, P(radius=r), R(radius=r); "
+    "GMAP, SetAP, Bpref, GMBpref, infAP, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, "
+    "ERR@k, NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, P(radius=r), R(radius=r); "
     "aliases mAP@k, ndcg@k, "
     "precision@k, recall@k, mrr and trec_eval's names; lists P@[1,10]"
 )
@@ -146,7 +150,7 @@ def base_of(name: str) -> str:
 
 def aggregate(name, values) -> float:
     """A metric's value over all queries: the mean of the kept (non-NaN) per-query values; the
-    sum for the counts (NumQ, NumRet, NumRel, NumRelRet); for GMAP and GMBpref the geometric
+    sum for the counts (NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet); for GMAP and GMBpref the geometric
     mean of max(value, 1e-5), as trec_eval's gm_map and gm_bpref. NaN when no query is kept.
 
     Parameters
@@ -296,8 +300,8 @@ def _parameters(text: str, name: str) -> dict:
 
 
 # relevance levels apply to the binary metrics; gains to the graded ones (ir_measures' parameters)
-_TAKES_REL = ("AP", "P", "R", "F1", "RR", "Success", "Rprec", "GMAP", "SetAP", "Bpref", "GMBpref", "IPrec", "11pt",
-              "NumRel", "NumRelRet", "NumRet", "RBP")
+_TAKES_REL = ("AP", "P", "R", "F1", "RR", "Success", "Rprec", "GMAP", "SetAP", "Bpref", "GMBpref", "infAP", "IPrec",
+              "11pt", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "NumRet", "RBP")
 _TAKES_GAIN = ("DCG", "nDCG", "RBP")
 _GAIN_NAMES = {"linear": "linear", "exp2": "exp2", "log2": "linear", "exp-log2": "exp2"}
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ._kernels.err import MAX_GRADE, err_rankings
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
+from ._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
 from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
 from .result import Result
@@ -45,6 +46,7 @@ def rank_evaluate(
     doc_ids=None,
     unretrieved=None,
     judged=None,
+    pooled=None,
 ) -> Result:
     """Tie-aware ranking metrics of scored lists (learning to rank, IR runs).
 
@@ -97,6 +99,13 @@ def rank_evaluate(
     judged : array_like of bool, shape of y_true, optional
         Which rows have a judgment (default: all). Only Bpref looks at it: an unjudged row is
         neither relevant nor judged non-relevant there (trec_eval's bpref); its y_true should be 0.
+        Judged@k counts the judged rows, and NumNonRelJudgedRet the judged rows below the
+        relevance level.
+    pooled : array_like of bool, shape of y_true, optional
+        Which rows are in the judgment pool (default: the judged ones). Only infAP looks at it:
+        a pooled row without a judgment was sampled out of the pool (trec_eval's qrels
+        relevance -1) and counts as relevant in the proportion of the judged rows above it;
+        an unpooled row counts as non-relevant.
 
     Returns
     -------
@@ -132,14 +141,21 @@ def rank_evaluate(
     n_queries = len(sizes)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     keys = _tie_keys(ties, doc_ids, order, len(y_true))
-    judged = _judged(judged, order, len(y_true))
+    judged = _flags(judged, "judged", order, len(y_true))
+    pooled = judged if pooled is None else _flags(pooled, "pooled", order, len(y_true))
     per_query, is_empty = {}, np.zeros(n_queries, dtype=bool)
     err_metrics = [m for m in parsed if m.base == "ERR"]  # ERR needs each tie's grades: a pass of its own
     if err_metrics:
         values, is_empty = _err_values(err_metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved,
                                        n_threads)
         per_query.update(values)
-    others = [m for m in parsed if m.base != "ERR"]
+    for metric in (m for m in parsed if m.base == "infAP"):  # infAP needs each tie's pool states: its own pass
+        level = relevance_level if metric.rel is None else metric.rel
+        values, empty_here = _infap_values(metric, y_true, y_pred, offsets, keys, ties, empty, unretrieved, judged,
+                                           pooled, level, n_threads)
+        per_query[metric.name] = values
+        is_empty |= empty_here
+    others = [m for m in parsed if m.base not in ("ERR", "infAP")]
     for (rel, metric_gain), group_metrics in passes(others):  # metrics with their own rel= or gain: one more pass
         level = relevance_level if rel is None else rel
         metric_gain = dict(metric_gain) if isinstance(metric_gain, tuple) else metric_gain
@@ -211,6 +227,26 @@ def _err_values(metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved
     values = {m.name: apply_empty(out[:, column[WHOLE_LIST if m.k is None else m.k]].copy(), m, is_empty, empty)
               for m in metrics}
     return values, is_empty
+
+
+def _infap_values(metric, y_true, y_pred, offsets, keys, ties, empty, unretrieved, judged, pooled, level,
+                  n_threads):
+    """Per-query infAP (trec_eval's, exact tie average) and the queries without a relevant
+    document, retrieved or not (0 by trec_eval, else the empty policy)."""
+    states = np.full(len(y_true), UNPOOLED, dtype=np.int8)
+    states[pooled] = POOLED
+    states[judged] = NONRELEVANT
+    states[y_true >= level] = RELEVANT
+    n_queries = len(offsets) - 1
+    sums = np.empty(n_queries)
+    arrays = [_ro(a) for a in (offsets, y_pred, states, keys)]
+    run_blocks(lambda lo, hi: infap_rankings(*arrays, _TIE_MODES[ties], sums, lo, hi),
+               n_queries, resolve_threads(n_threads, 16 * len(y_true)))
+    relevant = np.add.reduceat((states == RELEVANT).astype(np.int64), offsets[:-1]) + _unretrieved(
+        unretrieved, n_queries, level)[2]
+    is_empty = relevant == 0
+    values = np.divide(sums, relevant, out=np.zeros(n_queries), where=~is_empty)
+    return apply_empty(values, metric, is_empty, empty), is_empty
 
 
 def _gains(grades, gain):
@@ -287,17 +323,21 @@ def _tie_keys(ties, doc_ids, order, n):
     return -rank.ravel().astype(np.int64)  # document id descending
 
 
-def _judged(judged, order, n):
-    """Per-row judged flags (bool, rows in the grouped order); all True by default."""
-    if judged is None:
+def _flags(flags, name, order, n):
+    """Per-row flags ``judged`` or ``pooled`` (bool, rows in the grouped order); all True when None."""
+    if flags is None:
         return np.ones(n, dtype=np.bool_)
-    judged = np.asarray(judged)
-    if judged.dtype != np.bool_:
-        raise InputTypeError(f"judged must be a boolean array (True where a row has a judgment), got {judged.dtype}")
-    judged = judged.ravel()
-    if judged.shape != (n,):
-        raise InputError(f"judged must have one flag per row ({n}), got {judged.size}")
-    return judged if order is None else judged[order]
+    flags = np.asarray(flags)
+    if flags.dtype != np.bool_:
+        raise InputTypeError(f"{name} must be a boolean array (True where a row {_FLAG_MEANING[name]}), "
+                             f"got {flags.dtype}")
+    flags = flags.ravel()
+    if flags.shape != (n,):
+        raise InputError(f"{name} must have one flag per row ({n}), got {flags.size}")
+    return flags if order is None else flags[order]
+
+
+_FLAG_MEANING = {"judged": "has a judgment", "pooled": "is in the judgment pool"}
 
 
 def _unretrieved(unretrieved, n_queries, relevance_level):

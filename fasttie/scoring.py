@@ -246,6 +246,8 @@ def _base_value(metric, q, total, n_items, ap_denominator):
         return np.asarray(total, dtype=np.float64).copy()
     if metric.base == "NumRelRet":
         return q[:, HITS].copy()
+    if metric.base == "NumNonRelJudgedRet":  # judged items retrieved below the relevance level (trec_eval)
+        return q[:, JUDGED] - q[:, HITS]
     if metric.base == "SetAP":  # trec_eval's set_map: hits^2 / (retrieved x relevant), whole list only
         return _divide(q[:, HITS] * q[:, HITS], effective * total)
     # AP, WAP, GMAP (per query the AP it averages geometrically)

@@ -21,7 +21,7 @@ FRONT_DOORS = {
                  "histogram.move_relevant", "hamming_ties.finalize_histograms", "hamming_ties.finalize_stable",
                  "class_sort.sort_by_class", "err.err_histograms"),
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
-    "rank_evaluate, trec.evaluate": ("score_ties.finalize_rankings", "err.err_rankings"),
+    "rank_evaluate, trec.evaluate": ("score_ties.finalize_rankings", "err.err_rankings", "infap.infap_rankings"),
     "lambdarank": ("lambdarank.lambdarank_queries",),
     "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries", "alpha_ndcg.first_duplicate"),
 }
@@ -78,6 +78,7 @@ def warmup(progress=None) -> dict:
     sizes = np.array([20, 30])
     y_true, y_pred = rng.integers(0, 4, 50).astype(float), rng.integers(0, 9, 50) / 2.0
     metrics = ("AP", "AP@10", "nDCG@10", "P@10", "RR", "ERR@10")
+    ranked = metrics + ("infAP",)  # ranked lists only
     calls = {}
     for ties in ("average", "stable", "optimistic", "pessimistic"):
         calls[f"evaluate {ties}"] = lambda t=ties: ft.evaluate(q, db, ql, dl, metrics=metrics, ties=t)
@@ -88,9 +89,9 @@ def warmup(progress=None) -> dict:
     calls["evaluate stable multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")
     calls["search"] = lambda: (ft.search(q, db, 5), ft.search(q, db, radius=20))
     for ties in ("average", "stable", "optimistic", "pessimistic"):
-        calls[f"rank_evaluate {ties}"] = lambda t=ties: ft.rank_evaluate(y_true, y_pred, sizes, metrics=metrics, ties=t)
+        calls[f"rank_evaluate {ties}"] = lambda t=ties: ft.rank_evaluate(y_true, y_pred, sizes, metrics=ranked, ties=t)
     calls["rank_evaluate trec"] = lambda: ft.rank_evaluate(
-        y_true, y_pred, sizes, metrics=metrics, ties="trec", doc_ids=np.arange(50))
+        y_true, y_pred, sizes, metrics=ranked, ties="trec", doc_ids=np.arange(50))
     calls["trec.evaluate"] = lambda: _trec_files(ft)
     calls["lambdarank"] = lambda: ft.lambdarank(y_true, y_pred, sizes)
     calls["alpha_ndcg"] = lambda: ft.alpha_ndcg(rng.integers(0, 2, (50, 3)), y_pred, sizes, k=[5, 10],

@@ -20,7 +20,8 @@ trec_eval measure -> fasttie metric: ``map`` AP, ``map_cut_k`` AP@k, ``P_k`` P@k
 ``success_k`` Success@k, ``set_P`` P, ``set_recall`` R, ``set_F`` F1 (fasttie's metrics without a
 cutoff; set_F with trec_eval's default beta 1), ``set_map`` SetAP, ``gm_map`` GMAP, ``bpref`` Bpref,
 ``gm_bpref`` GMBpref, ``iprec_at_recall_L`` IPrec@L, ``11pt_avg`` 11pt, ``num_q`` NumQ,
-``num_ret`` NumRet, ``num_rel`` NumRel, ``num_rel_ret`` NumRelRet, ``rbp`` RBP(p=0.9),
+``num_ret`` NumRet, ``num_rel`` NumRel, ``num_rel_ret`` NumRelRet, ``num_nonrel_judged_ret``
+NumNonRelJudgedRet, ``infAP`` infAP (qrels.rel_level has pooled-unjudged lines, relevance -1), ``rbp`` RBP(p=0.9),
 ``rbp_resid`` RBPResid(p=0.9) (see RESIDUAL_TAIL), ``ndcg_1=3,2=9,4=4.5`` (trec_eval's custom gains,
 out.test.meas_params) nDCG(gains={1: 3, 2: 9, 4: 4.5}), ``unj_k`` through Judged@k (the trec_eval names
 ``fasttie trec -m`` accepts; gm_map, gm_bpref and num_q have an ``all`` value only, the counts
@@ -30,7 +31,7 @@ only: trec_eval's nDCG uses every grade, and so does fasttie's), ``-MN`` max_ret
 judged_only=True (no recorded configuration uses the last two; tests/test_trec_options.py checks
 them against pytrec_eval).
 
-Not compared, because fasttie has no such measure: num_nonrel_judged_ret, infAP, Rprec_mult_*, utility,
+Not compared, because fasttie has no such measure: Rprec_mult_*, utility,
 binG, G, ndcg_rel, Rndcg, relative_P_*, set_relative_P, runid, relstring. Every configuration uses only options fasttie
 has; one that used another (-R, -Z, ...) would be skipped, naming the option.
 """
@@ -59,6 +60,7 @@ TOLERANCE = 1e-12
 _PLAIN = {"map": "AP", "ndcg": "nDCG", "recip_rank": "RR", "Rprec": "Rprec", "bpref": "Bpref", "gm_bpref": "GMBpref", "11pt_avg": "11pt",
           "set_P": "P", "set_recall": "R", "set_F": "F1", "set_map": "SetAP", "gm_map": "GMAP",
           "num_q": "NumQ", "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet",
+          "num_nonrel_judged_ret": "NumNonRelJudgedRet", "infAP": "infAP",
           "rbp": "RBP(p=0.9)", "rbp_resid": "RBPResid(p=0.9)",
           "ndcg_1=3,2=9,4=4.5": "nDCG(gains={1.0: 3.0, 2.0: 9.0, 4.0: 4.5})"}
 _CUTOFF = re.compile(r"^(map_cut|ndcg_cut|P|recall|success)_(\d+)$")
@@ -66,7 +68,7 @@ _CUTOFF_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "recall": "R", "s
 # measures fasttie does not compute (see the module docstring), with any parameters trec_eval
 # prints after a "_" (success_5, utility_2,-1,0,0)
 NOT_IN_FASTTIE = (
-    "num_nonrel_judged_ret", "infAP", "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_relative_P", "unj", "runid", "relstring",
+    "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_relative_P", "unj", "runid", "relstring",
 )
 
 CONFIGS = ["base", "base_extra", "with_comments", "comment", "comment_extra", "comment_l2", "comment_l3_c",

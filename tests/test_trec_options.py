@@ -30,7 +30,8 @@ TIE_MODES = ("trec", "average", "stable", "optimistic", "pessimistic", "pyndeval
 # fasttie metric -> pytrec_eval measure
 PYTREC = {"AP": "map", "AP@10": "map_cut_10", "P@5": "P_5", "R@10": "recall_10", "nDCG": "ndcg",
           "nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "Rprec": "Rprec", "Bpref": "bpref",
-          "NumRet": "num_ret", "NumRelRet": "num_rel_ret", "NumRel": "num_rel", "Success@5": "success_5"}
+          "NumRet": "num_ret", "NumRelRet": "num_rel_ret", "NumRel": "num_rel", "Success@5": "success_5",
+          "infAP": "infAP", "NumNonRelJudgedRet": "num_nonrel_judged_ret"}
 METRICS = list(PYTREC)
 ORDER_FREE = [m for m in METRICS if m not in ("RR",)]  # metrics of a fixed order used with every tie mode
 

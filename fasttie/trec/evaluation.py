@@ -211,7 +211,7 @@ def evaluate(
 
     result = None
     if ranking:
-        grade, score, sizes, judged = aligned.grade, aligned.score, aligned.sizes, aligned.judged
+        grade, score, sizes, judged, pooled = aligned.grade, aligned.score, aligned.sizes, aligned.judged, aligned.pooled
         doc_ids = _trec_tie_keys(aligned) if ties in ("trec", "pyndeval") else None
         if ties == "pyndeval":  # ascending ids = descending ranks of their negation
             doc_ids = -np.unique(doc_ids, return_inverse=True)[1].ravel().astype(np.int64)
@@ -220,14 +220,15 @@ def evaluate(
             # a judged query missing from the run (complete=True): one unjudged placeholder row
             # scores exactly as an empty ranking (every metric's numerator is 0) and keeps R
             at = aligned.offsets[empty_rows]
-            grade, score, judged = np.insert(grade, at, 0), np.insert(score, at, 0.0), np.insert(judged, at, False)
+            grade, score = np.insert(grade, at, 0), np.insert(score, at, 0.0)
+            judged, pooled = np.insert(judged, at, False), np.insert(pooled, at, False)
             if doc_ids is not None:
                 doc_ids = np.insert(doc_ids, at, "" if doc_ids.dtype.kind == "U" else 0)
             sizes = np.maximum(sizes, 1)
         result = rank_evaluate(
             grade, score, group=sizes, metrics=ranking, ties="trec" if ties == "pyndeval" else ties, gain=gain,
             ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
-            doc_ids=doc_ids, unretrieved=aligned.unretrieved, judged=judged, **options,
+            doc_ids=doc_ids, unretrieved=aligned.unretrieved, judged=judged, pooled=pooled, **options,
         )
         result.settings["ties"] = ties
         if empty_rows.size:  # the placeholder row was not retrieved

@@ -32,7 +32,10 @@ class Aligned:
         takes its highest grade.
     judged : ndarray of bool, shape (n_rows,)
         Whether the retrieved document has a judgment of grade >= 0 (trec_eval reads a negative
-        grade as "not in the pool", unjudged for bpref, and non-relevant elsewhere).
+        grade as "in the pool but not judged", unjudged for bpref, and non-relevant elsewhere).
+    pooled : ndarray of bool, shape (n_rows,)
+        Whether the retrieved document is in the qrels at all, judged or with a negative grade
+        (pooled but sampled out of the judgments: infAP).
     unretrieved : list of ndarray of int64
         Per query, the grades (>= 0) of judged documents the run does not retrieve: the
         relevant ones count in R and in the ideal DCG, the others as judged non-relevant
@@ -45,6 +48,7 @@ class Aligned:
     score: np.ndarray
     grade: np.ndarray
     judged: np.ndarray
+    pooled: np.ndarray
     unretrieved: list
 
     @property
@@ -211,6 +215,7 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
 
     grade = np.zeros(len(docno), dtype=np.int64)
     judged = np.zeros(len(docno), dtype=bool)
+    pooled = np.zeros(len(docno), dtype=bool)
     found = np.zeros(len(unique_keys), dtype=bool)
     if len(unique_keys) and len(run_keys):
         position = np.minimum(np.searchsorted(unique_keys, run_keys), len(unique_keys) - 1)
@@ -221,6 +226,7 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
             collided.update((run_keys[hits[wrong]] >> shift).tolist())
         grade[hits] = unique_grade[matched]
         judged[hits] = unique_grade[matched] >= 0
+        pooled[hits] = True
         found[matched] = True
     missing = np.flatnonzero(~found & (unique_grade >= 0))
     bounds = np.searchsorted(unique_keys[missing] >> shift, np.arange(n_queries + 1, dtype=np.uint64))
@@ -239,10 +245,12 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
             retrieved = docno[rows].tolist()
             grade[rows] = [best.get(d, 0) for d in retrieved]
             judged[rows] = [best.get(d, -1) >= 0 for d in retrieved]
+            pooled[rows] = [d in best for d in retrieved]
             seen = set(retrieved)
             unretrieved[q] = np.array([r for d, r in best.items() if d not in seen and r >= 0], dtype=np.int64)
     np.maximum(grade, 0, out=grade)
     if judged_only and not judged.all():  # trec_eval -J: unjudged documents leave the ranking
         sizes = np.bincount(np.repeat(np.arange(n_queries), sizes)[judged], minlength=n_queries).astype(np.int64)
-        docno, score, grade, judged = docno[judged], score[judged], grade[judged], judged[judged]
-    return Aligned(query_ids, sizes, docno, score, grade, judged, unretrieved)
+        docno, score, grade, pooled = docno[judged], score[judged], grade[judged], pooled[judged]
+        judged = judged[judged]
+    return Aligned(query_ids, sizes, docno, score, grade, judged, pooled, unretrieved)
