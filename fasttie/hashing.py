@@ -492,8 +492,8 @@ def _hashing_metrics(metrics):
             raise InputError("infAP estimates AP from a sampled judgment pool, which only ranked lists have "
                              "(fasttie.rank_evaluate with pooled=, fasttie.trec.evaluate with qrels relevance -1); "
                              "Hamming ranking judges every item: use AP")
-        if metric.rel is not None or metric.gain is not None:
-            raise InputError(f"metric {metric.name!r}: per-metric rel= and gains are for ranked lists "
+        if metric.rel is not None or metric.gain is not None or metric.judged_only:
+            raise InputError(f"metric {metric.name!r}: per-metric rel=, gains and judged_only are for ranked lists "
                              "(fasttie.rank_evaluate, fasttie.trec.evaluate); Hamming ranking takes gain= and "
                              "relevance= for the whole call")
     return parsed

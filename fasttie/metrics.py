@@ -11,7 +11,9 @@ stop probability (2**g - 1) / 16, grades 0..4; every grade > 0 counts: no ``rel=
 in parentheses before the cutoff, as in ir_measures: ``RBP(p=0.9)@100``; the binary metrics
 take their own relevance level
 (``P(rel=2)@5``) and the graded ones their own gain (``nDCG(dcg='exp-log2')@10``,
-``nDCG(gains={0: 0, 1: 1, 2: 3})``), else the call's ``relevance_level`` and ``gain``. Aliases such as ``mAP@k``,
+``nDCG(gains={0: 0, 1: 1, 2: 3})``), else the call's ``relevance_level`` and ``gain``; any
+metric of a ranked list may rank the judged documents only (``P(judged_only=True)@10``,
+trec_eval's ``-J`` for that metric alone). Aliases such as ``mAP@k``,
 ``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` and trec_eval's measure names
 (``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut.5,10``, ``recall_100``, ``recip_rank``,
 ``Rprec``, ``gm_map``, ``set_P``, ``set_recall``, ``set_F``, ``set_map``, ``num_ret``, ``rbp``
@@ -104,6 +106,7 @@ class Metric:
     p: float | None = None  # RBP's persistence
     rel: float | None = None  # relevance level of this metric (None: the call's relevance_level)
     gain: tuple | None = None  # (parameter, value) as written, e.g. ("dcg", "exp-log2"); None: the call's gain
+    judged_only: bool = False  # rank the judged documents only (ir_measures' judged_only, trec_eval -J)
 
     @property
     def name(self) -> str:
@@ -117,6 +120,7 @@ class Metric:
         if self.gain is not None:
             key, value = self.gain
             params.append(f"{key}={dict(value)!r}" if key == "gains" else f"{key}={value!r}")
+        params += ["judged_only=True"] if self.judged_only else []
         base = f"{self.base}({', '.join(params)})" if params else self.base
         return base if self.k is None else f"{base}@{self.k}"
 
@@ -334,6 +338,12 @@ def _gain_parameter(params, name):
     return key, value
 
 
+def _flag(value, key, name):
+    if not isinstance(value, bool):
+        raise InputError(f"metric {name!r}: {key} must be True or False, got {value!r}")
+    return value
+
+
 def _persistence(value, name):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
         raise InputError(f"metric {name!r}: the persistence p must be a number with 0 < p < 1, got {value!r}")
@@ -377,9 +387,11 @@ def _parse_one(name: str) -> list[Metric]:
         options["rel"] = _relevance_level(params.pop("rel"), name)
     if base in _TAKES_GAIN:
         options["gain"] = _gain_parameter(params, name)
+    if "judged_only" in params:
+        options["judged_only"] = _flag(params.pop("judged_only"), "judged_only", name)
     if params:
         known = [key for key, ok in (("p", base in PERSISTENT), ("rel", base in _TAKES_REL),
-                                     ("dcg, gain, gains", base in _TAKES_GAIN)) if ok]
+                                     ("dcg, gain, gains", base in _TAKES_GAIN), ("judged_only", True)) if ok]
         raise InputError(f"metric {name!r}: {base} takes no parameter {', '.join(map(repr, params))} "
                          f"(its parameters: {', '.join(known) or 'none'})")
     suffix = match.group(3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -139,23 +140,92 @@ def rank_evaluate(
         raise InputError(f"relevance_level must be a positive number, got {relevance_level!r}")
     y_true, y_pred, sizes, order, query_ids = _grouped(y_true, y_pred, group, qid)
     n_queries = len(sizes)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     keys = _tie_keys(ties, doc_ids, order, len(y_true))
     judged = _flags(judged, "judged", order, len(y_true))
     pooled = judged if pooled is None else _flags(pooled, "pooled", order, len(y_true))
+    rows = _Rows(y_true, y_pred, sizes, keys, judged, pooled)
     per_query, is_empty = {}, np.zeros(n_queries, dtype=bool)
-    err_metrics = [m for m in parsed if m.base == "ERR"]  # ERR needs each tie's grades: a pass of its own
+    for judged_only in sorted({m.judged_only for m in parsed}):  # judged_only=True: a view without unjudged rows
+        view = [m for m in parsed if m.judged_only == judged_only]
+        values, empty_here = _evaluate_rows(
+            view, rows.judged_view() if judged_only else rows, unretrieved, ties=ties, gain=gain,
+            ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level, n_threads=n_threads)
+        per_query.update(values)
+        is_empty |= empty_here
+    n_empty = int(is_empty.sum())
+    check_empty_policy(empty, n_empty, n_queries, "relevant document")
+    scale = math.log(log_base) / math.log(2.0)  # 1/log_b(1+i) = (ln b / ln 2) / log2(1+i)
+    for metric in parsed:
+        if metric.base == "DCG":
+            per_query[metric.name] = per_query[metric.name] * scale
+    mean = {metric.name: aggregate(metric, per_query[metric.name]) for metric in parsed}
+    return Result(
+        mean=mean,
+        per_query={m.name: per_query[m.name] for m in parsed},
+        n_queries=n_queries,
+        n_empty=n_empty,
+        settings={
+            "ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
+            "log_base": log_base, "relevance_level": relevance_level,
+        },
+        query_ids=query_ids,
+    )
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The rows of every query, grouped by query (``sizes``), as the passes read them."""
+
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    sizes: np.ndarray
+    keys: np.ndarray  # tie-break keys (empty: row order)
+    judged: np.ndarray
+    pooled: np.ndarray
+    placeholder: np.ndarray | None = None  # queries holding one stand-in row (no row of their own)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
+
+    def judged_view(self) -> _Rows:
+        """The judged rows only (trec_eval -J, ir_measures' judged_only=True), the others moving
+        up. A query left without rows keeps one unjudged, unpooled row of grade 0, which scores
+        exactly as an empty ranking for every metric but NumRet (set to 0 afterwards)."""
+        query = np.repeat(np.arange(len(self.sizes)), self.sizes)[self.judged]
+        sizes = np.bincount(query, minlength=len(self.sizes)).astype(np.int64)
+        keep = self.judged.copy()
+        placeholder = sizes == 0
+        keep[self.offsets[:-1][placeholder]] = True  # each such query's first row stands in
+        sizes[placeholder] = 1
+        stand_in = np.zeros(len(keep), dtype=bool)
+        stand_in[self.offsets[:-1][placeholder]] = True
+        stand_in = stand_in[keep]
+        y_true = np.where(stand_in, 0.0, self.y_true[keep])
+        keys = self.keys[keep] if len(self.keys) else self.keys
+        return _Rows(y_true, self.y_pred[keep], sizes, keys, self.judged[keep], self.pooled[keep] & ~stand_in,
+                     placeholder)
+
+
+def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, empty, relevance_level, n_threads):
+    """Per-query values of ``metrics`` on ``rows``, and the queries empty for any of them: ERR and
+    infAP take passes of their own, the others one finalizer pass per relevance level and gain."""
+    y_true, y_pred, sizes, keys, judged = rows.y_true, rows.y_pred, rows.sizes, rows.keys, rows.judged
+    offsets = rows.offsets
+    n_queries = len(sizes)
+    per_query, is_empty = {}, np.zeros(n_queries, dtype=bool)
+    err_metrics = [m for m in metrics if m.base == "ERR"]  # ERR needs each tie's grades: a pass of its own
     if err_metrics:
         values, is_empty = _err_values(err_metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved,
                                        n_threads)
         per_query.update(values)
-    for metric in (m for m in parsed if m.base == "infAP"):  # infAP needs each tie's pool states: its own pass
+    for metric in (m for m in metrics if m.base == "infAP"):  # infAP needs each tie's pool states: its own pass
         level = relevance_level if metric.rel is None else metric.rel
         values, empty_here = _infap_values(metric, y_true, y_pred, offsets, keys, ties, empty, unretrieved, judged,
-                                           pooled, level, n_threads)
+                                           rows.pooled, level, n_threads)
         per_query[metric.name] = values
         is_empty |= empty_here
-    others = [m for m in parsed if m.base not in ("ERR", "infAP")]
+    others = [m for m in metrics if m.base not in ("ERR", "infAP")]
     for (rel, metric_gain), group_metrics in passes(others):  # metrics with their own rel= or gain: one more pass
         level = relevance_level if rel is None else rel
         metric_gain = dict(metric_gain) if isinstance(metric_gain, tuple) else metric_gain
@@ -184,24 +254,12 @@ def rank_evaluate(
         values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
         per_query.update(values)
         is_empty |= empty_here
-    n_empty = int(is_empty.sum())
-    check_empty_policy(empty, n_empty, n_queries, "relevant document")
-    scale = math.log(log_base) / math.log(2.0)  # 1/log_b(1+i) = (ln b / ln 2) / log2(1+i)
-    for metric in parsed:
-        if metric.base == "DCG":
-            per_query[metric.name] = per_query[metric.name] * scale
-    mean = {metric.name: aggregate(metric, per_query[metric.name]) for metric in parsed}
-    return Result(
-        mean=mean,
-        per_query={m.name: per_query[m.name] for m in parsed},
-        n_queries=n_queries,
-        n_empty=n_empty,
-        settings={
-            "ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
-            "log_base": log_base, "relevance_level": relevance_level,
-        },
-        query_ids=query_ids,
-    )
+    if rows.placeholder is not None and rows.placeholder.any():  # the stand-in row was not retrieved
+        for metric in metrics:
+            if metric.base == "NumRet" and metric.rel is None:
+                values = per_query[metric.name]
+                values[rows.placeholder] = np.where(np.isnan(values[rows.placeholder]), np.nan, 0.0)
+    return per_query, is_empty
 
 
 def _err_values(metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved, n_threads):

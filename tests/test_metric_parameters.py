@@ -65,6 +65,7 @@ def test_gain_tables_that_do_not_rise_with_the_grade(table):
     ("nDCG(dcg='exp')", "dcg must be one of"), ("nDCG(gains=[1, 2])", "gains must map grades"),
     ("P(rel=0)@5", "relevance level"), ("nDCG(dcg='log2', gains={1: 2})", "one of dcg=, gain=, gains="),
     ("Judged(rel=1)@5", "no parameter 'rel'"), ("P(rel=2, p=0.5)@5", "no parameter 'p'"),
+    ("P(judged_only=1)@5", "judged_only must be True or False"),
 ])
 def test_bad_parameters(name, message):
     with pytest.raises(ValueError, match=message):
@@ -75,3 +76,19 @@ def test_hamming_ranking_refuses_per_metric_settings():
     codes = np.array([[0, 1], [1, 1], [0, 0]])
     with pytest.raises(ValueError, match="ranked lists"):
         ft.evaluate(codes[:1], codes, [0], [0, 1, 0], metrics="P(rel=2)@2")
+    with pytest.raises(ValueError, match="judged_only are for ranked lists"):
+        ft.evaluate(codes[:1], codes, [0], [0, 1, 0], metrics="AP(judged_only=True)")
+
+
+def test_judged_only_names_and_views():
+    assert ft.parse_metrics("AP(judged_only=True, rel=2)@10")[0].name == "AP(rel=2, judged_only=True)@10"
+    assert ft.parse_metrics("P(judged_only=False)@5")[0].name == "P@5"
+    # two queries; the second retrieves no judged document: under judged_only it keeps an empty ranking
+    y_true, scores = [0, 1, 0, 0, 0], [0.9, 0.8, 0.7, 0.6, 0.5]
+    judged = np.array([False, True, True, False, False])
+    res = ft.rank_evaluate(y_true, scores, [3, 2], judged=judged, unretrieved=[[], [1]],
+                           metrics=["RR", "RR(judged_only=True)", "NumRet(judged_only=True)", "R(judged_only=True)@1"])
+    assert res.per_query["RR"].tolist() == [0.5, 0.0]
+    assert res.per_query["RR(judged_only=True)"].tolist() == [1.0, 0.0]
+    assert res.per_query["NumRet(judged_only=True)"].tolist() == [2.0, 0.0]
+    assert res.per_query["R(judged_only=True)@1"].tolist() == [1.0, 0.0]

@@ -133,6 +133,41 @@ def test_judged_only_query_without_judged_documents():
     assert result.settings["judged_only"] is True and result.settings["max_retrieved"] is None
 
 
+def judged_only_name(name):
+    """ir_measures' per-metric -J: ``P@5`` -> ``P(judged_only=True)@5``."""
+    base, at, cutoff = name.partition("@")
+    return f"{base}(judged_only=True){at}{cutoff}"
+
+
+@pytest.mark.parametrize("seed", [20, 22])  # pytrec_eval 0.5.11 itself crashes (SIGSEGV) on case 21
+def test_per_metric_judged_only_matches_pytrec_eval(seed):
+    """ir_measures' ``P(judged_only=True)@5`` is pytrec_eval's judged_docs_only_flag for that
+    measure alone: in one call beside the plain measures, each side matches its pytrec_eval run."""
+    qrels, run = random_case(seed)
+    names = [judged_only_name(n) for n in METRICS]
+    result = trec.evaluate(qrels, run, names + METRICS)
+    for judged_only, shown in ((True, names), (False, METRICS)):
+        reference = pytrec_values(qrels, run, METRICS, judged_only=judged_only)
+        kept = [i for i, q in enumerate(result.query_ids) if q in reference]
+        assert len(kept) >= len(result.query_ids) - 3
+        for name, shown_name in zip(METRICS, shown):
+            expected = np.array([reference[result.query_ids[i]][PYTREC[name]] for i in kept])
+            np.testing.assert_allclose(result.per_query[shown_name][kept], expected, rtol=0, atol=1e-12,
+                                       err_msg=shown_name)
+
+
+@pytest.mark.parametrize("ties", TIE_MODES)
+def test_per_metric_judged_only_equals_the_call_option(ties):
+    qrels, run = random_case(12)
+    names = METRICS if ties != "average" else ORDER_FREE + ["RR"]
+    got = trec.evaluate(qrels, run, [judged_only_name(n) for n in names] + ["nDCG@5"], ties=ties)
+    expected = trec.evaluate(qrels, run, names, ties=ties, judged_only=True)
+    assert got.query_ids == expected.query_ids
+    for name in names:
+        np.testing.assert_array_equal(got.per_query[judged_only_name(name)], expected.per_query[name], err_msg=name)
+    assert got.mean["NumRet(judged_only=True)"] < trec.evaluate(qrels, run, ["NumRet"]).mean["NumRet"]
+
+
 # --------------------------------------------------------------------------------------------
 # -M
 
