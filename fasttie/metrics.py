@@ -1,7 +1,7 @@
 """Metric names (ir_measures style): the grammar every evaluation parses.
 
 Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``, ``P@k``, ``R@k``,
-``F1@k``, ``RR``, ``RR@k``, ``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``,
+``F1@k`` (``F1(beta=2)@k``: F with recall weighted beta), ``RR``, ``RR@k``, ``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``,
 ``SetAP``, ``Bpref``, ``GMBpref``, ``IPrec@r`` (r = 0.0, 0.1, ..., 1.0) and ``11pt`` (fixed
 orders only), ``Judged@k``, ``RBP(p=0.8)@k`` and its residual ``RBPResid(p=0.8)@k``, ``infAP``
 (ranked lists; trec_eval's inferred AP over a sampled pool), the counts ``NumQ``, ``NumRet``,
@@ -107,6 +107,7 @@ class Metric:
     rel: float | None = None  # relevance level of this metric (None: the call's relevance_level)
     gain: tuple | None = None  # (parameter, value) as written, e.g. ("dcg", "exp-log2"); None: the call's gain
     judged_only: bool = False  # rank the judged documents only (ir_measures' judged_only, trec_eval -J)
+    beta: float | None = None  # F's weight of recall (None: 1, F1)
 
     @property
     def name(self) -> str:
@@ -116,6 +117,7 @@ class Metric:
         if self.recall is not None:
             return f"{self.base}@{self.recall:.1f}"
         params = [f"p={self.p:g}"] if self.p not in (None, DEFAULT_PERSISTENCE) else []
+        params += [f"beta={self.beta:g}"] if self.beta not in (None, 1.0) else []
         params += [f"rel={self.rel:g}"] if self.rel is not None else []
         if self.gain is not None:
             key, value = self.gain
@@ -338,6 +340,12 @@ def _gain_parameter(params, name):
     return key, value
 
 
+def _beta(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < float("inf"):
+        raise InputError(f"metric {name!r}: beta (the weight of recall in F) must be a number >= 0, got {value!r}")
+    return float(value)
+
+
 def _flag(value, key, name):
     if not isinstance(value, bool):
         raise InputError(f"metric {name!r}: {key} must be True or False, got {value!r}")
@@ -389,8 +397,10 @@ def _parse_one(name: str) -> list[Metric]:
         options["gain"] = _gain_parameter(params, name)
     if "judged_only" in params:
         options["judged_only"] = _flag(params.pop("judged_only"), "judged_only", name)
+    if base == "F1" and "beta" in params:
+        options["beta"] = _beta(params.pop("beta"), name)
     if params:
-        known = [key for key, ok in (("p", base in PERSISTENT), ("rel", base in _TAKES_REL),
+        known = [key for key, ok in (("p", base in PERSISTENT), ("beta", base == "F1"), ("rel", base in _TAKES_REL),
                                      ("dcg, gain, gains", base in _TAKES_GAIN), ("judged_only", True)) if ok]
         raise InputError(f"metric {name!r}: {base} takes no parameter {', '.join(map(repr, params))} "
                          f"(its parameters: {', '.join(known) or 'none'})")

@@ -218,8 +218,9 @@ def _base_value(metric, q, total, n_items, ap_denominator):
         return _divide(q[:, HITS], asked)
     if metric.base == "R":
         return _divide(q[:, HITS], total)
-    if metric.base == "F1":
-        return _divide(2.0 * q[:, HITS], asked + total)
+    if metric.base == "F1":  # (1 + b^2) P R / (b^2 P + R) = (1 + b^2) hits / (b^2 R + k), linear in the hits
+        b2 = 1.0 if metric.beta is None else metric.beta ** 2
+        return _divide((1.0 + b2) * q[:, HITS], b2 * total + asked)
     if metric.base == "ACG":
         return _divide(q[:, GSUM], asked)
     if metric.base == "DCG":

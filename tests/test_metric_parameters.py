@@ -92,3 +92,28 @@ def test_judged_only_names_and_views():
     assert res.per_query["RR(judged_only=True)"].tolist() == [1.0, 0.0]
     assert res.per_query["NumRet(judged_only=True)"].tolist() == [2.0, 0.0]
     assert res.per_query["R(judged_only=True)@1"].tolist() == [1.0, 0.0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.5, 1.0, 2.0]), st.sampled_from(["average", "stable"]))
+def test_set_f_beta_is_the_weighted_harmonic_mean(seed, beta, ties):
+    """ir_measures' SetF(beta=b) = (1 + b^2) P R / (b^2 P + R), trec_eval's set_F; linear in the
+    hits for a fixed k and R, so its tie average is this of the tie-averaged P and R."""
+    rng = np.random.default_rng(seed)
+    y_true, scores = rng.integers(0, 2, 12).astype(float), rng.integers(0, 4, 12).astype(float)
+    k = int(rng.integers(1, 14))
+    res = ft.rank_evaluate(y_true, scores, metrics=[f"SetF(beta={beta})@{k}", f"P@{k}", f"R@{k}"], ties=ties,
+                           unretrieved=[[1.0]])
+    p, r = res.mean[f"P@{k}"], res.mean[f"R@{k}"]
+    expected = (1 + beta ** 2) * p * r / (beta ** 2 * p + r) if p + r > 0 else 0.0
+    name = f"F1(beta={beta:g})@{k}" if beta != 1.0 else f"F1@{k}"
+    assert res.mean[name] == pytest.approx(expected, rel=1e-13, abs=1e-15)
+
+
+def test_set_f_beta_names():
+    assert ft.parse_metrics("SetF(beta=1)")[0].name == "F1"
+    assert ft.parse_metrics("SetF(beta=0.5)")[0].name == "F1(beta=0.5)"
+    with pytest.raises(ValueError, match="beta"):
+        ft.parse_metrics("SetF(beta=-1)")
+    with pytest.raises(ValueError, match="no parameter 'beta'"):
+        ft.parse_metrics("P(beta=2)@5")
