@@ -490,7 +490,6 @@ def _trec_partition(part, judgments, metrics, query, doc, score, threads, option
     qids = {str(q) for q in part[query].unique()} & set(judgments)
     if not qids:
         return None
-    run = Run.from_arrays(part[query].astype(str).to_numpy(), part[doc].astype(str).to_numpy(),
-                          part[score].to_numpy())
+    run = Run.from_frame(part[[query, doc, score]].set_axis(["query_id", "doc_id", "score"], axis=1))
     qrels = Qrels.from_dict({q: judgments[q] for q in sorted(qids)})
     return evaluate_run(qrels, run, metrics, n_threads=threads, **options).to_frame()

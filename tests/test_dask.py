@@ -250,3 +250,6 @@ def test_trec_run_as_a_dask_dataframe(npartitions):
     np.testing.assert_array_equal(got.to_numpy(), expected.to_numpy())
     with pytest.raises(ValueError, match="complete"):
         fd.trec_evaluate(qrels, frame, names, complete=True)
+    broken = frame.rename(columns={"score": "sim"}).assign(sim=frame.score.where(frame.index != 7))
+    with pytest.raises(ValueError, match="is nan; scores must be finite"):  # checked as any DataFrame run
+        fd.trec_evaluate(qrels, dd.from_pandas(broken, npartitions=npartitions, sort=False), names, score="sim")
