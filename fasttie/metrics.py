@@ -107,6 +107,7 @@ class Metric:
     rel: float | None = None  # relevance level of this metric (None: the call's relevance_level)
     gain: tuple | None = None  # (parameter, value) as written, e.g. ("dcg", "exp-log2"); None: the call's gain
     judged_only: bool = False  # rank the judged documents only (ir_measures' judged_only, trec_eval -J)
+    relative: bool = False  # P over min(k, R) instead of k (trec_eval's relative_P, ir_measures' SetP(relative=True))
     beta: float | None = None  # F's weight of recall (None: 1, F1)
 
     @property
@@ -122,6 +123,7 @@ class Metric:
         if self.gain is not None:
             key, value = self.gain
             params.append(f"{key}={dict(value)!r}" if key == "gains" else f"{key}={value!r}")
+        params += ["relative=True"] if self.relative else []
         params += ["judged_only=True"] if self.judged_only else []
         base = f"{self.base}({', '.join(params)})" if params else self.base
         return base if self.k is None else f"{base}@{self.k}"
@@ -268,17 +270,20 @@ def parse_metrics(metrics) -> list[Metric]:
     return out
 
 
-_TREC_EVAL_NAME = re.compile(r"^(map_cut|ndcg_cut|P|recall|success)[_.]([\d,]+)$")
-_TREC_EVAL_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "recall": "R", "success": "Success"}
+_TREC_EVAL_NAME = re.compile(r"^(map_cut|ndcg_cut|P|relative_P|recall|success)[_.]([\d,]+)$")
+_TREC_EVAL_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "relative_P": "P(relative=True)", "recall": "R",
+                   "success": "Success"}
 _TREC_EVAL_GAINS = re.compile(r"^ndcg[_.](\d+=\d*\.?\d+(?:,\d+=\d*\.?\d+)*)$")
 _TREC_EVAL_RBP = re.compile(r"^(rbp|rbp_resid)(?:\.p=(\d*\.?\d+))?$")
 
 
 def from_trec_eval(name: str) -> list[str]:
     """trec_eval measure names (``P_10``, ``ndcg_cut.5,10``, ``map_cut_100``, ``recall_5``,
-    ``success_10``, ``rbp``, ``rbp_resid``, ``rbp.p=0.95``, ``ndcg.1=3,2=9``) as fasttie names; any other name is
+    ``success_10``, ``relative_P_10``, ``set_relative_P``, ``rbp``, ``rbp_resid``, ``rbp.p=0.95``, ``ndcg.1=3,2=9``) as fasttie names; any other name is
     returned as it is (``map``, ``ndcg``, ``recip_rank`` and ``Rprec`` are aliases already).
     trec_eval's RBP persistence is 0.9 unless given."""
+    if name.strip() in ("set_relative_P", "SetRelP"):  # relevant retrieved / min(retrieved, R)
+        return ["P(relative=True)"]
     match = _TREC_EVAL_NAME.match(name.strip())
     if match:
         base = _TREC_EVAL_BASE[match.group(1)]
@@ -397,10 +402,13 @@ def _parse_one(name: str) -> list[Metric]:
         options["gain"] = _gain_parameter(params, name)
     if "judged_only" in params:
         options["judged_only"] = _flag(params.pop("judged_only"), "judged_only", name)
+    if base == "P" and "relative" in params:
+        options["relative"] = _flag(params.pop("relative"), "relative", name)
     if base == "F1" and "beta" in params:
         options["beta"] = _beta(params.pop("beta"), name)
     if params:
-        known = [key for key, ok in (("p", base in PERSISTENT), ("beta", base == "F1"), ("rel", base in _TAKES_REL),
+        known = [key for key, ok in (("p", base in PERSISTENT), ("beta", base == "F1"), ("relative", base == "P"),
+                                     ("rel", base in _TAKES_REL),
                                      ("dcg, gain, gains", base in _TAKES_GAIN), ("judged_only", True)) if ok]
         raise InputError(f"metric {name!r}: {base} takes no parameter {', '.join(map(repr, params))} "
                          f"(its parameters: {', '.join(known) or 'none'})")

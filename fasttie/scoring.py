@@ -214,6 +214,8 @@ def _base_value(metric, q, total, n_items, ap_denominator):
     """Value of a metric at a cutoff from the finalizer's quantities ``q`` (n, N_QUANTITIES)."""
     asked = n_items if metric.k is None else metric.k  # k as asked, for P, F1, ACG
     effective = np.minimum(asked, n_items)
+    if metric.base == "P" and metric.relative:  # trec_eval's relative_P_k and set_relative_P
+        return _divide(q[:, HITS], np.minimum(asked, total))
     if metric.base == "P":
         return _divide(q[:, HITS], asked)
     if metric.base == "R":

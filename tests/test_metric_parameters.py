@@ -117,3 +117,22 @@ def test_set_f_beta_names():
         ft.parse_metrics("SetF(beta=-1)")
     with pytest.raises(ValueError, match="no parameter 'beta'"):
         ft.parse_metrics("P(beta=2)@5")
+
+
+def test_relative_precision():
+    """trec_eval's relative_P_k (P@k over min(k, R)) and set_relative_P (ir_measures'
+    SetP(relative=True)): hits over min(k, R); trec_eval's own values are in
+    tests/test_trec_conformance.py."""
+    assert [m.name for m in ft.parse_metrics(["relative_P_5", "set_relative_P", "SetP(relative=True)"])] == [
+        "P(relative=True)@5", "P(relative=True)"]
+    y_true, scores = [1, 0, 1, 0, 0], [0.9, 0.5, 0.5, 0.2, 0.1]  # R = 3 with the document not retrieved
+    res = ft.rank_evaluate(y_true, scores, metrics=["P(relative=True)@2", "P(relative=True)@4", "P(relative=True)"],
+                           unretrieved=[[1]])
+    assert res.per_query["P(relative=True)@2"][0] == pytest.approx(1.5 / 2, rel=1e-15)  # E[hits@2] = 1.5
+    assert res.per_query["P(relative=True)@4"][0] == pytest.approx(2 / 3, rel=1e-15)
+    assert res.per_query["P(relative=True)"][0] == pytest.approx(2 / 3, rel=1e-15)
+    codes = np.array([[0, 1], [1, 1], [0, 0]])
+    hashed = ft.evaluate(codes[:1], codes, [0], [0, 1, 0], metrics=["P(relative=True)@2", "P@2"])
+    assert hashed.mean["P(relative=True)@2"] == hashed.mean["P@2"] == 0.75  # R = k = 2; the tie at distance 1
+    with pytest.raises(ValueError, match="relative must be True or False"):
+        ft.parse_metrics("P(relative='yes')@5")

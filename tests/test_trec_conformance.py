@@ -17,7 +17,7 @@ Checked, for every measure below, every query and ``all``:
 
 trec_eval measure -> fasttie metric: ``map`` AP, ``map_cut_k`` AP@k, ``P_k`` P@k,
 ``recall_k`` R@k, ``ndcg`` nDCG, ``ndcg_cut_k`` nDCG@k, ``recip_rank`` RR, ``Rprec`` Rprec,
-``success_k`` Success@k, ``set_P`` P, ``set_recall`` R, ``set_F`` F1 (fasttie's metrics without a
+``success_k`` Success@k, ``relative_P_k`` P(relative=True)@k, ``set_relative_P`` P(relative=True), ``set_P`` P, ``set_recall`` R, ``set_F`` F1 (fasttie's metrics without a
 cutoff; set_F with trec_eval's default beta 1), ``set_map`` SetAP, ``gm_map`` GMAP, ``bpref`` Bpref,
 ``gm_bpref`` GMBpref, ``iprec_at_recall_L`` IPrec@L, ``11pt_avg`` 11pt, ``num_q`` NumQ,
 ``num_ret`` NumRet, ``num_rel`` NumRel, ``num_rel_ret`` NumRelRet, ``num_nonrel_judged_ret``
@@ -32,7 +32,7 @@ judged_only=True (no recorded configuration uses the last two; tests/test_trec_o
 them against pytrec_eval).
 
 Not compared, because fasttie has no such measure: Rprec_mult_*, utility,
-binG, G, ndcg_rel, Rndcg, relative_P_*, set_relative_P, runid, relstring. Every configuration uses only options fasttie
+binG, G, ndcg_rel, Rndcg, runid, relstring. Every configuration uses only options fasttie
 has; one that used another (-R, -Z, ...) would be skipped, naming the option.
 """
 
@@ -60,15 +60,16 @@ TOLERANCE = 1e-12
 _PLAIN = {"map": "AP", "ndcg": "nDCG", "recip_rank": "RR", "Rprec": "Rprec", "bpref": "Bpref", "gm_bpref": "GMBpref", "11pt_avg": "11pt",
           "set_P": "P", "set_recall": "R", "set_F": "F1", "set_map": "SetAP", "gm_map": "GMAP",
           "num_q": "NumQ", "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet",
-          "num_nonrel_judged_ret": "NumNonRelJudgedRet", "infAP": "infAP",
+          "num_nonrel_judged_ret": "NumNonRelJudgedRet", "infAP": "infAP", "set_relative_P": "P(relative=True)",
           "rbp": "RBP(p=0.9)", "rbp_resid": "RBPResid(p=0.9)",
           "ndcg_1=3,2=9,4=4.5": "nDCG(gains={1.0: 3.0, 2.0: 9.0, 4.0: 4.5})"}
-_CUTOFF = re.compile(r"^(map_cut|ndcg_cut|P|recall|success)_(\d+)$")
-_CUTOFF_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "recall": "R", "success": "Success"}
+_CUTOFF = re.compile(r"^(map_cut|ndcg_cut|P|relative_P|recall|success)_(\d+)$")
+_CUTOFF_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "relative_P": "P(relative=True)", "recall": "R",
+                "success": "Success"}
 # measures fasttie does not compute (see the module docstring), with any parameters trec_eval
 # prints after a "_" (success_5, utility_2,-1,0,0)
 NOT_IN_FASTTIE = (
-    "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_relative_P", "unj", "runid", "relstring",
+    "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg", "unj", "runid", "relstring",
 )
 
 CONFIGS = ["base", "base_extra", "with_comments", "comment", "comment_extra", "comment_l2", "comment_l3_c",
