@@ -23,8 +23,8 @@ Defaults alpha = 0.5, beta = 0.5 (ndeval's); names take ir_measures' parameters
 (``alpha-nDCG@20``, ``ERR-IA@20``, ``MAP-IA``, ``P-IA@10``, ``strec@10``).
 
 The facade validates everything and packs each document's subtopics into uint64 bit masks;
-``_kernels/diversity_measures.py`` walks each query's run (fixed order) or its ties
-(``_kernels/diversity_ties.py``, ``ties="average"``) and ndeval's greedy ideal
+``_kernels/diversity_measures.py`` walks each query's run (fixed order) or
+``_kernels/diversity_ties.py`` its ties (``ties="average"``), each with ndeval's greedy ideal
 (``_kernels/alpha_ndcg.py``), parallel over queries; this module divides.
 
 Public: :func:`diversity_evaluate` (any set of measures, a :class:`fasttie.Result`) and
@@ -49,6 +49,7 @@ from ._kernels.diversity_measures import (
     AP_SUM, AVERAGE, COVERED, FULL_IDEAL, FULL_RUN, IDEAL, IDEAL_DCG, IDEAL_ERR, IDEAL_NRBP, N_CUT, N_SCALARS,
     N_SUBTOPICS, PAIRS, RUN_DCG, RUN_ERR, RUN_NRBP, WANT_AP, diversity_queries,
 )
+from ._kernels.diversity_ties import average_queries
 from .errors import InputError, InputTypeError
 from .parallel import resolve_threads, run_blocks
 from .result import Result
@@ -480,10 +481,10 @@ def _run_kernel(inputs: _Inputs, cutoffs, alpha, betas, options, n_threads):
     scalars = np.empty((n_queries, N_SCALARS))
     nrbp = np.empty((n_queries, 2, len(betas)))
     work = (int(sizes.sum()) if options & (FULL_RUN | FULL_IDEAL) else int(min(cutoffs[-1], 64))) * int(sizes.sum())
+    kernel = average_queries if options & AVERAGE else diversity_queries  # the tie walk compiles only if asked
     run_blocks(
-        lambda lo, hi: diversity_queries(inputs.masks, inputs.scores, inputs.run_keys, inputs.ideal_keys,
-                                         inputs.offsets, cutoffs, alpha, betas, discount, options, cut, scalars,
-                                         nrbp, lo, hi),
+        lambda lo, hi: kernel(inputs.masks, inputs.scores, inputs.run_keys, inputs.ideal_keys, inputs.offsets,
+                              cutoffs, alpha, betas, discount, options, cut, scalars, nrbp, lo, hi),
         n_queries, resolve_threads(n_threads, min(work, 1 << 40)),
     )
     return cut, scalars, nrbp

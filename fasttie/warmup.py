@@ -23,7 +23,8 @@ FRONT_DOORS = {
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
     "rank_evaluate, trec.evaluate": ("score_ties.finalize_rankings", "err.err_rankings", "infap.infap_rankings"),
     "lambdarank": ("lambdarank.lambdarank_queries",),
-    "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries", "alpha_ndcg.first_duplicate"),
+    "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries", "diversity_ties.average_queries",
+                   "alpha_ndcg.first_duplicate"),
 }
 
 
@@ -94,8 +95,9 @@ def warmup(progress=None) -> dict:
         y_true, y_pred, sizes, metrics=ranked, ties="trec", doc_ids=np.arange(50))
     calls["trec.evaluate"] = lambda: _trec_files(ft)
     calls["lambdarank"] = lambda: ft.lambdarank(y_true, y_pred, sizes)
-    calls["alpha_ndcg"] = lambda: ft.alpha_ndcg(rng.integers(0, 2, (50, 3)), y_pred, sizes, k=[5, 10],
-                                                ties="trec", doc_ids=np.arange(50))
+    subtopics = rng.integers(0, 2, (50, 3))
+    calls["alpha_ndcg"] = lambda: ft.alpha_ndcg(subtopics, y_pred, sizes, k=[5, 10], ties="trec", doc_ids=np.arange(50))
+    calls["alpha_ndcg average"] = lambda: ft.alpha_ndcg(subtopics, y_pred, sizes, k=[5, 10], ties="average")
     seconds = {}
     for name, call in calls.items():
         started = time.perf_counter()

@@ -9,9 +9,12 @@ A query's run is reduced to three vectors over its ranks r = 1..depth and one su
     AP sum    sum over subtopics s of AP_s (precision_s at each rank holding an s-document,
               summed, over the judged documents relevant to s)
 
-A fixed order gives their values (:func:`_fixed_run`, ndeval's loops); ``ties="average"``
-their expectations over the orders inside ties (``diversity_ties.average_run``). Every ndeval
-measure is a fixed weighting of these vectors, so both go through the same sums below:
+A fixed order gives their values (:func:`_fixed_run`, ndeval's loops; driver
+:func:`diversity_queries`); ``ties="average"`` their expectations over the orders inside ties
+(``diversity_ties.average_run``; driver ``diversity_ties.average_queries``). Two drivers, so a
+call compiles only the walk it uses (the tie walk inlined beside the fixed one doubled
+alpha_ndcg's cold first call). Every ndeval measure is a fixed weighting of these vectors, so
+both go through the same sums below (:func:`_query_sums`):
 
     cut[RUN_DCG, c]   sum_{r <= k} gain[r] / log2(1 + r)        (alpha-DCG, unnormalised)
     cut[RUN_ERR, c]   sum_{r <= k} gain[r] / r                  (ERR-IA, unnormalised)
@@ -28,7 +31,6 @@ import numpy as np
 
 from ._jit import jit
 from .alpha_ndcg import decay, gain, greedy_gains, run_top
-from .diversity_ties import average_run
 from .popcount import popcount64
 
 RUN_DCG, IDEAL_DCG, RUN_ERR, IDEAL_ERR, PAIRS, COVERED = range(6)
@@ -141,30 +143,11 @@ def _nrbp_sums(gains, depth, betas, out):
         out[b] = total
 
 
-@jit(inline="always")
-def _diversity_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, alpha, betas, discount, options,
-                     cut, scalars, nrbp):
-    """Every run and ideal sum of one query (see the module docstring).
-
-    Parameters
-    ----------
-    masks : (n_rows, n_words) uint64, subtopic bits of every judged or retrieved document
-    scores : (n_rows,) float64, run scores; -inf = not retrieved
-    run_keys : (n_rows,) int64, equal scores rank by key ascending (fixed orders)
-    ideal_keys : (n_rows,) int64, equal greedy gains pick the greatest key (ndeval: docno)
-    start, stop : rows of the query
-    cutoffs : (n_cutoffs,) int64, ascending, >= 1
-    alpha : float in [0, 1]
-    betas : (n_betas,) float64, NRBP's patience values
-    discount : (>= min(max cutoff, rows),) float64, discount[r] = 1 / log2(r + 2)
-    options : int, bit mask of FULL_RUN, IDEAL, FULL_IDEAL, AVERAGE, WANT_AP
-    cut : (N_CUT, n_cutoffs), scalars : (N_SCALARS,), nrbp : (2, n_betas), float64 outputs
-    """
-    n_rows = stop - start
+@jit
+def _query_subtopics(masks, start, stop, want_ap, relevant):
+    """Number of subtopics with a relevant document among rows start..stop-1; with want_ap,
+    relevant[s] (zeros on entry) counts the documents relevant to subtopic s."""
     n_words = masks.shape[1]
-    n_subtopics = n_words * 64
-    want_ap = (options & WANT_AP) != 0
-    relevant = np.zeros(n_subtopics, dtype=np.int64)
     union = np.zeros(n_words, dtype=np.uint64)
     for i in range(start, stop):
         for w in range(n_words):
@@ -178,18 +161,16 @@ def _diversity_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, 
     n_relevant_subtopics = 0
     for w in range(n_words):
         n_relevant_subtopics += np.int64(popcount64(union[w]))
-    scalars[N_SUBTOPICS] = n_relevant_subtopics
+    return n_relevant_subtopics
 
-    max_k = cutoffs[cutoffs.shape[0] - 1]
-    depth = n_rows if options & FULL_RUN else min(max_k, n_rows)
-    gains = np.empty(depth)
-    pairs = np.empty(depth)
-    new = np.empty(depth)
-    if options & AVERAGE:
-        scalars[AP_SUM] = average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gains, pairs, new)
-    else:
-        scalars[AP_SUM] = _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, relevant, gains,
-                                     pairs, new)
+
+@jit
+def _query_sums(masks, ideal_keys, start, stop, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut,
+                nrbp):
+    """The run's cutoff and NRBP sums from its vectors (gains, pairs, new, of the run's depth),
+    then ndeval's greedy ideal and its sums: rows cut (N_CUT, n_cutoffs) and nrbp (2, n_betas)
+    of one query."""
+    depth = gains.shape[0]
     _cutoff_sums(gains, depth, cutoffs, discount, cut[RUN_DCG], cut[RUN_ERR])
     _prefix_sums(pairs, depth, cutoffs, cut[PAIRS])
     _prefix_sums(new, depth, cutoffs, cut[COVERED])
@@ -199,7 +180,8 @@ def _diversity_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, 
         for b in range(betas.shape[0]):
             nrbp[RUN_NRBP, b] = 0.0
 
-    ideal_depth = n_rows if options & FULL_IDEAL else min(max_k, n_rows)
+    n_rows = stop - start
+    ideal_depth = n_rows if options & FULL_IDEAL else min(cutoffs[cutoffs.shape[0] - 1], n_rows)
     ideal = np.zeros(ideal_depth)
     if options & IDEAL:
         greedy_gains(masks, ideal_keys, start, stop, ideal_depth, alpha, ideal)
@@ -214,9 +196,37 @@ def _diversity_query(masks, scores, run_keys, ideal_keys, start, stop, cutoffs, 
 @jit
 def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha, betas, discount, options, cut,
                       scalars, nrbp, start, stop):
-    """Every run and ideal sum of queries start..stop-1 (rows offsets[q]..offsets[q+1]); row q
-    of cut (n_queries, N_CUT, n_cutoffs), scalars (n_queries, N_SCALARS) and nrbp
-    (n_queries, 2, n_betas) is query q. Each query writes only its own rows."""
+    """Every run and ideal sum of queries start..stop-1 (rows offsets[q]..offsets[q+1]) in the
+    run's fixed order (see the module docstring); ``diversity_ties.average_queries`` is the
+    same over the orders inside ties.
+
+    Parameters
+    ----------
+    masks : (n_rows, n_words) uint64, subtopic bits of every judged or retrieved document
+    scores : (n_rows,) float64, run scores; -inf = not retrieved
+    run_keys : (n_rows,) int64, equal scores rank by key ascending
+    ideal_keys : (n_rows,) int64, equal greedy gains pick the greatest key (ndeval: docno)
+    offsets : (n_queries + 1,) int64
+    cutoffs : (n_cutoffs,) int64, ascending, >= 1
+    alpha : float in [0, 1]
+    betas : (n_betas,) float64, NRBP's patience values
+    discount : (>= min(max cutoff, rows),) float64, discount[r] = 1 / log2(r + 2)
+    options : int, bit mask of FULL_RUN, IDEAL, FULL_IDEAL, WANT_AP
+    cut : (n_queries, N_CUT, n_cutoffs), scalars : (n_queries, N_SCALARS),
+    nrbp : (n_queries, 2, n_betas), float64 outputs; each query writes only its own rows
+    """
+    n_subtopics = masks.shape[1] * 64
+    want_ap = (options & WANT_AP) != 0
     for q in range(start, stop):
-        _diversity_query(masks, scores, run_keys, ideal_keys, offsets[q], offsets[q + 1], cutoffs, alpha, betas,
-                         discount, options, cut[q], scalars[q], nrbp[q])
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        relevant = np.zeros(n_subtopics, dtype=np.int64)
+        scalars[q, N_SUBTOPICS] = _query_subtopics(masks, lo, hi, want_ap, relevant)
+        depth = hi - lo if options & FULL_RUN else min(cutoffs[cutoffs.shape[0] - 1], hi - lo)
+        gains = np.empty(depth)
+        pairs = np.empty(depth)
+        new = np.empty(depth)
+        scalars[q, AP_SUM] = _fixed_run(masks, scores, run_keys, lo, hi, depth, alpha, want_ap, relevant, gains,
+                                        pairs, new)
+        _query_sums(masks, ideal_keys, lo, hi, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut[q],
+                    nrbp[q])
