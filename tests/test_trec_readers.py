@@ -427,9 +427,11 @@ def test_from_arrays_checks():
 
 def test_hash_collisions_stay_exact(tmp_path, monkeypatch):
     """With every hash equal, duplicate checks and the qrels join fall back to exact paths."""
-    monkeypatch.setattr(grouping, "_hash_words", lambda words: np.zeros(len(words), dtype=np.uint64))
+    # zero word keys: every id hashes to 0, in the compiled reader and in hash_strings alike
+    monkeypatch.setattr(grouping, "_WORD_KEYS", np.zeros_like(grouping._WORD_KEYS))
     run = trec.read_run(write(tmp_path, "r.txt", "q Q0 a 1 2 t\nq Q0 b 2 1 t\np Q0 a 1 1 t\n"))
     qrels = trec.read_qrels(write(tmp_path, "q.txt", "q 0 b 2\nq 0 c 1\nq 1 c 3\np 0 z 1\n"))
+    assert not run._hash.any() and not qrels._hash.any()
     aligned = trec.align(qrels, run)
     assert aligned.query_ids.tolist() == ["p", "q"]
     assert aligned.docno.tolist() == ["a", "a", "b"]

@@ -1,9 +1,12 @@
 """Row keys, grouping by query and duplicate checks of TREC tables (package-internal).
 
 Every row gets a 64-bit hash of its document id (and, in qrels, of its iteration column), the
-query mixed in with :data:`QUERY_KEY`. Equal hashes are only candidates: duplicates are
-confirmed by comparing the strings (:func:`raise_duplicate`), and the join confirms every match
-(:func:`fasttie.trec.join.align`), so a hash collision never changes a result.
+query mixed in with :data:`QUERY_KEY`; the table reader's compiled pass
+(:mod:`fasttie._kernels.trec_parse`) computes the same hashes from ``_WORD_KEYS`` and ``_MIX``
+as :func:`byte_matrix_hash` and :func:`hash_strings` here. Equal hashes are only candidates:
+duplicates are confirmed by comparing the strings (:func:`raise_duplicate`), and the join
+confirms every match (:func:`fasttie.trec.join.align`), so a hash collision never changes a
+result.
 :class:`Segments` groups rows by query while moving whole runs of one query at a time.
 """
 
@@ -111,19 +114,23 @@ class Segments:
         return tuple(out)
 
 
-def raise_duplicate(keys, docno, iteration, query_ids, query_of, lines, where, kind, path=None):
+def raise_duplicate(keys, docno, iteration, query_ids, query_of, lines, where, kind, path=None, rows=None):
     """Raise ValueError on the first repeated (query, [iteration,] docno) in row order.
 
     ``keys`` hash each row's triple; equal hashes are only candidates, confirmed by comparing
-    the strings, so a hash collision never raises.
+    the strings, so a hash collision never raises. ``rows``: the candidate rows, ascending, when
+    the caller found them (the table reader does, block by block); ``keys`` is then unused.
     """
-    if len(keys) < 2:
+    if rows is None:
+        if len(keys) < 2:
+            return
+        ordered = np.sort(keys)
+        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+        if repeated.size == 0:
+            return
+        rows = np.flatnonzero(np.isin(keys, repeated, kind="sort"))  # numpy 2.0's "table" overflows on uint64
+    if len(rows) == 0:
         return
-    ordered = np.sort(keys)
-    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-    if repeated.size == 0:
-        return
-    rows = np.flatnonzero(np.isin(keys, repeated, kind="sort"))  # numpy 2.0's "table" overflows on uint64
     queries = query_of(rows)
     seen = {}
     for row, query in zip(rows.tolist(), queries.tolist()):

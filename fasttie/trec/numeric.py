@@ -1,4 +1,6 @@
-"""Numbers of a table column, parsed with numpy (package-internal).
+"""Numbers of a table column (package-internal): the numbers the compiled pass leaves over
+(:func:`finish_numbers`), and whole columns of a block read the general way, with numpy
+(:func:`parse_floats`, :func:`parse_ints`).
 
 Scores are read exactly as Python's ``float()`` reads them (correctly rounded): short decimal
 literals take Clinger's fast path (an exact integer mantissa divided by an exact power of
@@ -11,9 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .table import Block
-
-__all__ = ["parse_floats", "parse_ints"]
+__all__ = ["finish_numbers", "parse_floats", "parse_ints"]
 
 _POW10 = 10.0 ** np.arange(23)
 _EXACT_F64 = np.uint64(1 << 53)
@@ -55,7 +55,7 @@ def _horner(values, is_digit, width):
     return mantissa
 
 
-def parse_floats(block: Block, col: int, what: str) -> np.ndarray:
+def parse_floats(block, col: int, what: str) -> np.ndarray:
     """Scores of one column: decimal literals exactly as ``float()`` reads them (correctly
     rounded), others through ``float()``; NaN, infinities and junk raise with the line."""
     mat, lengths = block.column(col)
@@ -69,19 +69,9 @@ def parse_floats(block: Block, col: int, what: str) -> np.ndarray:
     slow = ~fast
     wide = fast & (mantissa >= _EXACT_F64)  # Clinger's fast path needs an exact mantissa
     if wide.any():
-        if _HAS_LONGDOUBLE:
-            rows = np.flatnonzero(wide)
-            quotient = mantissa[rows].astype(np.longdouble) / _POW10_LD[frac[rows]]
-            nearest = quotient.astype(np.float64)
-            residue = quotient - nearest.astype(np.longdouble)
-            other = np.nextafter(nearest, np.where(residue > 0, np.inf, -np.inf))
-            midpoint = (nearest.astype(np.longdouble) + other.astype(np.longdouble)) / 2
-            # rounding twice is wrong only where the extended result sits on a double midpoint
-            ambiguous = (residue != 0) & (quotient == midpoint)
-            out[rows] = nearest
-            slow[rows[ambiguous]] = True
-        else:
-            slow |= wide
+        rows = np.flatnonzero(wide)
+        out[rows], ambiguous = _wide_quotients(mantissa[rows], frac[rows])
+        slow[rows[ambiguous]] = True
     np.negative(out, out=out, where=negative)
     for row in np.flatnonzero(slow).tolist():
         value = _python_value(block, row, col, what, float, "a number")
@@ -91,19 +81,65 @@ def parse_floats(block: Block, col: int, what: str) -> np.ndarray:
     return out
 
 
-def _python_value(block: Block, row: int, col: int, what: str, parse, noun: str):
-    """One cell the vectorized parser left over, read by Python's ``float`` / ``int`` without
-    their ``_`` digit separators (not numbers in a TREC file); otherwise the block's error."""
-    text = block.text(row, col)
+def _wide_quotients(mantissa, frac):
+    """mantissa / 10**frac, correctly rounded, for exact integer mantissas of 54 to 64 bits:
+    (values, ambiguous), the ambiguous ones to be read by ``float()``."""
+    if not _HAS_LONGDOUBLE:
+        return np.zeros(len(mantissa)), np.ones(len(mantissa), dtype=bool)
+    quotient = mantissa.astype(np.longdouble) / _POW10_LD[frac]
+    nearest = quotient.astype(np.float64)
+    residue = quotient - nearest.astype(np.longdouble)
+    other = np.nextafter(nearest, np.where(residue > 0, np.inf, -np.inf))
+    midpoint = (nearest.astype(np.longdouble) + other.astype(np.longdouble)) / 2
+    # rounding twice is wrong only where the extended result sits on a double midpoint
+    return nearest, (residue != 0) & (quotient == midpoint)
+
+
+def _python_number(text: str, parse):
+    """A number Python's ``float`` / ``int`` reads, without their ``_`` digit separators (not
+    numbers in a TREC file); ValueError otherwise."""
+    if "_" in text:
+        raise ValueError
+    return parse(text)
+
+
+def finish_numbers(values, source, slow, is_float, fail):
+    """Write the numbers the compiled pass left over (``slow`` of ``trec_parse.scan_table``:
+    row, token start and stop, decimals or -1, digits) into ``values``: wide decimals rounded
+    once from extended precision, the rest read by ``float()`` / ``int()``, in row order;
+    ``fail(i, text, reason)`` raises for entry i."""
+    todo = np.ones(len(slow), dtype=bool)
+    if is_float:
+        wide = np.flatnonzero(slow[:, 3] >= 0)
+        if wide.size:
+            nearest, ambiguous = _wide_quotients(slow[wide, 4].view(np.uint64), slow[wide, 3])
+            negative = source[slow[wide, 1]] == 45
+            values[slow[wide, 0]] = np.where(negative, -nearest, nearest)
+            todo[wide[~ambiguous]] = False
+    for i in np.flatnonzero(todo).tolist():
+        row, start, stop = (int(x) for x in slow[i, :3])
+        text = source[start:stop].tobytes().decode("utf-8", "replace")
+        try:
+            value = _python_number(text, float if is_float else int)
+        except ValueError:
+            fail(i, text, "is not a number" if is_float else "is not an integer")
+        if is_float and not np.isfinite(value):
+            fail(i, text, "is not finite (NaN and infinite scores are not allowed)")
+        if not is_float and not -(2**63) <= value < 2**63:
+            fail(i, text, "does not fit in int64")
+        values[row] = value
+
+
+def _python_value(block, row: int, col: int, what: str, parse, noun: str):
+    """One cell the vectorized parser left over, read by :func:`_python_number`; otherwise the
+    block's error."""
     try:
-        if "_" in text:
-            raise ValueError
-        return parse(text)
+        return _python_number(block.text(row, col), parse)
     except ValueError:
         block.fail(row, col, what, f"is not {noun}")
 
 
-def parse_ints(block: Block, col: int, what: str) -> np.ndarray:
+def parse_ints(block, col: int, what: str) -> np.ndarray:
     """Integers of one column (optional sign, decimal digits); anything else raises."""
     mat, lengths = block.column(col)
     values, is_digit, negative, signed, n_digits = _digits(mat, lengths)
