@@ -22,7 +22,7 @@ import numpy as np
 from ._jit import jit
 
 # params[...] of scan_table; TEXT_COL and TEXT_COL + 1: the text columns (-1: none)
-LO, HI, N_COLS, EXTRA_OK, NUMBER_COL, FLOATS, SLOT_SHIFT, TEXT_COL = range(8)
+N_COLS, EXTRA_OK, NUMBER_COL, FLOATS, SLOT_SHIFT, TEXT_COL = range(6)
 TABLE_BITS = 13  # slots of the duplicate table: 2**13; a segment's first 2**12 rows are compared
 N_PARAMS = TEXT_COL + 2
 # info[...] of scan_table
@@ -40,7 +40,7 @@ _SPREAD = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: a key's slot in th
 @jit
 def scan_table(source, params, hash_keys, rows, hashes, ints, floats, segments, slow, slots, slot_keys, repeats,
                info):
-    """Tokenize and parse the lines of ``source[params[LO]:params[HI]]`` (ending with a newline).
+    """Tokenize and parse the lines of a block, ``source`` (ending with a newline).
 
     Blank lines and comment lines (first token opening with ``#``) hold no row; a data line has
     ``params[N_COLS]`` tokens (more when ``params[EXTRA_OK]``; the first ``N_COLS`` count);
@@ -63,9 +63,9 @@ def scan_table(source, params, hash_keys, rows, hashes, ints, floats, segments, 
     Each column is scanned once, by a loop that does its work on the way: the query id is
     compared with the previous row's, text is hashed, the number parsed.
 
-    source : (n,) uint8, read-only; params : (N_PARAMS,) int64, columns other than 0 for the
-    text and number, params[SLOT_SHIFT] = 64 - TABLE_BITS; hash_keys : (66,) uint64; rows :
-    (cap, 5) int64; hashes : (cap,) uint64; ints, floats : (cap,) int64 and float64 (the one not
+    source : (n,) uint8, read-only, n < 2**31; params : (N_PARAMS,) int64, columns other than 0
+    for the text and number, params[SLOT_SHIFT] = 64 - TABLE_BITS; hash_keys : (66,) uint64;
+    rows : (cap, 5) int32; hashes : (cap,) uint64; ints, floats : (cap,) int64 and float64 (the one not
     written may be empty); segments : (cap, 4) int64; slow : (cap, 5) int64; slots :
     (2**TABLE_BITS,) int64, zeros; slot_keys : (2**TABLE_BITS,) uint64; repeats : (cap, 2)
     int64; info : (INFO_SIZE,) int64.
@@ -79,8 +79,8 @@ def scan_table(source, params, hash_keys, rows, hashes, ints, floats, segments, 
     mask = np.uint64(slots.shape[0] - 1)
     slot_shift = np.uint64(params[SLOT_SHIFT])  # the top bits of key x _SPREAD pick the slot
     seg_rows = 0
-    pos = params[LO]
-    hi = params[HI]
+    pos = 0
+    hi = source.shape[0]
     line = 0
     r = 0
     n_seg = 0
@@ -237,7 +237,7 @@ def fill_text(source, spans, column, n_rows, codes, row0):
     """codes[row0 + r] = the bytes of span ``column`` of row r (spans[r, 2 column] start,
     spans[r, 2 column + 1] length), zero-padded, for r < n_rows.
 
-    source : (n,) uint8, read-only, ASCII where the spans are; spans : (cap, k) int64 (the
+    source : (n,) uint8, read-only, ASCII where the spans are; spans : (cap, k) int32 (the
     ``rows`` of scan_table); codes : (n_total, width) uint32, written (the buffer of a numpy str
     array).
     """

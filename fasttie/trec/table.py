@@ -318,15 +318,18 @@ class _Part:
 def _scan(source, lo, hi, layout, cap=None):
     """The compiled pass over one block; ``cap`` rows expected (retried with the most a block
     can hold when it holds more). None when the block needs the general path."""
+    if hi - lo >= 1 << 31:  # offsets in the block are int32
+        return None
+    source = source[lo:hi]
     safe = (hi - lo) // (2 * layout.n_cols) + 1  # a row takes at least 2 bytes a column
     cap = safe if cap is None else min(cap, safe)
     text_cols = [c for c, _ in layout.texts] + [-1]
     hash_keys = np.concatenate((grouping._WORD_KEYS, [grouping._MIX, ITER_KEY])).astype(np.uint64)
-    params = np.array([lo, hi, layout.n_cols, layout.extra_ok, layout.number[0], layout.number[2],
-                       64 - trec_parse.TABLE_BITS, text_cols[0], text_cols[1]], dtype=np.int64)
+    params = np.array([layout.n_cols, layout.extra_ok, layout.number[0], layout.number[2], 64 - trec_parse.TABLE_BITS,
+                       text_cols[0], text_cols[1]], dtype=np.int64)
     while True:
         info = np.zeros(trec_parse.INFO_SIZE, dtype=np.int64)
-        rows = np.empty((cap, 5), dtype=np.int64)
+        rows = np.empty((cap, 5), dtype=np.int32)
         hashes = np.empty(cap, dtype=np.uint64)
         numbers = np.empty(cap, dtype=np.float64 if layout.number[2] else np.int64)
         segments = np.empty((cap, 4), dtype=np.int64)
@@ -370,7 +373,7 @@ def _span_strings(source, starts, lengths):
     return codes.view(np.dtype(("U", width)))[:, 0]
 
 
-def _finish_scan(part, path, line0, layout, hi):
+def _finish_scan(part, path, line0, layout):
     """Query segments, numbers left over and the name of a block from the compiled pass; raises
     on a number that is not one, naming the line."""
     segments = part.segments
@@ -388,7 +391,7 @@ def _finish_scan(part, path, line0, layout, hi):
         finish_numbers(part.numbers, part.source, part.slow, is_float, fail)
     if layout.name_col >= 0:  # a token of the first row's line (which starts with its query id)
         start = int(segments[0, 1])
-        stop = start + int(np.argmax(part.source[start:hi] == 10))
+        stop = start + int(np.argmax(part.source[start:] == 10))
         part.name = re.findall(rb"[^\x00-\x20]+", part.source[start:stop].tobytes())[layout.name_col].decode("utf-8", "replace")
     part.slow = part.segments = None
 
@@ -481,7 +484,7 @@ def _read_blocks_of(path, blocks, layout):
         if part is None:
             part = parts[b] = _general(source, lo, hi, line0, path, layout)
         elif part.n_rows:
-            _finish_scan(part, path, line0, layout, hi)
+            _finish_scan(part, path, line0, layout)
         if part.n_rows:
             if name is None and layout.name_col >= 0:
                 name = part.name
