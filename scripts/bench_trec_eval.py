@@ -30,7 +30,8 @@ numba's compile cache):
 Before any timing, both sides are checked to agree: every shared measure per query (gm_map on
 the aggregate) and every mean, within 1e-9. Ratios are pytrec_eval / fasttie (> 1: fasttie
 faster; target >= 5x). "others" is the CPU (in cores) other processes used during that call,
-from /proc/stat: near 0 means clean timings on a shared machine.
+from /proc/stat: near 0 means clean timings on a shared machine. Then fasttie's time stage by
+stage: ``read_qrels``, ``read_run``, ``align`` (the join) and ``evaluate`` from the records.
 
 ``--cli-lines N`` (default 10,000,000; 0 skips) then times the command line ``fasttie trec
 QRELS RUN`` (a subprocess, default measures, output discarded: start-up, imports and numba cache
@@ -201,6 +202,19 @@ def alternate(candidates, repeats):
     return out
 
 
+def stage_times(qrels_path, run_path, measures, repeats):
+    """{stage: best_of(...)} of the parts of ``trec.evaluate``: the readers, the join, and the
+    evaluation from records (join included)."""
+    qrels, run = trec.read_qrels(qrels_path), trec.read_run(run_path)
+    stages = {
+        "read_qrels": lambda: trec.read_qrels(qrels_path),
+        "read_run": lambda: trec.read_run(run_path),
+        "align": lambda: trec.align(qrels, run),
+        "evaluate from Run/Qrels": lambda: trec.evaluate(qrels, run, measures, ties="trec"),
+    }
+    return {label: best_of(fn, repeats) for label, fn in stages.items()}
+
+
 def cli_command():
     exe = Path(sys.executable).with_name("fasttie")
     if exe.exists():
@@ -281,9 +295,10 @@ def main(argv=None) -> int:
     print(f"  ratio pytrec_eval / fasttie, same measures       = {t_py / t_shared:.2f}x (target >= 5x)")
     print(f"  ratio pytrec_eval / fasttie with RBP{', ERR' if 'ERR@20' in extra else ''} on top = "
           f"{t_py / t_all:.2f}x")
-    t_read, o_read, _ = best_of(lambda: (trec.read_qrels(qrels_path), trec.read_run(run_path)), args.repeats)
-    print(f"  of fasttie's time, reading both files (read_qrels + read_run): {t_read:.3f} s "
-          f"(others {o_read:.2f})")
+    staged = stage_times(qrels_path, run_path, shared, args.repeats)
+    print("  of fasttie's time (shared measures), stage by stage: "
+          + ", ".join(f"{label} {t:.3f} s (others {o:.2f})" for label, (t, o, _) in staged.items())
+          + "; evaluate from Run/Qrels includes align")
 
     if args.cli_lines:
         n_queries = max(1, args.cli_lines // args.docs)
