@@ -4,7 +4,7 @@
 A file is cut into blocks of whole lines (memory-mapped views where the file can be mapped).
 Each block is tokenized and parsed by one compiled pass
 (:func:`fasttie._kernels.trec_parse.scan_table`), the blocks in parallel: text spans and
-hashes, duplicate keys, numbers, query segments. Blank lines and comment lines (first non-blank
+hashes, numbers, query segments, duplicate candidates. Blank lines and comment lines (first non-blank
 character ``#``, as trec_eval 10.0) hold no row. A block the compiled pass does not take (a line
 with the wrong number of columns, non-ASCII ids) goes the general way, a :class:`Block`
 tokenized with numpy, which raises :class:`~fasttie.InputError` naming the file and the 1-based
@@ -465,17 +465,16 @@ def _read_blocks_of(path, blocks, layout):
     n_blocks = len(blocks)
     parts = [None] * n_blocks
     if _FAST and n_blocks:
-        # the first block on its own gives the rows a byte to expect in the others
-        parts[0] = _scan(*blocks[0], layout)
-        per_byte = 0.0 if parts[0] is None else parts[0].n_lines / (blocks[0][2] - blocks[0][1])
+        # the lines a byte of the first block, for the rows to expect in each block
+        source, lo, hi = blocks[0]
+        per_byte = np.count_nonzero(source[lo:hi] == 10) / (hi - lo)
 
         def scan(start, stop):
-            for b in range(start + 1, stop + 1):
+            for b in range(start, stop):
                 source, lo, hi = blocks[b]
                 parts[b] = _scan(source, lo, hi, layout, int((hi - lo) * per_byte * 1.25) + 64)
 
-        total = sum(hi - lo for _, lo, hi in blocks)
-        run_blocks(scan, n_blocks - 1, resolve_threads(None, total))
+        run_blocks(scan, n_blocks, resolve_threads(None, sum(hi - lo for _, lo, hi in blocks)))
     line0 = 0
     row0, line0s, row_lines, kept, name = [0], [], [], [], None
     for b in range(n_blocks):  # in file order: the first error of the file is raised
