@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fasttie import trec
+from fasttie import parallel, trec
 from fasttie._kernels import trec_parse
 from fasttie.trec import table
 from test_trec_readers import reference_qrels, reference_run, write
@@ -161,3 +161,24 @@ def test_rows_denser_than_the_first_block(tmp_path, monkeypatch):
     fast, general = read_both(monkeypatch, trec.read_run, path)
     assert_same_records(fast, general)
     assert fast.to_dict() == reference_run(text) and len(fast) == 3020
+
+
+def test_blocks_in_parallel(tmp_path, monkeypatch):
+    """A file large enough for several threads (past parallel.SMALL_WORK bytes), in many blocks:
+    the same records with one thread, with two, and on the numpy path."""
+    rng = np.random.default_rng(7)
+    lines = [f"{100 + q} Q0 doc{rng.integers(0, 10**8):08d}-{i} {i} {rng.normal():.4f} run"
+             for q in range(40) for i in range(700)]
+    lines[12345] = "# a comment"
+    path = write(tmp_path, "big.run", "\n".join(lines) + "\n")
+    assert path.stat().st_size > parallel.SMALL_WORK
+    monkeypatch.setattr(table, "_BLOCK", 1 << 15)
+    runs = []
+    for threads in ("1", "2"):
+        monkeypatch.setenv("FASTTIE_NUM_THREADS", threads)
+        runs.append(trec.read_run(path))
+    monkeypatch.setattr(table, "_FAST", False)
+    runs.append(trec.read_run(path))
+    for run in runs[1:]:
+        assert_same_records(runs[0], run)
+    assert len(runs[0]) == len(lines) - 1

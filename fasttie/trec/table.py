@@ -464,6 +464,7 @@ def read_table(path, kind, n_cols, spec, texts, number, *, extra_ok=False, name_
 def _read_blocks_of(path, blocks, layout):
     n_blocks = len(blocks)
     parts = [None] * n_blocks
+    n_threads = resolve_threads(None, sum(hi - lo for _, lo, hi in blocks))  # work: bytes
     if _FAST and n_blocks:
         # the lines a byte of the first block, for the rows to expect in each block
         source, lo, hi = blocks[0]
@@ -474,7 +475,7 @@ def _read_blocks_of(path, blocks, layout):
                 source, lo, hi = blocks[b]
                 parts[b] = _scan(source, lo, hi, layout, int((hi - lo) * per_byte * 1.25) + 64)
 
-        run_blocks(scan, n_blocks, resolve_threads(None, sum(hi - lo for _, lo, hi in blocks)))
+        run_blocks(scan, n_blocks, n_threads)
     line0 = 0
     row0, line0s, row_lines, kept, name = [0], [], [], [], None
     for b in range(n_blocks):  # in file order: the first error of the file is raised
@@ -519,7 +520,7 @@ def _read_blocks_of(path, blocks, layout):
     segment_lengths = [p.segment_lengths for p in kept]
     unchecked = np.concatenate([p.unchecked for p in kept])
     candidates = [p.candidates + r for p, r in zip(kept, row0)]
-    run_blocks(fill, len(kept), resolve_threads(None, n_rows * 16))
+    run_blocks(fill, len(kept), n_threads)
     query_ids, segment_codes = np.unique(np.concatenate(segment_ids), return_inverse=True)
     segments = Segments(segment_codes.ravel(), np.concatenate(segment_lengths), len(query_ids))
     texts = [out.view(np.dtype(("U", out.shape[1])))[:, 0] for out in text_out]
