@@ -143,6 +143,17 @@ def _nrbp_sums(gains, depth, betas, out):
         out[b] = total
 
 
+@jit(inline="always")
+def _query_start(masks, lo, hi, cutoffs, options, want_ap, scalars_row):
+    """Per query, before the run walk (fixed or averaged): the subtopic counts (into
+    scalars_row[N_SUBTOPICS] and, with want_ap, ``relevant``), the depth the run is walked to and
+    its gains / pairs / new-subtopic scratch."""
+    relevant = np.zeros(masks.shape[1] * 64, dtype=np.int64)
+    scalars_row[N_SUBTOPICS] = _query_subtopics(masks, lo, hi, want_ap, relevant)
+    depth = hi - lo if options & FULL_RUN else min(cutoffs[cutoffs.shape[0] - 1], hi - lo)
+    return relevant, depth, np.empty(depth), np.empty(depth), np.empty(depth)
+
+
 @jit
 def _query_subtopics(masks, start, stop, want_ap, relevant):
     """Number of subtopics with a relevant document among rows start..stop-1; with want_ap,
@@ -215,17 +226,11 @@ def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alp
     cut : (n_queries, N_CUT, n_cutoffs), scalars : (n_queries, N_SCALARS),
     nrbp : (n_queries, 2, n_betas), float64 outputs; each query writes only its own rows
     """
-    n_subtopics = masks.shape[1] * 64
     want_ap = (options & WANT_AP) != 0
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
-        relevant = np.zeros(n_subtopics, dtype=np.int64)
-        scalars[q, N_SUBTOPICS] = _query_subtopics(masks, lo, hi, want_ap, relevant)
-        depth = hi - lo if options & FULL_RUN else min(cutoffs[cutoffs.shape[0] - 1], hi - lo)
-        gains = np.empty(depth)
-        pairs = np.empty(depth)
-        new = np.empty(depth)
+        relevant, depth, gains, pairs, new = _query_start(masks, lo, hi, cutoffs, options, want_ap, scalars[q])
         scalars[q, AP_SUM] = _fixed_run(masks, scores, run_keys, lo, hi, depth, alpha, want_ap, relevant, gains,
                                         pairs, new)
         _query_sums(masks, ideal_keys, lo, hi, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut[q],

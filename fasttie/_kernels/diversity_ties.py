@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from .diversity_measures import AP_SUM, FULL_RUN, N_SUBTOPICS, WANT_AP, _query_subtopics, _query_sums
+from .diversity_measures import AP_SUM, WANT_AP, _query_start, _query_sums
 from .finalize import _precision_kernel
 from .popcount import popcount64
 from .radix_sort import argsort_descending
@@ -204,17 +204,11 @@ def average_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha
     """``diversity_measures.diversity_queries`` with the run's vectors averaged over the
     orders inside ties (run_keys is not read): a kernel of its own, so a fixed-order call never
     compiles the tie walk."""
-    n_subtopics = masks.shape[1] * 64
     want_ap = (options & WANT_AP) != 0
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
-        relevant = np.zeros(n_subtopics, dtype=np.int64)
-        scalars[q, N_SUBTOPICS] = _query_subtopics(masks, lo, hi, want_ap, relevant)
-        depth = hi - lo if options & FULL_RUN else min(cutoffs[cutoffs.shape[0] - 1], hi - lo)
-        gains = np.empty(depth)
-        pairs = np.empty(depth)
-        new = np.empty(depth)
+        relevant, depth, gains, pairs, new = _query_start(masks, lo, hi, cutoffs, options, want_ap, scalars[q])
         scalars[q, AP_SUM] = average_run(masks, scores, lo, hi, depth, alpha, want_ap, relevant, gains, pairs, new)
         _query_sums(masks, ideal_keys, lo, hi, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut[q],
                     nrbp[q])

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from .score_ties import AVERAGE, FIXED, OPTIMISTIC, _rank_order  # hamming_ties' AVERAGE, OPTIMISTIC are the same
+from .score_ties import AVERAGE, OPTIMISTIC, _rank_order, run_end  # hamming_ties' AVERAGE, OPTIMISTIC are the same
 
 MAX_GRADE = 4.0  # gdeval.pl's MAX_JUDGMENT: R = (2**g - 1) / 2**MAX_GRADE
 TOLERANCE = 1e-18  # what a truncation may drop, relative to the tie's (or the query's) ERR
@@ -204,10 +204,7 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
     while start < n_rows and ci < n_cut:
         if acc > 0.0 and survival / (t + 1.0) < TOLERANCE * acc:
             break  # everything after adds at most survival / (t + 1)
-        stop = start + 1
-        if mode != FIXED:
-            while stop < n_rows and scores[order[stop]] == scores[order[start]]:
-                stop += 1
+        stop = run_end(scores, order, start, mode)
         if stop - start == 1:
             g = grades[order[start]]
             one_r[0] = stop_probability(g)

@@ -29,7 +29,7 @@ Serial, nogil, no global state: thread safe.
 import numpy as np
 
 from ._jit import jit
-from .score_ties import AVERAGE, FIXED, OPTIMISTIC, _rank_order
+from .score_ties import AVERAGE, FIXED, OPTIMISTIC, _rank_order, run_end
 from .tie_math import hypergeometric_weights
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
@@ -87,19 +87,10 @@ def _query_infap(scores, states, keys, mode):
     """Sum of the infAP terms of one query's ranked list (states: RELEVANT, ... per row)."""
     n_rows = scores.shape[0]
     order = _rank_order(scores, keys, mode)
-    widest = 1
-    start = 0
-    while start < n_rows:  # scratch for the widest tie
-        stop = start + 1
-        if mode != FIXED:
-            while stop < n_rows and scores[order[stop]] == scores[order[start]]:
-                stop += 1
-        widest = max(widest, stop - start)
-        start = stop
-    weights = np.empty(widest + 1)
-    f_of = np.empty(widest + 1)
-    s0 = np.empty(widest + 1)
-    s1 = np.empty(widest + 1)
+    weights = np.empty(n_rows + 1)  # scratch for a tie as wide as the list
+    f_of = np.empty(n_rows + 1)
+    s0 = np.empty(n_rows + 1)
+    s1 = np.empty(n_rows + 1)
     count = np.zeros(4, dtype=np.int64)
     total = 0.0
     b = np.int64(0)
@@ -108,11 +99,9 @@ def _query_infap(scores, states, keys, mode):
     pooled0 = np.int64(0)
     start = 0
     while start < n_rows:
-        stop = start + 1
-        if mode != FIXED:
-            while stop < n_rows and scores[order[stop]] == scores[order[start]]:
-                stop += 1
-        count[:] = 0
+        stop = run_end(scores, order, start, mode)
+        for state in range(4):
+            count[state] = 0
         for p in range(start, stop):
             count[states[order[p]]] += 1
         r = count[RELEVANT]

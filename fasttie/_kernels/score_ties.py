@@ -29,6 +29,17 @@ def _rank_order(scores, keys, mode):
 
 
 @jit(inline="always")
+def run_end(scores, order, start, mode):
+    """End of the run that starts at ``order[start]``: the rows after it with the same score,
+    one row for the fixed orders (each row its own position)."""
+    stop = start + 1
+    if mode != FIXED:
+        while stop < order.shape[0] and scores[order[stop]] == scores[order[start]]:
+            stop += 1
+    return stop
+
+
+@jit(inline="always")
 def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
     """Tie arrays (n, r, u, grade sum, gain sum) of one query in rank order; u counts the judged
     rows below the relevance level."""
@@ -42,10 +53,7 @@ def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
     m = 0
     start = 0
     while start < n_rows:
-        stop = start + 1
-        if mode != FIXED:
-            while stop < n_rows and scores[order[stop]] == scores[order[start]]:
-                stop += 1
+        stop = run_end(scores, order, start, mode)
         run = order[start:stop]
         if mode == OPTIMISTIC or mode == PESSIMISTIC:
             run_grades = grades[run]
