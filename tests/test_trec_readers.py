@@ -442,6 +442,48 @@ def test_hash_collisions_stay_exact(tmp_path, monkeypatch):
         trec.read_run(write(tmp_path, "d.txt", "q Q0 a 1 2 t\nq Q0 b 2 1 t\nq Q0 a 1 1 t\n"))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_locate_keys_matches_a_dict(seed):
+    """The per-query hash table of the join against a dict: keys sharing their low bits (long
+    probe chains that wrap around the table), queries without judgments or without rows."""
+    from fasttie._kernels.key_join import locate_keys
+
+    rng = np.random.default_rng(seed)
+    n_queries = 40
+    low_bits = int(rng.integers(1, 12))  # few distinct slots: collisions on purpose
+    judged, retrieved = [], []
+    for q in range(n_queries):
+        base = np.uint64(q) << np.uint64(40)
+        pool = np.unique(rng.integers(0, 1 << 30, int(rng.integers(0, 60)), dtype=np.uint64)
+                         << np.uint64(10) | rng.integers(0, low_bits, 1, dtype=np.uint64)) | base
+        judged.append(np.sort(pool))
+        hits = rng.choice(pool, int(rng.integers(0, len(pool) + 1)), replace=False) if len(pool) else pool
+        misses = rng.integers(0, 1 << 30, int(rng.integers(0, 30)), dtype=np.uint64) << np.uint64(10) | base
+        rows = np.concatenate((hits, misses))
+        retrieved.append(rows[rng.permutation(len(rows))])
+    offsets = lambda parts: np.concatenate(([0], np.cumsum([len(p) for p in parts]))).astype(np.int64)  # noqa: E731
+    judged_keys, run_keys = np.concatenate(judged), np.concatenate(retrieved)
+    index = {int(k): i for i, k in enumerate(judged_keys)}
+    expected = [index.get(int(k), -1) for k in run_keys]
+    for blocks in ([0, n_queries], [0, 7, 8, 30, n_queries]):
+        position = np.full(len(run_keys), -2, dtype=np.int64)
+        for lo, hi in zip(blocks[:-1], blocks[1:]):
+            locate_keys(run_keys, offsets(retrieved), judged_keys, offsets(judged), position, lo, hi)
+        assert position.tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_align_does_not_depend_on_threads(seed):
+    qrels, run = random_case(np.random.default_rng(seed), n_queries=200)
+    one, two = (trec.align(qrels, run, n_threads=n, complete=True) for n in (1, 2))
+    for field in ("query_ids", "sizes", "docno", "score", "grade", "judged", "pooled"):
+        assert np.array_equal(getattr(one, field), getattr(two, field)), field
+    assert all(np.array_equal(a, b) for a, b in zip(one.unretrieved, two.unretrieved))
+    best = {q: {d: max(r, 0) for d, r in docs.items()} for q, docs in qrels.items()}
+    rows = np.repeat(one.query_ids, one.sizes)
+    assert one.grade.tolist() == [best[q].get(d, 0) for q, d in zip(rows.tolist(), one.docno.tolist())]
+
+
 # --------------------------------------------------------------------------------------------
 # evaluation
 

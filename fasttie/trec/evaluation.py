@@ -204,7 +204,8 @@ def evaluate(
         raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
                          f"(no optimistic or pessimistic order of subtopics), got {ties!r}")
     qrels = as_qrels(qrels)
-    aligned = align(qrels, run, complete=complete, max_retrieved=max_retrieved, judged_only=judged_only)
+    aligned = align(qrels, run, complete=complete, max_retrieved=max_retrieved, judged_only=judged_only,
+                    n_threads=options.get("n_threads"))
     n_queries = len(aligned.query_ids)
     if n_queries == 0:
         raise InputError("no query of the run has judgments in the qrels: nothing to evaluate")

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._kernels.key_join import locate_keys
 from ..errors import InputError, InputTypeError
+from ..parallel import resolve_threads, run_blocks
 from .readers import as_qrels, as_run
 from .records import Qrels, Run
 
@@ -141,7 +143,7 @@ def _check_trec_options(complete, max_retrieved, judged_only):
 
 
 def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = None,
-          judged_only: bool = False) -> Aligned:
+          judged_only: bool = False, n_threads: int | None = None) -> Aligned:
     """Join a run with judgments the way trec_eval does.
 
     Parameters
@@ -163,6 +165,9 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
     judged_only : bool, default False
         Drop retrieved documents without a judgment of grade >= 0 before ranking (trec_eval
         ``-J``; applied after ``max_retrieved``, as trec_eval does).
+    n_threads : int, optional
+        Threads for the join (see :func:`fasttie.parallel.resolve_threads`); the result does
+        not depend on it.
 
     Returns
     -------
@@ -172,8 +177,8 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
 
     Notes
     -----
-    The join is vectorized: 64-bit hashes of (query, docno) locate each retrieved document
-    among the judgments, and every match is then confirmed by comparing the strings, so the
+    64-bit keys of (query, docno hash) locate each retrieved document among its query's
+    judgments (a compiled binary search per query, :mod:`fasttie._kernels.key_join`), and every match is then confirmed by comparing the strings, so the
     result is exact (a query whose hashes collide is joined again with dictionaries).
     """
     _check_trec_options(complete, max_retrieved, judged_only)
@@ -217,9 +222,14 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
     judged = np.zeros(len(docno), dtype=bool)
     pooled = np.zeros(len(docno), dtype=bool)
     found = np.zeros(len(unique_keys), dtype=bool)
+    # per query, where its judgments' keys start in unique_keys (sorted: query index first)
+    bounds = np.searchsorted(unique_keys >> shift, np.arange(n_queries + 1, dtype=np.uint64))
+    run_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     if len(unique_keys) and len(run_keys):
-        position = np.minimum(np.searchsorted(unique_keys, run_keys), len(unique_keys) - 1)
-        hits = np.flatnonzero(unique_keys[position] == run_keys)
+        position = np.empty(len(run_keys), dtype=np.int64)
+        run_blocks(lambda lo, hi: locate_keys(run_keys, run_offsets, unique_keys, bounds, position, lo, hi),
+                   n_queries, resolve_threads(n_threads, len(run_keys)))
+        hits = np.flatnonzero(position >= 0)
         matched = position[hits]
         wrong = docno[hits] != unique_docno[matched]
         if wrong.any():
@@ -228,13 +238,12 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
         judged[hits] = unique_grade[matched] >= 0
         pooled[hits] = True
         found[matched] = True
-    missing = np.flatnonzero(~found & (unique_grade >= 0))
-    bounds = np.searchsorted(unique_keys[missing] >> shift, np.arange(n_queries + 1, dtype=np.uint64))
+    missing = ~found & (unique_grade >= 0)
+    missing_bounds = np.concatenate(([0], np.cumsum(missing)))[bounds]
     missing_grade = unique_grade[missing]
-    unretrieved = [missing_grade[bounds[i] : bounds[i + 1]] for i in range(n_queries)]
+    unretrieved = [missing_grade[missing_bounds[i] : missing_bounds[i + 1]] for i in range(n_queries)]
 
     if collided:  # exact join with dictionaries for the few queries whose hashes collide
-        run_offsets = np.concatenate(([0], np.cumsum(sizes)))
         judged_offsets = np.concatenate(([0], np.cumsum(judged_sizes)))
         for q in sorted(int(c) for c in collided):
             rows = slice(int(run_offsets[q]), int(run_offsets[q + 1]))
