@@ -472,6 +472,17 @@ def test_locate_keys_matches_a_dict(seed):
         assert position.tolist() == expected
 
 
+def test_readers_take_n_threads(tmp_path):
+    run_path = write(tmp_path, "r.txt", "q Q0 a 1 2 t\nq Q0 b 2 1 t\n")
+    qrels_path = write(tmp_path, "q.txt", "q 0 b 2\n")
+    assert trec.read_run(run_path, n_threads=2).to_dict() == trec.read_run(run_path).to_dict()
+    assert trec.evaluate(qrels_path, run_path, ["AP"], n_threads=1).mean == {"AP": 0.5}
+    with pytest.raises(ValueError, match=r"n_threads must be in \[1, "):
+        trec.read_qrels(qrels_path, n_threads=0)
+    with pytest.raises(TypeError, match="n_threads must be an integer"):
+        trec.align(qrels_path, run_path, n_threads="2")
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_align_does_not_depend_on_threads(seed):
     qrels, run = random_case(np.random.default_rng(seed), n_queries=200)

@@ -203,7 +203,7 @@ def evaluate(
     if diversity and ties not in TIE_RULES:
         raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
                          f"(no optimistic or pessimistic order of subtopics), got {ties!r}")
-    qrels = as_qrels(qrels)
+    qrels = as_qrels(qrels, n_threads=options.get("n_threads"))
     aligned = align(qrels, run, complete=complete, max_retrieved=max_retrieved, judged_only=judged_only,
                     n_threads=options.get("n_threads"))
     n_queries = len(aligned.query_ids)

@@ -166,8 +166,8 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
         Drop retrieved documents without a judgment of grade >= 0 before ranking (trec_eval
         ``-J``; applied after ``max_retrieved``, as trec_eval does).
     n_threads : int, optional
-        Threads for the join (see :func:`fasttie.parallel.resolve_threads`); the result does
-        not depend on it.
+        Threads that read files and join (see :func:`fasttie.parallel.resolve_threads`); the
+        result does not depend on it.
 
     Returns
     -------
@@ -182,8 +182,8 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
     result is exact (a query whose hashes collide is joined again with dictionaries).
     """
     _check_trec_options(complete, max_retrieved, judged_only)
-    qrels = as_qrels(qrels)
-    run = as_run(run)
+    qrels = as_qrels(qrels, n_threads=n_threads)
+    run = as_run(run, n_threads=n_threads)
     if max_retrieved is not None:
         run = first_in_trec_order(run, int(max_retrieved))
     query_ids = qrels.query_ids if complete else np.intersect1d(run.query_ids, qrels.query_ids)

@@ -32,7 +32,7 @@ from .table import read_table
 __all__ = ["as_qrels", "as_run", "read_qrels", "read_run"]
 
 
-def read_run(path) -> Run:
+def read_run(path, *, n_threads: int | None = None) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``).
 
     Parameters
@@ -40,6 +40,9 @@ def read_run(path) -> Run:
     path : str or os.PathLike
         The run file: six whitespace-separated columns a line (more are ignored, as trec_eval
         ignores them), blank lines and ``#`` comment lines skipped, UTF-8.
+    n_threads : int, optional
+        Threads that parse the file's blocks (see :func:`fasttie.parallel.resolve_threads`);
+        the result does not depend on it.
 
     Returns
     -------
@@ -72,7 +75,7 @@ def read_run(path) -> Run:
     >>> os.remove(name)
     """
     table = read_table(path, "run", 6, "qid Q0 docno rank score tag", texts=((2, "document id"),),
-                       number=(4, "score", True), extra_ok=True, name_col=5)
+                       number=(4, "score", True), extra_ok=True, name_col=5, n_threads=n_threads)
     (docno,), segments, query_ids = table.texts, table.segments, table.query_ids
     raise_duplicate(None, docno, None, query_ids, segments.query_of, table.lines, "line", "run", path=table.path,
                     rows=table.candidates)
@@ -80,7 +83,7 @@ def read_run(path) -> Run:
     return Run(query_ids, segments.offsets, docno, score, name=table.name, path=table.path, _hash=hashes)
 
 
-def read_qrels(path) -> Qrels:
+def read_qrels(path, *, n_threads: int | None = None) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``).
 
     Parameters
@@ -89,6 +92,9 @@ def read_qrels(path) -> Qrels:
         The qrels file: four whitespace-separated columns a line, blank lines and comment lines
         (first non-blank character ``#``, as in trec_eval's ``qrels.test.with-comments``)
         skipped, UTF-8.
+    n_threads : int, optional
+        Threads that parse the file's blocks (see :func:`fasttie.parallel.resolve_threads`);
+        the result does not depend on it.
 
     Returns
     -------
@@ -114,7 +120,7 @@ def read_qrels(path) -> Qrels:
     >>> os.remove(name)
     """
     table = read_table(path, "qrels", 4, "qid iter docno rel", texts=((2, "document id"), (1, "iteration")),
-                       number=(3, "relevance", False))
+                       number=(3, "relevance", False), n_threads=n_threads)
     (docno, iteration), segments, query_ids = table.texts, table.segments, table.query_ids
     raise_duplicate(None, docno, iteration, query_ids, segments.query_of, table.lines, "line", "qrels",
                     path=table.path, rows=table.candidates)
@@ -128,11 +134,11 @@ def _is_instance_of(value, package, names):
     return any(c.__module__.split(".")[0] == package and c.__name__ in names for c in type(value).__mro__)
 
 
-def _coerce(value, cls, read, name, values):
+def _coerce(value, cls, read, name, values, n_threads):
     if isinstance(value, cls):
         return value
     if isinstance(value, (str, bytes, os.PathLike)):
-        return read(value)
+        return read(value, n_threads=n_threads)
     other = Qrels if cls is Run else Run
     if isinstance(value, other) or _is_instance_of(value, "ranx", (other.__name__,)):
         raise InputTypeError(f"{name} got a {type(value).__module__.split('.')[0]} {other.__name__}; pass the "
@@ -154,7 +160,7 @@ def _coerce(value, cls, read, name, values):
         raise type(error)(f"{name} ({kind}): {error}") from None
 
 
-def as_run(run) -> Run:
+def as_run(run, *, n_threads: int | None = None) -> Run:
     """A :class:`Run` from any form :func:`fasttie.trec.evaluate` takes.
 
     Parameters
@@ -164,6 +170,9 @@ def as_run(run) -> Run:
         ``{qid: {docno: score}}`` (pytrec_eval, ranx), a DataFrame with columns
         ``query_id, doc_id, score`` or ``qid, docno, score`` (:meth:`Run.from_frame`), or a
         ranx ``Run`` (its name is kept).
+
+    n_threads : int, optional
+        Threads that parse a file (:func:`read_run`); other forms ignore it.
 
     Returns
     -------
@@ -176,10 +185,10 @@ def as_run(run) -> Run:
     ValueError
         Bad content; the message starts with ``run`` and the form it came in.
     """
-    return _coerce(run, Run, read_run, "run", "score")
+    return _coerce(run, Run, read_run, "run", "score", n_threads)
 
 
-def as_qrels(qrels) -> Qrels:
+def as_qrels(qrels, *, n_threads: int | None = None) -> Qrels:
     """:class:`Qrels` from any form :func:`fasttie.trec.evaluate` takes.
 
     Parameters
@@ -189,6 +198,9 @@ def as_qrels(qrels) -> Qrels:
         ``{qid: {docno: rel}}`` (pytrec_eval, ranx), a DataFrame with columns
         ``query_id, doc_id, relevance[, iteration]`` or ``qid, docno, rel / label[, iter]``
         (:meth:`Qrels.from_frame`), or a ranx ``Qrels``.
+
+    n_threads : int, optional
+        Threads that parse a file (:func:`read_qrels`); other forms ignore it.
 
     Returns
     -------
@@ -206,4 +218,4 @@ def as_qrels(qrels) -> Qrels:
     >>> as_qrels({"q1": {"d1": 1, "d2": 0}})
     Qrels(n_queries=1, n_rows=2)
     """
-    return _coerce(qrels, Qrels, read_qrels, "qrels", "rel")
+    return _coerce(qrels, Qrels, read_qrels, "qrels", "rel", n_threads)

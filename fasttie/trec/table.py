@@ -443,28 +443,29 @@ class Table:
     name: str | None
 
 
-def read_table(path, kind, n_cols, spec, texts, number, *, extra_ok=False, name_col=-1) -> Table:
+def read_table(path, kind, n_cols, spec, texts, number, *, extra_ok=False, name_col=-1, n_threads=None) -> Table:
     """Tokenize and parse a table file (``kind``, "run" or "qrels", names it in errors).
 
     ``texts``: the text columns kept, ((column, name), ...), at most two: the first (the
     document id) is hashed on its own, the second (qrels' iteration) is mixed into the key of
     what must be unique within a query. ``number``: (column, name, whether float).
     ``extra_ok``: lines may have more than ``n_cols`` columns (runs). ``name_col``: the column
-    whose first value names the table, or -1.
+    whose first value names the table, or -1. ``n_threads``: see
+    :func:`fasttie.parallel.resolve_threads` (None: by the file's size).
     """
     layout = _Layout(kind, n_cols, spec, tuple(texts), tuple(number), bool(extra_ok), int(name_col))
     path = os.fspath(path)
     with _file_blocks(path) as blocks:
         try:
-            return _read_blocks_of(path, blocks, layout)
+            return _read_blocks_of(path, blocks, layout, n_threads)
         finally:
             blocks.clear()  # no view of the mapping may outlive it
 
 
-def _read_blocks_of(path, blocks, layout):
+def _read_blocks_of(path, blocks, layout, n_threads):
     n_blocks = len(blocks)
     parts = [None] * n_blocks
-    n_threads = resolve_threads(None, sum(hi - lo for _, lo, hi in blocks))  # work: bytes
+    n_threads = resolve_threads(n_threads, sum(hi - lo for _, lo, hi in blocks))  # work: bytes
     if _FAST and n_blocks:
         # the lines a byte of the first block, for the rows to expect in each block
         source, lo, hi = blocks[0]
