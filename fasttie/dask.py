@@ -101,7 +101,7 @@ def evaluate(
         stats = plan.summed(split_every)
         return stats.finalize(metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
                               curves=curves)
-    from .hashing import result_from_counts
+    from .hamming_engine import result_from_counts
 
     stats, ranked = plan.stable()
     return result_from_counts(stats, metrics, ties="stable", ap_denominator=ap_denominator, gain=gain, empty=empty,
@@ -210,7 +210,7 @@ class _Plan:
 def _shard_ranks(index, lo, codes, labels, query_words, n_bits, query_labels, listed, options, first, n_relevant):
     """Global stable ranks of one shard's relevant items for a block of queries (a Dask task)."""
     from .codes import PackedCodes
-    from .hashing import shard_ranks
+    from .hamming_engine import shard_ranks
 
     database = _shard_codes(index, lo, _load(codes), options)
     queries = PackedCodes(np.ascontiguousarray(query_words), n_bits)
@@ -325,7 +325,7 @@ def _shard_codes(index, lo, codes, options):
 def _shard_stats(index, lo, codes, labels, query_words, n_bits, query_labels, listed, options):
     """TieStats of one shard for one block of queries (runs in a Dask task)."""
     from .codes import PackedCodes
-    from .hashing import counts_of
+    from .hamming_engine import counts_of
 
     codes = _load(codes)
     database = _shard_codes(index, lo, codes, options)

@@ -92,7 +92,7 @@ class TieStats:
         -------
         Result
         """
-        from .hashing import result_from_counts
+        from .hamming_engine import result_from_counts
 
         if ties == "stable":
             raise InputError(
@@ -157,6 +157,6 @@ def tie_stats(queries, database, query_labels=None, db_labels=None, *, relevance
     >>> parts.finalize(["AP", "P@1"]).mean == whole.mean
     True
     """
-    from .hashing import counts_of
+    from .hamming_engine import counts_of
 
     return counts_of(queries, database, query_labels, db_labels, relevance=relevance, n_threads=n_threads)

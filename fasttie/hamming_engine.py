@@ -1,0 +1,383 @@
+"""The engine of Hamming ranking: the passes over the database and the finalizing of counts.
+
+One pass per query block counts database items by (Hamming distance, grade), or ranks the
+relevant items in database index order for ``ties="stable"``; the finalizer turns those counts
+into base quantities and metric values, and :func:`result_from_counts` into a
+:class:`~fasttie.Result`. Behind :func:`fasttie.evaluate` (the facade in :mod:`fasttie.hashing`),
+:func:`fasttie.tie_stats` / :meth:`fasttie.TieStats.finalize`, :mod:`fasttie.dask` and the GPU
+path, which all finalize the same integer counts.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+from ._kernels.class_sort import sort_by_class
+from ._kernels.err import MAX_GRADE, err_histograms
+from ._kernels.finalize import N_QUANTITIES, N_SCALARS
+from ._kernels.hamming_ties import (
+    AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_ranked_queries,
+    finalize_stable, stable_ranks,
+)
+from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
+from .codes import pack_codes
+from .metrics import RATIO_BASES, Metric, aggregate, parse_metrics
+from .result import Result
+from .relevance import make_relevance
+from .parallel import resolve_threads, run_blocks
+from .scoring import (
+    check_options, cutoff_list, discount_table, gain_table, metric_values, optional_sums, read_only, WHOLE_LIST,
+)
+from .errors import InputError, InputTypeError
+from .validation import check_empty_policy
+
+_TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": None}
+_KIND = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}
+_HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
+# progress: a conservative kernel speed (code pairs x 64-bit words per second per thread) to
+# size blocks of >= _BLOCK_SECONDS of estimated work between bar updates (about 0.2-0.5 s at
+# the measured 1-2.4e9), so the per-block cost (two parallel kernel launches, a few numpy
+# calls; milliseconds at worst when other processes hold the cores) stays far below 2%; tqdm
+# redraws at most every 0.5 s anyway. And the estimated run time above which "auto" shows a bar.
+_PAIR_WORDS_PER_S = 1e9
+_BLOCK_SECONDS = 0.5
+_AUTO_SECONDS = 2.0
+
+
+_ro = read_only
+
+
+def _pack_pair(queries, database):
+    """Pack queries and database; their code lengths must agree."""
+    query_codes = pack_codes(queries, name="queries")
+    db_codes = pack_codes(database, name="database")
+    if query_codes.n_bits != db_codes.n_bits:
+        raise InputError(
+            f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
+            "pack both with the same n_bits"
+        )
+    return query_codes, db_codes
+
+
+def _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):
+    """Result of the requested metrics (means over the kept queries, curves if asked for)."""
+    mean = {metric.name: aggregate(metric, per_query[metric.name]) for metric in all_metrics}
+    result = Result(
+        mean={m.name: mean[m.name] for m in parsed},
+        per_query={m.name: per_query[m.name] for m in parsed},
+        n_queries=n_queries,
+        n_empty=n_empty,
+        settings=settings,
+    )
+    if grid is not None:
+        radii = np.arange(settings["n_bits"] + 1)
+        result.curves = {
+            "radius": radii,
+            "precision_by_radius": np.array([mean[f"P(radius={r})"] for r in radii]),
+            "recall_by_radius": np.array([mean[f"R(radius={r})"] for r in radii]),
+            "n": grid,
+            "precision_at_n": np.array([mean[f"P@{n}"] for n in grid]),
+            "recall_at_n": np.array([mean[f"R@{n}"] for n in grid]),
+        }
+    return result
+
+
+def _curve_metrics(curves, n_db, n_bits):
+    if curves is False or curves is None:
+        return [], None
+    if curves is True:
+        grid = np.unique(np.round(np.geomspace(1, n_db, 50)).astype(np.int64))
+    else:
+        grid = np.unique(np.asarray(curves))
+        if grid.ndim != 1 or not np.issubdtype(grid.dtype, np.integer) or len(grid) == 0 or grid[0] < 1:
+            raise InputError("curves must be True or a sequence of integer cutoffs N >= 1")
+    radius = [Metric(base, radius=r) for r in range(n_bits + 1) for base in ("P", "R")]
+    at_n = [Metric(base, int(n)) for n in grid for base in ("P", "R")]
+    return radius + at_n, grid
+
+
+def _progress_bar(progress, n_queries, n_db, n_words, n_threads):
+    """(tqdm bar or None, queries per block or None) for the ``progress`` option."""
+    if isinstance(progress, str):
+        if progress != "auto":
+            raise InputError(f"progress must be True, False or 'auto', got {progress!r}")
+    elif not isinstance(progress, (bool, np.bool_)):
+        raise InputTypeError(f"progress must be True, False or 'auto', got {progress!r}")
+    seconds_per_query = n_db * n_words / (_PAIR_WORDS_PER_S * n_threads)
+    if progress == "auto":
+        isatty = getattr(sys.stderr, "isatty", None)
+        progress = n_queries * seconds_per_query > _AUTO_SECONDS and bool(isatty and isatty())
+    if not progress:
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(total=n_queries, unit="query", desc="fasttie", file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
+    return bar, progress_block(n_db, n_words, n_threads)
+
+
+def progress_block(n_db, n_words, n_threads):
+    """Queries per block between progress updates: at least _BLOCK_SECONDS of estimated work,
+    in whole query pairs per thread (the histogram kernel splits query pairs over threads)."""
+    seconds_per_query = n_db * n_words / (_PAIR_WORDS_PER_S * n_threads)
+    step = 2 * n_threads
+    return max(step, math.ceil(_BLOCK_SECONDS / seconds_per_query / step) * step)
+
+
+class _DatabasePass:
+    """The database side of the histogram pass, prepared once per call: the class-sorted copy
+    (class ids) and the arrays every kernel takes, then counts or stable ranks per query block."""
+
+    def __init__(self, db_codes, spec, stable):
+        self.spec, self.n_bits, self.stable = spec, db_codes.n_bits, stable
+        self.db_words = _ro(db_codes.words)
+        self.db_labels, self.db_label_words = _ro(spec.db_labels), _ro(spec.db_label_words)
+        if spec.kind == "class" and stable:
+            # the stable pass reads the database in index order: no class-sorted copy, and each
+            # query's relevant count (its scratch size) is its class size
+            self.class_sizes = np.bincount(spec.db_labels, minlength=int(spec.query_labels.max()) + 1)
+        elif spec.kind == "class":
+            # each query's relevant items must be one contiguous segment of the database: a
+            # database already ordered by class is used as it is, otherwise a class-sorted copy
+            n_classes = int(max(spec.query_labels.max(), spec.db_labels.max())) + 1
+            if (np.diff(spec.db_labels) >= 0).all():
+                classes = np.arange(n_classes)
+                self.segments = np.stack(
+                    [np.searchsorted(spec.db_labels, classes), np.searchsorted(spec.db_labels, classes, "right")],
+                    axis=1,
+                ).astype(np.int64)
+                self.hist_db_words = self.db_words
+            else:
+                hist_db_words, self.segments = sort_by_class(self.db_words, self.db_labels, n_classes)
+                self.hist_db_words = _ro(hist_db_words)
+
+    def chunk(self, query_words, rows):
+        """Per-chunk inputs (query rows ``rows`` of the relevance spec)."""
+        spec = self.spec
+        c = {"query_words": _ro(query_words), "query_labels": _ro(rows.query_labels),
+             "label_words": _ro(rows.query_label_words), "indptr": _ro(rows.indptr),
+             "indices": _ro(rows.indices), "grades": _ro(rows.grades)}
+        n = query_words.shape[0]
+        if spec.kind == "class" and not self.stable:
+            c["rel_segments"] = _ro(self.segments[rows.query_labels])
+        elif spec.kind == "listed":
+            c["rel_segments"] = _ro(np.zeros((n, 2), dtype=np.int64))  # no segment: all grade 0
+        if self.stable:  # each query's number of relevant items sizes its scratch arrays
+            if spec.kind == "class":
+                c["n_relevant"] = self.class_sizes[rows.query_labels].astype(np.int64)
+            elif spec.kind == "listed":
+                c["n_relevant"] = np.diff(c["indptr"])
+            else:  # multi-hot: counted by a histogram pass, block by block
+                c["n_relevant"] = np.zeros(n, dtype=np.int64)
+        return c
+
+    def counts(self, c, hist, lo, hi):
+        """hist[lo:hi] = counts by (distance, grade) of the chunk's queries lo..hi-1."""
+        kind = self.spec.kind
+        if kind == "class":
+            hist_segments(c["query_words"], self.hist_db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
+        elif kind == "multihot":
+            hist_multihot(c["query_words"], self.db_words, c["label_words"], self.db_label_words, self.n_bits,
+                          hist, lo, hi)
+        else:
+            hist_segments(c["query_words"], self.db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
+            move_relevant(c["query_words"], self.db_words, c["indptr"], c["indices"], c["grades"], hist, lo, hi)
+
+    def stable_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
+        """Counts and base quantities, ties in database index order, of queries lo..hi-1."""
+        if self.spec.kind == "multihot":
+            self.counts(c, hist, lo, hi)
+            c["n_relevant"][lo:hi] = hist[lo:hi, :, 1:].sum(axis=(1, 2))
+        finalize_stable(
+            c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
+            c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"], hist,
+            fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional, quantities, scalars, fin.err_cutoffs, err,
+            lo, hi,
+        )
+
+
+class _Finalizer:
+    """Metric values from counts: the tables every finalize call shares."""
+
+    def __init__(self, metrics, n_db, n_grades, ties, ap_denominator, gain, empty):
+        self.metrics, self.n_db, self.ties = metrics, n_db, ties
+        self.ap_denominator, self.empty = ap_denominator, empty
+        cutoffs, log_p = cutoff_list(metrics)
+        self.optional = optional_sums(metrics, ties)
+        self.need_ratio = ap_denominator == "retrieved" and any(
+            m.base in RATIO_BASES and m.k is not None and m.k < n_db for m in metrics
+        )
+        self.discount = _ro(discount_table(int(min(cutoffs[-1], n_db))))
+        self.gains = _ro(gain_table(gain, n_grades))
+        self.cutoffs, self.log_p = _ro(cutoffs), _ro(log_p)
+        # ERR (its own kernel: it needs each distance's grade counts) at these cutoffs
+        err_metrics = [m for m in metrics if m.base == "ERR"]
+        if err_metrics and n_grades - 1 > MAX_GRADE:
+            raise InputError(f"ERR takes grades 0..{MAX_GRADE:g} (gdeval's stop probability (2**g - 1) / 16), but the "
+                             f"relevance has grades up to {n_grades - 1}; map the grades into 0..4 first")
+        self.err_cutoffs = _ro(np.array(sorted({WHOLE_LIST if m.k is None else m.k for m in err_metrics}),
+                                        dtype=np.int64))
+        self.err_column = {k: i for i, k in enumerate(self.err_cutoffs)}
+
+    def buffers(self, n):
+        """Quantities, scalars and ERR values of n queries."""
+        return (np.empty((n, N_QUANTITIES, len(self.cutoffs))), np.empty((n, N_SCALARS)),
+                np.empty((n, len(self.err_cutoffs))))
+
+    def quantities(self, hist, quantities, scalars, err, lo, hi):
+        finalize_histograms(hist, self.gains, _TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount,
+                            self.need_ratio, self.optional, quantities, scalars, lo, hi)
+        if len(self.err_cutoffs):
+            err_histograms(hist, _TIE_MODES[self.ties], self.err_cutoffs, err, lo, hi)
+
+    def values(self, quantities, scalars, hist, err):
+        err_values = {m.name: err[:, self.err_column[WHOLE_LIST if m.k is None else m.k]]
+                      for m in self.metrics if m.base == "ERR"}
+        return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator,
+                             self.empty, hist=hist, err=err_values)
+
+
+def _chunk_size(n_queries, n_bits, n_grades, block=None):
+    """Queries per chunk: at most _HIST_BUDGET bytes of counts, whole pairs, the progress block."""
+    chunk = max(2, min(n_queries, _HIST_BUDGET // ((n_bits + 1) * n_grades * 8)) // 2 * 2)
+    return chunk if block is None else min(chunk, block)
+
+
+def _evaluate_chunks(
+    query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty, n_threads, bar=None, block=None
+):
+    n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
+    database = _DatabasePass(db_codes, spec, stable=ties == "stable")
+    fin = _Finalizer(metrics, n_db, spec.n_grades, ties, ap_denominator, gain, empty)
+    per_query = {m.name: np.empty(n_queries) for m in metrics}
+    n_empty = 0
+    chunk = _chunk_size(n_queries, n_bits, spec.n_grades, block)  # one more pass of the kernels per block at most
+    started = time.perf_counter()
+    for start in range(0, n_queries, chunk):
+        stop = min(start + chunk, n_queries)
+        c = database.chunk(query_codes.words[start:stop], spec.rows(start, stop))
+        hist = np.zeros((stop - start, n_bits + 1, spec.n_grades), dtype=np.int64)
+        quantities, scalars, err = fin.buffers(stop - start)
+
+        def block_pass(lo, hi):
+            """Counts, then base quantities, of the chunk's queries lo..hi-1 (one thread)."""
+            if ties == "stable":
+                database.stable_quantities(c, hist, fin, quantities, scalars, err, lo, hi)
+            else:
+                database.counts(c, hist, lo, hi)
+                fin.quantities(hist, quantities, scalars, err, lo, hi)
+
+        run_blocks(block_pass, stop - start, n_threads, granule=2)
+        values, chunk_empty = fin.values(quantities, scalars, hist, err)
+        n_empty += int(chunk_empty.sum())
+        for name, v in values.items():
+            per_query[name][start:stop] = v
+        if bar is not None:
+            elapsed = max(time.perf_counter() - started, 1e-9)
+            bar.set_postfix_str(f"{stop * n_db / elapsed:.3g} pairs/s", refresh=False)
+            bar.update(stop - start)
+    check_empty_policy(empty, n_empty, n_queries)
+    return per_query, n_empty
+
+
+def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance=None, n_threads=None):
+    """TieStats of a database (or shard): see :func:`fasttie.tie_stats`."""
+    from .tie_stats import TieStats
+
+    query_codes, db_codes = _pack_pair(queries, database)
+    n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
+    spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
+    database_pass = _DatabasePass(db_codes, spec, stable=False)
+    counts = np.zeros((n_queries, n_bits + 1, spec.n_grades), dtype=np.int64)
+    c = database_pass.chunk(query_codes.words, spec.rows(0, n_queries))
+    run_blocks(lambda lo, hi: database_pass.counts(c, counts, lo, hi), n_queries,
+               resolve_threads(n_threads, n_queries * n_db), granule=2)
+    return TieStats(counts, n_bits, spec.kind)
+
+
+def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_relevant, n_threads):
+    """Global stable ranks and grades of one shard's relevant items (see :mod:`fasttie.dask`).
+
+    first : (n_queries, n_bits + 1) int64, items ranked before the shard's first item at each
+    distance; n_relevant : (n_queries,) int64, the shard's relevant items per query.
+    Returns (indptr, ranks, grades) int64, each query's items in index order.
+    """
+    query_codes, db_codes = _pack_pair(queries, database)
+    spec = make_relevance(query_labels, db_labels, relevance, query_codes.n, db_codes.n)
+    database_pass = _DatabasePass(db_codes, spec, stable=True)
+    c = database_pass.chunk(query_codes.words, spec.rows(0, query_codes.n))
+    indptr = np.concatenate([[0], np.cumsum(n_relevant)]).astype(np.int64)
+    ranks = np.empty(indptr[-1], dtype=np.int64)
+    grades = np.empty(indptr[-1], dtype=np.int64)
+    first = _ro(np.asarray(first, dtype=np.int64))
+    offsets = _ro(indptr)
+    run_blocks(lambda lo, hi: stable_ranks(
+        c["query_words"], database_pass.db_words, _KIND[spec.kind], c["query_labels"], database_pass.db_labels,
+        c["label_words"], database_pass.db_label_words, c["indptr"], c["indices"], c["grades"], first, offsets,
+        ranks, grades, lo, hi,
+    ), query_codes.n, resolve_threads(n_threads, query_codes.n * db_codes.n))
+    return indptr, ranks, grades
+
+
+def _hashing_metrics(metrics):
+    """Parsed metrics, refusing per-metric relevance levels and gains, and infAP (ranked lists only)."""
+    parsed = parse_metrics(metrics)
+    for metric in parsed:
+        if metric.base == "infAP":
+            raise InputError("infAP estimates AP from a sampled judgment pool, which only ranked lists have "
+                             "(fasttie.rank_evaluate with pooled=, fasttie.trec.evaluate with qrels relevance -1); "
+                             "Hamming ranking judges every item: use AP")
+        if metric.rel is not None or metric.gain is not None or metric.judged_only:
+            raise InputError(f"metric {metric.name!r}: per-metric rel=, gains and judged_only are for ranked lists "
+                             "(fasttie.rank_evaluate, fasttie.trec.evaluate); Hamming ranking takes gain= and "
+                             "relevance= for the whole call")
+    return parsed
+
+
+def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, curves, n_threads, ranked=None):
+    """Result of ``metrics`` from TieStats: see :meth:`fasttie.TieStats.finalize`. With
+    ``ties="stable"``, ``ranked`` = (indptr, ranks, grades): every query's relevant items with
+    their global ranks in database index order, ascending (a sharded stable pass)."""
+    parsed = _hashing_metrics(metrics)
+    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
+    if (ties == "stable") != (ranked is not None):
+        raise InputError("ties='stable' needs the ranks of the relevant items (ranked=...), and only it uses them")
+    counts, n_bits = stats.counts, stats.n_bits
+    n_queries, n_db = stats.n_queries, stats.n_db
+    if n_queries == 0 or n_db == 0:
+        raise InputError("tie statistics hold no query or no database item; nothing to finalize")
+    curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
+    all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
+    fin = _Finalizer(all_metrics, n_db, counts.shape[2], ties, ap_denominator, gain, empty)
+    n_threads = resolve_threads(n_threads, n_queries * (n_bits + 1) * counts.shape[2])
+    per_query = {m.name: np.empty(n_queries) for m in all_metrics}
+    n_empty = 0
+    chunk = _chunk_size(n_queries, n_bits, counts.shape[2])
+    for start in range(0, n_queries, chunk):
+        stop = min(start + chunk, n_queries)
+        hist = np.ascontiguousarray(counts[start:stop], dtype=np.int64)
+        if not hist.flags.writeable:  # one kernel signature: the histogram pass writes its counts
+            hist = hist.copy()
+        quantities, scalars, err = fin.buffers(stop - start)
+        if ranked is None:
+            run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, err, lo, hi), stop - start, n_threads)
+        else:
+            indptr, ranks, grades = ranked
+            local = _ro(indptr[start : stop + 1] - indptr[start])
+            rank_part = _ro(ranks[indptr[start] : indptr[stop]])
+            grade_part = _ro(grades[indptr[start] : indptr[stop]])
+            run_blocks(lambda lo, hi: finalize_ranked_queries(
+                hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
+                quantities, scalars, fin.err_cutoffs, err, lo, hi,
+            ), stop - start, n_threads)
+        values, chunk_empty = fin.values(quantities, scalars, hist, err)
+        n_empty += int(chunk_empty.sum())
+        for name, v in values.items():
+            per_query[name][start:stop] = v
+    check_empty_policy(empty, n_empty, n_queries)
+    settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
+                "n_db": n_db, "n_bits": n_bits, "relevance": stats.relevance}
+    return _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
