@@ -5,7 +5,9 @@ relevant items in database index order for ``ties="stable"``; the finalizer turn
 into base quantities and metric values, and :func:`result_from_counts` into a
 :class:`~fasttie.Result`. Behind :func:`fasttie.evaluate` (the facade in :mod:`fasttie.hashing`),
 :func:`fasttie.tie_stats` / :meth:`fasttie.TieStats.finalize`, :mod:`fasttie.dask` and the GPU
-path, which all finalize the same integer counts.
+path, which all finalize the same integer counts. The radius metrics (precision and recall
+within a Hamming radius) are computed here, from the counts, since only Hamming ranking has
+distances; :mod:`fasttie.scoring` takes their values as it takes ERR's.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 
 from ._kernels.class_sort import sort_by_class
 from ._kernels.err import MAX_GRADE, err_histograms
-from ._kernels.finalize import N_QUANTITIES, N_SCALARS
+from ._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT
 from ._kernels.hamming_ties import (
     AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_ranked_queries,
     finalize_stable, stable_ranks,
@@ -30,7 +32,7 @@ from .result import Result
 from .relevance import make_relevance
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
-    check_options, cutoff_list, discount_table, gain_table, metric_values, optional_sums, read_only, WHOLE_LIST,
+    check_options, cutoff_list, discount_table, divide, gain_table, metric_values, optional_sums, read_only, WHOLE_LIST,
 )
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy
@@ -236,8 +238,45 @@ class _Finalizer:
     def values(self, quantities, scalars, hist, err):
         err_values = {m.name: err[:, self.err_column[WHOLE_LIST if m.k is None else m.k]]
                       for m in self.metrics if m.base == "ERR"}
-        return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator,
-                             self.empty, hist=hist, err=err_values)
+        return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator, self.empty,
+                             radius_values=radius_values(self.metrics, hist, scalars[:, TOTAL_RELEVANT]),
+                             err=err_values)
+
+
+def radius_values(metrics, hist, total):
+    """Values of the radius metrics (``P(radius=r)``, ``R(radius=r)``) of one block of queries.
+
+    Within radius r means distance <= r (r past n_bits is the whole list); precision with
+    nothing within r is 0. The value is the same for every order inside ties.
+
+    Parameters
+    ----------
+    metrics : list of Metric
+        Metrics of the call; those without a radius are passed over.
+    hist : ndarray of int64, shape (n, n_bits + 1, n_grades)
+        Items by (distance, grade) of each query; grade > 0 is relevant.
+    total : ndarray of float64, shape (n,)
+        Relevant items of each query (the finalizer's ``TOTAL_RELEVANT``).
+
+    Returns
+    -------
+    dict of name -> (ndarray of float64 shape (n,), ndarray of float64 shape (n,))
+        Per metric its values and the chance that nothing relevant is within the radius (0 or 1,
+        for ``empty="skip_missed"``): the ``radius_values`` of :func:`fasttie.scoring.metric_values`.
+    """
+    radius_metrics = [m for m in metrics if m.radius is not None]
+    if not radius_metrics:
+        return {}
+    # items and relevant items within each radius: cumulative over distances, once
+    items_within = hist.sum(axis=2).cumsum(axis=1)
+    relevant_within = hist[:, :, 1:].sum(axis=2).cumsum(axis=1)
+    values = {}
+    for metric in radius_metrics:
+        r = min(metric.radius, hist.shape[1] - 1)
+        denominator = items_within[:, r] if metric.base == "P" else total
+        values[metric.name] = (divide(relevant_within[:, r], denominator),
+                               (relevant_within[:, r] == 0).astype(np.float64))
+    return values
 
 
 def _chunk_size(n_queries, n_bits, n_grades, block=None):

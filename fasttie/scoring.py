@@ -108,7 +108,8 @@ def gain_table(gain: str, n_grades: int) -> np.ndarray:
     return np.exp2(grades) - 1.0 if gain == "exp2" else grades
 
 
-def _divide(numerator, denominator):
+def divide(numerator, denominator):
+    """numerator / denominator as float64, 0 where the denominator is 0."""
     out = np.zeros(np.broadcast(numerator, denominator).shape)
     np.divide(numerator, denominator, out=out, where=np.asarray(denominator) != 0)
     return out
@@ -128,7 +129,7 @@ def optional_sums(metrics, ties) -> int:
     return (OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0) | (OPTIONAL_RBP if rbp else 0)
 
 
-def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, hist=None, err=None):
+def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, radius_values=None, err=None):
     """Per-query values of every metric for one block of queries.
 
     Parameters
@@ -139,7 +140,9 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
     scalars : (n, N_SCALARS) float64
     n_items : int or (n,) int array, ranked list length per query
     ap_denominator, empty : str, the options of evaluate
-    hist : (n, n_bits + 1, n_grades) int64, for the radius metrics (Hamming ranking only)
+    radius_values : dict of name -> ((n,) float64, (n,) float64), the values of the radius metrics
+        and the queries' chance of nothing relevant within the radius (0 or 1), computed from
+        the distances (Hamming ranking only: fasttie.hamming_engine.radius_values)
     err : dict of name -> (n,) float64, the ERR values (their own kernel, fasttie._kernels.err)
 
     Returns
@@ -153,23 +156,14 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
     column = _column_of(metrics)
     emptiness = empty_queries(metrics, quantities, scalars)
     values = {}
-    if any(m.radius is not None for m in metrics):
-        # items and relevant items within each radius: cumulative over distances, once
-        items_within = hist.sum(axis=2).cumsum(axis=1)
-        relevant_within = hist[:, :, 1:].sum(axis=2).cumsum(axis=1)
     for metric in metrics:
         missed = None  # P(no relevant item retrieved), for empty="skip_missed"
         if metric.radius is not None:
-            r = min(metric.radius, hist.shape[1] - 1)
-            if metric.base == "P":
-                value = _divide(relevant_within[:, r], items_within[:, r])
-            else:
-                value = _divide(relevant_within[:, r], total)
-            missed = (relevant_within[:, r] == 0).astype(np.float64)
+            value, missed = radius_values[metric.name]
         elif metric.base == "Rprec":
-            value = _divide(scalars[:, HITS_AT_R], total)
+            value = divide(scalars[:, HITS_AT_R], total)
         elif metric.base in ("Bpref", "GMBpref"):
-            value = _divide(scalars[:, BPREF_SUM], total)
+            value = divide(scalars[:, BPREF_SUM], total)
         elif metric.base == "IPrec":
             value = scalars[:, IPREC + round(metric.recall * 10)].copy()
         elif metric.base == "11pt":  # trec_eval's 11pt_avg
@@ -187,7 +181,7 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
             if metric.base in _CONSTANT_PER_QUERY:  # the condition changes which queries count, not the value
                 value = np.where(missed < 1.0, value, np.nan)
             else:
-                value = np.where(missed < 1.0, _divide(value, 1.0 - missed), np.nan)
+                value = np.where(missed < 1.0, divide(value, 1.0 - missed), np.nan)
         values[metric.name] = apply_empty(value, metric, is_empty, empty)
     return values, np.logical_or.reduce([emptiness[graded(m)] for m in metrics])
 
@@ -215,26 +209,26 @@ def _base_value(metric, q, total, n_items, ap_denominator):
     asked = n_items if metric.k is None else metric.k  # k as asked, for P, F1, ACG
     effective = np.minimum(asked, n_items)
     if metric.base == "P" and metric.relative:  # trec_eval's relative_P_k and set_relative_P
-        return _divide(q[:, HITS], np.minimum(asked, total))
+        return divide(q[:, HITS], np.minimum(asked, total))
     if metric.base == "P":
-        return _divide(q[:, HITS], asked)
+        return divide(q[:, HITS], asked)
     if metric.base == "R":
-        return _divide(q[:, HITS], total)
+        return divide(q[:, HITS], total)
     if metric.base == "F1":  # (1 + b^2) P R / (b^2 P + R) = (1 + b^2) hits / (b^2 R + k), linear in the hits
         b2 = 1.0 if metric.beta is None else metric.beta ** 2
-        return _divide((1.0 + b2) * q[:, HITS], b2 * total + asked)
+        return divide((1.0 + b2) * q[:, HITS], b2 * total + asked)
     if metric.base == "ACG":
-        return _divide(q[:, GSUM], asked)
+        return divide(q[:, GSUM], asked)
     if metric.base == "DCG":
         return q[:, DCG].copy()
     if metric.base == "nDCG":
-        return _divide(q[:, DCG], q[:, IDCG])
+        return divide(q[:, DCG], q[:, IDCG])
     if metric.base == "RR":
         return q[:, RR].copy()
     if metric.base == "Success":  # a relevant item in the top k: 1 - P(hits@k = 0)
         return 1.0 - q[:, MISS]
     if metric.base == "Judged":  # judged items in the top k, over k (ir_measures)
-        return _divide(q[:, JUDGED], asked)
+        return divide(q[:, JUDGED], asked)
     if metric.base == "RBP":  # graded, or binary with its own relevance level (ir_measures' RBP(rel=2))
         return q[:, RBP if metric.rel is None else RBP_REL].copy()
     if metric.base == "RBPResid":
@@ -252,17 +246,17 @@ def _base_value(metric, q, total, n_items, ap_denominator):
     if metric.base == "NumNonRelJudgedRet":  # judged items retrieved below the relevance level (trec_eval)
         return q[:, JUDGED] - q[:, HITS]
     if metric.base == "SetAP":  # trec_eval's set_map: hits^2 / (retrieved x relevant), whole list only
-        return _divide(q[:, HITS] * q[:, HITS], effective * total)
+        return divide(q[:, HITS] * q[:, HITS], effective * total)
     # AP, WAP, GMAP (per query the AP it averages geometrically)
     binary = metric.base != "WAP"
     numerator = q[:, AP_NUM if binary else WAP_NUM]
     ratio = q[:, AP_RET if binary else WAP_RET]
     if ap_denominator == "retrieved":
         # over the whole list hits@N is fixed: no hypergeometric sum needed
-        return np.where(effective >= n_items, _divide(numerator, q[:, HITS]), ratio)
+        return np.where(effective >= n_items, divide(numerator, q[:, HITS]), ratio)
     if ap_denominator == "total":
-        return _divide(numerator, total)
-    return _divide(numerator, np.minimum(effective, total))
+        return divide(numerator, total)
+    return divide(numerator, np.minimum(effective, total))
 
 
 def apply_empty(value, metric, is_empty, empty):
