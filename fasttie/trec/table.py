@@ -6,11 +6,12 @@ Each block is tokenized and parsed by one compiled pass
 (:func:`fasttie._kernels.trec_parse.scan_table`), the blocks in parallel: text spans and
 hashes, numbers, query segments, duplicate candidates. Blank lines and comment lines (first non-blank
 character ``#``, as trec_eval 10.0) hold no row. A block the compiled pass does not take (a line
-with the wrong number of columns, non-ASCII ids) goes the general way, a :class:`Block`
-tokenized with numpy, which raises :class:`~fasttie.InputError` naming the file and the 1-based
-line, or decodes UTF-8. :func:`read_table` then fills the output columns (str arrays without a
-copy of the text through Python) and returns rows with their query segments and line map; the
-numbers the compiled pass leaves over are read by :mod:`fasttie.trec.numeric`.
+with the wrong number of columns, non-ASCII ids) goes the general way
+(:mod:`fasttie.trec.general_block`: a block tokenized with numpy), which raises
+:class:`~fasttie.InputError` naming the file and the 1-based line, or decodes UTF-8.
+:func:`read_table` then fills the output columns (str arrays without a copy of the text
+through Python) and returns rows with their query segments and line map; the numbers the
+compiled pass leaves over are read by :mod:`fasttie.trec.numeric`.
 """
 
 from __future__ import annotations
@@ -22,21 +23,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from .._kernels import trec_parse
 from ..errors import InputError
 from ..parallel import resolve_threads, run_blocks
 from . import grouping
+from .general_block import Block, query_segments
 from .grouping import ITER_KEY, QUERY_KEY, Segments, byte_matrix_hash, hash_strings
 from .numeric import finish_numbers, parse_floats, parse_ints
 
-__all__ = ["Block", "Table", "read_table"]
+__all__ = ["Table", "read_table"]
 
 _BLOCK = 1 << 21          # bytes read per block
 _BOM = b"\xef\xbb\xbf"
-_SNIPPET = 120            # characters of an offending line quoted in error messages
-_BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)  # r low bytes
 _FAST = True              # tokenize with the compiled pass (False: numpy only, for tests)
 _NO_INTS, _NO_FLOATS = np.zeros(0, dtype=np.int64), np.zeros(0)  # the number column not written
 
@@ -105,172 +104,6 @@ def _read_blocks(f, block_size):
             continue
         yield np.frombuffer(data, dtype=np.uint8), 0, cut
         carry = data[cut:]
-
-
-class Block:
-    """One block of whole lines, ``source[lo:hi]``, tokenized into n_cols columns.
-
-    Blank lines and comment lines (first non-blank character ``#``, as trec_eval) hold no
-    row. With ``extra_ok``, tokens after the first n_cols of a line are dropped (trec_eval
-    ignores what follows a run line's tag); otherwise a line needs exactly n_cols tokens.
-    Token offsets are relative to ``lo``.
-    """
-
-    def __init__(self, source: np.ndarray, lo: int, hi: int, line0: int, n_cols: int, path, spec: str,
-                 extra_ok: bool = False):
-        self.source, self.lo, self.hi, self.line0, self.path = source, lo, hi, line0, path
-        self.row_lines = None  # 0-based line of each row inside the block; None = row i on line i
-        body = source[lo:hi]
-        space = body <= 32
-        sep = np.flatnonzero(space)
-        n_lines = len(sep) // n_cols
-        fast = len(sep) == n_cols * n_lines and sep[0] > 0
-        if fast:  # one separator between fields, a newline after the last: no blank lines
-            newline = body[sep] == 10
-            fast = bool(
-                np.count_nonzero(newline) == n_lines
-                and np.all(newline[n_cols - 1 :: n_cols])
-                and np.all(sep[1:] - sep[:-1] > 1)
-            )
-        # a comment line may have n_cols words: lines opening with '#' (rare) go the general way
-        if fast and (body[0] == 35 or np.any(body[1:][sep[n_cols - 1 : -1 : n_cols]] == 35)):
-            fast = False
-        if fast:
-            self.n_lines = n_lines
-            self.starts, self.ends = None, sep.reshape(n_lines, n_cols)
-        else:
-            self.starts, self.ends = self._general(body, space, n_cols, spec, extra_ok)
-        self.n_rows = len(self.ends)
-
-    def _bytes(self, start: int, end: int) -> bytes:
-        return self.source[self.lo + start : self.lo + end].tobytes()
-
-    def span(self, col: int):
-        """Start offsets and lengths of the tokens of one column."""
-        ends = self.ends[:, col]
-        if self.starts is not None:
-            starts = self.starts[:, col]
-        elif col > 0:
-            starts = self.ends[:, col - 1] + 1
-        else:
-            starts = np.empty_like(ends)
-            starts[0] = 0
-            np.add(self.ends[:-1, -1], 1, out=starts[1:])
-        return starts, ends - starts
-
-    def _general(self, body, space, n_cols, spec, extra_ok):
-        token = ~space
-        starts = np.flatnonzero(token[1:] & space[:-1]) + 1
-        if token[0]:
-            starts = np.concatenate(([0], starts))
-        ends = np.flatnonzero(token[:-1] & space[1:]) + 1
-        newlines = np.flatnonzero(body == 10)
-        self.n_lines = len(newlines)
-        line_of = np.searchsorted(newlines, starts)
-        counts = np.bincount(line_of, minlength=len(newlines))
-        first = np.cumsum(counts) - counts  # each line's first token
-        lines = np.flatnonzero(counts)
-        comments = lines[body[starts[first[lines]]] == 35]  # O(lines): cheap when there are none
-        if comments.size:
-            keep = ~np.isin(line_of, comments)
-            starts, ends, line_of = starts[keep], ends[keep], line_of[keep]
-            counts[comments] = 0
-            first = np.cumsum(counts) - counts
-            lines = np.flatnonzero(counts)
-        bad = np.flatnonzero((counts != 0) & ((counts < n_cols) if extra_ok else (counts != n_cols)))
-        if bad.size:
-            line = int(bad[0])
-            expected = f"at least {n_cols}" if extra_ok else f"{n_cols}"
-            raise InputError(
-                f"{self.path}, line {self.line0 + line + 1}: expected {expected} columns ({spec}), "
-                f"found {counts[line]}: {self._line_text(newlines, line)!r}"
-            )
-        if extra_ok and counts.max(initial=0) > n_cols:  # keep each line's first n_cols tokens
-            keep = np.arange(len(starts)) - first[line_of] < n_cols
-            starts, ends = starts[keep], ends[keep]
-        self.row_lines = lines
-        return starts.reshape(-1, n_cols), ends.reshape(-1, n_cols)
-
-    def _line_text(self, newlines, line):
-        start = 0 if line == 0 else int(newlines[line - 1]) + 1
-        text = self._bytes(start, int(newlines[line])).decode("utf-8", "replace").rstrip("\r")
-        return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "..."
-
-    def lines(self, rows):
-        """1-based file line numbers of rows of this block."""
-        rows = np.asarray(rows, dtype=np.int64)
-        return self.line0 + 1 + (rows if self.row_lines is None else self.row_lines[rows])
-
-    def column(self, col: int):
-        """Zero-padded bytes of one column: (n, width) uint8 with width % 8 == 0, and lengths."""
-        starts, lengths = self.span(col)
-        width = max(8, -(-int(lengths.max(initial=1)) // 8) * 8)
-        if self.hi + width <= len(self.source):  # windows may run past the block, not the source
-            mat = sliding_window_view(self.source, width)[starts + self.lo]
-        else:
-            size = self.hi - self.lo
-            padded = np.zeros(size + width, dtype=np.uint8)
-            padded[:size] = self.source[self.lo : self.hi]
-            mat = sliding_window_view(padded, width)[starts]
-        words = mat.view(np.uint64)
-        for k in range(int(lengths.min(initial=width)) // 8, width // 8):  # zero what follows
-            words[:, k] &= _BYTE_MASKS[np.clip(lengths - 8 * k, 0, 8)]
-        return mat, lengths
-
-    def text(self, row: int, col: int) -> str:
-        end = int(self.ends[row, col])
-        if self.starts is not None:
-            start = int(self.starts[row, col])
-        elif col > 0:
-            start = int(self.ends[row, col - 1]) + 1
-        else:
-            start = 0 if row == 0 else int(self.ends[row - 1, -1]) + 1
-        return self._bytes(start, end).decode("utf-8", "replace")
-
-    def strings(self, mat, lengths, what):
-        """str array of the rows of a column matrix (UTF-8 decoded)."""
-        codes = self.code_points(mat, lengths, what)
-        if codes.shape[1] == 0:
-            return np.zeros(len(codes), dtype="U1")
-        return np.ascontiguousarray(codes, dtype=np.uint32).view(np.dtype(("U", codes.shape[1])))[:, 0]
-
-    def code_points(self, mat, lengths, what):
-        """(n, width) matrix of the Unicode code points of each row, zero-padded: the bytes
-        themselves for ASCII text, else the UTF-8 decoding (invalid UTF-8 raises)."""
-        width = int(lengths.max(initial=0))
-        sub = mat[:, :width]
-        if len(sub) == 0 or sub.max(initial=0) < 128:
-            return sub
-        raw = np.ascontiguousarray(sub).view(np.dtype(("S", width)))[:, 0]
-        try:
-            text = np.char.decode(raw, "utf-8")
-        except UnicodeDecodeError:
-            for row, item in enumerate(raw.tolist()):
-                try:
-                    item.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise InputError(f"{self.path}, line {int(self.lines([row])[0])}: {what} is not valid UTF-8 ({err.reason})") from None
-            raise  # pragma: no cover
-        return text.view(np.uint32).reshape(len(text), -1)
-
-    def release(self):
-        """Drop the block's bytes; keep only what maps rows to lines."""
-        self.source = self.starts = self.ends = None
-
-    def fail(self, row, col, what, reason):
-        raise InputError(f"{self.path}, line {int(self.lines([row])[0])}: {what} {self.text(row, col)!r} {reason}")
-
-
-def _query_segments(block: Block):
-    """Runs of equal consecutive query ids in a block: (ids of the runs, run lengths)."""
-    mat, lengths = block.column(0)
-    words = mat.view(np.uint64)
-    change = words[1:, 0] != words[:-1, 0]
-    for j in range(1, words.shape[1]):
-        change |= words[1:, j] != words[:-1, j]
-    heads = np.concatenate(([0], np.flatnonzero(change) + 1))
-    run_lengths = np.diff(np.append(heads, len(words)))
-    return block.strings(mat[heads], lengths[heads], "query id"), run_lengths, byte_matrix_hash(mat[heads])
 
 
 class _LineMap:
@@ -402,7 +235,7 @@ def _general(source, lo, hi, line0, path, layout):
     part = _Part(block.n_rows, block.n_lines, block.row_lines)
     if block.n_rows == 0:
         return part
-    part.segment_ids, part.segment_lengths, id_hashes = _query_segments(block)
+    part.segment_ids, part.segment_lengths, id_hashes = query_segments(block)
     part.unchecked = np.zeros(len(part.segment_ids), dtype=bool)  # the whole block is compared below
     part.codes, part.widths = [], []
     col, what, is_float = layout.number
