@@ -17,6 +17,7 @@ from .err import err_ranked
 from .finalize import finalize_ranked, finalize_ties
 from .histogram import _distance
 from .popcount import popcount64
+from .tie_arrays import empty_ties
 
 AVERAGE, OPTIMISTIC, PESSIMISTIC = 0, 1, 2
 CLASS, MULTIHOT, LISTED = 0, 1, 2  # how the stable pass finds an item's grade
@@ -45,12 +46,7 @@ def _bucket_ties(hist_q, gains, mode):
     """Tie arrays (n, r, u, grade sum, gain sum) of one query's histogram, in rank order; every
     database item is judged, so a tie's judged non-relevant items u are its n - r."""
     n_dist, n_grades = hist_q.shape
-    size = n_dist if mode == AVERAGE else n_dist * n_grades
-    tie_n = np.zeros(size, dtype=np.int64)
-    tie_r = np.zeros(size, dtype=np.int64)
-    tie_u = np.zeros(size, dtype=np.int64)
-    tie_s = np.zeros(size, dtype=np.float64)
-    tie_g = np.zeros(size, dtype=np.float64)
+    tie_n, tie_r, tie_u, tie_s, tie_g = empty_ties(n_dist if mode == AVERAGE else n_dist * n_grades)
     m = 0
     for d in range(n_dist):
         if mode == AVERAGE:

@@ -13,6 +13,7 @@ import numpy as np
 from ._jit import jit
 from .finalize import finalize_ties
 from .radix_sort import argsort_ascending, argsort_descending
+from .tie_arrays import empty_ties
 
 AVERAGE, OPTIMISTIC, PESSIMISTIC, FIXED = 0, 1, 2, 3
 
@@ -45,11 +46,7 @@ def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
     rows below the relevance level."""
     n_rows = scores.shape[0]
     order = _rank_order(scores, keys, mode)
-    tie_n = np.zeros(n_rows, dtype=np.int64)
-    tie_r = np.zeros(n_rows, dtype=np.int64)
-    tie_u = np.zeros(n_rows, dtype=np.int64)
-    tie_s = np.zeros(n_rows, dtype=np.float64)
-    tie_g = np.zeros(n_rows, dtype=np.float64)
+    tie_n, tie_r, tie_u, tie_s, tie_g = empty_ties(n_rows)
     m = 0
     start = 0
     while start < n_rows:
