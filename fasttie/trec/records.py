@@ -159,9 +159,12 @@ class _Grouped:
         return True
 
     def _check_layout(self):
+        """Check the grouping (offsets become int64) and tie a docno hash given to the constructor
+        to the docno as stored (see :meth:`_docno_hash`): the last step of ``__post_init__``."""
         self.offsets = _check_offsets(self.offsets, len(self.docno), len(self.query_ids))
         if len(self.query_ids) > 1 and not np.all(self.query_ids[1:] > self.query_ids[:-1]):
             raise InputError("query_ids must be unique and sorted (use from_arrays to group rows)")
+        self._hash_of = self.docno
 
     def _docno_hash(self) -> np.ndarray:
         """uint64 hash of each docno (cached; the arrays are meant to be left unchanged)."""
@@ -219,7 +222,6 @@ class Run(_Grouped):
         if self.score.shape != self.docno.shape:
             raise InputError(f"score has shape {self.score.shape} but docno has {self.docno.shape}")
         self._check_layout()
-        self._hash_of = self.docno
 
     def __repr__(self) -> str:
         source = f", path={self.path!r}" if self.path else ""
@@ -378,7 +380,6 @@ class Qrels(_Grouped):
         if not (self.rel.shape == self.docno.shape == self.iteration.shape):
             raise InputError(f"docno, rel and iteration must have one shape, got {self.docno.shape}, {self.rel.shape}, {self.iteration.shape}")
         self._check_layout()
-        self._hash_of = self.docno
 
     def __repr__(self) -> str:
         source = f", path={self.path!r}" if self.path else ""
