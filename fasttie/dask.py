@@ -34,6 +34,7 @@ def _dask():
     return dask, da
 
 
+# mirrors fasttie.evaluate's signature on purpose (same inputs and options), plus the sharding options
 def evaluate(
     queries,
     database,

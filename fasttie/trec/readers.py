@@ -160,6 +160,7 @@ def _coerce(value, cls, read, name, values, n_threads):
         raise type(error)(f"{name} ({kind}): {error}") from None
 
 
+# mirrors as_qrels on purpose: one shared body (_coerce); each docstring lists its own type's forms
 def as_run(run, *, n_threads: int | None = None) -> Run:
     """A :class:`Run` from any form :func:`fasttie.trec.evaluate` takes.
 
@@ -188,6 +189,7 @@ def as_run(run, *, n_threads: int | None = None) -> Run:
     return _coerce(run, Run, read_run, "run", "score", n_threads)
 
 
+# mirrors as_run on purpose: one shared body (_coerce); each docstring lists its own type's forms
 def as_qrels(qrels, *, n_threads: int | None = None) -> Qrels:
     """:class:`Qrels` from any form :func:`fasttie.trec.evaluate` takes.
 
