@@ -29,17 +29,16 @@ The facade validates everything and packs each document's subtopics into uint64 
 
 Public: :func:`diversity_evaluate` (any set of measures, a :class:`fasttie.Result`) and
 :func:`alpha_ndcg` (alpha-nDCG as an array). Package-internal layer, shared with
-:func:`fasttie.trec.evaluate`: the name grammar (:func:`is_diversity_metric`,
-:func:`parse_diversity_metric`, :class:`DiversityMetric`), :func:`diversity_values` (validated
-inputs -> per-query values before the empty-query policy), :func:`empty_value` and
-:func:`alpha_dcg` (run and ideal alpha-DCG).
+:func:`fasttie.trec.evaluate`: :func:`diversity_values` (validated inputs -> per-query values
+before the empty-query policy), :func:`empty_value` and :func:`alpha_dcg` (run and ideal
+alpha-DCG). The measures' names are read by :mod:`fasttie.metrics.diversity_names` (the one
+metric grammar; its names stay importable from here).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,31 +50,21 @@ from ._kernels.diversity_measures import (
 )
 from ._kernels.diversity_ties import average_queries
 from .errors import InputError, InputTypeError
+from .metrics.diversity_names import (
+    ALPHA_FREE, DEFAULT_ALPHA, DEFAULT_BETA, TAKES_BETA, DiversityMetric, check_alpha, diversity_metric_name,
+    diversity_settings, is_diversity_metric, parse_diversity_metric, parse_diversity_metrics,
+)
 from .parallel import resolve_threads, run_blocks
 from .result import Result
 from .scoring import group_sizes, read_only
 from .validation import mean_of_kept, numeric_array
 
-__all__ = ["alpha_ndcg", "diversity_evaluate"]
+# the public functions, then names of the grammar that stay importable from here, where they
+# were before they moved to fasttie.metrics
+__all__ = ["alpha_ndcg", "diversity_evaluate", "diversity_settings", "is_diversity_metric", "parse_diversity_metric"]
 
-DEFAULT_ALPHA = 0.5
-DEFAULT_BETA = 0.5
 TIE_RULES = ("stable", "trec", "pyndeval", "average")
 _EMPTY_WORDS = {"zero": 0.0, "skip": math.nan, "one": 1.0}
-
-
-@dataclass(frozen=True)
-class DiversityMetric:
-    """One parsed diversity measure: canonical ``name``, ``base`` (``"alpha_nDCG"``,
-    ``"alpha_DCG"``, ``"ERR_IA"``, ``"nERR_IA"``, ``"NRBP"``, ``"nNRBP"``, ``"P_IA"``,
-    ``"AP_IA"``, ``"StRecall"``), cutoff ``k`` (None for the whole-run measures NRBP, nNRBP,
-    AP_IA), ``alpha`` and ``beta``."""
-
-    name: str
-    base: str
-    k: int | None
-    alpha: float
-    beta: float
 
 
 def diversity_evaluate(
@@ -165,7 +154,7 @@ def diversity_evaluate(
     >>> res.mean
     {'StRecall@2': 0.5}
     """
-    parsed = _parse_all(metrics)
+    parsed = parse_diversity_metrics(metrics)
     fill = empty_value(empty)
     inputs = _prepare(y_true, y_pred, group, doc_ids, ties)
     values, is_empty = _compute(inputs, list(parsed.values()), ties, n_threads)
@@ -181,37 +170,6 @@ def diversity_evaluate(
     settings.update(diversity_settings(parsed.values()))
     return Result(mean={name: mean_of_kept(v) for name, v in per_query.items()}, per_query=per_query,
                   n_queries=len(is_empty), n_empty=n_empty, settings=settings)
-
-
-def _parse_all(metrics):
-    """{canonical name: DiversityMetric} in the order asked, each once."""
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    try:
-        names = list(metrics)
-    except TypeError:
-        raise InputTypeError(f"metrics must be a metric name or a sequence of names, got {metrics!r}") from None
-    parsed = {}
-    for name in names:
-        if not isinstance(name, str):
-            raise InputTypeError(f"metric names must be strings, got {name!r}")
-        for metric in parse_diversity_metric(name):
-            parsed.setdefault(metric.name, metric)
-    if not parsed:
-        raise InputError("metrics is empty; ask for at least one measure, e.g. metrics=['alpha_nDCG@20']")
-    return parsed
-
-
-def diversity_settings(metrics):
-    """settings entries: alpha (and beta when NRBP / nNRBP was asked for), a float or a sorted list."""
-    out = {}
-    metrics = list(metrics)
-    alphas = sorted({m.alpha for m in metrics if m.base not in _ALPHA_FREE})
-    betas = sorted({m.beta for m in metrics if m.base in ("NRBP", "nNRBP")})
-    for key, found in (("alpha", alphas), ("beta", betas)):
-        if found:
-            out[key] = found[0] if len(found) == 1 else found
-    return out
 
 
 def alpha_ndcg(
@@ -505,15 +463,15 @@ def _compute(inputs: _Inputs, metrics, ties, n_threads):
     n_subtopics = None
     by_alpha = {}
     for metric in metrics:  # P_IA, AP_IA, StRecall do not read alpha: they join any pass
-        if metric.base not in _ALPHA_FREE:
+        if metric.base not in ALPHA_FREE:
             by_alpha.setdefault(metric.alpha, []).append(metric)
-    free = [m for m in metrics if m.base in _ALPHA_FREE]
+    free = [m for m in metrics if m.base in ALPHA_FREE]
     if free:
         by_alpha.setdefault(next(iter(by_alpha), DEFAULT_ALPHA), []).extend(free)
     for alpha, group in by_alpha.items():
         bases = {m.base for m in group}
         cutoffs = sorted({m.k for m in group if m.k is not None}) or [1]
-        betas = sorted({m.beta for m in group if m.base in ("NRBP", "nNRBP")}) or [DEFAULT_BETA]
+        betas = sorted({m.beta for m in group if m.base in TAKES_BETA}) or [DEFAULT_BETA]
         options = AVERAGE if ties == "average" else 0
         if bases & {"NRBP", "nNRBP", "AP_IA"}:
             options |= FULL_RUN
@@ -528,7 +486,7 @@ def _compute(inputs: _Inputs, metrics, ties, n_threads):
         has = n_subtopics > 0
         for m in group:
             c = cutoffs.index(m.k) if m.k is not None else 0
-            b = betas.index(m.beta) if m.base in ("NRBP", "nNRBP") else 0
+            b = betas.index(m.beta) if m.base in TAKES_BETA else 0
             if m.base == "alpha_nDCG":
                 num, den = cut[:, RUN_DCG, c], cut[:, IDEAL_DCG, c]
             elif m.base == "alpha_DCG":
@@ -594,136 +552,3 @@ def alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids=
     cut, _, _ = _run_kernel(inputs, cutoffs, alpha, [DEFAULT_BETA], options, n_threads)
     return cut[:, RUN_DCG].copy(), cut[:, IDEAL_DCG].copy(), inputs.sizes, columns
 
-
-# ---------------------------------------------------------------------------------------------
-# metric names (diversity_evaluate, fasttie.trec.evaluate)
-# ---------------------------------------------------------------------------------------------
-
-# normalised spelling (lower case, "-" as "_") -> (canonical base, takes a cutoff, parameters)
-_BASES = {
-    "alpha_ndcg": ("alpha_nDCG", True, ("alpha",)),
-    "alpha_dcg": ("alpha_DCG", True, ("alpha",)),
-    "err_ia": ("ERR_IA", True, ("alpha",)),
-    "nerr_ia": ("nERR_IA", True, ("alpha",)),
-    "nrbp": ("NRBP", False, ("alpha", "beta")),
-    "nnrbp": ("nNRBP", False, ("alpha", "beta")),
-    "p_ia": ("P_IA", True, ()),
-    "ap_ia": ("AP_IA", False, ()),
-    "map_ia": ("AP_IA", False, ()),
-    "strecall": ("StRecall", True, ()),
-    "strec": ("StRecall", True, ()),
-}
-_ALPHA_FREE = ("P_IA", "AP_IA", "StRecall")
-_NAME = re.compile(
-    r"^\s*([A-Za-z][A-Za-z_\-]*?)\s*(?:\(([^()]*)\))?\s*(?:@\s*(\[[^\]]*\]|[^\s(\[]+))?\s*(?:\(([^()]*)\))?\s*$"
-)
-_KNOWN = ("alpha_nDCG@k, alpha_DCG@k, ERR_IA@k, nERR_IA@k, NRBP, nNRBP, P_IA@k, AP_IA, StRecall@k "
-          "(or ndeval's alpha-nDCG@k, ERR-IA@k, MAP-IA, P-IA@k, strec@k)")
-
-
-def _normalised_base(name):
-    base = re.split(r"[(@]", name.strip(), maxsplit=1)[0].strip().lower().replace("-", "_")
-    if base.startswith("alpha") and not base.startswith("alpha_"):
-        base = "alpha_" + base[5:]
-    return base
-
-
-def is_diversity_metric(name) -> bool:
-    """Whether a metric name belongs to the diversity family (an ndeval measure, or any name
-    starting with ``alpha``)."""
-    if not isinstance(name, str):
-        return False
-    base = _normalised_base(name)
-    return base in _BASES or base.startswith("alpha")
-
-
-def diversity_metric_name(base: str, k, alpha: float, beta: float) -> str:
-    """Canonical name: ``base``, its parameters that differ from the defaults (alpha = beta =
-    0.5) as ``(alpha=0.3,beta=0.8)``, then ``@k`` (e.g. ``alpha_nDCG(alpha=0.3)@10``)."""
-    params = []
-    if base not in _ALPHA_FREE and alpha != DEFAULT_ALPHA:
-        params.append(f"alpha={alpha!r}")
-    if base in ("NRBP", "nNRBP") and beta != DEFAULT_BETA:
-        params.append(f"beta={beta!r}")
-    text = base + (f"({','.join(params)})" if params else "")
-    return text if k is None else f"{text}@{k}"
-
-
-def check_alpha(alpha, name="alpha"):
-    """alpha (or beta) as a float in [0, 1], or TypeError / ValueError naming it."""
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (numbers.Real, np.floating, np.integer)):
-        raise InputTypeError(f"{name} must be a number in [0, 1], got {alpha!r}")
-    alpha = float(alpha)
-    if not 0.0 <= alpha <= 1.0:  # also rejects NaN
-        raise InputError(f"{name} must be in [0, 1], got {alpha!r}")
-    return alpha
-
-
-def _parameters(name, text, allowed):
-    """{'alpha': a, 'beta': b} from ``alpha=0.3, beta=0.8``."""
-    out = {}
-    if not text.strip():
-        return out
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not key:
-            raise InputError(f"metric {name!r}: parameters are written name=value, e.g. (alpha=0.3); got {part!r}")
-        if key not in allowed:
-            accepted = ", ".join(allowed) if allowed else "none"
-            raise InputError(f"metric {name!r}: unknown parameter {key!r} (accepted: {accepted})")
-        if key in out:
-            raise InputError(f"metric {name!r}: give {key} once")
-        try:
-            number = float(value)
-        except ValueError:
-            raise InputError(f"metric {name!r}: {key} {value!r} is not a number") from None
-        out[key] = check_alpha(number, f"{key} of metric {name!r}")
-    return out
-
-
-def parse_diversity_metric(name: str) -> list[DiversityMetric]:
-    """One diversity metric name -> its :class:`DiversityMetric` (one per listed cutoff).
-
-    Accepts ir_measures' names and parameters (``alpha_nDCG(alpha=0.3)@20``, ``ERR_IA@20``,
-    ``NRBP(alpha=0.5,beta=0.8)``, ``AP_IA``, ``StRecall@10``), the parameters after the
-    cutoff too (``alpha_nDCG@20(alpha=0.3)``), cutoff lists (``alpha_nDCG@[5,10,20]``) and
-    ndeval's column names (``alpha-nDCG@20``, ``ERR-IA@20``, ``MAP-IA``, ``P-IA@20``,
-    ``strec@20``); case and ``-`` / ``_`` do not matter.
-
-    Raises
-    ------
-    ValueError
-        An unknown name, a missing cutoff (or one given to NRBP, nNRBP, AP_IA), a bad
-        cutoff, an unknown or repeated parameter, alpha or beta not a number in [0, 1].
-    """
-    match = _NAME.match(name)
-    base_key = _normalised_base(name)
-    if not match or base_key not in _BASES:
-        raise InputError(f"unknown diversity metric {name!r}; fasttie computes {_KNOWN}, "
-                         f"e.g. 'alpha_nDCG@20' or 'alpha_nDCG(alpha=0.3)@10'")
-    _, before, cutoff, after = match.groups()
-    base, has_cutoff, allowed = _BASES[base_key]
-    if before is not None and after is not None:
-        raise InputError(f"metric {name!r}: give the parameters once")
-    params = _parameters(name, before if before is not None else (after or ""), allowed)
-    alpha = params.get("alpha", DEFAULT_ALPHA)
-    beta = params.get("beta", DEFAULT_BETA)
-    if not has_cutoff:
-        if cutoff is not None:
-            raise InputError(f"metric {name!r}: {base} has no cutoff (ndeval computes it over the whole run); "
-                             f"write {base!r}")
-        return [DiversityMetric(diversity_metric_name(base, None, alpha, beta), base, None, alpha, beta)]
-    if cutoff is None:
-        raise InputError(f"metric {name!r}: {base} needs a cutoff, e.g. '{base}@20'")
-    parts = [p.strip() for p in cutoff[1:-1].split(",")] if cutoff.startswith("[") else [cutoff]
-    out = []
-    for part in parts:
-        try:
-            k = int(part)
-        except ValueError:
-            raise InputError(f"metric {name!r}: cutoff {part!r} is not an integer (use @20 or @[5,10,20])") from None
-        if k < 1:
-            raise InputError(f"metric {name!r}: cutoff must be >= 1, got {k}")
-        out.append(DiversityMetric(diversity_metric_name(base, k, alpha, beta), base, k, alpha, beta))
-    return out

@@ -303,6 +303,7 @@ def usage_cases(data):
         "json and csv": (["evaluate", *labels, "--json", "--csv"], "not allowed with"),
         "trec missing run": (["trec", QRELS, d / "nope.txt"], "RUN: file not found"),
         "trec unknown metric": (["trec", QRELS, RUN, "-m", "mapp"], "did you mean 'AP'"),
+        "trec unknown diversity metric": (["trec", QRELS, RUN, "-m", "alpha_nDGC@10"], "did you mean 'alpha_nDCG@10'"),
         "trec bad run": (["trec", QRELS, p["queries"]], ""),
         "compare one file": (["compare", d / "one.json"], "at least two"),
         "compare nothing": (["compare"], "give two or more"),

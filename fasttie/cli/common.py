@@ -110,21 +110,14 @@ def resolve_metrics(names, *, trec_names=False):
     UsageError
         An unknown name, with the closest valid one suggested.
     """
-    from ..diversity import is_diversity_metric, parse_diversity_metric
-    from ..metrics import parse_metrics
+    from ..metrics import parse_metric
 
     out = []
     for name in names:
-        if trec_names and is_diversity_metric(name):  # alpha-nDCG: TREC diversity qrels only
-            try:
-                out.extend(m.name for m in parse_diversity_metric(name) if m.name not in out)
-            except ValueError as error:
-                raise UsageError(f"-m/--metric: {error}") from None
-            continue
-        try:
-            parsed = parse_metrics(name)
+        try:  # diversity names (alpha-nDCG, ...): TREC diversity qrels only
+            parsed = parse_metric(name, diversity=trec_names)
         except ValueError as error:
-            if str(error).startswith("unknown metric"):
+            if str(error).startswith("unknown metric"):  # the ranking grammar's unknown-name message reads on its own
                 raise UsageError(str(error)) from None
             raise UsageError(f"-m/--metric: {error}") from None
         out.extend(m.name for m in parsed if m.name not in out)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diversity import TIE_RULES, diversity_settings, empty_value, is_diversity_metric, parse_diversity_metric
+from ..diversity import TIE_RULES, empty_value
 from .._kernels.trec_order import trec_tie_keys
 from ..errors import InputError, InputTypeError
-from ..metrics import aggregate, metric_names, parse_metrics
+from ..metrics import aggregate, diversity_settings, parse_metrics, split_metric_names
 from ..ranking import rank_evaluate
 from ..result import Result
 from ..scoring import check_options
@@ -41,27 +41,6 @@ def _trec_tie_keys(aligned: Aligned):
     score = np.ascontiguousarray(aligned.score, dtype=np.float64)
     in_rank_order = trec_tie_keys(chars, score, aligned.offsets, keys)
     return keys if in_rank_order else aligned.docno
-
-
-def _split_metric_names(metrics):
-    """Ranking metric names (for rank_evaluate) and parsed diversity metrics, plus the output
-    order: canonical names in the order asked, each once."""
-    ranking, diversity, order = [], {}, []
-    for name in metric_names(metrics):
-        if not isinstance(name, str):
-            raise InputTypeError(f"metric names must be strings, got {name!r}")
-        if is_diversity_metric(name):
-            canonical = []
-            for metric in parse_diversity_metric(name):
-                diversity[metric.name] = metric
-                canonical.append(metric.name)
-        else:
-            ranking.append(name)
-            canonical = [m.name for m in parse_metrics([name])]
-        order.extend(c for c in canonical if c not in order)
-    if not order:
-        raise InputError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
-    return ranking, diversity, order
 
 
 def evaluate(
@@ -199,7 +178,7 @@ def evaluate(
     >>> {k: round(v, 4) for k, v in evaluate(div, run, ["alpha_nDCG@[2,3]", "P@2"]).mean.items()}
     {'alpha_nDCG@2': 0.8801, 'alpha_nDCG@3': 0.9773, 'P@2': 1.0}
     """
-    ranking, diversity, order = _split_metric_names(metrics)
+    ranking, diversity, order = split_metric_names(metrics)
     if diversity and ties not in TIE_RULES:
         raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
                          f"(no optimistic or pessimistic order of subtopics), got {ties!r}")

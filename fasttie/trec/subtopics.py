@@ -74,7 +74,7 @@ def diversity_columns(qrels, aligned, diversity, ties, relevance_level, n_thread
         The run joined with ``qrels`` (:func:`fasttie.trec.align`).
     diversity : dict
         ``{canonical name: DiversityMetric}`` of the metrics asked for
-        (:func:`fasttie.diversity.parse_diversity_metric`).
+        (:func:`fasttie.metrics.parse_diversity_metric`).
     ties : {"trec", "pyndeval", "stable", "average"}
         Order of equal scores (see :func:`fasttie.trec.evaluate`).
     relevance_level : number

@@ -1,0 +1,73 @@
+"""What each ranking metric is beyond its name: the conventions the engines and reports read.
+
+Which metrics are undefined for a query without relevant items, which are counts (summed over
+queries), geometric means, graded, persistent (RBP), AP-like ratios, or defined for fixed orders
+only; and :func:`aggregate`, a metric's value over all queries under these conventions
+(trec_eval's and ir_measures').
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+# metrics whose value is 0/0 for a query without relevant items (see the `empty` policy)
+UNDEFINED_WHEN_EMPTY = (
+    "AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "Bpref", "GMBpref", "infAP", "IPrec", "11pt",
+    "R(radius)",
+)
+# AP-like metrics: at a cutoff with ap_denominator="retrieved" the finalizer must compute the
+# expected ratio E[numerator / hits@k] (hypergeometric sums)
+RATIO_BASES = ("AP", "WAP", "GMAP")
+# counts: summed over queries, and their value stands whatever the empty policy (except skip)
+COUNTS = ("NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet")
+# metrics of the judgments, not of the relevant items: their value stands too (except under skip)
+KEPT_WHEN_EMPTY = COUNTS + ("Judged", "RBPResid")
+GEOMETRIC_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: GMAP takes log(max(AP, 1e-5))
+GEOMETRIC = ("GMAP", "GMBpref")  # geometric means of AP and Bpref (trec_eval's gm_map, gm_bpref)
+# interpolated precision is a maximum over ranks: no exact average over tie orders
+FIXED_ORDER_ONLY = ("IPrec", "11pt")
+# graded metrics take every grade > 0; the others count items with grade >= the relevance level
+GRADED = ("DCG", "nDCG", "ACG", "WAP", "RBP", "ERR")
+# rank-biased precision and its residual take the persistence p (Moffat & Zobel 2008)
+PERSISTENT = ("RBP", "RBPResid")
+DEFAULT_PERSISTENCE = 0.8  # ir_measures' default; trec_eval's rbp takes 0.9
+
+
+def base_of(name: str) -> str:
+    """The base of a canonical metric name: ``"GMAP@10"`` -> ``"GMAP"``, ``"P(radius=2)"`` -> ``"P"``."""
+    return re.split(r"[@(]", name, maxsplit=1)[0]
+
+
+def aggregate(name, values) -> float:
+    """A metric's value over all queries: the mean of the kept (non-NaN) per-query values; the
+    sum for the counts (NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet); for GMAP and GMBpref the geometric
+    mean of max(value, 1e-5), as trec_eval's gm_map and gm_bpref. NaN when no query is kept.
+
+    Parameters
+    ----------
+    name : str or Metric
+        Canonical name (``"GMAP@10"``) or Metric.
+    values : array_like of float
+        Per-query values, NaN for queries left out.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> aggregate("NumRet@10", [10.0, 7.0]), aggregate("GMAP", [0.1, 0.4]), aggregate("AP", [0.5, float("nan")])
+    (17.0, 0.2, 0.5)
+    """
+    base = base_of(name) if isinstance(name, str) else name.base  # a name, or a Metric
+    values = np.asarray(values, dtype=np.float64)
+    kept = values[~np.isnan(values)]
+    if not len(kept):
+        return float("nan")
+    if base in COUNTS:
+        return float(np.sum(kept))
+    if base in GEOMETRIC:
+        return float(np.exp(np.mean(np.log(np.maximum(kept, GEOMETRIC_FLOOR)))))
+    return float(np.mean(kept))

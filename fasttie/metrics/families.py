@@ -1,0 +1,81 @@
+"""Names of both families in one list: which grammar reads each name.
+
+:func:`fasttie.trec.evaluate` and ``fasttie trec`` take ranking metrics and ndeval's diversity
+measures side by side; a name belongs to the diversity family when
+:func:`~fasttie.metrics.diversity_names.is_diversity_metric` says so (an ndeval measure, or any
+name starting with ``alpha``: a misspelt alpha-nDCG then gets a diversity suggestion), else to
+the ranking family.
+"""
+
+from __future__ import annotations
+
+from ..errors import InputError, InputTypeError
+from .diversity_names import DiversityMetric, is_diversity_metric, parse_diversity_metric
+from .ranking_names import Metric, metric_names, parse_metrics
+
+
+def parse_metric(name: str, *, diversity: bool = True) -> list[Metric | DiversityMetric]:
+    """One metric name of either family, parsed by its own grammar.
+
+    Parameters
+    ----------
+    name : str
+    diversity : bool, default True
+        Whether diversity names are accepted; False reads every name as a ranking metric.
+
+    Returns
+    -------
+    list of Metric or list of DiversityMetric
+        One per listed cutoff (a ranking name's repeats dropped).
+
+    Raises
+    ------
+    ValueError
+        An unknown or malformed name, with the closest valid one of its family.
+
+    Examples
+    --------
+    >>> [m.name for m in parse_metric("map_cut.5,10")], [m.name for m in parse_metric("alpha-nDCG@20")]
+    (['AP@5', 'AP@10'], ['alpha_nDCG@20'])
+    """
+    if diversity and is_diversity_metric(name):
+        return parse_diversity_metric(name)
+    return parse_metrics([name])
+
+
+def split_metric_names(metrics):
+    """Ranking metric names and parsed diversity metrics, plus the output order.
+
+    Parameters
+    ----------
+    metrics : str or iterable of str
+
+    Returns
+    -------
+    ranking : list of str
+        The ranking names as given (each checked), for :func:`fasttie.rank_evaluate`.
+    diversity : dict of str to DiversityMetric
+        Keyed by canonical name.
+    order : list of str
+        Canonical names of both families in the order asked, each once.
+
+    Raises
+    ------
+    TypeError
+        A name that is not a string.
+    ValueError
+        A name its grammar rejects, or no name at all.
+    """
+    ranking, diversity, order = [], {}, []
+    for name in metric_names(metrics):
+        if not isinstance(name, str):
+            raise InputTypeError(f"metric names must be strings, got {name!r}")
+        parsed = parse_metric(name)  # never empty
+        if isinstance(parsed[0], DiversityMetric):
+            diversity.update((metric.name, metric) for metric in parsed)
+        else:
+            ranking.append(name)
+        order.extend(metric.name for metric in parsed if metric.name not in order)
+    if not order:
+        raise InputError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
+    return ranking, diversity, order
