@@ -30,41 +30,37 @@ The facade validates everything and packs each document's subtopics into uint64 
 Public: :func:`diversity_evaluate` (any set of measures, a :class:`fasttie.Result`) and
 :func:`alpha_ndcg` (alpha-nDCG as an array). Package-internal layer, shared with
 :func:`fasttie.trec.evaluate`: :func:`diversity_values` (validated inputs -> per-query values
-before the empty-query policy), :func:`empty_value` and :func:`alpha_dcg` (run and ideal
-alpha-DCG). The measures' names are read by :mod:`fasttie.metrics.diversity_names` (the one
-metric grammar; its names stay importable from here).
+before the empty-query policy) and :func:`alpha_dcg` (run and ideal alpha-DCG). The measures'
+names are read by :mod:`fasttie.metrics.diversity_names` (the one metric grammar; its names stay
+importable from here), the inputs validated and packed by :mod:`fasttie.diversity_inputs`.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
-from dataclasses import dataclass
-
 import numpy as np
 
-from ._kernels.alpha_ndcg import first_duplicate, pack_subtopics
 from ._kernels.diversity_measures import (
     AP_SUM, AVERAGE, COVERED, FULL_IDEAL, FULL_RUN, IDEAL, IDEAL_DCG, IDEAL_ERR, IDEAL_NRBP, N_CUT, N_SCALARS,
     N_SUBTOPICS, PAIRS, RUN_DCG, RUN_ERR, RUN_NRBP, WANT_AP, diversity_queries,
 )
 from ._kernels.diversity_ties import average_queries
-from .errors import InputError, InputTypeError
+from .diversity_inputs import TIE_RULES, DiversityInputs, check_cutoffs, empty_value, is_scalar_k, prepare_inputs
+from .errors import InputError
 from .metrics.diversity_names import (
     ALPHA_FREE, DEFAULT_ALPHA, DEFAULT_BETA, TAKES_BETA, DiversityMetric, check_alpha, diversity_metric_name,
     diversity_settings, is_diversity_metric, parse_diversity_metric, parse_diversity_metrics,
 )
 from .parallel import resolve_threads, run_blocks
 from .result import Result
-from .scoring import group_sizes, read_only
-from .validation import mean_of_kept, numeric_array
+from .scoring import read_only
+from .validation import mean_of_kept
 
-# the public functions, then names of the grammar that stay importable from here, where they
-# were before they moved to fasttie.metrics
-__all__ = ["alpha_ndcg", "diversity_evaluate", "diversity_settings", "is_diversity_metric", "parse_diversity_metric"]
-
-TIE_RULES = ("stable", "trec", "pyndeval", "average")
-_EMPTY_WORDS = {"zero": 0.0, "skip": math.nan, "one": 1.0}
+# the public functions, then names of the grammar and of the input checks that stay importable
+# from here, where they were before they moved (fasttie.metrics, fasttie.diversity_inputs)
+__all__ = [
+    "alpha_ndcg", "diversity_evaluate",
+    "TIE_RULES", "diversity_settings", "empty_value", "is_diversity_metric", "parse_diversity_metric",
+]
 
 
 def diversity_evaluate(
@@ -156,7 +152,7 @@ def diversity_evaluate(
     """
     parsed = parse_diversity_metrics(metrics)
     fill = empty_value(empty)
-    inputs = _prepare(y_true, y_pred, group, doc_ids, ties)
+    inputs = prepare_inputs(y_true, y_pred, group, doc_ids, ties)
     values, is_empty = _compute(inputs, list(parsed.values()), ties, n_threads)
     n_empty = int(is_empty.sum())
     if fill is None and n_empty:
@@ -270,12 +266,12 @@ def alpha_ndcg(
     >>> ft.alpha_ndcg(y_true, [2.0, 1.0, 1.0], k=2, ties="average").round(4)
     array([0.9033])
     """
-    ks, columns = _cutoffs(k)
+    ks, columns = check_cutoffs(k)
     alpha = check_alpha(alpha)
     metrics = [DiversityMetric(diversity_metric_name("alpha_nDCG", int(v), alpha, DEFAULT_BETA), "alpha_nDCG",
                                int(v), alpha, DEFAULT_BETA) for v in ks]
     fill = empty_value(empty)
-    inputs = _prepare(y_true, y_pred, group, doc_ids, ties)
+    inputs = prepare_inputs(y_true, y_pred, group, doc_ids, ties)
     values, is_empty = _compute(inputs, metrics, ties, n_threads)
     if fill is None and is_empty.any():
         raise InputError(f"{int(is_empty.sum())} of {len(is_empty)} queries have no relevant subtopic; "
@@ -283,151 +279,10 @@ def alpha_ndcg(
     table = np.stack([values[m.name] for m in metrics], axis=1)
     table[is_empty] = fill
     table = table[:, columns]
-    return table[:, 0] if _is_scalar_k(k) else table
+    return table[:, 0] if is_scalar_k(k) else table
 
 
-def _is_scalar_k(k):
-    return isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_))
-
-
-def empty_value(empty):
-    """The value given to queries without any relevant subtopic.
-
-    Parameters
-    ----------
-    empty : float or {"zero", "skip", "one", "error"}
-        A number, or a word: "zero" = 0.0, "skip" = NaN, "one" = 1.0.
-
-    Returns
-    -------
-    float or None
-        None for "error" (the caller raises when a query is empty).
-
-    Raises
-    ------
-    InputError, InputTypeError
-        Any other word, or a value that is not a number.
-    """
-    if isinstance(empty, str):
-        if empty == "error":
-            return None
-        if empty in _EMPTY_WORDS:
-            return _EMPTY_WORDS[empty]
-        raise InputError(f"empty must be a number or one of 'zero', 'skip', 'one', 'error'; got {empty!r}")
-    if isinstance(empty, (bool, np.bool_)) or not isinstance(empty, (numbers.Real, np.floating, np.integer)):
-        raise InputTypeError(f"empty must be a number (the value of queries without a relevant subtopic) or "
-                        f"'zero' / 'skip' / 'one' / 'error'; got {empty!r}")
-    return float(empty)
-
-
-def _cutoffs(k):
-    """Sorted unique cutoffs and, per requested k, its column among them."""
-    ks = [k] if _is_scalar_k(k) else k
-    if isinstance(ks, (str, bytes)):
-        raise InputTypeError(f"k must be an integer or a sequence of integers, got {k!r}")
-    try:
-        ks = list(ks)
-    except TypeError:
-        raise InputTypeError(f"k must be an integer or a sequence of integers, got {k!r}") from None
-    if not ks:
-        raise InputError("k is empty; give at least one cutoff, e.g. k=10 or k=[5, 10, 20]")
-    for value in ks:
-        if not _is_scalar_k(value):
-            raise InputTypeError(f"k must be an integer or a sequence of integers, got {value!r} in k")
-        if value < 1:
-            raise InputError(f"k must be >= 1, got {int(value)}")
-    unique = np.array(sorted({int(v) for v in ks}), dtype=np.int64)
-    columns = np.searchsorted(unique, [int(v) for v in ks])
-    return unique, columns
-
-
-def _subtopic_masks(y_true):
-    """(n, n_words) uint64 bit masks of a validated 2-D bool matrix (bit j of word w = column 64 w + j)."""
-    n, n_subtopics = y_true.shape
-    masks = np.empty((n, max(1, -(-n_subtopics // 64))), dtype=np.uint64)
-    pack_subtopics(read_only(y_true.view(np.uint8)), masks, 0, n)
-    return masks
-
-
-def _check_y_true(y_true):
-    y_true = numeric_array(y_true, "y_true", "a numeric or bool 0/1 matrix")
-    if y_true.ndim != 2:
-        raise InputError(f"y_true must be 2-D (n_documents, n_subtopics), got shape {y_true.shape}; "
-                         f"for one subtopic use y_true.reshape(-1, 1)")
-    if y_true.dtype != np.bool_:
-        bad = (y_true != 0) & (y_true != 1)
-        if bad.any():
-            i, s = np.argwhere(bad)[0]
-            raise InputError(f"y_true must hold only 0 and 1 (relevant to the subtopic or not); "
-                             f"y_true[{i}, {s}] is {y_true[i, s]}")
-        y_true = y_true != 0
-    return np.ascontiguousarray(y_true)
-
-
-def _doc_keys(doc_ids, sizes, n):
-    """int64 keys ordered as the document ids, after checking one row per document and query."""
-    doc_ids = np.asarray(doc_ids)
-    if doc_ids.shape != (n,):
-        raise InputError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
-    if doc_ids.dtype.kind not in "iuUS":
-        raise InputTypeError(f"doc_ids must be strings or integers, got dtype {doc_ids.dtype}")
-    small_ints = doc_ids.dtype.kind == "i" or (doc_ids.dtype.kind == "u" and doc_ids.dtype.itemsize < 8)
-    if small_ints and doc_ids.min() > np.iinfo(np.int64).min:  # the key is negated for ties="trec"
-        keys = doc_ids.astype(np.int64)  # integers keep their order: no sort needed
-    else:
-        keys = np.unique(doc_ids, return_inverse=True)[1].ravel().astype(np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    row = first_duplicate(read_only(keys), read_only(offsets))
-    if row >= 0:
-        query = int(np.searchsorted(offsets, row, side="right") - 1)
-        raise InputError(f"document {doc_ids[row].item()!r} appears twice in query {query} (row {row}); "
-                         f"each document must be one row (scored, or -inf if not retrieved)")
-    return keys
-
-
-@dataclass(frozen=True)
-class _Inputs:
-    masks: np.ndarray
-    scores: np.ndarray
-    run_keys: np.ndarray
-    ideal_keys: np.ndarray
-    offsets: np.ndarray
-    sizes: np.ndarray
-
-
-def _prepare(y_true, y_pred, group, doc_ids, ties) -> _Inputs:
-    """Validated, packed kernel inputs (raises naming the argument)."""
-    y_true = _check_y_true(y_true)
-    n = y_true.shape[0]
-    if n == 0:
-        raise InputError("y_true has no rows: there is nothing to rank")
-    y_pred = numeric_array(y_pred, "y_pred")
-    if y_pred.shape != (n,):
-        raise InputError(f"y_pred must be 1-D with one score per row of y_true ({n}), got shape {y_pred.shape}")
-    y_pred = y_pred.astype(np.float64)
-    bad = np.isnan(y_pred) | (y_pred == np.inf)
-    if bad.any():
-        raise InputError(f"y_pred has a NaN or +inf score at row {int(np.flatnonzero(bad)[0])}; "
-                         f"scores must be finite, or -inf for a judged document the run does not retrieve")
-    if not isinstance(ties, str):
-        raise InputTypeError(f"ties must be a string, one of {TIE_RULES}; got {ties!r}")
-    if ties not in TIE_RULES:
-        raise InputError(f"ties must be one of {TIE_RULES}, got {ties!r}")
-    sizes = group_sizes(group, n)
-    if doc_ids is None:
-        if ties in ("trec", "pyndeval"):
-            raise InputError(f"ties={ties!r} orders equal scores by document id: pass doc_ids")
-        ideal_keys = np.arange(n, dtype=np.int64)
-    else:
-        ideal_keys = _doc_keys(doc_ids, sizes, n)
-    # equal scores rank by key ascending ("average" does not read the keys)
-    run_keys = -ideal_keys if ties == "trec" else ideal_keys if ties == "pyndeval" else np.arange(n, dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    return _Inputs(read_only(_subtopic_masks(y_true)), read_only(y_pred), read_only(run_keys),
-                   read_only(ideal_keys), read_only(offsets), sizes)
-
-
-def _run_kernel(inputs: _Inputs, cutoffs, alpha, betas, options, n_threads):
+def _run_kernel(inputs: DiversityInputs, cutoffs, alpha, betas, options, n_threads):
     """cut (n_queries, N_CUT, n_cutoffs), scalars (n_queries, N_SCALARS), nrbp (n_queries, 2, n_betas)."""
     sizes = inputs.sizes
     n_queries = len(sizes)
@@ -455,7 +310,7 @@ def _ideal_ideal(k, alpha, discount):
     return float(np.sum(weights * (1.0 / np.log2(ranks + 1) if discount == "log" else 1.0 / ranks)))
 
 
-def _compute(inputs: _Inputs, metrics, ties, n_threads):
+def _compute(inputs: DiversityInputs, metrics, ties, n_threads):
     """Per-query values of parsed metrics ({name: float64 array}, empty queries at 0) and the
     boolean mask of queries without a relevant subtopic."""
     n_queries = len(inputs.sizes)
@@ -524,7 +379,7 @@ def diversity_values(y_true, y_pred, group=None, *, metrics, doc_ids=None, ties=
     is_empty : ndarray of bool, shape (n_queries,)
         The queries without any relevant subtopic.
     """
-    inputs = _prepare(y_true, y_pred, group, doc_ids, ties)
+    inputs = prepare_inputs(y_true, y_pred, group, doc_ids, ties)
     return _compute(inputs, list(metrics), ties, n_threads)
 
 
@@ -545,9 +400,9 @@ def alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids=
     columns : ndarray of int, shape (len(k),)
         The column of each requested cutoff, in the order asked.
     """
-    cutoffs, columns = _cutoffs(k)
+    cutoffs, columns = check_cutoffs(k)
     alpha = check_alpha(alpha)
-    inputs = _prepare(y_true, y_pred, group, doc_ids, ties)
+    inputs = prepare_inputs(y_true, y_pred, group, doc_ids, ties)
     options = IDEAL | (AVERAGE if ties == "average" else 0)
     cut, _, _ = _run_kernel(inputs, cutoffs, alpha, [DEFAULT_BETA], options, n_threads)
     return cut[:, RUN_DCG].copy(), cut[:, IDEAL_DCG].copy(), inputs.sizes, columns
