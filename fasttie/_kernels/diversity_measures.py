@@ -83,39 +83,40 @@ def _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, rele
         gain_out[r] = 0.0
         pairs_out[r] = 0.0
         new_out[r] = 0.0
+    return _ap_ia_sum(total, relevant) if want_ap else 0.0
+
+
+@jit(inline="always")
+def _ap_ia_sum(ap_numerators, relevant):
+    """sum over the subtopics s with a relevant document of ap_numerators[s] / relevant[s]: the
+    AP_IA numerator, in subtopic order, of the fixed-order walk and of the tie walk
+    (``diversity_ties.average_run``) alike."""
     ap = 0.0
-    if want_ap:
-        for s in range(n_subtopics):
-            if relevant[s] > 0:
-                ap += total[s] / relevant[s]
+    for s in range(ap_numerators.shape[0]):
+        if relevant[s] > 0:
+            ap += ap_numerators[s] / relevant[s]
     return ap
 
 
 @jit
 def _cutoff_sums(gains, depth, cutoffs, discount, dcg_out, err_out):
-    """DCG and ERR sums of gains[:depth] at each cutoff (ascending; past depth, the total)."""
-    dcg = 0.0
-    err = 0.0
-    c = 0
-    n_cutoffs = cutoffs.shape[0]
-    for r in range(depth):
-        while c < n_cutoffs and cutoffs[c] <= r:
-            dcg_out[c] = dcg
-            err_out[c] = err
-            c += 1
-        if c == n_cutoffs:
-            break
-        dcg += gains[r] * discount[r]
-        err += gains[r] / (r + 1.0)
-    while c < n_cutoffs:
-        dcg_out[c] = dcg
-        err_out[c] = err
-        c += 1
+    """DCG and ERR sums of gains[:depth] at each cutoff (ascending; past depth, the total): the
+    prefix sums of gains[r] * discount[r] and of gains[r] / (r + 1)."""
+    # ranks past the last cutoff count for no sum (and discount may end there)
+    n = min(depth, cutoffs[cutoffs.shape[0] - 1])
+    weighted = np.empty(n)
+    for r in range(n):
+        weighted[r] = gains[r] * discount[r]
+    _prefix_sums(weighted, n, cutoffs, dcg_out)
+    for r in range(n):
+        weighted[r] = gains[r] / (r + 1.0)
+    _prefix_sums(weighted, n, cutoffs, err_out)
 
 
 @jit
 def _prefix_sums(values, depth, cutoffs, out):
-    """sum of values[:min(k, depth)] at each cutoff k (ascending)."""
+    """sum of values[:min(k, depth)] at each cutoff k (ascending): the running sum read at each
+    cutoff (past depth, the total)."""
     total = 0.0
     c = 0
     n_cutoffs = cutoffs.shape[0]

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from .diversity_measures import AP_SUM, WANT_AP, _query_start, _query_sums
+from .diversity_measures import AP_SUM, WANT_AP, _ap_ia_sum, _query_start, _query_sums
 from .finalize import _precision_kernel
 from .popcount import popcount64
 from .radix_sort import argsort_descending
@@ -190,12 +190,7 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
             in_tie[s] = 0
         a = b
 
-    ap = 0.0
-    if want_ap:
-        for s in range(n_subtopics):
-            if relevant[s] > 0:
-                ap += ap_num[s] / relevant[s]
-    return ap
+    return _ap_ia_sum(ap_num, relevant) if want_ap else 0.0
 
 
 @jit
