@@ -58,6 +58,7 @@ def _count_range_two(counts_0, counts_1, offset_0, offset_1, query_0, query_1, d
             counts_0[offset_0 + popcount64(a0 ^ x0) + popcount64(a1 ^ x1)] += 1
             counts_1[offset_1 + popcount64(b0 ^ x0) + popcount64(b1 ^ x1)] += 1
     elif n_words == 4:
+        # deliberately the 2-word block again, widened: unrolled, the four query words stay in registers
         a0 = query_0[0]
         a1 = query_0[1]
         a2 = query_0[2]

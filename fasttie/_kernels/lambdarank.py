@@ -106,6 +106,7 @@ def _pair_row(lo, n, gi, di, ei, g, discount, t, lam, hes, q_row, h_row):
         h_row[j] = h
 
 
+# deliberately a copy of _pair_row's loop, not a damping flag: each row loop stays branch-free, for speed
 @jit(error_model="numpy")
 def _pair_row_damped(lo, n, gi, di, ei, si, g, discount, t, s, lam, hes, q_row, h_row):
     """_pair_row with LightGBM's score-gap damping: |delta nDCG| / (0.01 + |s_i - s_j|)."""
@@ -195,6 +196,7 @@ def _pair_row_by_label(lo, n, gp, dp, ep, g, discount, e, lam, hes, q_row, h_row
         h_row[j] = h
 
 
+# deliberately a copy of _pair_row_by_label's loop, not a damping flag: each row loop stays branch-free, for speed
 @jit(error_model="numpy")
 def _pair_row_by_label_damped(lo, n, gp, dp, ep, sp, g, discount, e, s, lam, hes, q_row, h_row):
     """_pair_row_by_label with LightGBM's score-gap damping."""
