@@ -117,13 +117,24 @@ def _parameters(name, text, allowed):
 
 
 def suggest_diversity(name):
-    """The closest diversity measure to a misspelt name, keeping its parameters and cutoff
-    (``alpha_nDGC@10`` -> ``alpha_nDCG@10``), or None.
+    """The closest diversity measure to a misspelt name, for the did-you-mean of
+    :func:`parse_diversity_metric`.
+
+    Parameters
+    ----------
+    name : str
+        A name whose base is not a diversity measure.
+
+    Returns
+    -------
+    str or None
+        The closest measure with the name's parameters and cutoff as written, or None when
+        nothing is close or the base is known (then the rest of the name is what is wrong).
 
     Examples
     --------
-    >>> suggest_diversity("alpha_nDGC@10"), suggest_diversity("StRecal@5"), suggest_diversity("xyz")
-    ('alpha_nDCG@10', 'StRecall@5', None)
+    >>> suggest_diversity("alpha_nDGC@10"), suggest_diversity("StRecal(alpha=0.3)@5"), suggest_diversity("xyz")
+    ('alpha_nDCG@10', 'StRecall(alpha=0.3)@5', None)
     """
     match = re.match(r"^\s*([A-Za-z][A-Za-z_\-]*)\s*((?:[(@].*)?)$", name.strip())
     if not match or _normalised_base(match.group(1)) in _BASES:  # a known base: its shape is wrong, not its name
