@@ -37,7 +37,7 @@ from .scoring import (
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy
 
-_TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": None}
+TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": None}
 _KIND = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}
 _HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
 # progress: a conservative kernel speed (code pairs x 64-bit words per second per thread) to
@@ -53,7 +53,7 @@ _AUTO_SECONDS = 2.0
 _ro = read_only
 
 
-def _pack_pair(queries, database):
+def pack_pair(queries, database):
     """Pack queries and database; their code lengths must agree."""
     query_codes = pack_codes(queries, name="queries")
     db_codes = pack_codes(database, name="database")
@@ -65,7 +65,7 @@ def _pack_pair(queries, database):
     return query_codes, db_codes
 
 
-def _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):
+def hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):
     """Result of the requested metrics (means over the kept queries, curves if asked for)."""
     mean = {metric.name: aggregate(metric, per_query[metric.name]) for metric in all_metrics}
     result = Result(
@@ -88,7 +88,9 @@ def _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):
     return result
 
 
-def _curve_metrics(curves, n_db, n_bits):
+def metrics_for_curves(curves, n_db, n_bits):
+    """The metrics behind the ``curves`` option: P and R within every radius 0..n_bits and at
+    every N of the grid (True: 50 log-spaced N up to n_db). Returns (metrics, grid or None)."""
     if curves is False or curves is None:
         return [], None
     if curves is True:
@@ -102,7 +104,7 @@ def _curve_metrics(curves, n_db, n_bits):
     return radius + at_n, grid
 
 
-def _progress_bar(progress, n_queries, n_db, n_words, n_threads):
+def progress_bar(progress, n_queries, n_db, n_words, n_threads):
     """(tqdm bar or None, queries per block or None) for the ``progress`` option."""
     if isinstance(progress, str):
         if progress != "auto":
@@ -230,10 +232,10 @@ class _Finalizer:
                 np.empty((n, len(self.err_cutoffs))))
 
     def quantities(self, hist, quantities, scalars, err, lo, hi):
-        finalize_histograms(hist, self.gains, _TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount,
+        finalize_histograms(hist, self.gains, TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount,
                             self.need_ratio, self.optional, quantities, scalars, lo, hi)
         if len(self.err_cutoffs):
-            err_histograms(hist, _TIE_MODES[self.ties], self.err_cutoffs, err, lo, hi)
+            err_histograms(hist, TIE_MODES[self.ties], self.err_cutoffs, err, lo, hi)
 
     def values(self, quantities, scalars, hist, err):
         err_values = {m.name: err[:, self.err_column[WHOLE_LIST if m.k is None else m.k]]
@@ -285,7 +287,7 @@ def _chunk_size(n_queries, n_bits, n_grades, block=None):
     return chunk if block is None else min(chunk, block)
 
 
-def _evaluate_chunks(
+def evaluate_chunks(
     query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty, n_threads, bar=None, block=None
 ):
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
@@ -326,7 +328,7 @@ def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance
     """TieStats of a database (or shard): see :func:`fasttie.tie_stats`."""
     from .tie_stats import TieStats
 
-    query_codes, db_codes = _pack_pair(queries, database)
+    query_codes, db_codes = pack_pair(queries, database)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
     database_pass = _DatabasePass(db_codes, spec, stable=False)
@@ -344,7 +346,7 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
     distance; n_relevant : (n_queries,) int64, the shard's relevant items per query.
     Returns (indptr, ranks, grades) int64, each query's items in index order.
     """
-    query_codes, db_codes = _pack_pair(queries, database)
+    query_codes, db_codes = pack_pair(queries, database)
     spec = make_relevance(query_labels, db_labels, relevance, query_codes.n, db_codes.n)
     database_pass = _DatabasePass(db_codes, spec, stable=True)
     c = database_pass.chunk(query_codes.words, spec.rows(0, query_codes.n))
@@ -361,7 +363,7 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
     return indptr, ranks, grades
 
 
-def _hashing_metrics(metrics):
+def hashing_metrics(metrics):
     """Parsed metrics, refusing per-metric relevance levels and gains, and infAP (ranked lists only)."""
     parsed = parse_metrics(metrics)
     for metric in parsed:
@@ -380,15 +382,15 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
     """Result of ``metrics`` from TieStats: see :meth:`fasttie.TieStats.finalize`. With
     ``ties="stable"``, ``ranked`` = (indptr, ranks, grades): every query's relevant items with
     their global ranks in database index order, ascending (a sharded stable pass)."""
-    parsed = _hashing_metrics(metrics)
-    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
+    parsed = hashing_metrics(metrics)
+    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=TIE_MODES)
     if (ties == "stable") != (ranked is not None):
         raise InputError("ties='stable' needs the ranks of the relevant items (ranked=...), and only it uses them")
     counts, n_bits = stats.counts, stats.n_bits
     n_queries, n_db = stats.n_queries, stats.n_db
     if n_queries == 0 or n_db == 0:
         raise InputError("tie statistics hold no query or no database item; nothing to finalize")
-    curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
+    curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
     fin = _Finalizer(all_metrics, n_db, counts.shape[2], ties, ap_denominator, gain, empty)
     n_threads = resolve_threads(n_threads, n_queries * (n_bits + 1) * counts.shape[2])
@@ -419,4 +421,4 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
     check_empty_policy(empty, n_empty, n_queries)
     settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
                 "n_db": n_db, "n_bits": n_bits, "relevance": stats.relevance}
-    return _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
+    return hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)

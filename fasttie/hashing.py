@@ -7,7 +7,7 @@ import numpy as np
 
 from ._kernels.knn import knn, radius_counts, radius_fill
 from .hamming_engine import (
-    _TIE_MODES, _curve_metrics, _evaluate_chunks, _hashing_metrics, _pack_pair, _progress_bar, _result,
+    TIE_MODES, metrics_for_curves, evaluate_chunks, hashing_metrics, pack_pair, progress_bar, hashing_result,
     result_from_counts,
 )
 from .result import Result
@@ -143,9 +143,9 @@ def evaluate(
     >>> ft.evaluate(q, db, np.array([0]), np.array([0, 1]), metrics="AP", ties="stable").mean
     {'AP': 1.0}
     """
-    parsed = _hashing_metrics(metrics)
-    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
-    query_codes, db_codes = _pack_pair(queries, database)
+    parsed = hashing_metrics(metrics)
+    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=TIE_MODES)
+    query_codes, db_codes = pack_pair(queries, database)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
     if _on_gpu(device, ties):
@@ -155,13 +155,13 @@ def evaluate(
         stats = TieStats(cuda.counts(query_codes, db_codes, spec), n_bits, spec.kind)
         return result_from_counts(stats, metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
                                   curves=curves, n_threads=n_threads)
-    curve_metrics, grid = _curve_metrics(curves, n_db, n_bits)
+    curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
 
     n_threads = resolve_threads(n_threads, n_queries * n_db)
-    bar, block = _progress_bar(progress, n_queries, n_db, db_codes.words.shape[1], n_threads)
+    bar, block = progress_bar(progress, n_queries, n_db, db_codes.words.shape[1], n_threads)
     try:
-        per_query, n_empty = _evaluate_chunks(
+        per_query, n_empty = evaluate_chunks(
             query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty, n_threads, bar, block
         )
     finally:
@@ -169,7 +169,7 @@ def evaluate(
             bar.close()
     settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
                 "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind}
-    return _result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
+    return hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
 
 
 def _on_gpu(device, ties):
@@ -226,7 +226,7 @@ def search(queries, database, k=None, *, radius=None, n_threads=None):
     >>> ids.tolist(), dist.tolist()
     ([[2, 0]], [[0, 1]])
     """
-    query_codes, db_codes = _pack_pair(queries, database)
+    query_codes, db_codes = pack_pair(queries, database)
     if (k is None) == (radius is None):
         raise InputError("give exactly one of k (nearest neighbours) and radius (range search)")
     query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)

@@ -34,7 +34,7 @@ from measure import LoadMeter  # noqa: E402
 
 import fasttie as ft  # noqa: E402
 from fasttie.parallel import available_threads  # noqa: E402
-from fasttie import hamming_engine as hashing  # noqa: E402
+from fasttie import hamming_engine  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -54,21 +54,21 @@ def main(argv=None) -> int:
     if args.quick:
         args.n_queries, args.n_db, args.repeats = 200, 100_000, 3
     if args.block_seconds is not None:
-        hashing._BLOCK_SECONDS = args.block_seconds
+        hamming_engine._BLOCK_SECONDS = args.block_seconds
     n_threads = args.threads or available_threads()
 
     queries, database, query_labels, db_labels = ft.datasets.synthetic_hashing(
         args.n_queries, args.n_db, args.bits, args.classes, seed=0
     )
-    block = hashing.progress_block(args.n_db, database.words.shape[1], n_threads)
+    block = hamming_engine.progress_block(args.n_db, database.words.shape[1], n_threads)
     n_blocks = -(-args.n_queries // block)
     print(
         f"fasttie {ft.__version__}, numba {numba.__version__}: {args.n_queries} queries x {args.n_db} codes, "
         f"{args.bits} bits, {n_threads} thread(s), ties={args.ties}, metrics {' '.join(args.metrics)}"
     )
     print(
-        f"progress blocks: {block} queries ({hashing._BLOCK_SECONDS:g} s of estimated work each at "
-        f"{hashing._PAIR_WORDS_PER_S:.0e} pair-words/s/thread) -> {n_blocks} block(s)"
+        f"progress blocks: {block} queries ({hamming_engine._BLOCK_SECONDS:g} s of estimated work each at "
+        f"{hamming_engine._PAIR_WORDS_PER_S:.0e} pair-words/s/thread) -> {n_blocks} block(s)"
     )
 
     def run(progress):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-from fasttie import hamming_engine as hashing
+from fasttie import hamming_engine
 
 
 def _data(kind, seed=0, n_q=37, n_db=300, n_bits=24):
@@ -40,7 +40,7 @@ def test_bitwise_identical_with_progress(monkeypatch, capsys, kind, ties):
     options = {"metrics": ["AP", "AP@10", "nDCG@20", "P@5", "RR", "P(radius=3)"], "ties": ties, "empty": "skip", "curves": True}
     plain = ft.evaluate(queries, database, **relevance, **options)
     # a tiny block: 2 x threads queries per block, many blocks and bar updates
-    monkeypatch.setattr(hashing, "_BLOCK_SECONDS", 1e-12)
+    monkeypatch.setattr(hamming_engine, "_BLOCK_SECONDS", 1e-12)
     for n_threads in (1, 2):
         with_bar = ft.evaluate(queries, database, **relevance, **options, n_threads=n_threads, progress=True)
         _same(plain, with_bar)
@@ -49,7 +49,7 @@ def test_bitwise_identical_with_progress(monkeypatch, capsys, kind, ties):
 
 def test_blocks_follow_the_work_per_query(monkeypatch):
     calls, chunks = [], []
-    original = hashing.finalize_histograms
+    original = hamming_engine.finalize_histograms
 
     def counting(hist, *args):  # the chunk size, once per chunk (threads split a chunk in blocks)
         if not chunks or chunks[-1] is not hist:
@@ -57,12 +57,12 @@ def test_blocks_follow_the_work_per_query(monkeypatch):
             calls.append(len(hist))
         return original(hist, *args)
 
-    monkeypatch.setattr(hashing, "finalize_histograms", counting)
+    monkeypatch.setattr(hamming_engine, "finalize_histograms", counting)
     queries, database, relevance = _data("class", n_q=50, n_db=1000, n_bits=128)
     # pretend the kernel does 2e6 pair-words per second and thread: a query is 1000 x 2 words = 1 ms,
     # so a 10 ms block is 10 queries at 1 thread
-    monkeypatch.setattr(hashing, "_PAIR_WORDS_PER_S", 2e6)
-    monkeypatch.setattr(hashing, "_BLOCK_SECONDS", 0.01)
+    monkeypatch.setattr(hamming_engine, "_PAIR_WORDS_PER_S", 2e6)
+    monkeypatch.setattr(hamming_engine, "_BLOCK_SECONDS", 0.01)
     ft.evaluate(queries, database, **relevance, n_threads=1, progress=True)
     assert calls == [10] * 5
     calls.clear(), chunks.clear()
@@ -76,17 +76,17 @@ def test_blocks_follow_the_work_per_query(monkeypatch):
 
 def test_block_size_rule():
     for n_db, n_words, n_threads in [(10**6, 1, 1), (10**6, 1, 2), (59000, 1, 2), (10**9, 16, 16), (7, 1, 3)]:
-        bar, block = hashing._progress_bar(False, 10, n_db, n_words, n_threads)
+        bar, block = hamming_engine.progress_bar(False, 10, n_db, n_words, n_threads)
         assert bar is None and block is None
-        bar, block = hashing._progress_bar(True, 10, n_db, n_words, n_threads)
+        bar, block = hamming_engine.progress_bar(True, 10, n_db, n_words, n_threads)
         bar.close()
-        assert block == hashing.progress_block(n_db, n_words, n_threads)
-        seconds = n_db * n_words / (hashing._PAIR_WORDS_PER_S * n_threads)
+        assert block == hamming_engine.progress_block(n_db, n_words, n_threads)
+        seconds = n_db * n_words / (hamming_engine._PAIR_WORDS_PER_S * n_threads)
         step = 2 * n_threads
         assert block % step == 0 and block >= step
         # at least the target work per block, and no more than one step of queries beyond it
-        assert block * seconds >= hashing._BLOCK_SECONDS or block == step
-        assert (block - step) * seconds < hashing._BLOCK_SECONDS
+        assert block * seconds >= hamming_engine._BLOCK_SECONDS or block == step
+        assert (block - step) * seconds < hamming_engine._BLOCK_SECONDS
 
 
 def test_bar_on_stderr(capsys):
@@ -108,7 +108,7 @@ def test_no_bar_unless_asked(capsys, monkeypatch):
     assert sys.stderr.getvalue() == ""
     monkeypatch.undo()
     # "auto" on a long run (pretend a slow kernel) but stderr is not a terminal
-    monkeypatch.setattr(hashing, "_PAIR_WORDS_PER_S", 1.0)
+    monkeypatch.setattr(hamming_engine, "_PAIR_WORDS_PER_S", 1.0)
     ft.evaluate(queries, database, **relevance, progress="auto")
     assert capsys.readouterr().err == ""
 
@@ -124,7 +124,7 @@ def test_auto_on_a_terminal_for_long_runs(monkeypatch):
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     # 37 queries x 300 codes x 1 word at 2000 pair-words/s: about 5.5 s expected at one thread
-    monkeypatch.setattr(hashing, "_PAIR_WORDS_PER_S", 2000.0)
+    monkeypatch.setattr(hamming_engine, "_PAIR_WORDS_PER_S", 2000.0)
     with_bar = ft.evaluate(queries, database, **relevance, metrics=["AP", "P@3"], n_threads=1, progress="auto")
     _same(plain, with_bar)
     assert "37/37" in terminal.getvalue()
@@ -132,7 +132,7 @@ def test_auto_on_a_terminal_for_long_runs(monkeypatch):
     terminal.seek(0)
     terminal.truncate()
     seconds_per_query = 300 / 2000.0
-    monkeypatch.setattr(hashing, "_AUTO_SECONDS", 37 * seconds_per_query * (1 + 1e-9))
+    monkeypatch.setattr(hamming_engine, "_AUTO_SECONDS", 37 * seconds_per_query * (1 + 1e-9))
     ft.evaluate(queries, database, **relevance, n_threads=1, progress="auto")
     assert terminal.getvalue() == ""
     assert math.isclose(37 * seconds_per_query, 5.55)
