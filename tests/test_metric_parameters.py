@@ -66,6 +66,7 @@ def test_gain_tables_that_do_not_rise_with_the_grade(table):
     ("P(rel=0)@5", "relevance level"), ("nDCG(dcg='log2', gains={1: 2})", "one of dcg=, gain=, gains="),
     ("Judged(rel=1)@5", "no parameter 'rel'"), ("P(rel=2, p=0.5)@5", "no parameter 'p'"),
     ("P(judged_only=1)@5", "judged_only must be True or False"),
+    ("RBP(p=0.8, p=0.9)", "give p once"),
 ])
 def test_bad_parameters(name, message):
     with pytest.raises(ValueError, match=message):

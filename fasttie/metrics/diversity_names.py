@@ -106,8 +106,6 @@ def _parameters(name, text, allowed):
         if key not in allowed:
             accepted = ", ".join(allowed) if allowed else "none"
             raise InputError(f"metric {name!r}: unknown parameter {key!r} (accepted: {accepted})")
-        if key in out:
-            raise InputError(f"metric {name!r}: give {key} once")
         try:
             number = float(value)  # as written: ndeval's numbers, nan and inf are rejected below
         except ValueError:

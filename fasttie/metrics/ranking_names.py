@@ -195,7 +195,7 @@ def parse_metrics(metrics) -> list[Metric]:
 
 def _parameters(text: str, name: str) -> dict:
     """``p=0.9, rel=2`` -> {"p": 0.9, "rel": 2}: keyword arguments with literal values (ir_measures'
-    syntax), read without evaluating any code; a repeated key keeps its last value."""
+    syntax), read without evaluating any code; each key once."""
     pairs = keyword_parameters(text, name, _EXAMPLE)
     try:
         return {key: ast.literal_eval(value) for key, value in pairs}

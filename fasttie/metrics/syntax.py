@@ -31,13 +31,12 @@ def keyword_parameters(text: str, name: str, example: str) -> list[tuple[str, st
     Returns
     -------
     list of (str, str)
-        (key, value's source text) in the order written, repeated keys included (the caller
-        decides what a repeat means).
+        (key, value's source text) in the order written.
 
     Raises
     ------
     InputError
-        Not a comma-separated list of ``name=value`` pairs.
+        Not a comma-separated list of ``name=value`` pairs, or a name given twice.
 
     Examples
     --------
@@ -51,6 +50,10 @@ def keyword_parameters(text: str, name: str, example: str) -> list[tuple[str, st
         call = None
     if not isinstance(call, ast.Call) or call.args or any(kw.arg is None for kw in call.keywords):
         raise malformed_parameters(name, example)
+    keys = [kw.arg for kw in call.keywords]
+    for key in keys:
+        if keys.count(key) > 1:  # RBP(p=0.8, p=0.9): which one was meant cannot be told
+            raise InputError(f"metric {name!r}: give {key} once")
     return [(kw.arg, ast.get_source_segment(source, kw.value)) for kw in call.keywords]
 
 
