@@ -256,3 +256,12 @@ def trec_ordered_run(run):
         last = qid
         out.append((qid, doc, float(-rank)))
     return out
+
+
+def random_codes(n_bits=64, n_q=7, n_db=300, seed=0, n_classes=3):
+    """Random 0/1 codes and class labels: queries, database, query labels, database labels."""
+    rng = np.random.default_rng(seed)
+    return (
+        rng.integers(0, 2, (n_q, n_bits)), rng.integers(0, 2, (n_db, n_bits)),
+        rng.integers(0, n_classes, n_q), rng.integers(0, n_classes, n_db),
+    )

@@ -45,3 +45,28 @@ def test_synthetic_seed_decides_the_data():
 def test_synthetic_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ft.datasets.synthetic_hashing(**{"n_queries": 5, "n_db": 50, **kwargs})
+
+
+def test_itq_decreases_the_quantization_loss_and_rotates_orthogonally():
+    x = np.random.default_rng(0).standard_normal((400, 12)) @ np.random.default_rng(1).standard_normal((12, 12))
+    mean, projection, losses = ft.datasets.itq(x, 8, n_iter=30, seed=4)
+    assert np.all(np.diff(losses) <= 1e-9 * losses[0])  # each Procrustes step cannot increase it
+    assert losses[-1] < losses[0]
+    np.testing.assert_allclose(projection.T @ projection, np.eye(8), atol=1e-10)  # PCA basis x rotation
+    np.testing.assert_allclose(mean, x.mean(axis=0))
+    with pytest.raises(ValueError, match="n_bits"):
+        ft.datasets.itq(x, 13)
+
+
+def test_digits_hashing_split_and_quality():
+    pytest.importorskip("sklearn")
+    q, db, ql, dl = ft.datasets.digits_hashing(32, 100, seed=1)
+    assert (q.n, db.n, q.n_bits) == (100, 1697, 32)
+    again = ft.datasets.digits_hashing(32, 100, seed=1)
+    np.testing.assert_array_equal(again[0].words, q.words)
+    np.testing.assert_array_equal(again[2], ql)
+    assert set(np.unique(ql)) <= set(range(10))
+    # learned codes retrieve the right digit far above chance (about 0.1)
+    assert ft.evaluate(q, db, ql, dl, metrics=["AP"]).mean["AP"] > 0.5
+    with pytest.raises(ValueError, match="n_bits"):
+        ft.datasets.digits_hashing(65)

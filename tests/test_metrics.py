@@ -1,4 +1,4 @@
-"""Metric parameters in ir_measures' syntax: a metric's own relevance level (``P(rel=2)@5``) and
+"""fasttie.metrics, the metric grammar: names and aliases, and parameters in ir_measures' syntax: a metric's own relevance level (``P(rel=2)@5``) and
 gain (``nDCG(dcg='exp-log2')``, ``nDCG(gains={0: 0, 1: 1, 2: 3})``) give what the call-wide
 options give, in one call beside metrics with the call's own settings."""
 
@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fasttie as ft
+from helpers import random_codes
 
 
 @settings(max_examples=60, deadline=None)
@@ -137,3 +138,13 @@ def test_relative_precision():
     assert hashed.mean["P(relative=True)@2"] == hashed.mean["P@2"] == 0.75  # R = k = 2; the tie at distance 1
     with pytest.raises(ValueError, match="relative must be True or False"):
         ft.parse_metrics("P(relative='yes')@5")
+
+
+def test_metric_names_and_aliases():
+    names = [m.name for m in ft.parse_metrics(["mAP@1000", "map@ALL", "ndcg@10", "precision@5", "recall@5",
+                                                "mrr", "P@[1, 10,100]", "P(radius=2)", "rprec", "WAP"])]
+    assert names == ["AP@1000", "AP", "nDCG@10", "P@5", "R@5", "RR", "P@1", "P@10", "P@100", "P(radius=2)",
+                     "Rprec", "WAP"]
+    q, db, ql, dl = random_codes()
+    res = ft.evaluate(q, db, ql, dl, metrics=["mAP@10", "AP@10"])
+    assert list(res.mean) == ["AP@10"]

@@ -1,4 +1,4 @@
-"""alpha-nDCG@k (fasttie.diversity.alpha_ndcg and alpha_nDCG@k in fasttie.trec.evaluate).
+"""fasttie.diversity: alpha-nDCG@k (alpha_ndcg and alpha_nDCG@k in fasttie.trec.evaluate).
 
 References: the worked example of seed 004 (Clarke et al. 2008, section 5, with the seed's
 misprint of CG'[6] corrected), an exact reference below (gains, run order and greedy ideal in

@@ -1,4 +1,4 @@
-"""Result round trips: to_dict/from_dict, JSON, save/load (.json, .csv) and to_frame.
+"""fasttie.result: Result round trips: to_dict/from_dict, JSON, save/load (.json, .csv) and to_frame.
 
 The round trip is checked without any ``__eq__``: ``to_dict()`` of the restored Result equals the
 original's, and every array comes back with the same dtype and bits
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import fasttie as ft
 from fasttie.result import Result
+from helpers import random_codes
 
 
 def _hashing_result(curves=True, empty="skip"):
@@ -192,3 +193,16 @@ def test_to_frame_without_pandas(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match=r"pip install 'fasttie\[frame\]'"):
         _ranking_result().to_frame()
+
+
+def test_result_to_dict_and_json_round_trip():
+    import json
+
+    q, db, ql, dl = random_codes()
+    ql[0] = 99  # one empty query
+    res = ft.evaluate(q, db, ql, dl, metrics=["AP", "P@5"], empty="skip")
+    data = json.loads(res.to_json())
+    assert data["n_empty"] == res.n_empty == 1 and data["n_queries"] == 7
+    assert data["per_query"]["AP"][0] is None
+    assert data["mean"]["AP"] == pytest.approx(np.nanmean(res.per_query["AP"]))
+    assert data["settings"]["ties"] == "average"
