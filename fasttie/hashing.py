@@ -21,6 +21,7 @@ __all__ = ["evaluate", "search"]
 _ro = read_only
 
 
+# fasttie.dask.evaluate mirrors this signature on purpose (same inputs and options)
 def evaluate(
     queries,
     database,
