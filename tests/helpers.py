@@ -246,6 +246,29 @@ def diversity_objects(qrels, run):
     return q, r
 
 
+def diversity_arrays(qrels, run, query_ids, n_subtopics=7):
+    """The array front doors' inputs from diversity qrels lines (qid, subtopic, docno, rel) and
+    run lines (qid, docno, score): per query of ``query_ids``, one row per judged or retrieved
+    document (docno order; unretrieved ones score -inf). Returns (y_true bool (rows,
+    n_subtopics), scores, sizes, doc_ids)."""
+    rows, sizes = [], []
+    for qid in query_ids:
+        judged = {}
+        for q, s, d, rel in qrels:
+            if q == qid:
+                judged.setdefault(d, set())
+                if rel > 0:
+                    judged[d].add(int(s))
+        scores = {d: score for q, d, score in run if q == qid}
+        docs = sorted(set(judged) | set(scores))
+        sizes.append(len(docs))
+        rows += [(d, judged.get(d, set()), scores.get(d, -np.inf)) for d in docs]
+    y_true = np.zeros((len(rows), n_subtopics), dtype=bool)
+    for i, (_, subtopics, _) in enumerate(rows):
+        y_true[i, sorted(subtopics)] = True
+    return y_true, [s for *_, s in rows], sizes, [d for d, *_ in rows]
+
+
 def trec_ordered_run(run):
     """The run lines with distinct scores in trec order (score desc, docno desc): what ndeval
     -traditional ranks, in a form pyndeval (which breaks ties by docno ascending) cannot reorder."""

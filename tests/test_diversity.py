@@ -25,7 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fasttie import trec
-from helpers import diversity_objects, trec_ordered_run
+from helpers import diversity_arrays, diversity_objects, trec_ordered_run
 from fasttie._kernels import diversity_measures
 from fasttie.diversity import alpha_dcg, alpha_ndcg
 
@@ -317,23 +317,8 @@ def test_arrays_against_pyndeval(seed):
     """The array facade on the same data: one row per judged or retrieved document."""
     qrels, run = random_diversity_run(seed, n_queries=5)
     expected = pyndeval.ndeval(qrels, sorted(run), measures=PYNDEVAL_MEASURES)
-    rows, sizes = [], []
-    for qid in sorted(expected):
-        judged = {}
-        for q, s, d, rel in qrels:
-            if q == qid:
-                judged.setdefault(d, set())
-                if rel > 0:
-                    judged[d].add(int(s))
-        scores = {d: s for q, d, s in run if q == qid}
-        docs = sorted(set(judged) | set(scores))
-        sizes.append(len(docs))
-        rows += [(d, judged.get(d, set()), scores.get(d, -np.inf)) for d in docs]
-    y_true = np.zeros((len(rows), 7), dtype=np.int8)
-    for i, (_, subtopics, _) in enumerate(rows):
-        y_true[i, sorted(subtopics)] = 1
-    got = alpha_ndcg(y_true, [s for *_, s in rows], sizes, k=[5, 10, 20], doc_ids=[d for d, *_ in rows],
-                     ties="pyndeval")
+    y_true, scores, sizes, doc_ids = diversity_arrays(qrels, run, sorted(expected))
+    got = alpha_ndcg(y_true, scores, sizes, k=[5, 10, 20], doc_ids=doc_ids, ties="pyndeval")
     want = np.array([[expected[qid][m] for m in PYNDEVAL_MEASURES] for qid in sorted(expected)])
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
 
@@ -476,12 +461,16 @@ def test_same_document_in_two_queries_is_fine():
 # ---------------------------------------------------------------------------------------------
 
 
-def test_bitwise_identical_across_thread_counts():
-    rng = np.random.default_rng(11)
-    sizes = rng.integers(1, 300, 200)
+def _random_lists(seed, n_queries, max_size, n_subtopics, p_relevant, n_scores):
+    """Per-query lists of random sizes: subtopic judgments (bool) and integer scores (ties)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, max_size, n_queries)
     n = int(sizes.sum())
-    y_true = rng.random((n, 12)) < 0.15
-    scores = rng.integers(0, 30, n).astype(float)
+    return rng.random((n, n_subtopics)) < p_relevant, rng.integers(0, n_scores, n).astype(float), sizes
+
+
+def test_bitwise_identical_across_thread_counts():
+    y_true, scores, sizes = _random_lists(11, 200, 300, 12, 0.15, 30)
     one = alpha_ndcg(y_true, scores, sizes, k=[5, 20], alpha=0.3, n_threads=1)
     two = alpha_ndcg(y_true, scores, sizes, k=[5, 20], alpha=0.3, n_threads=2)
     np.testing.assert_array_equal(one, two)
@@ -503,11 +492,7 @@ def test_average_ties_match_diversity_evaluate():
     """ties='average' in the array facade is diversity_evaluate's exact tie average."""
     from fasttie.diversity import diversity_evaluate
 
-    rng = np.random.default_rng(3)
-    sizes = rng.integers(1, 40, 30)
-    n = int(sizes.sum())
-    y_true = rng.random((n, 5)) < 0.3
-    scores = rng.integers(0, 4, n).astype(float)
+    y_true, scores, sizes = _random_lists(3, 30, 40, 5, 0.3, 4)
     got = alpha_ndcg(y_true, scores, sizes, k=[3, 10], ties="average")
     res = diversity_evaluate(y_true, scores, sizes, metrics=["alpha_nDCG@[3,10]"], ties="average")
     np.testing.assert_array_equal(got, np.stack([res.per_query["alpha_nDCG@3"], res.per_query["alpha_nDCG@10"]], 1))

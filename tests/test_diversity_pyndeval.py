@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fasttie import trec
-from helpers import diversity_objects, trec_ordered_run
+from helpers import diversity_arrays, diversity_objects, trec_ordered_run
 
 pyndeval = pytest.importorskip("pyndeval", reason="pyndeval (test extra) is not installed")
 
@@ -112,23 +112,8 @@ def test_arrays_against_pyndeval(seed):
                 run.append((qid, f"d{j:02d}", float(rng.integers(0, 8))))
     measures = ["alpha-nDCG@10", "ERR-IA@10", "NRBP", "nNRBP", "MAP-IA", "P-IA@10", "strec@10", "nERR-IA@20"]
     expected = pyndeval.ndeval(qrels, sorted(run), measures=measures)
-    rows, sizes = [], []
-    for qid in sorted(expected):
-        judged = {}
-        for q, s, d, rel in qrels:
-            if q == qid:
-                judged.setdefault(d, set())
-                if rel:
-                    judged[d].add(int(s))
-        scores = {d: sc for q, d, sc in run if q == qid}
-        docs = sorted(set(judged) | set(scores))
-        sizes.append(len(docs))
-        rows += [(d, judged.get(d, set()), scores.get(d, -np.inf)) for d in docs]
-    y_true = np.zeros((len(rows), 7), dtype=bool)
-    for i, (_, subtopics, _) in enumerate(rows):
-        y_true[i, sorted(subtopics)] = True
-    res = diversity_evaluate(y_true, [s for *_, s in rows], sizes, metrics=measures, ties="pyndeval",
-                             doc_ids=[d for d, *_ in rows])
+    y_true, scores, sizes, doc_ids = diversity_arrays(qrels, run, sorted(expected))
+    res = diversity_evaluate(y_true, scores, sizes, metrics=measures, ties="pyndeval", doc_ids=doc_ids)
     assert list(res.per_query) == ["alpha_nDCG@10", "ERR_IA@10", "NRBP", "nNRBP", "AP_IA", "P_IA@10", "StRecall@10",
                                    "nERR_IA@20"]
     for m, name in zip(measures, res.per_query):
