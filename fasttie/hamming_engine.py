@@ -26,6 +26,7 @@ from ._kernels.hamming_ties import (
     finalize_stable, stable_ranks,
 )
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
+from ._kernels.stable_top import finalize_stable_top
 from .codes import pack_codes
 from .metrics import RATIO_BASES, Metric, aggregate, parse_metrics
 from .result import Result
@@ -202,6 +203,17 @@ class _DatabasePass:
             lo, hi,
         )
 
+    def stable_top_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
+        """Counts, then base quantities with ties in database index order, of queries lo..hi-1
+        whose metrics look at the top ``fin.depth`` ranks only."""
+        self.counts(c, hist, lo, hi)
+        finalize_stable_top(
+            c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
+            c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], fin.depth, hist,
+            fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional, quantities, scalars, fin.err_cutoffs, err,
+            lo, hi,
+        )
+
 
 class _Finalizer:
     """Metric values from counts: the tables every finalize call shares."""
@@ -211,6 +223,9 @@ class _Finalizer:
         self.ap_denominator, self.empty = ap_denominator, empty
         cutoffs, log_p = cutoff_list(metrics)
         self.optional = optional_sums(metrics, ties)
+        # the ranks any metric looks at: the whole list, or the top of it (radius metrics need the counts only)
+        ranked = [m for m in metrics if m.radius is None]
+        self.depth = n_db if any(m.k is None for m in ranked) else min(max((m.k for m in ranked), default=1), n_db)
         self.need_ratio = ap_denominator == "retrieved" and any(
             m.base in RATIO_BASES and m.k is not None and m.k < n_db for m in metrics
         )
@@ -291,8 +306,11 @@ def evaluate_chunks(
     query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty, n_threads, bar=None, block=None
 ):
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
-    database = _DatabasePass(db_codes, spec, stable=ties == "stable")
     fin = _Finalizer(metrics, n_db, spec.n_grades, ties, ap_denominator, gain, empty)
+    # stable order at every rank: one pass in index order; at the top ranks only: the counts, then a pass
+    # that grades only the items near enough to reach them
+    full_stable = ties == "stable" and fin.depth >= n_db
+    database = _DatabasePass(db_codes, spec, stable=full_stable)
     per_query = {m.name: np.empty(n_queries) for m in metrics}
     n_empty = 0
     chunk = _chunk_size(n_queries, n_bits, spec.n_grades, block)  # one more pass of the kernels per block at most
@@ -305,8 +323,10 @@ def evaluate_chunks(
 
         def block_pass(lo, hi):
             """Counts, then base quantities, of the chunk's queries lo..hi-1 (one thread)."""
-            if ties == "stable":
+            if full_stable:
                 database.stable_quantities(c, hist, fin, quantities, scalars, err, lo, hi)
+            elif ties == "stable":
+                database.stable_top_quantities(c, hist, fin, quantities, scalars, err, lo, hi)
             else:
                 database.counts(c, hist, lo, hi)
                 fin.quantities(hist, quantities, scalars, err, lo, hi)

@@ -19,6 +19,7 @@ __all__ = ["FRONT_DOORS", "cache_status", "warmup"]
 FRONT_DOORS = {
     "evaluate": ("histogram.hist_segments_one_word", "histogram.hist_segments_wide", "histogram.hist_multihot",
                  "histogram.move_relevant", "hamming_ties.finalize_histograms", "hamming_ties.finalize_stable",
+                 "stable_top.finalize_stable_top",
                  "class_sort.sort_by_class", "err.err_histograms"),
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
     "rank_evaluate": ("score_ties.finalize_rankings", "err.err_rankings", "infap.infap_rankings"),
@@ -90,6 +91,8 @@ def warmup(progress=None) -> dict:
     calls["evaluate multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics)
     calls["evaluate listed"] = lambda: ft.evaluate(q, db, relevance=csr, metrics=metrics)
     calls["evaluate stable multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")
+    top = ("AP@10", "nDCG@10", "P@10", "ERR@10")  # cutoffs only: the bounded stable pass
+    calls["evaluate stable top"] = lambda: ft.evaluate(q, db, ql, dl, metrics=top, ties="stable")
     calls["search"] = lambda: (ft.search(q, db, 5), ft.search(q, db, radius=20))
     for ties in ("average", "stable", "optimistic", "pessimistic"):
         calls[f"rank_evaluate {ties}"] = lambda t=ties: ft.rank_evaluate(y_true, y_pred, sizes, metrics=ranked, ties=t)

@@ -1,0 +1,88 @@
+"""ties="stable" when every metric looks at the top k ranks only (the bounded stable pass).
+
+evaluate then counts, as for ties="average", and grades only the items at distances that reach
+rank k (hamming_ties.finalize_stable_top). Its values must be bitwise those of the full pass in
+index order (forced by adding a whole-list metric) and equal the metrics of the list sorted
+with np.argsort(kind="stable").
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fasttie as ft
+from fasttie._kernels import stable_top
+from oracle import grades_from_csr, grades_from_labels, parse_metric, plain_metric
+
+TOP_METRICS = ["AP@1", "AP@9", "nDCG@5", "nDCG@40", "P@3", "P@40", "R@25", "RR@10", "WAP@30", "ACG@7", "Success@2",
+               "ERR@20", "RBP@15", "F1@12"]
+ORACLE_METRICS = ["AP@1", "AP@9", "nDCG@5", "nDCG@40", "P@3", "P@40", "R@25", "WAP@30", "ACG@7"]
+
+
+def _inputs(kind, n_q, n_db, n_bits, rng):
+    """Codes with many ties (few distinct distances near each query) and relevance of one kind."""
+    q = rng.integers(0, 2, (n_q, n_bits))
+    db = rng.integers(0, 2, (n_db, n_bits))
+    db[: n_db // 2, : n_bits - 4] = q[0, : n_bits - 4]  # long runs of equal distances for query 0
+    if kind == "class":
+        ql, dl = rng.integers(0, 3, n_q), rng.integers(0, 3, n_db)
+        return q, db, dict(query_labels=ql, db_labels=dl), grades_from_labels(ql, dl)
+    if kind == "multihot":
+        ql, dl = rng.integers(0, 2, (n_q, 4)), rng.integers(0, 2, (n_db, 4))
+        return q, db, dict(query_labels=ql, db_labels=dl), grades_from_labels(ql, dl)
+    counts = rng.integers(0, n_db // 4, n_q)
+    indices = np.concatenate([np.sort(rng.choice(n_db, c, replace=False)) for c in counts])
+    csr = (np.r_[0, np.cumsum(counts)], indices, rng.integers(1, 4, len(indices)))
+    return q, db, dict(relevance=csr), grades_from_csr(*csr, n_db)
+
+
+@pytest.mark.parametrize("n_bits", [12, 64, 128])
+@pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
+def test_top_pass_is_bitwise_the_full_pass_and_the_argsort_order(kind, n_bits):
+    rng = np.random.default_rng(n_bits + len(kind))
+    q, db, relevance, grades = _inputs(kind, 7, 400, n_bits, rng)  # 7 queries: three pairs and one alone
+    top = ft.evaluate(q, db, metrics=TOP_METRICS, ties="stable", empty="zero", **relevance)
+    full = ft.evaluate(q, db, metrics=TOP_METRICS + ["AP"], ties="stable", empty="zero", **relevance)
+    for name in TOP_METRICS:
+        assert top.per_query[name].tobytes() == full.per_query[name].tobytes(), name
+    distances = (q[:, None, :] != db[None]).sum(axis=2)
+    for i in range(len(q)):
+        if grades[i].max() == 0:
+            continue
+        ranked = grades[i][np.argsort(distances[i], kind="stable")]
+        for name in ORACLE_METRICS:
+            expected = float(plain_metric(list(ranked), parse_metric(name)))
+            assert top.per_query[name][i] == pytest.approx(expected, rel=1e-12, abs=1e-12), (i, name)
+
+
+def test_the_top_pass_runs_only_without_whole_list_metrics(monkeypatch):
+    """It replaces the full pass exactly when no metric needs the ranks past the largest cutoff."""
+    calls = []
+    original = stable_top.finalize_stable_top
+    import fasttie.hamming_engine as engine
+
+    monkeypatch.setattr(engine, "finalize_stable_top", lambda *a: (calls.append(1), original(*a))[1])
+    q, db, relevance, _ = _inputs("class", 4, 200, 16, np.random.default_rng(0))
+    for metrics, used in ((["P@10"], True), (["P@10", "AP"], False), (["nDCG@5", "Rprec"], False),
+                          (["P@10", "P(radius=3)"], True), (["P(radius=3)"], True), (["P@500"], False),
+                          (["IPrec@0.5"], False), (["ERR"], False), (["ERR@10"], True)):
+        calls.clear()
+        ft.evaluate(q, db, metrics=metrics, ties="stable", empty="zero", **relevance)
+        assert bool(calls) == used, metrics
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 9), st.integers(2, 70), st.integers(20, 260),
+       st.sampled_from(["class", "multihot", "listed"]))
+def test_random_cutoffs_and_thread_counts(seed, n_q, n_bits, n_db, kind):
+    rng = np.random.default_rng(seed)
+    q, db, relevance, _ = _inputs(kind, n_q, n_db, n_bits, rng)
+    cutoffs = sorted({int(k) for k in rng.integers(1, n_db, 3)})
+    metrics = [f"{base}@{k}" for k in cutoffs for base in ("AP", "nDCG", "P", "RR", "ERR")]
+    top = [ft.evaluate(q, db, metrics=metrics, ties="stable", empty="zero", n_threads=t, **relevance)
+           for t in (1, 2, 3)]
+    full = ft.evaluate(q, db, metrics=metrics + ["AP"], ties="stable", empty="zero", **relevance)
+    for name in metrics:
+        for result in top:
+            assert result.per_query[name].tobytes() == full.per_query[name].tobytes(), name
