@@ -116,6 +116,35 @@ class EvaluateQueries:
         self._run()
 
 
+class StableOverAverage:
+    """ties="stable" time over ties="average" time, same call otherwise (64 bits, 200 queries):
+    with cutoffs only (the bounded stable pass) and with AP of the whole list (the full pass)."""
+
+    params = (["top", "whole"], [1_000_000])
+    param_names = ["metrics", "n_db"]
+    timeout = 300
+    metric_sets = {"top": ("AP@1000", "nDCG@1000", "P@1000"), "whole": METRICS}
+
+    def setup(self, metrics, n_db):
+        self.data, self.queries, self.database = _packed_data(200, n_db, 64)
+        for ties in ("average", "stable"):
+            self._run(metrics, ties)  # warm-up: compile / load from the cache
+
+    def _run(self, metrics, ties):
+        return ft.evaluate(self.queries, self.database, self.data.query_labels, self.data.db_labels,
+                           metrics=self.metric_sets[metrics], ties=ties)
+
+    def time_stable(self, metrics, n_db):
+        self._run(metrics, "stable")
+
+    def track_stable_over_average(self, metrics, n_db):
+        """Best of 3 stable calls over best of 3 average calls (target <= 2)."""
+        stable = best_seconds(lambda: self._run(metrics, "stable"), 3)
+        return stable / best_seconds(lambda: self._run(metrics, "average"), 3)
+
+    track_stable_over_average.unit = "ratio"
+
+
 # ---------------------------------------------------------------- baselines, same 20 queries
 
 _COMPARE_PARAMS = ([64, 256], [100_000, 1_000_000])
