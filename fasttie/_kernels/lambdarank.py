@@ -16,7 +16,7 @@ The facade validates everything; this module takes C-contiguous float64 / int64 
 import numpy as np
 
 from ._jit import jit
-from .radix_sort import argsort_ascending, argsort_descending
+from .radix_sort import argsort_descending
 
 # Above this score span (times sigma) exp(sigma (s - s_top)) could underflow: such a query takes
 # the per-pair exp path instead of the shared exponentials (e^-600 ~ 1e-261 is still normal).
@@ -160,9 +160,14 @@ def _ideal_dcg(labels, gain_table, discount, cut, counts):
     idcg = 0.0
     n_levels = counts.shape[0]
     if n_levels == 0:
-        ideal = labels[argsort_ascending(labels.copy())]  # the sort takes writable arrays
+        # the float sort _order_desc compiles anyway (labels are small integers: exact as
+        # float64; equal labels have equal gains, so their order does not change the sum)
+        keys = np.empty(n, dtype=np.float64)
+        for r in range(n):
+            keys[r] = labels[r]
+        ideal = argsort_descending(keys)
         for r in range(min(n, cut)):
-            idcg += gain_table[ideal[n - 1 - r]] * discount[r]
+            idcg += gain_table[labels[ideal[r]]] * discount[r]
         return idcg
     for level in range(n_levels):
         counts[level] = 0
