@@ -7,7 +7,8 @@
   items at each distance and notes, for every relevant item, how many items at its distance
   came before it; once the pass is over, its rank is the start of its distance plus that
   number, with no sort. The ranked relevant items and the gaps between them become
-  homogeneous ties, and the finalizer spends no work on the gaps.
+  homogeneous ties, and the finalizer spends no work on the gaps. When every metric has a
+  cutoff, :mod:`.stable_top` counts and grades only the items near enough to reach it.
 """
 
 import numpy as np
