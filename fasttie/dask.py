@@ -102,9 +102,11 @@ def evaluate(
         stats = plan.summed(split_every)
         return stats.finalize(metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
                               curves=curves)
-    from .hamming_engine import result_from_counts
+    from .hamming_engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_counts
 
-    stats, ranked = plan.stable()
+    n_db = int(plan.starts[-1])
+    curve_metrics, _ = metrics_for_curves(curves, n_db, plan.queries.n_bits)
+    stats, ranked = plan.stable(rank_depth(hashing_metrics(metrics) + curve_metrics, n_db))
     return result_from_counts(stats, metrics, ties="stable", ap_denominator=ap_denominator, gain=gain, empty=empty,
                               curves=curves, n_threads=None, ranked=ranked)
 
@@ -184,9 +186,11 @@ class _Plan:
         parts = _same_grades(dask.compute(*roots))
         return TieStats(np.concatenate([p.counts for p in parts], axis=0), self.queries.n_bits, parts[0].relevance)
 
-    def stable(self):
-        """(TieStats, (indptr, ranks, grades)): counts, then every relevant item's global rank
-        in database index order, sorted per query."""
+    def stable(self, depth):
+        """(TieStats, (indptr, ranks, grades)): counts, then the global rank in database index
+        order of every relevant item, sorted per query; with ``depth`` (the ranks the metrics look
+        at, see :func:`fasttie.hamming_engine.rank_depth`) below the database size, of those at
+        the distances that reach it only (the bounded pass of fasttie.evaluate)."""
         dask, _ = _dask()
         from .tie_stats import TieStats, merge
 
@@ -197,9 +201,15 @@ class _Plan:
             totals.append(total)
             items = total.counts.sum(axis=2)
             running = np.cumsum(items, axis=1) - items  # items at smaller distances, whole database
+            limits = None
+            ranked = np.ones(items.shape, dtype=bool)  # the distances whose items get ranks
+            if depth < self.starts[-1]:
+                limits = (np.cumsum(items, axis=1) < depth).sum(axis=1)  # the distance holding rank depth
+                ranked = np.arange(items.shape[1])[None, :] <= limits[:, None]
             extra = []
             for part in shard_stats:
-                extra.append((running.copy(), part.counts[:, :, 1:].sum(axis=(1, 2)).astype(np.int64)))
+                relevant = (part.counts[:, :, 1:].sum(axis=2) * ranked).sum(axis=1).astype(np.int64)
+                extra.append((running.copy(), relevant, limits))
                 running += part.counts.sum(axis=2)  # then the earlier shards' items at each distance
             rank_tasks.append(self._tasks(_shard_ranks, q0, q1, extra))
         pieces = dask.compute(*rank_tasks)
@@ -208,7 +218,8 @@ class _Plan:
         return stats, _sorted_ranks(pieces, self.blocks, self.queries.n)
 
 
-def _shard_ranks(index, lo, codes, labels, query_words, n_bits, query_labels, listed, options, first, n_relevant):
+def _shard_ranks(index, lo, codes, labels, query_words, n_bits, query_labels, listed, options, first, n_relevant,
+                 limits):
     """Global stable ranks of one shard's relevant items for a block of queries (a Dask task)."""
     from .codes import PackedCodes
     from .hamming_engine import shard_ranks
@@ -216,7 +227,7 @@ def _shard_ranks(index, lo, codes, labels, query_words, n_bits, query_labels, li
     database = _shard_codes(index, lo, _load(codes), options)
     queries = PackedCodes(np.ascontiguousarray(query_words), n_bits)
     return shard_ranks(queries, database, query_labels, None if labels is None else _load(labels), listed, first,
-                       n_relevant, options["threads"])
+                       n_relevant, options["threads"], limits)
 
 
 def _sorted_ranks(pieces, blocks, n_queries):

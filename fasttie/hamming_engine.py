@@ -26,7 +26,7 @@ from ._kernels.hamming_ties import (
     finalize_stable, stable_ranks,
 )
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
-from ._kernels.stable_top import finalize_stable_top
+from ._kernels.stable_top import finalize_stable_top, stable_ranks_top
 from .codes import pack_codes
 from .metrics import RATIO_BASES, Metric, aggregate, parse_metrics
 from .result import Result
@@ -223,9 +223,7 @@ class _Finalizer:
         self.ap_denominator, self.empty = ap_denominator, empty
         cutoffs, log_p = cutoff_list(metrics)
         self.optional = optional_sums(metrics, ties)
-        # the ranks any metric looks at: the whole list, or the top of it (radius metrics need the counts only)
-        ranked = [m for m in metrics if m.radius is None]
-        self.depth = n_db if any(m.k is None for m in ranked) else min(max((m.k for m in ranked), default=1), n_db)
+        self.depth = rank_depth(metrics, n_db)
         self.need_ratio = ap_denominator == "retrieved" and any(
             m.base in RATIO_BASES and m.k is not None and m.k < n_db for m in metrics
         )
@@ -258,6 +256,14 @@ class _Finalizer:
         return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator, self.empty,
                              radius_values=radius_values(self.metrics, hist, scalars[:, TOTAL_RELEVANT]),
                              err=err_values)
+
+
+def rank_depth(metrics, n_db):
+    """The ranks any of ``metrics`` (parsed) looks at: n_db when one needs the whole list (no
+    cutoff: AP, nDCG, Rprec, bpref, IPrec, ...), else the largest cutoff (at least 1); radius
+    metrics need the counts only. ties="stable" orders only the items that can reach it."""
+    ranked = [m for m in metrics if m.radius is None]
+    return n_db if any(m.k is None for m in ranked) else min(max((m.k for m in ranked), default=1), n_db)
 
 
 def radius_values(metrics, hist, total):
@@ -359,11 +365,13 @@ def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance
     return TieStats(counts, n_bits, spec.kind)
 
 
-def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_relevant, n_threads):
+def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_relevant, n_threads, limits=None):
     """Global stable ranks and grades of one shard's relevant items (see :mod:`fasttie.dask`).
 
     first : (n_queries, n_bits + 1) int64, items ranked before the shard's first item at each
-    distance; n_relevant : (n_queries,) int64, the shard's relevant items per query.
+    distance; n_relevant : (n_queries,) int64, the shard's relevant items per query (at the
+    distances ranked); limits : (n_queries,) int, the largest distance to rank per query (the
+    bounded pass of metrics with cutoffs only, see :func:`rank_depth`), or None for every item.
     Returns (indptr, ranks, grades) int64, each query's items in index order.
     """
     query_codes, db_codes = pack_pair(queries, database)
@@ -375,11 +383,17 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
     grades = np.empty(indptr[-1], dtype=np.int64)
     first = _ro(np.asarray(first, dtype=np.int64))
     offsets = _ro(indptr)
-    run_blocks(lambda lo, hi: stable_ranks(
-        c["query_words"], database_pass.db_words, _KIND[spec.kind], c["query_labels"], database_pass.db_labels,
-        c["label_words"], database_pass.db_label_words, c["indptr"], c["indices"], c["grades"], first, offsets,
-        ranks, grades, lo, hi,
-    ), query_codes.n, resolve_threads(n_threads, query_codes.n * db_codes.n))
+    inputs = (c["query_words"], database_pass.db_words, _KIND[spec.kind], c["query_labels"], database_pass.db_labels,
+              c["label_words"], database_pass.db_label_words, c["indptr"], c["indices"], c["grades"])
+    if limits is None:
+        def block(lo, hi):
+            stable_ranks(*inputs, first, offsets, ranks, grades, lo, hi)
+    else:
+        limits = _ro(np.asarray(limits, dtype=np.uint64))
+
+        def block(lo, hi):
+            stable_ranks_top(*inputs, limits, first, offsets, ranks, grades, lo, hi)
+    run_blocks(block, query_codes.n, resolve_threads(n_threads, query_codes.n * db_codes.n))
     return indptr, ranks, grades
 
 

@@ -14,6 +14,8 @@ distributed = pytest.importorskip("distributed", reason="the LocalCluster tests 
 fd = pytest.importorskip("fasttie.dask")
 
 METRICS = ["AP", "AP@50", "nDCG@20", "DCG@5", "P@10", "R@30", "RR", "Rprec", "ACG@5", "WAP@10", "P(radius=20)"]
+# cutoffs only: ties="stable" ranks just the items at distances that reach rank 50 (the bounded pass)
+TOP_METRICS = ["AP@50", "nDCG@20", "DCG@5", "P@10", "R@30", "RR@10", "ACG@5", "WAP@10", "ERR@20", "P(radius=20)"]
 DATA = ft.datasets.synthetic_hashing(24, 3000, 64, 6, flip=0.3, seed=4)
 # no dashboard, and the scheduler's HTTP server on a free port: with the default (8787) a second
 # cluster warns and leaks a socket (as the CLI's cluster does, fasttie/cli/evaluate.py)
@@ -46,24 +48,46 @@ def _unpacked():
 def test_threaded_scheduler():
     dask = pytest.importorskip("dask")
     queries, database, query_labels, db_labels = _unpacked()
-    for ties in ("average", "stable"):
-        expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, ties=ties)
+    for ties, metrics in (("average", METRICS), ("stable", METRICS), ("stable", TOP_METRICS)):
+        expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, ties=ties)
         with dask.config.set(scheduler="threads"):
             got = fd.evaluate(queries, da.from_array(database, chunks=(450, 64)), query_labels, db_labels,
-                              metrics=METRICS, ties=ties, query_chunk=9)
+                              metrics=metrics, ties=ties, query_chunk=9)
         _same(expected, got)
 
 
 @settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(97, 3000), st.integers(3, 24), st.sampled_from(["average", "optimistic", "pessimistic", "stable"]),
-       st.integers(2, 9))
-def test_any_chunking_on_a_local_cluster(client, rows, query_chunk, ties, split_every):
+       st.integers(2, 9), st.sampled_from([METRICS, TOP_METRICS]))
+def test_any_chunking_on_a_local_cluster(client, rows, query_chunk, ties, split_every, metrics):
     queries, database, query_labels, db_labels = _unpacked()
-    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, ties=ties)
+    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, ties=ties)
     got = fd.evaluate(queries, da.from_array(database, chunks=(rows, 64)), query_labels,
-                      da.from_array(db_labels, chunks=max(1, rows // 2 + 1)), metrics=METRICS, ties=ties,
+                      da.from_array(db_labels, chunks=max(1, rows // 2 + 1)), metrics=metrics, ties=ties,
                       query_chunk=query_chunk, split_every=split_every)
     _same(expected, got)
+
+
+@pytest.mark.parametrize("rows", [300, 1000, 3000])
+def test_stable_with_cutoffs_only_ranks_the_top_distances(client, rows):
+    """Each shard ranks only its items at the distances that reach the largest cutoff; the values are
+    bitwise those of one process, for class, multi-hot and listed relevance, and the shards ranked
+    fewer items than the full pass would have."""
+    rng = np.random.default_rng(rows)
+    queries, database, query_labels, db_labels = _unpacked()
+    sizes = rng.integers(0, 40, 24)
+    listed = (np.r_[0, np.cumsum(sizes)], np.concatenate([rng.choice(3000, s, replace=False) for s in sizes]),
+              rng.integers(1, 5, sizes.sum()))
+    for relevance in (dict(query_labels=query_labels, db_labels=db_labels),
+                      dict(query_labels=rng.integers(0, 2, (24, 4)), db_labels=rng.integers(0, 2, (3000, 4))),
+                      dict(relevance=listed)):
+        expected = ft.evaluate(queries, database, metrics=TOP_METRICS, ties="stable", **relevance)
+        got = fd.evaluate(queries, da.from_array(database, chunks=(rows, 64)), metrics=TOP_METRICS, ties="stable",
+                          query_chunk=7, **relevance)
+        _same(expected, got)
+    _, ranked = fd._Plan(queries, da.from_array(database, chunks=(rows, 64)), query_labels, db_labels, None, False,
+                         None, "big", 7, 1).stable(50)
+    assert 0 < len(ranked[1]) < (query_labels[:, None] == db_labels[None]).sum() / 4
 
 
 @pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic", "stable"])

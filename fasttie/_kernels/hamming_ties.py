@@ -275,8 +275,9 @@ def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, log_p
                             err_cutoffs, err_out, start, stop):
     """Base quantities of queries start..stop-1 from the sorted global ranks and grades of
     their relevant items (query i: ranks / grade_of[indptr[i]:indptr[i + 1]], ascending ranks)
-    and their whole-database counts ``hist``: what :func:`finalize_stable` computes on one
-    machine, with the same arithmetic (so the same bits)."""
+    and their whole-database counts ``hist``: what :func:`finalize_stable` (or, with the items of
+    the bounded pass only, :func:`.stable_top.finalize_stable_top`) computes on one machine,
+    with the same arithmetic (so the same bits)."""
     capacity = 0
     for i in range(start, stop):
         capacity = max(capacity, indptr[i + 1] - indptr[i])
@@ -292,13 +293,17 @@ def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, log_p
             grades[p] = grade_of[lo + p]
             item_gains[p] = gains[grade_of[lo + p]]
         items = np.int64(0)
+        n_rel = np.int64(0)
         for d in range(n_dist):
             for g in range(n_grades):
                 items += hist[i, d, g]
+                n_rel += hist[i, d, g] if g > 0 else 0
         ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
+        # a bounded pass (cutoffs only) ranks the relevant items near enough: the others count in R only
         finalize_ranked(
-            ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
-            items - n_found, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out[i], scalars[i],
+            ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items,
+            n_rel - n_found, items - n_rel, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out[i],
+            scalars[i],
         )
         if err_cutoffs.shape[0] > 0:
             err_ranked(ranks[lo : lo + n_found], grades[:n_found], err_cutoffs, err_out[i])

@@ -232,3 +232,36 @@ def finalize_stable_top(
                 optional, out[i + h], scalars[i + h], err_cutoffs, err_out[i + h], rel_first, ranks, grades,
                 item_gains, relevant,
             )
+
+
+@jit
+def stable_ranks_top(
+    query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr, listed_ids,
+    listed_grades, limits, first, out_indptr, out_ranks, out_grades, start, stop,
+):
+    """:func:`.hamming_ties.stable_ranks` (the stable pass of one shard of a database) over the
+    items at distance <= limits[i] only (uint64): the shard's part of the bounded pass.
+
+    out_indptr gives each query room for its relevant items of the shard at those distances.
+    """
+    n_dist = first.shape[1]
+    capacity = 0
+    for i in range(start, stop):
+        capacity = max(capacity, out_indptr[i + 1] - out_indptr[i])
+    records = np.empty(capacity + 1, dtype=np.uint64)
+    record_grades = np.empty(capacity + 1, dtype=np.int64)
+    count = np.empty(n_dist, dtype=np.uint64)
+    for i in range(start, stop):
+        for d in range(n_dist):
+            count[d] = np.uint64(0)
+        n_found = _scan_top(
+            query_words[i], db_words, kind, query_labels[i] if kind == CLASS else np.int32(0), db_labels,
+            query_label_words[i] if kind == MULTIHOT else query_label_words[0], db_label_words,
+            listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]], limits[i], count,
+            records, record_grades,
+        )
+        base = out_indptr[i]
+        for p in range(n_found):
+            d = records[p] & _DISTANCE_MASK
+            out_ranks[base + p] = first[i, d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
+            out_grades[base + p] = record_grades[p]
