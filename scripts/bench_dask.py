@@ -2,13 +2,14 @@
 
     python scripts/bench_dask.py                                   # 1000 queries x 10M codes, 10 shards
     python scripts/bench_dask.py --n-db 1000000 --n-queries 200    # quick
+    python scripts/bench_dask.py --n-db 1000000 --n-queries 200 --ties stable --metrics AP@1000,P@1000
 
 Seeded data (``fasttie.datasets.synthetic_hashing``, 64 bits, 10 classes, flip 0.25) is written
 as .npy shards in a temporary folder (packed bytes, one shard per file, class ids beside them),
 deleted at the end. First a small case checks that shard files read by ``fasttie.dask.evaluate``
 (packed, bitorder little and big, uneven shards, one or several query blocks) give per-query
 values bitwise equal to ``fasttie.evaluate``. Then, on the full data, metrics AP, AP@1000,
-nDCG@1000, P@1000, every configuration once as a warm-up, then ``--repeats`` rounds that call
+nDCG@1000, P@1000 (``--metrics``, ``--ties``), every configuration once as a warm-up, then ``--repeats`` rounds that call
 each configuration once, in an order rotated every round (the machine may be shared: a burst
 of someone else's load then hits every configuration alike):
 
@@ -104,20 +105,20 @@ def bitwise_equal(a, b):
     return all(np.float64(a.mean[k]).tobytes() == np.float64(b.mean[k]).tobytes() for k in a.mean)
 
 
-def check_small(folder):
+def check_small(folder, metrics=METRICS, ties="average"):
     """Shard files read by fasttie.dask (sync scheduler) == ft.evaluate, both bit orders; uneven shards."""
     import dask
 
     queries, database, query_labels, db_labels = ft.datasets.synthetic_hashing(
         64, 30_000, N_BITS, 10, flip=0.25, seed=1)
-    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, n_threads=1)
+    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, ties=ties, n_threads=1)
     bounds = np.array([0, 7_000, 7_001, 30_000])  # a one-row shard too
     outcomes = []
     with dask.config.set(scheduler="sync"):
         for bitorder in ("little", "big"):
             codes, labels = write_shards(folder, database, db_labels, bounds, bitorder, tag="check")
             for query_chunk in (None, 25):
-                got = ftd.evaluate(queries, codes, query_labels, labels, metrics=METRICS, packed=True,
+                got = ftd.evaluate(queries, codes, query_labels, labels, metrics=metrics, ties=ties, packed=True,
                                    n_bits=N_BITS, bitorder=bitorder, query_chunk=query_chunk)
                 outcomes.append((bitorder, query_chunk, bitwise_equal(got, expected)))
     for path in Path(folder).glob("check-*.npy"):
@@ -244,11 +245,15 @@ def main(argv=None) -> int:
     parser.add_argument("--clean", type=float, default=0.2,
                         help="a call is clean when others' CPU stays <= this many cores")
     parser.add_argument("--tmpdir", default=None, help="where the temporary shard folder goes")
+    parser.add_argument("--ties", default="average", help="tie mode of every call (stable: a second pass)")
+    parser.add_argument("--metrics", default=",".join(METRICS), help="metrics of every call (comma list)")
     args = parser.parse_args(argv)
+    metrics = tuple(m.strip() for m in args.metrics.split(","))
     print("command: python scripts/bench_dask.py" + "".join(f" {shlex.quote(a)}" for a in sys.argv[1:]))
     print(f"  (effective: --n-db {args.n_db} --n-queries {args.n_queries} --shards {args.shards} "
           f"--workers {args.workers} --baseline-threads {args.baseline_threads} --query-chunk {args.query_chunk} "
-          f"--bitorder {args.bitorder} --repeats {args.repeats} --clean {args.clean})")
+          f"--bitorder {args.bitorder} --repeats {args.repeats} --clean {args.clean} --ties {args.ties} "
+          f"--metrics {','.join(metrics)})")
     print(f"cpu: {cpu_model()}, {os.cpu_count()} cores; NUMBA_CACHE_DIR={os.environ.get('NUMBA_CACHE_DIR', '(unset)')}")
     import dask
     import distributed
@@ -263,7 +268,7 @@ def main(argv=None) -> int:
     folder = tempfile.mkdtemp(prefix="fasttie-bench-dask-", dir=args.tmpdir)
     stack = ExitStack()
     try:
-        outcomes = check_small(folder)
+        outcomes = check_small(folder, metrics, args.ties)
         print("check, 64 queries x 30000 codes in 3 uneven shards (7000, 1, 22999), sync scheduler: "
               + ", ".join(f"bitorder {b} query_chunk {c}: {'bitwise identical' if ok else 'DIFFERENT'}"
                           for b, c, ok in outcomes), flush=True)
@@ -288,13 +293,13 @@ def main(argv=None) -> int:
         n_blocks = -(-args.n_queries // block)
 
         def dask_call():
-            return ftd.evaluate(queries, code_paths, query_labels, label_paths, metrics=METRICS, packed=True,
-                                n_bits=N_BITS, bitorder=args.bitorder, query_chunk=args.query_chunk)
+            return ftd.evaluate(queries, code_paths, query_labels, label_paths, metrics=metrics, ties=args.ties,
+                                packed=True, n_bits=N_BITS, bitorder=args.bitorder, query_chunk=args.query_chunk)
 
         runs = []
         for threads in baseline_threads:
             runs.append(Run(f"ft.evaluate {threads} thread(s)", lambda threads=threads: ft.evaluate(
-                queries, database, query_labels, db_labels, metrics=METRICS, n_threads=threads)))
+                queries, database, query_labels, db_labels, metrics=metrics, ties=args.ties, n_threads=threads)))
         base = {threads: run for threads, run in zip(baseline_threads, runs)}
         clusters = {}
         for n_workers in worker_counts:  # all clusters open at once, so the calls can be interleaved
