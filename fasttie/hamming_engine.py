@@ -26,7 +26,7 @@ from ._kernels.hamming_ties import (
     finalize_stable, stable_ranks,
 )
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
-from ._kernels.stable_top import finalize_stable_top, stable_ranks_top
+from ._kernels.stable_top import finalize_stable_top
 from .codes import pack_codes
 from .metrics import RATIO_BASES, Metric, aggregate, parse_metrics
 from .result import Result
@@ -383,17 +383,12 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
     grades = np.empty(indptr[-1], dtype=np.int64)
     first = _ro(np.asarray(first, dtype=np.int64))
     offsets = _ro(indptr)
-    inputs = (c["query_words"], database_pass.db_words, _KIND[spec.kind], c["query_labels"], database_pass.db_labels,
-              c["label_words"], database_pass.db_label_words, c["indptr"], c["indices"], c["grades"])
-    if limits is None:
-        def block(lo, hi):
-            stable_ranks(*inputs, first, offsets, ranks, grades, lo, hi)
-    else:
-        limits = _ro(np.asarray(limits, dtype=np.uint64))
-
-        def block(lo, hi):
-            stable_ranks_top(*inputs, limits, first, offsets, ranks, grades, lo, hi)
-    run_blocks(block, query_codes.n, resolve_threads(n_threads, query_codes.n * db_codes.n))
+    limits = _ro(np.asarray(np.full(query_codes.n, db_codes.n_bits) if limits is None else limits, dtype=np.uint64))
+    run_blocks(lambda lo, hi: stable_ranks(
+        c["query_words"], database_pass.db_words, _KIND[spec.kind], c["query_labels"], database_pass.db_labels,
+        c["label_words"], database_pass.db_label_words, c["indptr"], c["indices"], c["grades"], limits, first,
+        offsets, ranks, grades, lo, hi,
+    ), query_codes.n, resolve_threads(n_threads, query_codes.n * db_codes.n))
     return indptr, ranks, grades
 
 

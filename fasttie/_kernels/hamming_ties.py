@@ -8,7 +8,8 @@
   came before it; once the pass is over, its rank is the start of its distance plus that
   number, with no sort. The ranked relevant items and the gaps between them become
   homogeneous ties, and the finalizer spends no work on the gaps. When every metric has a
-  cutoff, :mod:`.stable_top` counts and grades only the items near enough to reach it.
+  cutoff, :mod:`.stable_top` counts and grades only the items near enough to reach it
+  (:func:`_scan_top` here, shared with the stable pass of a database shard, :func:`stable_ranks`).
 """
 
 import numpy as np
@@ -117,6 +118,25 @@ _DISTANCE_MASK = np.uint64(0xFFFF)
 
 
 @jit(inline="always")
+def _count_and_record(j, d, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor, count,
+                      records, record_grades, m):
+    """Count item j at distance d and, when it is relevant, record (items at d before it) << 16
+    | d and its grade; returns the records and the cursor in the listed ids. Items may be
+    passed over (:func:`_scan_top`)."""
+    if kind == LISTED:  # the listed ids are sorted: skip those of the items passed over
+        while cursor < ids.shape[0] and ids[cursor] < j:
+            cursor += 1
+    g, cursor = _item_grade(kind, j, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor)
+    c = count[d]
+    if g > 0:
+        records[m] = (c << _DISTANCE_BITS) | d
+        record_grades[m] = g
+        m += 1
+    count[d] = c + np.uint64(1)
+    return m, cursor
+
+
+@jit(inline="always")
 def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades,
                          count, records, record_grades):
     """One pass over the database in index order: count[d] += 1 for every item, and for each
@@ -144,14 +164,9 @@ def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_ro
         return m
     cursor = np.int64(0)
     for j in range(np.uint64(n_db)):
-        d = _distance(query, db_words, j, n_words)
-        g, cursor = _item_grade(kind, j, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor)
-        c = count[d]
-        if g > 0:
-            records[m] = (c << _DISTANCE_BITS) | d
-            record_grades[m] = g
-            m += 1
-        count[d] = c + np.uint64(1)
+        m, cursor = _count_and_record(j, _distance(query, db_words, j, n_words), kind, query_label, db_labels,
+                                      label_row, db_label_words, ids, id_grades, cursor, count, records,
+                                      record_grades, m)
     return m
 
 
@@ -168,6 +183,79 @@ def _scan_query(i, query_words, db_words, kind, query_labels, db_labels, query_l
         listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]], count, records,
         record_grades,
     )
+
+
+@jit
+def _next_near(word, db_words, j, limit):
+    """The first item from j on (one-word codes) at distance <= limit, or n_db. Its own function:
+    the loop keeps its few values in registers (written inside the scan, it ran at half the speed)."""
+    n_db = np.uint64(db_words.shape[0])
+    while j < n_db:
+        if popcount64(word ^ db_words[j, 0]) <= limit:
+            return j
+        j += np.uint64(1)
+    return j
+
+
+@jit(inline="always")
+def _scan_top(query, db_words, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades, limit, count,
+              records, record_grades):
+    """:func:`_scan_in_index_order` over the items at distance <= ``limit`` only: the others are
+    neither counted nor graded. Returns the relevant items recorded."""
+    n_db = db_words.shape[0]
+    n_words = db_words.shape[1]
+    m = 0
+    cursor = np.int64(0)
+    if n_words == 1:
+        word = query[0]
+        j = _next_near(word, db_words, np.uint64(0), limit)
+        while j < n_db:
+            m, cursor = _count_and_record(j, popcount64(word ^ db_words[j, 0]), kind, query_label, db_labels, label_row,
+                                    db_label_words, ids, id_grades, cursor, count, records, record_grades, m)
+            j = _next_near(word, db_words, j + np.uint64(1), limit)
+        return m
+    for j in range(np.uint64(n_db)):
+        d = _distance(query, db_words, j, n_words)
+        if d <= limit:
+            m, cursor = _count_and_record(j, d, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades,
+                                    cursor, count, records, record_grades, m)
+    return m
+
+
+@jit(inline="always")
+def place_records(records, record_grades, n_found, first, rel_first, gains, ranks, grades, item_gains):
+    """Ranks, grades and gains of the recorded relevant items in rank order: by distance, then
+    index order within a distance (records are in index order). first[d] = items before
+    distance d; rel_first[d] = recorded items before distance d (advanced here)."""
+    for p in range(n_found):
+        d = records[p] & _DISTANCE_MASK
+        slot = rel_first[d]
+        rel_first[d] = slot + 1
+        ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
+        grades[slot] = record_grades[p]
+        item_gains[slot] = gains[record_grades[p]]
+
+
+@jit(inline="always")
+def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cutoffs, log_p, discount, optional, out_q,
+                         scalars_q, err_cutoffs, err_row):
+    """Base quantities (and ERR) of one query in a fixed order, from the ranks of its ranked
+    relevant items (ascending) and its counts ``hist_q``: relevant items of ``hist_q`` left
+    unranked (a bounded pass) count in R only."""
+    n_dist, n_grades = hist_q.shape
+    items = np.int64(0)
+    n_rel = np.int64(0)
+    for d in range(n_dist):
+        for g in range(n_grades):
+            items += hist_q[d, g]
+            n_rel += hist_q[d, g] if g > 0 else 0
+    ideal_gain, ideal_count = _ideal_runs(hist_q, gains)
+    finalize_ranked(
+        ranks, grades, item_gains, relevant, items, n_rel - ranks.shape[0], items - n_rel, ideal_gain, ideal_count,
+        cutoffs, log_p, discount, optional, out_q, scalars_q,
+    )
+    if err_cutoffs.shape[0] > 0:
+        err_ranked(ranks, grades, err_cutoffs, err_row)
 
 
 @jit
@@ -221,35 +309,27 @@ def finalize_stable(
                 at_d += hist_q[d, g]
             hist_q[d, 0] = np.int64(count[d]) - at_d
             n_rel += at_d
-        # rank order: by distance, then index order within a distance (records are in index order)
-        for p in range(n_found):
-            d = records[p] & _DISTANCE_MASK
-            slot = rel_first[d]
-            rel_first[d] = slot + 1
-            ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
-            grades[slot] = record_grades[p]
-            item_gains[slot] = gains[record_grades[p]]
-        ideal_gain, ideal_count = _ideal_runs(hist_q, gains)
-        finalize_ranked(
-            ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, np.int64(0),
-            items - n_rel, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out[i], scalars[i],
+        place_records(records, record_grades, n_found, first, rel_first, gains, ranks, grades, item_gains)
+        finalize_fixed_order(
+            hist_q, ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains, cutoffs,
+            log_p, discount, optional, out[i], scalars[i], err_cutoffs, err_out[i],
         )
-        if err_cutoffs.shape[0] > 0:
-            err_ranked(ranks[:n_found], grades[:n_found], err_cutoffs, err_out[i])
 
 
 @jit
 def stable_ranks(
     query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr, listed_ids,
-    listed_grades, first, out_indptr, out_ranks, out_grades, start, stop,
+    listed_grades, limits, first, out_indptr, out_ranks, out_grades, start, stop,
 ):
     """Global ranks (ties in database index order) and grades of one shard's relevant items,
     for queries start..stop-1: the stable pass of a database cut into shards.
 
+    limits[i] (uint64) is the largest distance whose items query i ranks: n_bits for all of them,
+    less for the bounded pass of metrics with cutoffs only (see :mod:`.stable_top`).
     first[i, d] counts the items ranked before the shard's first item at distance d (every item
     of the whole database at a smaller distance, and those at distance d in earlier shards).
     Query i's records go to out_ranks / out_grades[out_indptr[i]:out_indptr[i + 1]] (room for
-    its relevant items of this shard), in index order.
+    its relevant items of this shard at those distances), in index order.
     """
     n_dist = first.shape[1]
     capacity = 0
@@ -259,10 +339,20 @@ def stable_ranks(
     record_grades = np.empty(capacity + 1, dtype=np.int64)
     count = np.empty(n_dist, dtype=np.uint64)
     for i in range(start, stop):
-        n_found = _scan_query(
-            i, query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr,
-            listed_ids, listed_grades, count, records, record_grades,
-        )
+        if limits[i] >= np.uint64(n_dist - 1):
+            n_found = _scan_query(
+                i, query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr,
+                listed_ids, listed_grades, count, records, record_grades,
+            )
+        else:
+            for d in range(n_dist):
+                count[d] = np.uint64(0)
+            n_found = _scan_top(
+                query_words[i], db_words, kind, query_labels[i] if kind == CLASS else np.int32(0), db_labels,
+                query_label_words[i] if kind == MULTIHOT else query_label_words[0], db_label_words,
+                listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]], limits[i], count,
+                records, record_grades,
+            )
         base = out_indptr[i]
         for p in range(n_found):
             d = records[p] & _DISTANCE_MASK
@@ -284,26 +374,14 @@ def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, log_p
     grades = np.empty(capacity, dtype=np.float64)
     item_gains = np.empty(capacity, dtype=np.float64)
     relevant = np.ones(capacity, dtype=np.bool_)
-    n_dist = hist.shape[1]
-    n_grades = hist.shape[2]
     for i in range(start, stop):
         lo = indptr[i]
         n_found = indptr[i + 1] - lo
         for p in range(n_found):
             grades[p] = grade_of[lo + p]
             item_gains[p] = gains[grade_of[lo + p]]
-        items = np.int64(0)
-        n_rel = np.int64(0)
-        for d in range(n_dist):
-            for g in range(n_grades):
-                items += hist[i, d, g]
-                n_rel += hist[i, d, g] if g > 0 else 0
-        ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
         # a bounded pass (cutoffs only) ranks the relevant items near enough: the others count in R only
-        finalize_ranked(
-            ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items,
-            n_rel - n_found, items - n_rel, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out[i],
-            scalars[i],
+        finalize_fixed_order(
+            hist[i], ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains,
+            cutoffs, log_p, discount, optional, out[i], scalars[i], err_cutoffs, err_out[i],
         )
-        if err_cutoffs.shape[0] > 0:
-            err_ranked(ranks[lo : lo + n_found], grades[:n_found], err_cutoffs, err_out[i])

@@ -12,28 +12,15 @@ so the fixed order costs about one more histogram pass instead of a slower count
 import numpy as np
 
 from ._jit import jit
-from .err import err_ranked
-from .finalize import finalize_ranked
-from .hamming_ties import _DISTANCE_BITS, _DISTANCE_MASK, CLASS, LISTED, MULTIHOT, _ideal_runs, _item_grade
-from .histogram import _distance
+from .hamming_ties import (
+    _DISTANCE_MASK, CLASS, MULTIHOT, _count_and_record, _scan_top, finalize_fixed_order, place_records,
+)
 from .popcount import popcount64
 
 
 @jit
-def _next_near(word, db_words, j, limit):
-    """The first item from j on (one-word codes) at distance <= limit, or n_db. Its own function:
-    the loop keeps its few values in registers (written inside the scan, it ran at half the speed)."""
-    n_db = np.uint64(db_words.shape[0])
-    while j < n_db:
-        if popcount64(word ^ db_words[j, 0]) <= limit:
-            return j
-        j += np.uint64(1)
-    return j
-
-
-@jit
 def _next_near_two(word_0, word_1, db_words, j, limit_0, limit_1):
-    """:func:`_next_near` for two queries at once: each database code is loaded once for both."""
+    """:func:`.hamming_ties._next_near` for two queries at once: each database code is loaded once for both."""
     n_db = np.uint64(db_words.shape[0])
     while j < n_db:
         x = db_words[j, 0]
@@ -44,52 +31,9 @@ def _next_near_two(word_0, word_1, db_words, j, limit_0, limit_1):
 
 
 @jit(inline="always")
-def _record_top(j, d, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor, count, records,
-                record_grades, m):
-    """Count item j at distance d and record it when relevant, as :func:`_scan_in_index_order`
-    does; returns the records and the cursor in the listed ids."""
-    if kind == LISTED:  # the listed ids are sorted: skip those of the items passed over
-        while cursor < ids.shape[0] and ids[cursor] < j:
-            cursor += 1
-    g, cursor = _item_grade(kind, j, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor)
-    c = count[d]
-    if g > 0:
-        records[m] = (c << _DISTANCE_BITS) | d
-        record_grades[m] = g
-        m += 1
-    count[d] = c + np.uint64(1)
-    return m, cursor
-
-
-@jit(inline="always")
-def _scan_top(query, db_words, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades, limit, count,
-              records, record_grades):
-    """:func:`_scan_in_index_order` over the items at distance <= ``limit`` only: the others are
-    neither counted nor graded. Returns the relevant items recorded."""
-    n_db = db_words.shape[0]
-    n_words = db_words.shape[1]
-    m = 0
-    cursor = np.int64(0)
-    if n_words == 1:
-        word = query[0]
-        j = _next_near(word, db_words, np.uint64(0), limit)
-        while j < n_db:
-            m, cursor = _record_top(j, popcount64(word ^ db_words[j, 0]), kind, query_label, db_labels, label_row,
-                                    db_label_words, ids, id_grades, cursor, count, records, record_grades, m)
-            j = _next_near(word, db_words, j + np.uint64(1), limit)
-        return m
-    for j in range(np.uint64(n_db)):
-        d = _distance(query, db_words, j, n_words)
-        if d <= limit:
-            m, cursor = _record_top(j, d, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades,
-                                    cursor, count, records, record_grades, m)
-    return m
-
-
-@jit(inline="always")
 def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, row_0, row_1, db_label_words, ids_0,
                   id_grades_0, ids_1, id_grades_1, limit_0, limit_1, count, records, record_grades):
-    """:func:`_scan_top` of two queries (one-word codes) in one sweep; row q of count / records /
+    """:func:`.hamming_ties._scan_top` of two queries (one-word codes) in one sweep; row q of count / records /
     record_grades is query q's. Returns the relevant items recorded for each."""
     n_db = db_words.shape[0]
     m_0 = 0
@@ -101,11 +45,11 @@ def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, r
         x = db_words[j, 0]
         d = popcount64(word_0 ^ x)
         if d <= limit_0:
-            m_0, cursor_0 = _record_top(j, d, kind, label_0, db_labels, row_0, db_label_words, ids_0, id_grades_0,
+            m_0, cursor_0 = _count_and_record(j, d, kind, label_0, db_labels, row_0, db_label_words, ids_0, id_grades_0,
                                         cursor_0, count[0], records[0], record_grades[0], m_0)
         d = popcount64(word_1 ^ x)
         if d <= limit_1:
-            m_1, cursor_1 = _record_top(j, d, kind, label_1, db_labels, row_1, db_label_words, ids_1, id_grades_1,
+            m_1, cursor_1 = _count_and_record(j, d, kind, label_1, db_labels, row_1, db_label_words, ids_1, id_grades_1,
                                         cursor_1, count[1], records[1], record_grades[1], m_1)
         j = _next_near_two(word_0, word_1, db_words, j + np.uint64(1), limit_0, limit_1)
     return m_0, m_1
@@ -113,55 +57,39 @@ def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, r
 
 @jit(inline="always")
 def _top_distance(hist_q, depth, first):
-    """first[d] = items before distance d; returns the distance that holds rank ``depth`` (the
-    last one a metric at cutoff ``depth`` looks at), as uint64 (-1 wraps to all distances)."""
+    """first[d] = items before distance d; returns the distance that holds rank ``depth`` >= 1
+    (the last one a metric at cutoff ``depth`` looks at), as uint64."""
     n_dist, n_grades = hist_q.shape
     items = np.int64(0)
-    top = np.int64(-1)
+    top = np.uint64(0)
     for d in range(n_dist):
         first[d] = items
         if items < depth:
-            top = np.int64(d)
+            top = np.uint64(d)
         for g in range(n_grades):
             items += hist_q[d, g]
-    return np.uint64(top) if top >= 0 else np.uint64(0) - np.uint64(1)
+    return top
 
 
 @jit
 def _finalize_top(hist_q, first, records, record_grades, n_found, gains, cutoffs, log_p, discount, optional, out_q,
                   scalars_q, err_cutoffs, err_row, rel_first, ranks, grades, item_gains, relevant):
     """One query of :func:`finalize_stable_top` after its scan: ranks of the recorded relevant
-    items (by distance, then index order: records are in index order), then the finalizers."""
-    n_dist, n_grades = hist_q.shape
-    items = np.int64(0)
-    n_rel = np.int64(0)
-    for d in range(n_dist):
+    items, then the finalizers (the relevant items past the top distances count in R only)."""
+    for d in range(rel_first.shape[0]):
         rel_first[d] = 0
-        for g in range(n_grades):
-            items += hist_q[d, g]
-            n_rel += hist_q[d, g] if g > 0 else 0
     for p in range(n_found):
         rel_first[records[p] & _DISTANCE_MASK] += 1
     below = np.int64(0)
-    for d in range(n_dist):
+    for d in range(rel_first.shape[0]):
         at_d = rel_first[d]
         rel_first[d] = below
         below += at_d
-    for p in range(n_found):
-        d = records[p] & _DISTANCE_MASK
-        slot = rel_first[d]
-        rel_first[d] = slot + 1
-        ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
-        grades[slot] = record_grades[p]
-        item_gains[slot] = gains[record_grades[p]]
-    ideal_gain, ideal_count = _ideal_runs(hist_q, gains)
-    # the relevant items past the top distances count in R only
-    finalize_ranked(
-        ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], items, n_rel - n_found,
-        items - n_rel, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out_q, scalars_q,
+    place_records(records, record_grades, n_found, first, rel_first, gains, ranks, grades, item_gains)
+    finalize_fixed_order(
+        hist_q, ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains, cutoffs, log_p,
+        discount, optional, out_q, scalars_q, err_cutoffs, err_row,
     )
-    if err_cutoffs.shape[0] > 0:
-        err_ranked(ranks[:n_found], grades[:n_found], err_cutoffs, err_row)
 
 
 @jit
@@ -170,13 +98,13 @@ def finalize_stable_top(
     listed_grades, depth, hist, gains, cutoffs, log_p, discount, optional, out, scalars, err_cutoffs, err_out, start,
     stop,
 ):
-    """:func:`finalize_stable` for metrics that look at the top ``depth`` ranks only, from the
+    """:func:`.hamming_ties.finalize_stable` for metrics that look at the top ``depth`` ranks only, from the
     queries' histograms ``hist`` (given: the pass of ties="average").
 
     The order of the items past the distance that holds rank ``depth`` matters to no metric, so
     the pass in index order counts and grades only the items up to that distance, queries in
     pairs; every other item costs a popcount and a compare (finalize_stable counts every item).
-    Quantities at cutoffs up to ``depth`` are bitwise those of :func:`finalize_stable`; the
+    Quantities at cutoffs up to ``depth`` are bitwise those of :func:`.hamming_ties.finalize_stable`; the
     relevant items left out count in R. ``optional`` must not ask for sums over the whole list
     (bpref, interpolated precision), nor may a metric read R-precision (HITS_AT_R).
     """
@@ -201,8 +129,9 @@ def finalize_stable_top(
     relevant = np.ones(capacity, dtype=np.bool_)
     for i in range(start, stop, 2):
         n_pair = min(2, stop - i)
+        # per pair, not hoisted out of the loop: hoisted, they cost the pair scan 14 % (measured)
         tops = np.empty(2, dtype=np.uint64)
-        found = np.zeros(2, dtype=np.int64)
+        found = np.empty(2, dtype=np.int64)
         for h in range(n_pair):
             tops[h] = _top_distance(hist[i + h], depth, first[h])
             for d in range(n_dist):
@@ -210,8 +139,9 @@ def finalize_stable_top(
         if n_pair == 2 and db_words.shape[1] == 1:
             found[0], found[1] = _scan_top_two(
                 query_words[i, 0], query_words[i + 1, 0], db_words, kind,
-                query_labels[i] if kind == CLASS else np.int32(0), query_labels[i + 1] if kind == CLASS else np.int32(0),
-                db_labels, query_label_words[i] if kind == MULTIHOT else query_label_words[0],
+                query_labels[i] if kind == CLASS else np.int32(0),
+                query_labels[i + 1] if kind == CLASS else np.int32(0), db_labels,
+                query_label_words[i] if kind == MULTIHOT else query_label_words[0],
                 query_label_words[i + 1] if kind == MULTIHOT else query_label_words[0], db_label_words,
                 listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]],
                 listed_ids[indptr[i + 1] : indptr[i + 2]], listed_grades[indptr[i + 1] : indptr[i + 2]],
@@ -233,35 +163,3 @@ def finalize_stable_top(
                 item_gains, relevant,
             )
 
-
-@jit
-def stable_ranks_top(
-    query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr, listed_ids,
-    listed_grades, limits, first, out_indptr, out_ranks, out_grades, start, stop,
-):
-    """:func:`.hamming_ties.stable_ranks` (the stable pass of one shard of a database) over the
-    items at distance <= limits[i] only (uint64): the shard's part of the bounded pass.
-
-    out_indptr gives each query room for its relevant items of the shard at those distances.
-    """
-    n_dist = first.shape[1]
-    capacity = 0
-    for i in range(start, stop):
-        capacity = max(capacity, out_indptr[i + 1] - out_indptr[i])
-    records = np.empty(capacity + 1, dtype=np.uint64)
-    record_grades = np.empty(capacity + 1, dtype=np.int64)
-    count = np.empty(n_dist, dtype=np.uint64)
-    for i in range(start, stop):
-        for d in range(n_dist):
-            count[d] = np.uint64(0)
-        n_found = _scan_top(
-            query_words[i], db_words, kind, query_labels[i] if kind == CLASS else np.int32(0), db_labels,
-            query_label_words[i] if kind == MULTIHOT else query_label_words[0], db_label_words,
-            listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]], limits[i], count,
-            records, record_grades,
-        )
-        base = out_indptr[i]
-        for p in range(n_found):
-            d = records[p] & _DISTANCE_MASK
-            out_ranks[base + p] = first[i, d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
-            out_grades[base + p] = record_grades[p]
