@@ -17,7 +17,8 @@ __all__ = ["FRONT_DOORS", "cache_status", "warmup"]
 
 # the driver kernels each front door calls (their callees are compiled into them)
 FRONT_DOORS = {
-    "evaluate": ("histogram.hist_segments_one_word", "histogram.hist_segments_wide", "histogram.hist_multihot",
+    "evaluate": ("histogram.hist_segments_one_word", "histogram.hist_segments_wide", "histogram.hist_segments_tiled",
+                 "histogram.hist_multihot",
                  "histogram.move_relevant", "hamming_ties.finalize_histograms", "hamming_ties.finalize_stable",
                  "stable_top.finalize_stable_top",
                  "class_sort.sort_by_class", "err.err_histograms"),
@@ -88,6 +89,8 @@ def warmup(progress=None) -> dict:
         calls[f"evaluate {ties}"] = lambda t=ties: ft.evaluate(q, db, ql, dl, metrics=metrics, ties=t)
     wide_q, wide_db = rng.integers(0, 2, (4, 128)), rng.integers(0, 2, (50, 128))
     calls["evaluate 128 bits"] = lambda: ft.evaluate(wide_q, wide_db, ql, dl, metrics=metrics)
+    tiled_q, tiled_ql = rng.integers(0, 2, (16, 256)), rng.integers(0, 3, 16)  # 16 queries: the tiled pass
+    calls["evaluate 256 bits"] = lambda: ft.evaluate(tiled_q, rng.integers(0, 2, (50, 256)), tiled_ql, dl, metrics=metrics)
     calls["evaluate multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics)
     calls["evaluate listed"] = lambda: ft.evaluate(q, db, relevance=csr, metrics=metrics)
     calls["evaluate stable multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")

@@ -38,6 +38,8 @@ for n_bits in (8, 64, 128, 256, 300):
         ft.evaluate(rng.integers(0, 2, (5, n_bits)), rng.integers(0, 2, (40, n_bits)), rng.integers(0, 3, 5),
                     rng.integers(0, 3, 40), metrics=metrics, ties="stable")
     ft.search(rng.integers(0, 2, (5, n_bits)), rng.integers(0, 2, (40, n_bits)), 3)
+    ft.evaluate(rng.integers(0, 2, (17, n_bits)), rng.integers(0, 2, (40, n_bits)), rng.integers(0, 3, 17),
+                rng.integers(0, 3, 40), metrics=["AP"], n_threads=1)  # 17 queries: the tiled pass from 3 words on
 for grades in (rng.integers(0, 4, 60), rng.integers(0, 4, 60).astype(np.float32), rng.random(60)):
     for ties in ("average", "stable", "trec"):
         ft.rank_evaluate(grades, rng.integers(0, 5, 60).astype(np.int32), [20, 40], metrics=["AP", "nDCG@5", "RR"],

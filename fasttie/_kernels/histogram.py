@@ -11,7 +11,10 @@ pass, so its inner loops are written for the hardware:
 * queries go in pairs, so each database code is loaded once for two queries; at most 64 bits
   the pair shares one joint (distance_0, distance_1) histogram: half the memory increments,
   spread over (bits+1)^2 buckets rather than queueing on the few most common distances. The
-  marginals are summed afterwards.
+  marginals are summed afterwards;
+* from three words (256 bits) on, where scalar popcounts bound the loop, the database goes by
+  tiles copied to word-major order, so LLVM vectorizes the distances of a pair to a whole tile
+  (a vpshufb popcount on AVX2), and each tile serves every pair of the block of queries.
 
 Counts are int32 inside a database slice of at most 2**30 items and flushed to int64.
 """
@@ -21,6 +24,9 @@ from ._jit import jit
 from .popcount import popcount64
 
 _SLICE = 1 << 30  # database items per int32 accumulation round
+_TILE = 4096  # codes per tile of the tiled pass: 32 KB per word, stays in L2 while a block of queries passes
+# copying a tile costs about one pass of a pair over it: fewer queries go the row-major way
+_TILED_MIN_QUERIES = 16
 
 
 @jit
@@ -82,6 +88,45 @@ def _count_range_two(counts_0, counts_1, offset_0, offset_1, query_0, query_1, d
         for j in range(np.uint64(start), np.uint64(stop)):
             counts_0[offset_0 + _distance(query_0, db_words, j, n_words)] += 1
             counts_1[offset_1 + _distance(query_1, db_words, j, n_words)] += 1
+
+
+@jit
+def _tile_distances(query_0, query_1, tile, n, dist_0, dist_1):
+    """Distances of two queries to the first n codes of a word-major tile (tile[w, t] = word w
+    of code t). The loops over codes are vectorized by LLVM (on AVX2 a vpshufb nibble-table
+    popcount of four codes at a time), which scalar popcnt on row-major codes cannot be."""
+    if tile.shape[0] == 4:  # 256 bits unrolled: the query words stay in registers
+        a0 = query_0[0]
+        a1 = query_0[1]
+        a2 = query_0[2]
+        a3 = query_0[3]
+        b0 = query_1[0]
+        b1 = query_1[1]
+        b2 = query_1[2]
+        b3 = query_1[3]
+        t0 = tile[0]
+        t1 = tile[1]
+        t2 = tile[2]
+        t3 = tile[3]
+        for t in range(n):
+            x0 = t0[t]
+            x1 = t1[t]
+            x2 = t2[t]
+            x3 = t3[t]
+            dist_0[t] = popcount64(a0 ^ x0) + popcount64(a1 ^ x1) + popcount64(a2 ^ x2) + popcount64(a3 ^ x3)
+            dist_1[t] = popcount64(b0 ^ x0) + popcount64(b1 ^ x1) + popcount64(b2 ^ x2) + popcount64(b3 ^ x3)
+    else:  # any width: word by word, each word's loop vectorized
+        for t in range(n):
+            dist_0[t] = 0
+            dist_1[t] = 0
+        for w in range(tile.shape[0]):
+            a = query_0[w]
+            b = query_1[w]
+            row = tile[w]
+            for t in range(n):
+                x = row[t]
+                dist_0[t] += popcount64(a ^ x)
+                dist_1[t] += popcount64(b ^ x)
 
 
 @jit(inline="always")
@@ -165,7 +210,7 @@ def _pair_counts_wide(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, o
         counts_1[:] = 0
 
 
-# One driver per code width, so that a call compiles only the pass it runs. The two differ
+# One driver per code width, so that a call compiles only the pass it runs. The first two differ
 # only in the pair kernel they call (numba would compile a driver that takes the kernel as an
 # argument once per kernel anyway).
 @jit
@@ -190,6 +235,64 @@ def hist_segments_wide(query_words, db_words, rel_segments, n_bits, hist, start,
         )
 
 
+@jit
+def _count_tile_range(counts_0, counts_1, offset_0, offset_1, dist_0, dist_1, start, stop):
+    """counts_q[offset_q + dist_q[t]] += 1 for t in [start, stop) of a tile."""
+    for t in range(np.uint64(start), np.uint64(stop)):
+        counts_0[offset_0 + dist_0[t]] += 1
+        counts_1[offset_1 + dist_1[t]] += 1
+
+
+@jit
+def hist_segments_tiled(query_words, db_words, rel_segments, n_bits, hist, start, stop):
+    """:func:`hist_segments` for codes of three or more words (256 bits and up).
+
+    The database goes by tiles of _TILE codes: each is copied to word-major order once, then every
+    query pair of the block computes its distances to the whole tile (vectorized, see
+    :func:`_tile_distances`) and counts them range by range of constant grade. A tile is read from
+    memory once per block of queries rather than once per pair.
+    """
+    n_db = db_words.shape[0]
+    n_words = db_words.shape[1]
+    n_dist = n_bits + 1
+    stride = np.uint64(n_dist)
+    n_pairs = (stop - start + 1) // 2
+    # one int32 row per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
+    counts = np.zeros((2 * n_pairs, 2 * n_dist), dtype=np.int32)
+    bounds = np.empty((n_pairs, 6), dtype=np.int64)
+    for p in range(n_pairs):
+        i = start + 2 * p
+        j = i + 1 if i + 1 < stop else i
+        pair_bounds = _segment_bounds(rel_segments[i], rel_segments[j], n_db)
+        for b in range(6):
+            bounds[p, b] = pair_bounds[b]
+    tile = np.empty((n_words, _TILE), dtype=np.uint64)
+    dist_0 = np.empty(_TILE, dtype=np.uint64)
+    dist_1 = np.empty(_TILE, dtype=np.uint64)
+    for lo_slice in range(0, n_db, _SLICE):
+        hi_slice = min(lo_slice + _SLICE, n_db)
+        for lo in range(lo_slice, hi_slice, _TILE):
+            hi = min(lo + _TILE, hi_slice)
+            for t in range(hi - lo):
+                for w in range(n_words):
+                    tile[w, t] = db_words[lo + t, w]
+            for p in range(n_pairs):
+                i = start + 2 * p
+                j = i + 1 if i + 1 < stop else i
+                _tile_distances(query_words[i], query_words[j], tile, hi - lo, dist_0, dist_1)
+                for b in range(5):
+                    first, last, r0, r1 = _grade_range(bounds[p], b, lo, hi, rel_segments[i], rel_segments[j])
+                    if first < last:
+                        _count_tile_range(
+                            counts[2 * p], counts[2 * p + 1], r0 * stride, r1 * stride, dist_0, dist_1, first - lo, last - lo
+                        )
+        for q in range(stop - start):
+            for r in range(2):
+                for d in range(n_dist):
+                    hist[start + q, d, r] += counts[q, r * n_dist + d]
+                    counts[q, r * n_dist + d] = 0
+
+
 def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop):
     """Histogram pass for binary relevance given by contiguous database segments, queries
     start..stop-1 (start even: queries go in pairs).
@@ -206,7 +309,13 @@ def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop
     start, stop : int
         The queries to count.
     """
-    kernel = hist_segments_one_word if db_words.shape[1] == 1 else hist_segments_wide
+    n_words = db_words.shape[1]
+    if n_words == 1:
+        kernel = hist_segments_one_word
+    elif n_words >= 3 and stop - start >= _TILED_MIN_QUERIES:
+        kernel = hist_segments_tiled
+    else:
+        kernel = hist_segments_wide
     kernel(query_words, db_words, rel_segments, n_bits, hist, start, stop)
 
 
