@@ -89,8 +89,8 @@ def warmup(progress=None) -> dict:
         calls[f"evaluate {ties}"] = lambda t=ties: ft.evaluate(q, db, ql, dl, metrics=metrics, ties=t)
     wide_q, wide_db = rng.integers(0, 2, (4, 128)), rng.integers(0, 2, (50, 128))
     calls["evaluate 128 bits"] = lambda: ft.evaluate(wide_q, wide_db, ql, dl, metrics=metrics)
-    tiled_q, tiled_ql = rng.integers(0, 2, (16, 256)), rng.integers(0, 3, 16)  # 16 queries: the tiled pass
-    calls["evaluate 256 bits"] = lambda: ft.evaluate(tiled_q, rng.integers(0, 2, (50, 256)), tiled_ql, dl, metrics=metrics)
+    tiled_q, tiled_ql, tiled_db = rng.integers(0, 2, (16, 256)), rng.integers(0, 3, 16), rng.integers(0, 2, (50, 256))
+    calls["evaluate 256 bits"] = lambda: ft.evaluate(tiled_q, tiled_db, tiled_ql, dl, metrics=metrics)  # tiled pass
     calls["evaluate multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics)
     calls["evaluate listed"] = lambda: ft.evaluate(q, db, relevance=csr, metrics=metrics)
     calls["evaluate stable multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")

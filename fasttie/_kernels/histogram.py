@@ -283,9 +283,8 @@ def hist_segments_tiled(query_words, db_words, rel_segments, n_bits, hist, start
                 for b in range(5):
                     first, last, r0, r1 = _grade_range(bounds[p], b, lo, hi, rel_segments[i], rel_segments[j])
                     if first < last:
-                        _count_tile_range(
-                            counts[2 * p], counts[2 * p + 1], r0 * stride, r1 * stride, dist_0, dist_1, first - lo, last - lo
-                        )
+                        c0, c1 = counts[2 * p], counts[2 * p + 1]
+                        _count_tile_range(c0, c1, r0 * stride, r1 * stride, dist_0, dist_1, first - lo, last - lo)
         for q in range(stop - start):
             for r in range(2):
                 for d in range(n_dist):
