@@ -8,12 +8,14 @@ for container images and cluster nodes that should not compile on a user's first
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 import time
 
 import numpy as np
 
-__all__ = ["FRONT_DOORS", "cache_status", "warmup"]
+__all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "kernel_cached", "warmup"]
 
 # the driver kernels each front door calls (their callees are compiled into them)
 FRONT_DOORS = {
@@ -27,8 +29,8 @@ FRONT_DOORS = {
     "trec.evaluate": ("trec_parse.scan_table", "trec_parse.fill_text", "key_join.locate_keys",
                       "score_ties.finalize_rankings", "err.err_rankings", "infap.infap_rankings"),
     "lambdarank": ("lambdarank.lambdarank_queries",),
-    "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries", "diversity_ties.average_queries",
-                   "alpha_ndcg.first_duplicate"),
+    "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries",
+                   "diversity_ties.average_queries", "alpha_ndcg.first_duplicate"),
 }
 
 
@@ -37,6 +39,65 @@ def _kernel(path):
 
     module, name = path.split(".")
     return getattr(importlib.import_module(f"fasttie._kernels.{module}"), name)
+
+
+def kernel_cached(path) -> bool | None:
+    """Whether numba's cache holds a compiled kernel (no compile needed to tell).
+
+    Parameters
+    ----------
+    path : str
+        ``"module.name"`` of a kernel in ``fasttie._kernels``, as in :data:`FRONT_DOORS`.
+
+    Returns
+    -------
+    bool or None
+        None where caching is off.
+    """
+    cache = getattr(_kernel(path), "_cache", None)
+    try:
+        return bool(cache._cache_file._load_index())
+    except AttributeError:  # caching off (a NullCache), or numba internals moved
+        return None
+
+
+_HELPER_CALL = """
+import numpy as np, fasttie as ft
+rng = np.random.default_rng(0)
+ft.evaluate(rng.integers(0, 2, (4, {n_bits})), rng.integers(0, 2, (50, {n_bits})), rng.integers(0, 3, 4),
+            rng.integers(0, 3, 50), metrics={metrics!r}, ties={ties!r}, n_threads=1)
+"""
+
+
+def compile_in_helper(ties, metrics, n_bits) -> subprocess.Popen | None:
+    """Start compiling ``evaluate``'s kernels for one tie mode in a helper process.
+
+    numba compiles one function at a time per process, so a job that needs several sets of
+    kernels on a cold cache (``fasttie demo``: the average and the stable pass) can have a second
+    process compile and cache one set while it compiles the other; once the helper is done, this
+    process loads that set from the cache. The helper evaluates tiny random data with the same
+    ``ties``, ``metrics`` and code width (the kernels compiled depend on those, not on the data).
+
+    Parameters
+    ----------
+    ties : str
+    metrics : sequence of str
+    n_bits : int
+
+    Returns
+    -------
+    subprocess.Popen or None
+        The helper (``wait()`` for it before the call that needs its kernels; if it failed, that
+        call compiles them itself), or None where it would not help: caching off, or fewer than
+        two usable CPUs.
+    """
+    from ._kernels import _jit
+    from .parallel import available_threads
+
+    if not _jit.CACHE or available_threads() < 2:
+        return None
+    code = _HELPER_CALL.format(n_bits=int(n_bits), metrics=[str(m) for m in metrics], ties=str(ties))
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def cache_status() -> dict:
@@ -48,13 +109,8 @@ def cache_status() -> dict:
     """
     status = {}
     for door, kernels in FRONT_DOORS.items():
-        states = set()
-        for path in kernels:
-            cache = getattr(_kernel(path), "_cache", None)
-            try:
-                states.add("cached" if cache._cache_file._load_index() else "not cached")
-            except AttributeError:  # caching off (a NullCache), or numba internals moved
-                states.add("cache off")
+        states = {"cache off" if cached is None else "cached" if cached else "not cached"
+                  for cached in map(kernel_cached, kernels)}
         status[door] = "cached" if states == {"cached"} else "cache off" if "cache off" in states else "not cached"
     return status
 

@@ -13,6 +13,7 @@ import sys
 import numba
 
 from fasttie import warmup as warmup_module
+from fasttie._kernels import _jit
 from fasttie.warmup import FRONT_DOORS, cache_status, warmup
 
 STATUS = r"""
@@ -72,3 +73,38 @@ def test_cache_off_is_reported(monkeypatch):
     kernel = warmup_module._kernel(FRONT_DOORS["search"][0])
     monkeypatch.setattr(kernel, "_cache", NoCache())
     assert cache_status()["search"] == "cache off"
+
+
+HELPER = r"""
+import json
+import fasttie as ft
+from fasttie._kernels import hamming_ties
+from fasttie.warmup import compile_in_helper, kernel_cached
+before = kernel_cached("hamming_ties.finalize_stable")
+helper = compile_in_helper("stable", ["AP", "P@10"], 64)
+helper.wait(timeout=600)
+after = kernel_cached("hamming_ties.finalize_stable")
+q, db, ql, dl = ft.datasets.synthetic_hashing(6, 300, 64, 3, seed=1)
+ft.evaluate(q, db, ql, dl, metrics=["AP", "P@10"], ties="stable")
+print("RESULT " + json.dumps({"before": before, "after": after, "returncode": helper.returncode,
+                              "hits": sum(hamming_ties.finalize_stable.stats.cache_hits.values()),
+                              "misses": sum(hamming_ties.finalize_stable.stats.cache_misses.values())}))
+"""
+
+
+def test_a_helper_process_compiles_the_stable_pass_into_the_cache(tmp_path):
+    """What fasttie demo does on a cold cache: the stable call then loads its kernel from the cache."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "FASTTIE_NUM_THREADS": "2"}
+    env.pop("FASTTIE_NO_CACHE", None)
+    done = subprocess.run([sys.executable, "-c", HELPER], capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.split("RESULT ", 1)[1])
+    assert seen == {"before": False, "after": True, "returncode": 0, "hits": 1, "misses": 0}
+
+
+def test_no_helper_where_it_cannot_help(monkeypatch):
+    monkeypatch.setenv("FASTTIE_NUM_THREADS", "1")  # one CPU: the helper would only compete
+    assert warmup_module.compile_in_helper("stable", ["AP"], 64) is None
+    monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
+    monkeypatch.setattr(_jit, "CACHE", False)  # nothing to share through
+    assert warmup_module.compile_in_helper("stable", ["AP"], 64) is None
