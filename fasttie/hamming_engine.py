@@ -54,10 +54,13 @@ _AUTO_SECONDS = 2.0
 _ro = read_only
 
 
-def pack_pair(queries, database):
-    """Pack queries and database; their code lengths must agree."""
+def pack_pair(queries, database, keep_device=False):
+    """Pack queries and database; their code lengths must agree. Codes on a GPU stay there with
+    ``keep_device`` (the GPU passes), else they are copied to the host."""
     query_codes = pack_codes(queries, name="queries")
     db_codes = pack_codes(database, name="database")
+    if not keep_device:
+        query_codes, db_codes = query_codes.to_host(), db_codes.to_host()
     if query_codes.n_bits != db_codes.n_bits:
         raise InputError(
             f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
@@ -411,43 +414,66 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
     """Result of ``metrics`` from TieStats: see :meth:`fasttie.TieStats.finalize`. With
     ``ties="stable"``, ``ranked`` = (indptr, ranks, grades): every query's relevant items with
     their global ranks in database index order, ascending (a sharded stable pass)."""
-    parsed = hashing_metrics(metrics)
-    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=TIE_MODES)
     if (ties == "stable") != (ranked is not None):
         raise InputError("ties='stable' needs the ranks of the relevant items (ranked=...), and only it uses them")
-    counts, n_bits = stats.counts, stats.n_bits
-    n_queries, n_db = stats.n_queries, stats.n_db
-    if n_queries == 0 or n_db == 0:
+    counts = stats.counts
+    if stats.n_queries == 0 or stats.n_db == 0:
         raise InputError("tie statistics hold no query or no database item; nothing to finalize")
+
+    def blocks():
+        chunk = _chunk_size(stats.n_queries, stats.n_bits, counts.shape[2])
+        for start in range(0, stats.n_queries, chunk):
+            stop = min(start + chunk, stats.n_queries)
+            hist = np.ascontiguousarray(counts[start:stop], dtype=np.int64)
+            if not hist.flags.writeable:  # one kernel signature: the histogram pass writes its counts
+                hist = hist.copy()
+            if ranked is None:
+                yield hist, None
+            else:
+                indptr, ranks, grades = ranked
+                yield hist, (indptr[start : stop + 1] - indptr[start], ranks[indptr[start] : indptr[stop]],
+                             grades[indptr[start] : indptr[stop]])
+
+    return result_from_blocks(blocks(), stats.n_queries, stats.n_db, stats.n_bits, counts.shape[2], stats.relevance,
+                              metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
+                              curves=curves, n_threads=n_threads)
+
+
+def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, metrics, *, ties, ap_denominator, gain,
+                       empty, curves, n_threads):
+    """Result of ``metrics`` from the counts of consecutive blocks of queries.
+
+    ``blocks`` yields ``(hist, ranked)`` in query order: ``hist`` (n, n_bits + 1, n_grades) int64,
+    writable, the block's counts; ``ranked`` None, or with ``ties="stable"`` the block's
+    (indptr, ranks, grades) as in :func:`result_from_counts`. Memory stays one block's (the GPU
+    path streams blocks of queries through this).
+    """
+    parsed = hashing_metrics(metrics)
+    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=TIE_MODES)
     curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
-    fin = _Finalizer(all_metrics, n_db, counts.shape[2], ties, ap_denominator, gain, empty)
-    n_threads = resolve_threads(n_threads, n_queries * (n_bits + 1) * counts.shape[2])
+    fin = _Finalizer(all_metrics, n_db, n_grades, ties, ap_denominator, gain, empty)
     per_query = {m.name: np.empty(n_queries) for m in all_metrics}
     n_empty = 0
-    chunk = _chunk_size(n_queries, n_bits, counts.shape[2])
-    for start in range(0, n_queries, chunk):
-        stop = min(start + chunk, n_queries)
-        hist = np.ascontiguousarray(counts[start:stop], dtype=np.int64)
-        if not hist.flags.writeable:  # one kernel signature: the histogram pass writes its counts
-            hist = hist.copy()
-        quantities, scalars, err = fin.buffers(stop - start)
+    start = 0
+    for hist, ranked in blocks:
+        stop = start + len(hist)
+        threads = resolve_threads(n_threads, len(hist) * (n_bits + 1) * n_grades)
+        quantities, scalars, err = fin.buffers(len(hist))
         if ranked is None:
-            run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, err, lo, hi), stop - start, n_threads)
+            run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, err, lo, hi), len(hist), threads)
         else:
-            indptr, ranks, grades = ranked
-            local = _ro(indptr[start : stop + 1] - indptr[start])
-            rank_part = _ro(ranks[indptr[start] : indptr[stop]])
-            grade_part = _ro(grades[indptr[start] : indptr[stop]])
+            local, rank_part, grade_part = (_ro(np.asarray(a, dtype=np.int64)) for a in ranked)
             run_blocks(lambda lo, hi: finalize_ranked_queries(
                 hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
                 quantities, scalars, fin.err_cutoffs, err, lo, hi,
-            ), stop - start, n_threads)
+            ), len(hist), threads)
         values, chunk_empty = fin.values(quantities, scalars, hist, err)
         n_empty += int(chunk_empty.sum())
         for name, v in values.items():
             per_query[name][start:stop] = v
+        start = stop
     check_empty_policy(empty, n_empty, n_queries)
     settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
-                "n_db": n_db, "n_bits": n_bits, "relevance": stats.relevance}
+                "n_db": n_db, "n_bits": n_bits, "relevance": relevance}
     return hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
