@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import cuda as gpu
 from .errors import InputError, InputTypeError
 from .validation import numeric_array
 
@@ -31,6 +32,8 @@ class PackedCodes:
     ----------
     words : ndarray of uint64, shape (n, n_words)
         C-contiguous; bit ``b`` of a code is bit ``b % 64`` of word ``b // 64``; padding is zero.
+        Or a GPU array of the same layout (anything with ``__cuda_array_interface__``), kept on
+        the device for ``device="cuda"`` (:func:`pack_codes` of a GPU matrix builds one).
     n_bits : int
         Code length in bits, ``n_bits <= 64 * n_words``.
     """
@@ -39,19 +42,31 @@ class PackedCodes:
     n_bits: int
 
     def __post_init__(self):
+        if not isinstance(self.words, np.ndarray) and gpu.is_device_array(self.words):
+            object.__setattr__(self, "words", gpu.device_view(self.words))
         words = self.words
-        if not isinstance(words, np.ndarray) or words.dtype != np.uint64 or words.ndim != 2:
+        on_device = self.on_device
+        if not (isinstance(words, np.ndarray) or on_device) or words.dtype != np.uint64 or words.ndim != 2:
             raise InputTypeError(
                 "PackedCodes.words must be a 2-D uint64 array; build PackedCodes with "
                 "fasttie.pack_codes()"
             )
-        if not words.flags.c_contiguous:
+        if not (words.is_c_contiguous() if on_device else words.flags.c_contiguous):
             raise InputError("PackedCodes.words must be C-contiguous; use fasttie.pack_codes()")
         if not (1 <= self.n_bits <= 64 * words.shape[1]) or words.shape[1] != _n_words(self.n_bits):
             raise InputError(
                 f"n_bits={self.n_bits} does not fit words of shape {words.shape}: "
                 f"expected {_n_words(self.n_bits)} words"
             )
+
+    @property
+    def on_device(self) -> bool:
+        """Whether the words are in GPU memory."""
+        return not isinstance(self.words, np.ndarray)
+
+    def to_host(self) -> "PackedCodes":
+        """These codes with their words in host memory (itself when they are there already)."""
+        return PackedCodes(self.words.copy_to_host(), self.n_bits) if self.on_device else self
 
     @property
     def n(self) -> int:
@@ -67,7 +82,11 @@ class PackedCodes:
         return self.n
 
     def __getitem__(self, rows) -> "PackedCodes":
-        """Rows as new PackedCodes (a slice gives a view, an index array a copy)."""
+        """Rows as new PackedCodes (a slice gives a view, an index array a copy; on a GPU, slices only)."""
+        if self.on_device:
+            if not isinstance(rows, slice) or rows.step not in (None, 1):
+                raise IndexError("index PackedCodes on a GPU with a contiguous slice")
+            return PackedCodes(self.words[rows], self.n_bits)
         words = self.words[rows]
         if words.ndim != 2:
             raise IndexError("index PackedCodes with a slice or an array of row indices")
@@ -101,6 +120,8 @@ def pack_codes(
         Without ``packed``: a matrix of ±1 (any numeric dtype), of 0/1, or bool. A value
         other than -1, 0 and 1, NaN, or a mix of -1 and 0 (a ``sign(0)`` hazard) is an error.
         A uint8 matrix is always read as one bit per entry, never guessed to be packed bytes.
+        A matrix on a GPU (CuPy, torch CUDA: ``__cuda_array_interface__``) is checked and
+        packed there, and its PackedCodes stay on the device (``device="cuda"``).
         With ``packed=True``: bytes packed elsewhere, a (n, ceil(n_bits / 8)) uint8 array.
     packed : bool, default False
         Read ``codes`` as packed bytes (``np.packbits`` output, faiss binary codes,
@@ -139,6 +160,11 @@ def pack_codes(
         if n_bits is not None and n_bits != codes.n_bits:
             raise InputError(f"{name} has {codes.n_bits} bits but n_bits={n_bits} was asked for")
         return codes
+    if not isinstance(codes, np.ndarray) and gpu.is_device_array(codes):
+        if packed:  # bytes are small: packed on the host, the words go back to the device
+            return PackedCodes(gpu.device_view(_pack_bytes(gpu.to_host(codes), n_bits, bitorder, name).words,
+                                               upload=True), n_bits)
+        return gpu.pack(codes, n_bits, name)
     if packed:
         return _pack_bytes(codes, n_bits, bitorder, name)
     if bitorder not in ("big", "little"):
@@ -243,5 +269,6 @@ def unpack_codes(packed: PackedCodes) -> np.ndarray:
     """
     if not isinstance(packed, PackedCodes):
         raise InputTypeError(f"unpack_codes takes PackedCodes, got {type(packed).__name__}")
+    packed = packed.to_host()
     as_bytes = packed.words.astype("<u8", copy=False).view(np.uint8)
     return np.unpackbits(as_bytes, axis=1, bitorder="little", count=packed.n_bits)

@@ -1,25 +1,37 @@
-"""The histogram pass on an NVIDIA GPU (numba-cuda): the same counts, so the same metrics.
+"""The Hamming passes on an NVIDIA GPU (numba-cuda): the same counts and ranks, so the same metrics.
 
 Everything fasttie reports for a Hamming ranking comes from per-query counts of database items
-by (Hamming distance, grade) (:class:`fasttie.TieStats`). This module computes those counts on
-the GPU; the finalizers are the CPU code every other path uses, so ``ft.evaluate(...,
-device="cuda")`` gives bitwise the results of the CPU (the counts are integers).
+by (Hamming distance, grade) (:class:`fasttie.TieStats`) and, for ``ties="stable"``, the
+global ranks of the relevant items in database index order. This module computes both on the
+GPU (kernels in :mod:`fasttie._kernels_cuda`); the finalizers are the CPU code every other path
+uses, so ``ft.evaluate(..., device="cuda")`` gives bitwise the results of the CPU (counts and
+ranks are integers). ``ft.search(..., device="cuda")`` takes the same rank pass.
+
+Inputs: numpy arrays (copied to the device once per call; a database too large for the free
+device memory goes in chunks), or arrays already on the GPU, without a copy: anything with
+``__cuda_array_interface__`` (CuPy arrays, torch CUDA tensors, numba device arrays), also as
+:class:`fasttie.PackedCodes` built from them by :func:`fasttie.pack_codes`. Labels on the GPU
+are read back to the host (they are small next to the codes). Queries go in blocks whose device
+memory fits; when the device runs out of memory anyway, the block is halved and tried again.
 
 Needs the optional extra ``fasttie[cuda]`` (``numba-cuda``); nothing CUDA is imported unless a
-call asks for the GPU. The CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) runs the same kernel on
-a CPU-only machine, which is how the tests check it.
-
-The kernel is in :mod:`fasttie._kernels_cuda` (outside `_kernels`, whose CPU kernels need no CUDA) (first version: integer atomics straight
-to global memory; shared-memory tiles are the next step for speed).
+call asks for the GPU. The CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) runs the same kernels on
+a CPU-only machine, which is how the tests check them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, InputTypeError
 
-__all__ = ["available", "counts"]
+__all__ = ["available", "counts", "evaluate", "knn", "radius_search", "is_device_array", "to_host", "pack"]
+
+_BLOCKS_PER_SM = 8  # blocks of the histogram pass per multiprocessor: enough to hide latency
+_RANK_BLOCKS_PER_SM = 8  # the same for calls with a rank pass (32 measured no faster on an H100)
+_MIN_SPLIT = 2048  # database items per block at least (its counters are written once per block)
+_QUERY_BYTES = 256 << 20  # device memory per block of queries for counters (halved on out-of-memory)
+_RANK_BYTES = 1 << 30  # device memory for the ranks of one block of queries (ties="stable")
 
 
 def _cuda():
@@ -38,43 +50,415 @@ def available() -> bool:
         return False
 
 
-def counts(query_codes, db_codes, spec, db_blocks=None):
+def _require_gpu():
+    cuda = _cuda()
+    if not cuda.is_available():
+        raise InputError("device='cuda': numba-cuda finds no GPU (set NUMBA_ENABLE_CUDASIM=1 for the simulator, "
+                         "or use device='cpu' / 'auto')")
+    return cuda
+
+
+def is_device_array(x) -> bool:
+    """Whether ``x`` lives on a GPU: it has ``__cuda_array_interface__`` (CuPy, torch CUDA) or is a
+    numba device array (also the simulator's)."""
+    if isinstance(x, np.ndarray):
+        return False
+    try:
+        return bool(getattr(x, "__cuda_ndarray__", False)) or getattr(x, "__cuda_array_interface__", None) is not None
+    except RuntimeError as error:  # torch: a tensor that requires grad refuses the interface
+        raise InputError(f"a GPU tensor that requires grad cannot be read ({error}); pass tensor.detach()") from None
+
+
+def device_view(x, upload=False):
+    """A numba device array over the GPU array ``x`` (no copy); with ``upload``, a host array copied over."""
+    cuda = _cuda()
+    if upload:
+        return cuda.to_device(x)
+    return x if getattr(x, "__cuda_ndarray__", False) else cuda.as_cuda_array(x)
+
+
+_view = device_view
+
+
+def to_host(x) -> np.ndarray:
+    """A numpy copy of a GPU array (numpy input is returned as it is)."""
+    return _view(x).copy_to_host() if is_device_array(x) else x
+
+
+def pack(codes, n_bits, name):
+    """Pack a (n, n_bits) GPU matrix of ±1, 0/1 or bool codes into uint64 words on the GPU.
+
+    The checks of :func:`fasttie.pack_codes` run on the device: values other than -1, 0 and 1
+    (NaN included) and a mix of -1 and 0 are errors naming the first bad position.
+    """
+    cuda = _require_gpu()
+    from . import _kernels_cuda as k
+    from .codes import PackedCodes
+
+    array = _view(codes)
+    if array.ndim != 2:
+        raise InputError(f"{name} must be 2-D (n_codes, n_bits), got shape {array.shape}; "
+                         "reshape a single code with codes[None, :]")
+    n, width = array.shape
+    if n == 0 or width == 0:
+        raise InputError(f"{name} is empty (shape {array.shape}); need at least one code and one bit")
+    if n_bits is not None and n_bits != width:
+        raise InputError(f"{name} has {width} bit columns but n_bits={n_bits}")
+    if array.dtype != np.bool_ and not np.issubdtype(array.dtype, np.number):
+        raise InputTypeError(f"{name} must be a numeric or bool array, got dtype {array.dtype}")
+    n_words = (width + 63) // 64
+    words = cuda.device_array((n, n_words), dtype=np.uint64)
+    flags = cuda.to_device(np.array([0, 0, n * width], dtype=np.int64))
+    _launch(k.pack_words, _grid(n * n_words), k.THREADS, 0, array, words, flags)
+    negative, zero, first_bad = flags.copy_to_host()
+    if first_bad < n * width:
+        row, col = divmod(int(first_bad), width)
+        value = array[row:row + 1, col:col + 1].copy_to_host()[0, 0]
+        raise InputError(f"{name} must hold ±1, 0/1 or bool values; found {value.item()!r} at [{row}, {col}]; "
+                         "binarize GPU outputs first, e.g. torch.where(x >= 0, 1, -1)")
+    if negative and zero:
+        raise InputError(f"{name} mixes -1 and 0: ±1 codes must not contain 0 (sign(0) = 0 is a classic "
+                         "binarization bug); use torch.where(x >= 0, 1, -1)")
+    return PackedCodes(words, width)
+
+
+def _launch(kernel, grid, block, shared, *args):
+    """kernel[grid, block, 0, shared](*args), without numba's low-occupancy warning: small calls
+    (a few queries, a small database) launch small grids on purpose."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*Grid size .* low occupancy")
+        kernel[grid, block, 0, shared](*args)
+
+
+def _grid(n_threads):
+    """Blocks for a grid-stride kernel over n_threads items: enough to fill the GPU, one in the simulator."""
+    from ._kernels_cuda import THREADS
+
+    return max(1, min(-(-n_threads // THREADS), 32 * _multiprocessors(_cuda())))
+
+
+def _upload(array, dtype=None):
+    """Device array of ``array`` (no copy when it is already on the GPU)."""
+    if is_device_array(array):
+        return _view(array)
+    return _cuda().to_device(np.ascontiguousarray(array, dtype=dtype))
+
+
+class _RanksTooLarge(Exception):
+    """A block of queries whose stable ranks would pass _RANK_BYTES: retried in halves, like out-of-memory."""
+
+
+def _is_out_of_memory(error):
+    return isinstance(error, _RanksTooLarge) or "OUT_OF_MEMORY" in str(error) or getattr(error, "code", None) == 2
+
+
+def _multiprocessors(cuda):
+    """Multiprocessors of the current GPU; 0 in the simulator (which runs one block at a time)."""
+    try:
+        return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    except Exception:  # the simulator has no such attribute
+        return 0
+
+
+class _Pass:
+    """Database side of a call, on the device, and the passes over it for blocks of queries.
+
+    ``split_size`` (database items per block of the grid) is chosen from the multiprocessor
+    count unless given (the tests give small ones to cross many splits).
+    """
+
+    def __init__(self, db_codes, spec, n_bits, split_size=None):
+        self.cuda = _require_gpu()  # before the kernels' module imports numba.cuda: the error says how to install
+        from . import _kernels_cuda as k
+
+        self.k = k
+        self.n_db, self.n_bits, self.spec = db_codes.n, n_bits, spec
+        if self.n_db >= 1 << 31:
+            raise InputError(f"device='cuda' ranks up to 2**31 - 1 database items per call, got {self.n_db}; "
+                             "split the database (fasttie.tie_stats counts add up)")
+        self.kind = {"class": k.CLASS, "multihot": k.MULTIHOT}.get(spec.kind if spec else None, k.NO_GRADE)
+        self.n_grades = spec.n_grades if spec is not None and spec.kind != "listed" else 1
+        self.stored_grades = spec.n_grades if spec is not None else 1
+        self.n_dist = n_bits + 1
+        self.db_words = _upload(db_codes.words)
+        self.n_words = self.db_words.shape[1]
+        one = np.zeros(1, dtype=np.int32)
+        self.db_labels = _upload(spec.db_labels if self.kind == k.CLASS else one, np.int32)
+        label_words = spec.db_label_words if self.kind == k.MULTIHOT else np.zeros((1, 1), dtype=np.uint64)
+        self.db_label_words = _upload(label_words, np.uint64)
+        self.n_label_words = label_words.shape[1]
+        self.split_size = split_size
+
+    def layout(self, n_queries, ranks=False):
+        """(queries per block of the histogram pass, counters in shared memory, splits, split size).
+        With ``ranks``, splits enough to fill the GPU in the rank pass too (it runs on the same splits)."""
+        cells = self.n_dist * self.n_grades
+        tile = self.k.queries_per_block(cells)
+        in_shared = tile > 0
+        tile = tile or self.k.THREADS
+        split_size = self.split_size
+        if split_size is None:
+            tiles = -(-n_queries // tile)
+            per_sm = _RANK_BLOCKS_PER_SM if ranks else _BLOCKS_PER_SM
+            want = max(1, -(-max(1, _multiprocessors(self.cuda)) * per_sm // tiles))
+            split_size = max(_MIN_SPLIT, -(-self.n_db // want))
+        return tile, in_shared, -(-self.n_db // split_size), split_size
+
+    def query_arrays(self, query_words, spec_rows):
+        k = self.k
+        labels = spec_rows.query_labels if self.kind == k.CLASS else np.zeros(1, dtype=np.int32)
+        label_words = spec_rows.query_label_words if self.kind == k.MULTIHOT else np.zeros((1, 1), dtype=np.uint64)
+        return (_upload(query_words), _upload(labels, np.int32), _upload(label_words, np.uint64))
+
+    def split_counts(self, queries, n_queries, ranks=False):
+        """Per-split counts (splits, n_queries, n_dist * n_grades) int32 on the device."""
+        cuda, k = self.cuda, self.k
+        query_words, query_labels, query_label_words = queries
+        tile, in_shared, n_splits, split_size = self.layout(n_queries, ranks)
+        cells = self.n_dist * self.n_grades
+        shape = (n_splits, n_queries, cells)
+        # written whole by the blocks, or zeros that take global atomics (counters too large for a block)
+        out = cuda.device_array(shape, dtype=np.int32) if in_shared else cuda.to_device(np.zeros(shape, np.int32))
+        kernel = k.histogram_kernel(self.n_words, self.kind, self.n_label_words, in_shared)
+        grid = (-(-n_queries // tile), n_splits)
+        shared = tile * cells * 4 if in_shared else 0
+        threads = k.HIST_THREADS.get(self.n_words, k.HIST_THREADS_WIDE)
+        threads = threads if _multiprocessors(cuda) else k.THREADS  # the simulator: fewer Python threads
+        _launch(kernel, grid, threads, shared, query_words, self.db_words, query_labels, self.db_labels,
+                query_label_words, self.db_label_words, cells, self.n_grades, tile, split_size, out)
+        return out, split_size
+
+    def counts(self, queries, spec_rows, n_queries, ranks=False):
+        """(device int64 counts (n_queries, n_dist * stored grades), per-split counts, split size)."""
+        cuda, k = self.cuda, self.k
+        split, split_size = self.split_counts(queries, n_queries, ranks)
+        if self.stored_grades == self.n_grades:
+            hist = cuda.device_array((n_queries, self.n_dist * self.n_grades), dtype=np.int64)
+            _launch(k.sum_splits, _grid(hist.size), k.THREADS, 0, split, hist)
+        else:  # listed relevance: distances only on the device pass, grades moved in
+            one = cuda.device_array((n_queries, self.n_dist), dtype=np.int64)
+            _launch(k.sum_splits, _grid(one.size), k.THREADS, 0, split, one)
+            host = np.zeros((n_queries, self.n_dist, self.stored_grades), dtype=np.int64)
+            host[:, :, 0] = one.copy_to_host()
+            hist = cuda.to_device(host.reshape(n_queries, -1))
+            n_listed = len(spec_rows.indices)
+            if n_listed:
+                query_of = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(spec_rows.indptr))
+                _launch(k.move_listed, _grid(n_listed), k.THREADS, 0,
+                        queries[0], self.db_words, cuda.to_device(query_of), _upload(spec_rows.indices, np.int64),
+                        _upload(spec_rows.grades, np.int64), self.stored_grades, hist)
+        return hist, split, split_size
+
+    def ranks(self, queries, spec_rows, n_queries, split, split_size, limits, emit, first_slot, out_a, out_b, k_=0):
+        """The stable rank pass (see :func:`fasttie._kernels_cuda.rank_kernel`)."""
+        cuda, k = self.cuda, self.k
+        n_splits = split.shape[0]
+        limits = cuda.to_device(np.ascontiguousarray(limits, dtype=np.int64))
+        bases = cuda.device_array((n_splits, n_queries, self.n_dist), dtype=np.int64)
+        slot_bases = cuda.device_array((n_splits, n_queries, self.n_dist), dtype=np.int64)
+        _launch(k.rank_bases, _grid(n_queries), k.THREADS, 0, split, self.n_grades, cuda.to_device(first_slot), bases,
+                slot_bases)
+        kind = self.kind if emit == k.RELEVANT else k.NO_GRADE
+        per_query = self.n_dist * (2 if kind != k.NO_GRADE else 1)  # next ranks (and next slots) per distance
+        tile = k.queries_per_block(per_query)
+        if tile == 0:
+            raise InputError(f"device='cuda': {self.n_bits}-bit codes are too long for the GPU rank pass; "
+                             "use device='cpu'")
+        listed = spec_rows is not None and spec_rows.kind == "listed"
+        indptr = _upload(spec_rows.indptr if listed else np.zeros(2, dtype=np.int64), np.int64)
+        ids = _upload(spec_rows.indices if listed and len(spec_rows.indices) else np.zeros(1, dtype=np.int64), np.int64)
+        grades = _upload(spec_rows.grades if listed and len(spec_rows.grades) else np.zeros(1, dtype=np.int64),
+                         np.int64)
+        kernel = k.rank_kernel(self.n_words, kind, self.n_label_words, emit)
+        query_words, query_labels, query_label_words = queries
+        _launch(kernel, (-(-n_queries // tile), n_splits), tile, tile * per_query * 4,
+            query_words, self.db_words, query_labels, self.db_labels, query_label_words, self.db_label_words, indptr,
+            ids, grades, limits, bases, slot_bases, split_size, k_, out_a, out_b)
+
+
+def _query_block(n_queries, n_cells, n_splits_hint=1):
+    """Queries per block: their counters within _QUERY_BYTES."""
+    return max(1, min(n_queries, _QUERY_BYTES // (n_cells * (8 + 4 * n_splits_hint))))
+
+
+def _blocks_with_retry(n_queries, block, work):
+    """Run ``work(start, stop)`` over blocks of queries, halving the block on device out-of-memory."""
+    start = 0
+    while start < n_queries:
+        stop = min(start + block, n_queries)
+        try:
+            yield work(start, stop)
+        except Exception as error:
+            if not _is_out_of_memory(error) or block == 1:
+                raise
+            block = max(1, block // 2)
+            continue
+        start = stop
+
+
+def _query_words(query_codes, start, stop):
+    words = query_codes.words
+    return words[start:stop]
+
+
+def counts(query_codes, db_codes, spec, split_size=None):
     """Per-query counts (n_queries, n_bits + 1, n_grades) int64, computed on the GPU.
 
     Parameters
     ----------
     query_codes, db_codes : PackedCodes
+        Words in host or device memory.
     spec : RelevanceSpec
-        From :func:`fasttie.relevance.make_relevance`; listed grades are moved on the CPU.
-    db_blocks : int, optional
-        Blocks along the database (default: enough for about 64k threads per query tile).
+        From :func:`fasttie.relevance.make_relevance`.
+    split_size : int, optional
+        Database items per block of the grid (default: from the multiprocessor count).
 
     Returns
     -------
     ndarray of int64
     """
-    cuda = _cuda()
-    if not cuda.is_available():
-        raise InputError("device='cuda': numba-cuda finds no GPU (set NUMBA_ENABLE_CUDASIM=1 for the simulator, "
-                         "or use device='cpu' / 'auto')")
-    from ._kernels_cuda import CLASS, MULTIHOT, NONE, QUERY_TILE, THREADS, hist_kernel
+    device = _Pass(db_codes, spec, db_codes.n_bits, split_size)
+
+    def work(start, stop):
+        rows = spec.rows(start, stop)
+        queries = device.query_arrays(_query_words(query_codes, start, stop), rows)
+        hist, _, _ = device.counts(queries, rows, stop - start)
+        return hist.copy_to_host().reshape(stop - start, device.n_dist, device.stored_grades)
+
+    block = _query_block(query_codes.n, device.n_dist * device.stored_grades)
+    return np.concatenate(list(_blocks_with_retry(query_codes.n, block, work)), axis=0)
+
+
+def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain, empty, curves, n_threads,
+             split_size=None):
+    """:func:`fasttie.evaluate` with the passes on the GPU (inputs validated and packed).
+
+    Blocks of queries are counted (and, for ``ties="stable"``, ranked) on the device, then
+    finalized on the CPU by the code every path shares, block by block.
+    """
+    from .hamming_engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_blocks
 
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
-    kind = {"class": CLASS, "multihot": MULTIHOT, "listed": NONE}[spec.kind]
-    hist = np.zeros((n_queries, n_bits + 1, spec.n_grades), dtype=np.int64)
-    device_hist = cuda.to_device(hist)
-    arrays = [cuda.to_device(np.ascontiguousarray(a)) for a in (
-        query_codes.words, db_codes.words, spec.query_labels if len(spec.query_labels) else np.zeros(1, np.int32),
-        spec.db_labels if len(spec.db_labels) else np.zeros(1, np.int32), spec.query_label_words,
-        spec.db_label_words)]
-    blocks = db_blocks or max(1, min(512, -(-n_db // THREADS)))
-    grid = (-(-n_queries // QUERY_TILE), blocks)
-    hist_kernel[grid, THREADS](arrays[0], arrays[1], kind, arrays[2], arrays[3], arrays[4], arrays[5], device_hist)
-    hist = device_hist.copy_to_host()
-    if spec.kind == "listed":  # listed items: from grade 0 to their grade, on the CPU
-        from ._kernels.histogram import move_relevant
-        from .scoring import read_only
+    device = _Pass(db_codes, spec, n_bits, split_size)
+    stable = ties == "stable"
+    depth = None
+    if stable:
+        curve_metrics, _ = metrics_for_curves(curves, n_db, n_bits)
+        depth = rank_depth(hashing_metrics(metrics) + curve_metrics, n_db)
 
-        move_relevant(read_only(query_codes.words), read_only(db_codes.words), read_only(spec.indptr),
-                      read_only(spec.indices), read_only(spec.grades), hist, 0, n_queries)
-    return hist
+    def work(start, stop):
+        rows = spec.rows(start, stop)
+        n = stop - start
+        queries = device.query_arrays(_query_words(query_codes, start, stop), rows)
+        hist_device, split, split_size_ = device.counts(queries, rows, n, ranks=stable)
+        hist = hist_device.copy_to_host().reshape(n, device.n_dist, device.stored_grades)
+        if not stable:
+            return hist, None
+        items = hist.sum(axis=2)
+        limits = np.full(n, n_bits, dtype=np.int64)
+        if depth < n_db:  # only the distances that reach rank `depth` (the bounded pass)
+            limits = (np.cumsum(items, axis=1) < depth).sum(axis=1)
+        return hist, _relevant_ranks(device, queries, rows, hist, split, split_size_, limits)
+
+    def blocks():
+        block = _query_block(n_queries, device.n_dist * device.stored_grades)
+        if stable and depth >= n_db:  # every relevant item ranked: within _RANK_BYTES (16 bytes per item)
+            per_query = _relevant_bound(spec, n_db)
+            block = max(1, min(block, _RANK_BYTES // 16 // max(1, per_query)))
+        # (the bounded pass ranks the items near enough to reach the depth: blocks are halved if needed)
+        yield from _blocks_with_retry(n_queries, block, work)
+
+    return result_from_blocks(blocks(), n_queries, n_db, n_bits, spec.n_grades, spec.kind, metrics, ties=ties,
+                              ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
+                              n_threads=n_threads)
+
+
+def _relevant_bound(spec, n_db):
+    """Most relevant items any query can have (sizes the blocks of the stable pass)."""
+    if spec.kind == "class":
+        return int(np.bincount(spec.db_labels).max())
+    if spec.kind == "listed":
+        return int(np.diff(spec.indptr).max(initial=0))
+    return n_db
+
+
+def _relevant_ranks(device, queries, rows, hist, split, split_size, limits):
+    """(indptr, ranks, grades) of the relevant items at distances <= limits, in index order."""
+    cuda, k = device.cuda, device.k
+    n = len(hist)
+    if rows.kind == "listed":
+        first_slot = np.ascontiguousarray(rows.indptr[:-1], dtype=np.int64)
+        size = int(rows.indptr[-1])
+    else:
+        ranked = np.arange(hist.shape[1])[None, :] <= limits[:, None]
+        n_relevant = (hist[:, :, 1:].sum(axis=2) * ranked).sum(axis=1)
+        first_slot = np.concatenate([[0], np.cumsum(n_relevant)[:-1]]).astype(np.int64)
+        size = int(n_relevant.sum())
+    if size * 16 > _RANK_BYTES and n > 1:
+        raise _RanksTooLarge(size)
+    out_ranks = cuda.device_array(max(1, size), dtype=np.int64)
+    out_grades = cuda.device_array(max(1, size), dtype=np.int64)
+    device.ranks(queries, rows, n, split, split_size, limits, k.RELEVANT, first_slot, out_ranks, out_grades)
+    ranks, grades = out_ranks.copy_to_host()[:size], out_grades.copy_to_host()[:size]
+    if rows.kind != "listed":
+        return np.concatenate([first_slot, [size]]), ranks, grades
+    # listed: each query's items in index order, those past the limit with rank 0; by rank now
+    query_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(rows.indptr))
+    order = np.lexsort((ranks, query_of))
+    order = order[ranks[order] > 0]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(query_of[order], minlength=n))]).astype(np.int64)
+    return indptr, ranks[order], grades[order]
+
+
+def knn(query_codes, db_codes, k, split_size=None):
+    """The k nearest items of every query, ties in index order: (ids int64, distances int32), (n, k)."""
+    n_queries, n_bits = query_codes.n, db_codes.n_bits
+    device = _Pass(db_codes, None, n_bits, split_size)
+
+    def work(start, stop):
+        n = stop - start
+        queries = device.query_arrays(_query_words(query_codes, start, stop), None)
+        split, split_size_ = device.split_counts(queries, n, ranks=True)
+        items = _sum(device, split, n)
+        limits = np.minimum((np.cumsum(items, axis=1) < k).sum(axis=1), n_bits)
+        ids = device.cuda.device_array((n, k), dtype=np.int64)
+        distances = device.cuda.device_array((n, k), dtype=np.int32)
+        device.ranks(queries, None, n, split, split_size_, limits, device.k.NEAREST, np.zeros(n, dtype=np.int64),
+                     ids, distances, k)
+        return ids.copy_to_host(), distances.copy_to_host()
+
+    parts = list(_blocks_with_retry(n_queries, _query_block(n_queries, device.n_dist), work))
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def radius_search(query_codes, db_codes, radius, split_size=None):
+    """Items within ``radius`` of every query, by (distance, index): (ids, distances, offsets)."""
+    n_queries, n_bits = query_codes.n, db_codes.n_bits
+    device = _Pass(db_codes, None, n_bits, split_size)
+
+    def work(start, stop):
+        n = stop - start
+        queries = device.query_arrays(_query_words(query_codes, start, stop), None)
+        split, split_size_ = device.split_counts(queries, n, ranks=True)
+        within = _sum(device, split, n)[:, : radius + 1].sum(axis=1)
+        offsets = np.concatenate([[0], np.cumsum(within)]).astype(np.int64)
+        size = int(offsets[-1])
+        ids = device.cuda.device_array(max(1, size), dtype=np.int64)
+        distances = device.cuda.device_array(max(1, size), dtype=np.int32)
+        device.ranks(queries, None, n, split, split_size_, np.full(n, radius), device.k.WITHIN, offsets[:-1].copy(),
+                     ids, distances)
+        return ids.copy_to_host()[:size], distances.copy_to_host()[:size], within
+
+    parts = list(_blocks_with_retry(n_queries, _query_block(n_queries, device.n_dist), work))
+    within = np.concatenate([p[2] for p in parts])
+    offsets = np.concatenate([[0], np.cumsum(within)]).astype(np.int64)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), offsets
+
+
+def _sum(device, split, n):
+    """Whole-database items per distance (host int64, (n, n_dist)) from per-split counts."""
+    hist = device.cuda.device_array((n, device.n_dist), dtype=np.int64)
+    _launch(device.k.sum_splits, _grid(hist.size), device.k.THREADS, 0, split, hist)
+    return hist.copy_to_host()

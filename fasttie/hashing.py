@@ -8,7 +8,6 @@ import numpy as np
 from ._kernels.knn import knn, radius_counts, radius_fill
 from .hamming_engine import (
     TIE_MODES, metrics_for_curves, evaluate_chunks, hashing_metrics, pack_pair, progress_bar, hashing_result,
-    result_from_counts,
 )
 from .result import Result
 from .relevance import make_relevance
@@ -95,8 +94,10 @@ def evaluate(
         Where the histogram pass runs: "cuda" on an NVIDIA GPU through numba-cuda
         (``pip install 'fasttie[cuda]'``; :mod:`fasttie.cuda`), "auto" on the GPU when
         numba-cuda finds one, else the CPU. The metrics are finalized on the CPU from the same
-        integer counts, so every device gives bitwise the same results. ``ties="stable"``
-        runs on the CPU for now.
+        integer counts and ranks, so every device gives bitwise the same results; every tie
+        mode runs there. Inputs already on the GPU (CuPy arrays, torch CUDA tensors, anything
+        with ``__cuda_array_interface__``, or PackedCodes built from them) are read in place;
+        with "cpu" they are copied to the host. ``progress`` is not shown on the GPU.
     progress : bool or "auto", default False
         True: a progress bar (tqdm) on stderr with queries done, code pairs per second and the
         time left. "auto": only when the run is expected to take more than about two seconds
@@ -146,16 +147,16 @@ def evaluate(
     """
     parsed = hashing_metrics(metrics)
     check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=TIE_MODES)
-    query_codes, db_codes = pack_pair(queries, database)
+    on_gpu = _on_gpu(device)
+    query_codes, db_codes = pack_pair(queries, database, keep_device=on_gpu)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
+    query_labels, db_labels, relevance = _host_labels(query_labels, db_labels, relevance)
     spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
-    if _on_gpu(device, ties):
+    if on_gpu:
         from . import cuda
-        from .tie_stats import TieStats
 
-        stats = TieStats(cuda.counts(query_codes, db_codes, spec), n_bits, spec.kind)
-        return result_from_counts(stats, metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
-                                  curves=curves, n_threads=n_threads)
+        return cuda.evaluate(query_codes, db_codes, spec, metrics, ties=ties, ap_denominator=ap_denominator,
+                             gain=gain, empty=empty, curves=curves, n_threads=n_threads)
     curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
 
@@ -173,8 +174,8 @@ def evaluate(
     return hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
 
 
-def _on_gpu(device, ties):
-    """Whether the histogram pass runs on the GPU (device "cuda", or "auto" with a GPU)."""
+def _on_gpu(device):
+    """Whether the passes run on the GPU: device "cuda", or "auto" with a GPU that numba-cuda finds."""
     if device not in ("cpu", "cuda", "auto"):
         raise InputError(f"device must be 'cpu', 'cuda' or 'auto', got {device!r}")
     if device == "cpu":
@@ -182,14 +183,23 @@ def _on_gpu(device, ties):
     from . import cuda
 
     if device == "auto":
-        return ties != "stable" and cuda.available()
-    if ties == "stable":
-        raise InputError("ties='stable' does not run on the GPU yet; use device='cpu' (or 'auto'), or "
-                         "ties='average', 'optimistic' or 'pessimistic'")
+        return cuda.available()
     return True
 
 
-def search(queries, database, k=None, *, radius=None, n_threads=None):
+def _host_labels(query_labels, db_labels, relevance):
+    """Labels and listed relevance in host memory (copied from the GPU where they live there)."""
+    from .cuda import is_device_array, to_host
+
+    def host(x):
+        return to_host(x) if is_device_array(x) else x
+
+    if isinstance(relevance, tuple):
+        relevance = tuple(host(x) for x in relevance)
+    return host(query_labels), host(db_labels), relevance
+
+
+def search(queries, database, k=None, *, radius=None, n_threads=None, device="cpu"):
     """Exact Hamming nearest neighbours, ties broken by database index.
 
     Like faiss ``IndexBinaryFlat.search`` / ``range_search``, but deterministic: the result is
@@ -206,6 +216,9 @@ def search(queries, database, k=None, *, radius=None, n_threads=None):
         Keep every item within this Hamming distance (>= 0).
     n_threads : int, optional
         Threads for this call.
+    device : {"cpu", "cuda", "auto"}, default "cpu"
+        Where the search runs, as in :func:`evaluate`: the same ids and distances on every
+        device (returned in host memory).
 
     Returns
     -------
@@ -227,15 +240,20 @@ def search(queries, database, k=None, *, radius=None, n_threads=None):
     >>> ids.tolist(), dist.tolist()
     ([[2, 0]], [[0, 1]])
     """
-    query_codes, db_codes = pack_pair(queries, database)
+    on_gpu = _on_gpu(device)
+    query_codes, db_codes = pack_pair(queries, database, keep_device=on_gpu)
     if (k is None) == (radius is None):
         raise InputError("give exactly one of k (nearest neighbours) and radius (range search)")
-    query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
     n_queries, n_bits = query_codes.n, db_codes.n_bits
     n_threads = resolve_threads(n_threads, n_queries * db_codes.n)
     if k is not None:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= db_codes.n:
             raise InputError(f"k must be an integer in [1, n_db={db_codes.n}], got {k!r}")
+        if on_gpu:
+            from . import cuda
+
+            return cuda.knn(query_codes, db_codes, int(k))
+        query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
         ids = np.empty((n_queries, int(k)), dtype=np.int64)
         distances = np.empty((n_queries, int(k)), dtype=np.int32)
         run_blocks(lambda lo, hi: knn(query_words, db_words, n_bits, int(k), ids, distances, lo, hi),
@@ -244,6 +262,11 @@ def search(queries, database, k=None, *, radius=None, n_threads=None):
     if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or radius < 0:
         raise InputError(f"radius must be an integer >= 0, got {radius!r}")
     radius = int(min(radius, n_bits))
+    if on_gpu:
+        from . import cuda
+
+        return cuda.radius_search(query_codes, db_codes, radius)
+    query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
     counts = np.zeros((n_queries, radius + 1), dtype=np.int64)
     run_blocks(lambda lo, hi: radius_counts(query_words, db_words, radius, counts, lo, hi), n_queries, n_threads)
     offsets = np.concatenate([[0], np.cumsum(counts.sum(axis=1))]).astype(np.int64)

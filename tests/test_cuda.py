@@ -1,7 +1,9 @@
-"""The GPU histogram pass (fasttie.cuda) gives the CPU's counts bitwise, so the same metrics.
+"""The GPU passes (fasttie.cuda) give the CPU's counts, ranks and neighbours bitwise, so the same metrics.
 
 CI has no GPU: tests/conftest.py turns the CUDA simulator on (NUMBA_ENABLE_CUDASIM=1) where no
-NVIDIA device is present, and the same kernel runs on the CPU; on a GPU machine it runs there.
+NVIDIA device is present, and the same kernels run on the CPU; on a GPU machine they run there.
+Small ``split_size`` values cut the database into many splits per block of queries, the case
+that the per-split counts, rank bases and output slots must get right.
 """
 
 import os
@@ -15,54 +17,187 @@ import fasttie as ft
 
 pytest.importorskip("numba_cuda", reason="device='cuda' needs numba-cuda (pip install 'fasttie[cuda]')")
 
+from numba import cuda as numba_cuda  # noqa: E402
+
 from fasttie import cuda  # noqa: E402
+from fasttie import _kernels_cuda as kernels  # noqa: E402
 from fasttie.relevance import make_relevance  # noqa: E402
 
 METRICS = ["AP", "AP@10", "nDCG@20", "DCG@5", "P@5", "R@10", "RR", "Rprec", "ACG@5", "WAP@10", "P(radius=3)"]
+OPTIONS = dict(ap_denominator="retrieved", gain="exp2", empty="zero", curves=False, n_threads=1)
 
 
-def _relevance(kind, rng, n_q, n_db):
+def _relevance(kind, rng, n_q, n_db, n_labels=70):
     if kind == "class":
         return dict(query_labels=rng.integers(0, 3, n_q), db_labels=rng.integers(0, 3, n_db))
     if kind == "multihot":
-        return dict(query_labels=rng.integers(0, 2, (n_q, 70)), db_labels=rng.integers(0, 2, (n_db, 70)))
+        return dict(query_labels=rng.integers(0, 2, (n_q, n_labels)), db_labels=rng.integers(0, 2, (n_db, n_labels)))
     sizes = rng.integers(0, 25, n_q)
+    sizes[0] = 0  # a query with nothing listed
     indptr = np.r_[0, np.cumsum(sizes)]
     indices = np.concatenate([rng.choice(n_db, s, replace=False) for s in sizes])
     return dict(relevance=(indptr, indices, rng.integers(1, 5, len(indices))))
 
 
+def _case(n_bits, kind, seed, n_q=9, n_db=300, n_labels=70):
+    rng = np.random.default_rng(seed)
+    queries, database = rng.integers(0, 2, (n_q, n_bits)), rng.integers(0, 2, (n_db, n_bits))
+    database[::7] = queries[0]  # many ties at distance 0 too
+    relevance = _relevance(kind, rng, n_q, n_db, n_labels)
+    spec = make_relevance(relevance.get("query_labels"), relevance.get("db_labels"), relevance.get("relevance"),
+                          n_q, n_db)
+    return ft.pack_codes(queries), ft.pack_codes(database), relevance, spec
+
+
+def _assert_same(on_gpu, on_cpu):
+    assert on_gpu.settings == on_cpu.settings and on_gpu.n_empty == on_cpu.n_empty
+    assert on_gpu.per_query.keys() == on_cpu.per_query.keys()
+    for name, values in on_cpu.per_query.items():
+        np.testing.assert_array_equal(on_gpu.per_query[name], values, err_msg=name)
+    for key, curve in (on_cpu.curves or {}).items():
+        np.testing.assert_array_equal(on_gpu.curves[key], curve, err_msg=key)
+
+
 @pytest.mark.parametrize("n_bits", [1, 7, 64, 65, 130, 256])
 @pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
 def test_gpu_counts_equal_cpu_counts(n_bits, kind):
-    rng = np.random.default_rng(n_bits)
-    n_q, n_db = 9, 300
-    queries, database = rng.integers(0, 2, (n_q, n_bits)), rng.integers(0, 2, (n_db, n_bits))
-    relevance = _relevance(kind, rng, n_q, n_db)
-    q, db = ft.pack_codes(queries), ft.pack_codes(database)
-    spec = make_relevance(relevance.get("query_labels"), relevance.get("db_labels"), relevance.get("relevance"),
-                          n_q, n_db)
-    np.testing.assert_array_equal(cuda.counts(q, db, spec), ft.tie_stats(q, db, **relevance).counts)
+    q, db, relevance, spec = _case(n_bits, kind, n_bits)
+    expected = ft.tie_stats(q, db, **relevance).counts
+    np.testing.assert_array_equal(cuda.counts(q, db, spec), expected)
+    np.testing.assert_array_equal(cuda.counts(q, db, spec, split_size=37), expected)
     for ties in ("average", "optimistic"):
-        on_cpu = ft.evaluate(q, db, **relevance, metrics=METRICS, ties=ties, curves=True)
-        on_gpu = ft.evaluate(q, db, **relevance, metrics=METRICS, ties=ties, curves=True, device="cuda")
-        assert on_gpu.settings == on_cpu.settings and on_gpu.n_empty == on_cpu.n_empty
-        for name in METRICS:
-            np.testing.assert_array_equal(on_gpu.per_query[name], on_cpu.per_query[name])
-        for key, curve in on_cpu.curves.items():
-            np.testing.assert_array_equal(on_gpu.curves[key], curve)
+        _assert_same(ft.evaluate(q, db, **relevance, metrics=METRICS, ties=ties, curves=True, device="cuda"),
+                     ft.evaluate(q, db, **relevance, metrics=METRICS, ties=ties, curves=True))
+
+
+def test_counters_too_large_for_shared_memory_take_global_atomics():
+    """Multi-hot grades at 256 bits: (257 x grades) counters per query exceed a block's shared memory."""
+    q, db, relevance, spec = _case(256, "multihot", 3, n_labels=90)
+    device = cuda._Pass(db, spec, 256)
+    assert device.layout(q.n)[1] is False  # the global-atomics branch
+    assert cuda._Pass(*_case(64, "class", 3)[1::2], 64).layout(9)[:2] == (64, True)
+    np.testing.assert_array_equal(cuda.counts(q, db, spec, split_size=50), ft.tie_stats(q, db, **relevance).counts)
+
+
+@pytest.mark.parametrize("n_bits", [7, 64, 130])
+@pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
+def test_gpu_stable_ranks_equal_cpu(n_bits, kind):
+    """ties="stable": the whole list (every relevant item ranked) and the bounded pass of metrics
+    with cutoffs only (items at the distances that reach the largest cutoff)."""
+    q, db, relevance, spec = _case(n_bits, kind, 100 + n_bits, n_labels=5)
+    for metrics in (["AP", "nDCG@10", "P@5", "Rprec", "ERR@10"] if kind == "listed" else ["AP", "nDCG@10", "P@5"],
+                    ["AP@7", "P@3", "nDCG@20"]):
+        on_cpu = ft.evaluate(q, db, **relevance, metrics=metrics, ties="stable")
+        _assert_same(cuda.evaluate(q, db, spec, metrics, ties="stable", split_size=37, **OPTIONS), on_cpu)
+        _assert_same(ft.evaluate(q, db, **relevance, metrics=metrics, ties="stable", device="cuda"), on_cpu)
+
+
+@pytest.mark.parametrize("n_bits", [5, 64, 130])
+def test_gpu_search_equals_cpu(n_bits):
+    q, db, _, _ = _case(n_bits, "class", n_bits)
+    for k in (1, 9, 300):
+        expected = ft.search(q, db, k=k)
+        for got in (ft.search(q, db, k=k, device="cuda"), cuda.knn(q, db, k, split_size=37)):
+            np.testing.assert_array_equal(got[0], expected[0])
+            np.testing.assert_array_equal(got[1], expected[1])
+            assert got[0].dtype == np.int64 and got[1].dtype == np.int32
+    for radius in (0, n_bits // 3, n_bits):
+        expected = ft.search(q, db, radius=radius)
+        for got in (ft.search(q, db, radius=radius, device="cuda"), cuda.radius_search(q, db, radius, split_size=37)):
+            for a, b in zip(got, expected):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_codes_and_labels_already_on_the_gpu():
+    """Device arrays go in without a copy of the codes; PackedCodes built from them stay on the GPU."""
+    rng = np.random.default_rng(5)
+    queries = np.where(rng.random((6, 70)) < 0.5, -1.0, 1.0).astype(np.float32)
+    database = np.where(rng.random((200, 70)) < 0.5, -1.0, 1.0).astype(np.float32)
+    database[::5] = queries[1]
+    query_labels, db_labels = rng.integers(0, 4, 6), rng.integers(0, 4, 200)
+    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, ties="stable")
+    on_device = [numba_cuda.to_device(a) for a in (queries, database, query_labels, db_labels)]
+    packed = ft.pack_codes(on_device[1])
+    assert packed.on_device and packed.n_bits == 70
+    np.testing.assert_array_equal(packed.to_host().words, ft.pack_codes(database).words)
+    np.testing.assert_array_equal(ft.unpack_codes(packed), (database > 0).astype(np.uint8))
+    np.testing.assert_array_equal(packed[10:20].to_host().words, ft.pack_codes(database[10:20]).words)
+    for device in ("cuda", "cpu", "auto"):
+        _assert_same(ft.evaluate(on_device[0], packed, *on_device[2:], metrics=METRICS, ties="stable",
+                                 device=device), expected)
+    ids, distances = ft.search(on_device[0], on_device[1], k=12, device="cuda")
+    np.testing.assert_array_equal(ids, ft.search(queries, database, k=12)[0])
+    # bool and 0/1 integer codes, and packed bytes on the device
+    bits = rng.integers(0, 2, (30, 20))
+    for matrix in (bits.astype(bool), bits.astype(np.int8)):
+        np.testing.assert_array_equal(ft.pack_codes(numba_cuda.to_device(matrix)).to_host().words,
+                                      ft.pack_codes(bits).words)
+    raw = np.packbits(bits.astype(np.uint8), axis=1)
+    from_bytes = ft.pack_codes(numba_cuda.to_device(raw), packed=True, n_bits=20)
+    assert from_bytes.on_device
+    np.testing.assert_array_equal(from_bytes.to_host().words, ft.pack_codes(bits).words)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.float32(np.nan), r"found nan at \[2, 3\]"),
+    (np.float32(0.5), r"found 0.5 at \[2, 3\]"),
+    (np.float32(0.0), "mixes -1 and 0"),
+])
+def test_bad_codes_on_the_gpu_name_the_position(bad, message):
+    codes = np.ones((4, 9), dtype=np.float32)
+    codes[0, 0] = -1.0
+    codes[2, 3] = bad
+    with pytest.raises(ft.InputError, match=message):
+        ft.pack_codes(numba_cuda.to_device(codes))
+    with pytest.raises(ft.InputError, match="must be 2-D"):
+        ft.pack_codes(numba_cuda.to_device(np.ones(5, dtype=np.float32)))
+
+
+def test_out_of_memory_halves_the_block_of_queries(monkeypatch):
+    """A device out-of-memory error on a block of queries retries it in halves: same results."""
+    q, db, relevance, spec = _case(64, "class", 11, n_q=13)
+    original = cuda._Pass.counts
+    sizes = []
+
+    def counts(self, queries, rows, n, ranks=False):
+        sizes.append(n)
+        if n > 3:
+            raise RuntimeError("cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY")
+        return original(self, queries, rows, n, ranks)
+
+    monkeypatch.setattr(cuda._Pass, "counts", counts)
+    for ties in ("average", "stable"):
+        sizes.clear()
+        _assert_same(ft.evaluate(q, db, **relevance, metrics=["AP", "P@5"], ties=ties, device="cuda"),
+                     ft.evaluate(q, db, **relevance, metrics=["AP", "P@5"], ties=ties))
+        assert sizes[:4] == [13, 6, 3, 3] and max(sizes[3:]) <= 3
+    def failing(*args, **kwargs):
+        raise RuntimeError("CUDA_ERROR_LAUNCH_FAILED")
+
+    monkeypatch.setattr(cuda._Pass, "counts", failing)
+    with pytest.raises(RuntimeError, match="LAUNCH_FAILED"):  # other errors are not retried
+        ft.evaluate(q, db, **relevance, device="cuda")
+
+
+def test_stable_ranks_past_the_budget_go_in_smaller_blocks(monkeypatch):
+    """Blocks whose stable ranks would pass the rank budget are halved (the bounded pass and the whole list)."""
+    q, db, relevance, spec = _case(64, "class", 12, n_q=11)
+    monkeypatch.setattr(cuda, "_RANK_BYTES", 16 * 150)
+    for metrics in (["P@5", "nDCG@30"], ["AP", "P@5"]):
+        _assert_same(ft.evaluate(q, db, **relevance, metrics=metrics, ties="stable", device="cuda"),
+                     ft.evaluate(q, db, **relevance, metrics=metrics, ties="stable"))
 
 
 def test_auto_and_errors():
     q, db = np.array([[1, 0, 1]]), np.array([[1, 0, 0], [0, 1, 1]])
     expected = ft.evaluate(q, db, [0], [0, 1], metrics=["AP"])
     assert ft.evaluate(q, db, [0], [0, 1], metrics=["AP"], device="auto").mean == expected.mean
-    # stable ranks on the CPU with "auto"; "cuda" says so
-    assert ft.evaluate(q, db, [0], [0, 1], metrics=["AP"], ties="stable", device="auto").mean == {"AP": 1.0}
-    with pytest.raises(ft.InputError, match="stable.*GPU"):
-        ft.evaluate(q, db, [0], [0, 1], ties="stable", device="cuda")
+    assert ft.evaluate(q, db, [0], [0, 1], metrics=["AP"], ties="stable", device="cuda").mean == {"AP": 1.0}
     with pytest.raises(ft.InputError, match="device must be 'cpu', 'cuda' or 'auto'"):
         ft.evaluate(q, db, [0], [0, 1], device="gpu")
+    with pytest.raises(ft.InputError, match="device must be"):
+        ft.search(q, db, k=1, device="tpu")
+    assert kernels.queries_per_block(10**6) == 0 and kernels.queries_per_block(65 * 2) == 64
 
 
 def test_without_numba_cuda_the_error_says_how_to_install():
