@@ -15,8 +15,9 @@ AP@1000, nDCG@1000 and P@1000 in one call. Reported, per code length:
 * the popcount roofline: pairs/s against the GPU's 32-bit popcount rate (SM count x clock x 16
   ``POPC`` per SM per clock on recent NVIDIA parts, i.e. n_bits / 32 popcounts per pair).
 
-Not run yet: this project's development machines have no GPU; the numbers go in the README when
-a session with a GPU runs it.
+Also: the same call with the database already on the GPU ("resident"), the histogram pass
+alone ("kernel" pairs/s, against the roofline), ``ties="stable"`` over ``ties="average"`` with
+the cutoff metrics (the bounded rank pass), and ``ft.search(k=100)``.
 """
 
 from __future__ import annotations
@@ -46,12 +47,20 @@ def _median_seconds(call, repeats):
     return statistics.median(times)
 
 
-def _torch_map_at(queries_pm1, database_pm1, query_labels, db_labels, k, device):
-    """DeepHash-style mAP@k: matmul distances, argsort, AP over the relevant retrieved."""
+def _torch_pm1(words, n_bits, device):
+    """±1 float32 codes on the GPU from packed uint64 words (bit b of word w is column 64 w + b)."""
     import torch
 
-    q = torch.as_tensor(queries_pm1, device=device, dtype=torch.float32)
-    db = torch.as_tensor(database_pm1, device=device, dtype=torch.float32)
+    packed = torch.as_tensor(words.view(np.int64), device=device)
+    shifts = torch.arange(64, device=device, dtype=torch.int64)
+    bits = (packed[:, :, None] >> shifts) & 1
+    return (2.0 * bits.reshape(len(words), -1)[:, :n_bits].float() - 1.0).contiguous()
+
+
+def _torch_map_at(q, db, query_labels, db_labels, k, device):
+    """DeepHash-style mAP@k on ±1 tensors: matmul distances, argsort, AP over the relevant retrieved."""
+    import torch
+
     ql = torch.as_tensor(query_labels, device=device)
     dl = torch.as_tensor(db_labels, device=device)
     n_bits = q.shape[1]
@@ -63,10 +72,8 @@ def _torch_map_at(queries_pm1, database_pm1, query_labels, db_labels, k, device)
         hits = match.cumsum(dim=1)
         ranks = torch.arange(1, k + 1, device=device, dtype=torch.float32)
         found = match.sum(dim=1)
-        ap = (match * hits / ranks).sum(dim=1) / found.clamp(min=1)
-        aps.append(ap)
-    if device == "cuda":
-        torch.cuda.synchronize()
+        aps.append((match * hits / ranks).sum(dim=1) / found.clamp(min=1))
+    torch.cuda.synchronize()
     return float(torch.cat(aps).mean())
 
 
@@ -81,7 +88,25 @@ def _roofline(n_bits):
     except Exception:  # simulator, or attributes this numba-cuda does not expose
         return None
     popcounts_per_second = sms * clock_hz * 16
-    return popcounts_per_second / max(1, n_bits // 32)
+    return popcounts_per_second / max(1, -(-n_bits // 32))
+
+
+def _kernel_seconds(queries, database, query_labels, db_labels, repeats):
+    """The histogram pass alone (per-split counts and their sum), synchronized."""
+    from numba import cuda
+
+    from fasttie.relevance import make_relevance
+
+    spec = make_relevance(query_labels, db_labels, None, queries.n, database.n)
+    device = ft_cuda._Pass(database, spec, database.n_bits)
+    arrays = device.query_arrays(queries.words, spec)
+
+    def run():
+        device.counts(arrays, spec, queries.n)
+        cuda.synchronize()
+
+    run()
+    return _median_seconds(run, repeats)
 
 
 def main(argv=None) -> int:
@@ -90,7 +115,7 @@ def main(argv=None) -> int:
     parser.add_argument("--n-db", type=int, default=10_000_000)
     parser.add_argument("--bits", default="64,128,256")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--cpu-queries", type=int, default=200, help="queries timed on the CPU (scaled)")
+    parser.add_argument("--cpu-queries", type=int, default=500, help="queries timed on the CPU (scaled)")
     parser.add_argument("--torch-queries", type=int, default=1000, help="queries timed with torch (scaled)")
     args = parser.parse_args(argv)
     if not ft_cuda.available():
@@ -108,9 +133,29 @@ def main(argv=None) -> int:
     for n_bits in (int(b) for b in args.bits.split(",")):
         queries, database, query_labels, db_labels = ft.datasets.synthetic_hashing(
             args.n_queries, args.n_db, n_bits, 10, flip=0.25, seed=0)
-        gpu = lambda: ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, device="cuda")  # noqa: E731
+        def gpu():
+            return ft.evaluate(queries, database, query_labels, db_labels, metrics=METRICS, device="cuda")
+
         first = gpu()
         gpu_s = _median_seconds(gpu, args.repeats)
+        from numba import cuda as numba_cuda
+
+        on_device = ft.PackedCodes(numba_cuda.to_device(database.words), n_bits)
+
+        def resident():
+            return ft.evaluate(queries, on_device, query_labels, db_labels, metrics=METRICS, device="cuda")
+
+        resident()
+        resident_s = _median_seconds(resident, args.repeats)
+        kernel_s = _kernel_seconds(queries, on_device, query_labels, db_labels, args.repeats)
+        cut = METRICS[1:]  # stable ties: the metrics with cutoffs (the bounded rank pass)
+        def stable(ties):
+            return ft.evaluate(queries, on_device, query_labels, db_labels, metrics=cut, ties=ties, device="cuda")
+
+        stable("stable")
+        stable_ratio = _median_seconds(lambda: stable("stable"), args.repeats) / _median_seconds(
+            lambda: stable("average"), args.repeats)
+        search_s = _median_seconds(lambda: ft.search(queries, on_device, k=100, device="cuda"), 1)
         pairs_per_s = args.n_queries * args.n_db / gpu_s
         m = min(args.cpu_queries, args.n_queries)
         sub = ft.pack_codes(ft.unpack_codes(queries)[:m])
@@ -124,21 +169,28 @@ def main(argv=None) -> int:
 
             if torch.cuda.is_available():
                 t = min(args.torch_queries, args.n_queries)
-                q_pm1 = 2.0 * ft.unpack_codes(queries)[:t] - 1.0
-                db_pm1 = 2.0 * ft.unpack_codes(database) - 1.0
+                q_pm1 = _torch_pm1(queries.words[:t], n_bits, "cuda")
+                db_pm1 = _torch_pm1(database.words, n_bits, "cuda")
+                _torch_map_at(q_pm1[:64], db_pm1, query_labels[:64], db_labels, 1000, "cuda")  # warm-up
                 started = time.perf_counter()
                 _torch_map_at(q_pm1, db_pm1, query_labels[:t], db_labels, 1000, "cuda")
                 torch_s = (time.perf_counter() - started) * args.n_queries / t
                 torch_ratio = torch_s / gpu_s
+                del q_pm1, db_pm1
+                torch.cuda.empty_cache()
         except ImportError:
             pass
         roof = _roofline(n_bits)
-        rows.append((n_bits, gpu_s, pairs_per_s, cpu_s / gpu_s, torch_ratio, None if roof is None else pairs_per_s / roof,
-                     bitwise))
-    print(f"{'bits':>5} {'GPU s':>8} {'pairs/s':>10} {'vs CPU':>8} {'vs torch':>9} {'of roofline':>12} bitwise")
-    for n_bits, gpu_s, pps, vs_cpu, vs_torch, roof, bitwise in rows:
-        print(f"{n_bits:>5} {gpu_s:8.3f} {pps / 1e9:9.2f}G {vs_cpu:8.1f}x "
-              f"{'-' if vs_torch is None else f'{vs_torch:.1f}x':>9} {'-' if roof is None else f'{roof:.2f}':>12} {bitwise}")
+        kernel_pps = args.n_queries * args.n_db / kernel_s
+        rows.append((n_bits, gpu_s, resident_s, pairs_per_s, kernel_pps, cpu_s / gpu_s, torch_ratio,
+                     None if roof is None else kernel_pps / roof, stable_ratio, search_s, bitwise))
+        print(rows[-1], flush=True)
+    print(f"{'bits':>5} {'GPU s':>7} {'resident':>8} {'pairs/s':>8} {'kernel':>8} {'vs CPU':>7} {'vs torch':>9} "
+          f"{'roofline':>8} {'stable/avg':>10} {'kNN100 s':>8} bitwise")
+    for n_bits, gpu_s, resident_s, pps, kpps, vs_cpu, vs_torch, roof, st, knn_s, bitwise in rows:
+        print(f"{n_bits:>5} {gpu_s:7.3f} {resident_s:8.3f} {pps / 1e9:7.0f}G {kpps / 1e9:7.0f}G {vs_cpu:6.1f}x "
+              f"{'-' if vs_torch is None else f'{vs_torch:.0f}x':>9} {'-' if roof is None else f'{roof:.2f}':>8} "
+              f"{st:10.2f} {knn_s:8.3f} {bitwise}")
     return 0
 
 
