@@ -45,6 +45,39 @@ def queries_per_block(cells, limit=THREADS):
     return t
 
 
+@cuda.jit(device=True)
+def _load_query(kind, i, query_words, query_labels, query_label_words, query, query_label):
+    """Query i's code words into ``query`` and, for multi-hot grades, its label words into
+    ``query_label`` (local arrays: registers); returns its class id (0 for other kinds)."""
+    for w in range(query.shape[0]):
+        query[w] = query_words[i, w]
+    if kind == MULTIHOT:
+        for w in range(query_label.shape[0]):
+            query_label[w] = query_label_words[i, w]
+    return query_labels[i] if kind == CLASS else 0
+
+
+@cuda.jit(device=True)
+def _distance(query, db_words, j):
+    """Hamming distance between the query's words and database item j."""
+    d = 0
+    for w in range(query.shape[0]):
+        d += cuda.popc(query[w] ^ db_words[j, w])
+    return d
+
+
+@cuda.jit(device=True)
+def _grade(kind, label, query_label, db_labels, db_label_words, j):
+    """Grade of database item j: 1 in the query's class, shared labels for multi-hot, else 0."""
+    if kind == CLASS:
+        return 1 if db_labels[j] == label else 0
+    g = 0
+    if kind == MULTIHOT:
+        for w in range(query_label.shape[0]):
+            g += cuda.popc(query_label[w] & db_label_words[j, w])
+    return g
+
+
 @lru_cache(maxsize=None)
 def histogram_kernel(n_words, kind, n_label_words, in_shared):
     """The histogram pass for codes of ``n_words`` words and grades of ``kind``.
@@ -53,8 +86,8 @@ def histogram_kernel(n_words, kind, n_label_words, in_shared):
     ``(query_words, db_words, query_labels, db_labels, query_label_words, db_label_words,
     n_cells, n_grades, tile, split_size, out)``: ``out[s, i, d * n_grades + g]`` (int32) gets
     the items of grade g at distance d from query i in split s (database items
-    ``s * split_size`` onwards). ``tile`` queries share a block, ``THREADS // tile`` threads per
-    query, each taking every ``THREADS // tile``-th item of the split. ``in_shared``: the
+    ``s * split_size`` onwards). ``tile`` queries share a block, ``n = blockDim // tile`` threads
+    per query, each taking every n-th item of the split. ``in_shared``: the
     counters live in shared memory (``tile * n_cells`` int32, written to ``out`` at the end);
     otherwise ``out`` must be zero and takes global atomics (counters too large for a block).
     """
@@ -76,29 +109,14 @@ def histogram_kernel(n_words, kind, n_label_words, in_shared):
             cuda.syncthreads()
         if i < n_queries:
             query = cuda.local.array(n_words, uint64)
-            for w in range(n_words):
-                query[w] = query_words[i, w]
             query_label = cuda.local.array(n_label_words, uint64)
-            label = 0
-            if kind == CLASS:
-                label = query_labels[i]
-            elif kind == MULTIHOT:
-                for w in range(n_label_words):
-                    query_label[w] = query_label_words[i, w]
+            label = _load_query(kind, i, query_words, query_labels, query_label_words, query, query_label)
             base = (tid % tile) * n_cells
             lo = split * split_size
             hi = min(lo + split_size, db_words.shape[0])
             for j in range(lo + tid // tile, hi, n_slices):
-                d = 0
-                for w in range(n_words):
-                    d += cuda.popc(query[w] ^ db_words[j, w])
-                g = 0
-                if kind == CLASS:
-                    g = 1 if db_labels[j] == label else 0
-                elif kind == MULTIHOT:
-                    for w in range(n_label_words):
-                        g += cuda.popc(query_label[w] & db_label_words[j, w])
-                cell = d * n_grades + g
+                cell = (_distance(query, db_words, j) * n_grades
+                        + _grade(kind, label, query_label, db_labels, db_label_words, j))
                 if not in_shared:
                     cuda.atomic.add(out, (split, i, cell), 1)
                 elif n_slices == 1:  # the thread owns its query's counters
@@ -204,15 +222,8 @@ def rank_kernel(n_words, kind, n_label_words, emit):
             if emit == RELEVANT and kind != NO_GRADE:
                 next_rank[slot_at + base + d] = slot_bases[split, i, d]
         query = cuda.local.array(n_words, uint64)
-        for w in range(n_words):
-            query[w] = query_words[i, w]
         query_label = cuda.local.array(n_label_words, uint64)
-        label = 0
-        if kind == CLASS:
-            label = query_labels[i]
-        elif kind == MULTIHOT:
-            for w in range(n_label_words):
-                query_label[w] = query_label_words[i, w]
+        label = _load_query(kind, i, query_words, query_labels, query_label_words, query, query_label)
         limit = limits[i]
         lo = split * split_size
         hi = min(lo + split_size, db_words.shape[0])
@@ -231,9 +242,7 @@ def rank_kernel(n_words, kind, n_label_words, emit):
                 else:
                     top = mid
         for j in range(lo, hi):
-            d = 0
-            for w in range(n_words):
-                d += cuda.popc(query[w] ^ db_words[j, w])
+            d = _distance(query, db_words, j)
             listed_here = False
             if emit == RELEVANT and kind == NO_GRADE:
                 listed_here = p < end and listed_ids[p] == j
@@ -251,12 +260,7 @@ def rank_kernel(n_words, kind, n_label_words, emit):
                         out_b[p] = listed_grades[p]
                         p += 1
                 else:
-                    g = 0
-                    if kind == CLASS:
-                        g = 1 if db_labels[j] == label else 0
-                    else:
-                        for w in range(n_label_words):
-                            g += cuda.popc(query_label[w] & db_label_words[j, w])
+                    g = _grade(kind, label, query_label, db_labels, db_label_words, j)
                     if g > 0:
                         slot = next_rank[slot_at + base + d]
                         next_rank[slot_at + base + d] = slot + 1

@@ -162,8 +162,7 @@ def pack_codes(
         return codes
     if not isinstance(codes, np.ndarray) and gpu.is_device_array(codes):
         if packed:  # bytes are small: packed on the host, the words go back to the device
-            return PackedCodes(gpu.device_view(_pack_bytes(gpu.to_host(codes), n_bits, bitorder, name).words,
-                                               upload=True), n_bits)
+            return PackedCodes(gpu.to_device(_pack_bytes(gpu.to_host(codes), n_bits, bitorder, name).words), n_bits)
         return gpu.pack(codes, n_bits, name)
     if packed:
         return _pack_bytes(codes, n_bits, bitorder, name)

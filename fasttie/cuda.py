@@ -25,7 +25,8 @@ import numpy as np
 
 from .errors import InputError, InputTypeError
 
-__all__ = ["available", "counts", "evaluate", "knn", "radius_search", "is_device_array", "to_host", "pack"]
+__all__ = ["available", "counts", "evaluate", "knn", "radius_search", "is_device_array", "device_view", "to_device",
+           "to_host", "pack"]
 
 _BLOCKS_PER_SM = 8  # blocks of the histogram pass per multiprocessor: enough to hide latency
 _RANK_BLOCKS_PER_SM = 8  # the same for calls with a rank pass (32 measured no faster on an H100)
@@ -69,20 +70,14 @@ def is_device_array(x) -> bool:
         raise InputError(f"a GPU tensor that requires grad cannot be read ({error}); pass tensor.detach()") from None
 
 
-def device_view(x, upload=False):
-    """A numba device array over the GPU array ``x`` (no copy); with ``upload``, a host array copied over."""
-    cuda = _cuda()
-    if upload:
-        return cuda.to_device(x)
-    return x if getattr(x, "__cuda_ndarray__", False) else cuda.as_cuda_array(x)
-
-
-_view = device_view
+def device_view(x):
+    """A numba device array over the GPU array ``x`` (no copy)."""
+    return x if getattr(x, "__cuda_ndarray__", False) else _cuda().as_cuda_array(x)
 
 
 def to_host(x) -> np.ndarray:
     """A numpy copy of a GPU array (numpy input is returned as it is)."""
-    return _view(x).copy_to_host() if is_device_array(x) else x
+    return device_view(x).copy_to_host() if is_device_array(x) else x
 
 
 def pack(codes, n_bits, name):
@@ -95,7 +90,7 @@ def pack(codes, n_bits, name):
     from . import _kernels_cuda as k
     from .codes import PackedCodes
 
-    array = _view(codes)
+    array = device_view(codes)
     if array.ndim != 2:
         raise InputError(f"{name} must be 2-D (n_codes, n_bits), got shape {array.shape}; "
                          "reshape a single code with codes[None, :]")
@@ -139,10 +134,10 @@ def _grid(n_threads):
     return max(1, min(-(-n_threads // THREADS), 32 * _multiprocessors(_cuda())))
 
 
-def _upload(array, dtype=None):
+def to_device(array, dtype=None):
     """Device array of ``array`` (no copy when it is already on the GPU)."""
     if is_device_array(array):
-        return _view(array)
+        return device_view(array)
     return _cuda().to_device(np.ascontiguousarray(array, dtype=dtype))
 
 
@@ -182,12 +177,12 @@ class _Pass:
         self.n_grades = spec.n_grades if spec is not None and spec.kind != "listed" else 1
         self.stored_grades = spec.n_grades if spec is not None else 1
         self.n_dist = n_bits + 1
-        self.db_words = _upload(db_codes.words)
+        self.db_words = to_device(db_codes.words)
         self.n_words = self.db_words.shape[1]
         one = np.zeros(1, dtype=np.int32)
-        self.db_labels = _upload(spec.db_labels if self.kind == k.CLASS else one, np.int32)
+        self.db_labels = to_device(spec.db_labels if self.kind == k.CLASS else one, np.int32)
         label_words = spec.db_label_words if self.kind == k.MULTIHOT else np.zeros((1, 1), dtype=np.uint64)
-        self.db_label_words = _upload(label_words, np.uint64)
+        self.db_label_words = to_device(label_words, np.uint64)
         self.n_label_words = label_words.shape[1]
         self.split_size = split_size
 
@@ -210,7 +205,7 @@ class _Pass:
         k = self.k
         labels = spec_rows.query_labels if self.kind == k.CLASS else np.zeros(1, dtype=np.int32)
         label_words = spec_rows.query_label_words if self.kind == k.MULTIHOT else np.zeros((1, 1), dtype=np.uint64)
-        return (_upload(query_words), _upload(labels, np.int32), _upload(label_words, np.uint64))
+        return (to_device(query_words), to_device(labels, np.int32), to_device(label_words, np.uint64))
 
     def split_counts(self, queries, n_queries, ranks=False):
         """Per-split counts (splits, n_queries, n_dist * n_grades) int32 on the device."""
@@ -247,8 +242,8 @@ class _Pass:
             if n_listed:
                 query_of = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(spec_rows.indptr))
                 _launch(k.move_listed, _grid(n_listed), k.THREADS, 0,
-                        queries[0], self.db_words, cuda.to_device(query_of), _upload(spec_rows.indices, np.int64),
-                        _upload(spec_rows.grades, np.int64), self.stored_grades, hist)
+                        queries[0], self.db_words, cuda.to_device(query_of), to_device(spec_rows.indices, np.int64),
+                        to_device(spec_rows.grades, np.int64), self.stored_grades, hist)
         return hist, split, split_size
 
     def ranks(self, queries, spec_rows, n_queries, split, split_size, limits, emit, first_slot, out_a, out_b, k_=0):
@@ -267,10 +262,10 @@ class _Pass:
             raise InputError(f"device='cuda': {self.n_bits}-bit codes are too long for the GPU rank pass; "
                              "use device='cpu'")
         listed = spec_rows is not None and spec_rows.kind == "listed"
-        indptr = _upload(spec_rows.indptr if listed else np.zeros(2, dtype=np.int64), np.int64)
-        ids = _upload(spec_rows.indices if listed and len(spec_rows.indices) else np.zeros(1, dtype=np.int64), np.int64)
-        grades = _upload(spec_rows.grades if listed and len(spec_rows.grades) else np.zeros(1, dtype=np.int64),
-                         np.int64)
+        none = np.zeros(1, dtype=np.int64)
+        indptr = to_device(spec_rows.indptr if listed else np.zeros(2, dtype=np.int64), np.int64)
+        ids = to_device(spec_rows.indices if listed and len(spec_rows.indices) else none, np.int64)
+        grades = to_device(spec_rows.grades if listed and len(spec_rows.grades) else none, np.int64)
         kernel = k.rank_kernel(self.n_words, kind, self.n_label_words, emit)
         query_words, query_labels, query_label_words = queries
         _launch(kernel, (-(-n_queries // tile), n_splits), tile, tile * per_query * 4,
@@ -298,11 +293,6 @@ def _blocks_with_retry(n_queries, block, work):
         start = stop
 
 
-def _query_words(query_codes, start, stop):
-    words = query_codes.words
-    return words[start:stop]
-
-
 def counts(query_codes, db_codes, spec, split_size=None):
     """Per-query counts (n_queries, n_bits + 1, n_grades) int64, computed on the GPU.
 
@@ -323,7 +313,7 @@ def counts(query_codes, db_codes, spec, split_size=None):
 
     def work(start, stop):
         rows = spec.rows(start, stop)
-        queries = device.query_arrays(_query_words(query_codes, start, stop), rows)
+        queries = device.query_arrays(query_codes.words[start:stop], rows)
         hist, _, _ = device.counts(queries, rows, stop - start)
         return hist.copy_to_host().reshape(stop - start, device.n_dist, device.stored_grades)
 
@@ -351,7 +341,7 @@ def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain
     def work(start, stop):
         rows = spec.rows(start, stop)
         n = stop - start
-        queries = device.query_arrays(_query_words(query_codes, start, stop), rows)
+        queries = device.query_arrays(query_codes.words[start:stop], rows)
         hist_device, split, split_size_ = device.counts(queries, rows, n, ranks=stable)
         hist = hist_device.copy_to_host().reshape(n, device.n_dist, device.stored_grades)
         if not stable:
@@ -414,35 +404,24 @@ def _relevant_ranks(device, queries, rows, hist, split, split_size, limits):
 
 def knn(query_codes, db_codes, k, split_size=None):
     """The k nearest items of every query, ties in index order: (ids int64, distances int32), (n, k)."""
-    n_queries, n_bits = query_codes.n, db_codes.n_bits
-    device = _Pass(db_codes, None, n_bits, split_size)
 
-    def work(start, stop):
-        n = stop - start
-        queries = device.query_arrays(_query_words(query_codes, start, stop), None)
-        split, split_size_ = device.split_counts(queries, n, ranks=True)
-        items = _sum(device, split, n)
-        limits = np.minimum((np.cumsum(items, axis=1) < k).sum(axis=1), n_bits)
+    def nearest(device, queries, n, split, split_size_, items):
+        limits = np.minimum((np.cumsum(items, axis=1) < k).sum(axis=1), device.n_bits)
         ids = device.cuda.device_array((n, k), dtype=np.int64)
         distances = device.cuda.device_array((n, k), dtype=np.int32)
         device.ranks(queries, None, n, split, split_size_, limits, device.k.NEAREST, np.zeros(n, dtype=np.int64),
                      ids, distances, k)
         return ids.copy_to_host(), distances.copy_to_host()
 
-    parts = list(_blocks_with_retry(n_queries, _query_block(n_queries, device.n_dist), work))
+    parts = _search_blocks(query_codes, db_codes, split_size, nearest)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def radius_search(query_codes, db_codes, radius, split_size=None):
     """Items within ``radius`` of every query, by (distance, index): (ids, distances, offsets)."""
-    n_queries, n_bits = query_codes.n, db_codes.n_bits
-    device = _Pass(db_codes, None, n_bits, split_size)
 
-    def work(start, stop):
-        n = stop - start
-        queries = device.query_arrays(_query_words(query_codes, start, stop), None)
-        split, split_size_ = device.split_counts(queries, n, ranks=True)
-        within = _sum(device, split, n)[:, : radius + 1].sum(axis=1)
+    def within_radius(device, queries, n, split, split_size_, items):
+        within = items[:, : radius + 1].sum(axis=1)
         offsets = np.concatenate([[0], np.cumsum(within)]).astype(np.int64)
         size = int(offsets[-1])
         ids = device.cuda.device_array(max(1, size), dtype=np.int64)
@@ -451,10 +430,24 @@ def radius_search(query_codes, db_codes, radius, split_size=None):
                      ids, distances)
         return ids.copy_to_host()[:size], distances.copy_to_host()[:size], within
 
-    parts = list(_blocks_with_retry(n_queries, _query_block(n_queries, device.n_dist), work))
+    parts = _search_blocks(query_codes, db_codes, split_size, within_radius)
     within = np.concatenate([p[2] for p in parts])
     offsets = np.concatenate([[0], np.cumsum(within)]).astype(np.int64)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), offsets
+
+
+def _search_blocks(query_codes, db_codes, split_size, emit):
+    """The passes of a search, block of queries by block: the distance counts, then
+    ``emit(device, queries, n, split counts, split size, items per distance (host))``; its results."""
+    device = _Pass(db_codes, None, db_codes.n_bits, split_size)
+
+    def work(start, stop):
+        n = stop - start
+        queries = device.query_arrays(query_codes.words[start:stop], None)
+        split, split_size_ = device.split_counts(queries, n, ranks=True)
+        return emit(device, queries, n, split, split_size_, _sum(device, split, n))
+
+    return list(_blocks_with_retry(query_codes.n, _query_block(query_codes.n, device.n_dist), work))
 
 
 def _sum(device, split, n):
