@@ -161,12 +161,14 @@ def move_listed(query_words, db_words, query_of, indices, grades, n_grades, hist
 
 
 @cuda.jit
-def rank_bases(split_counts, n_grades, first_slot, bases, slot_bases):
+def rank_bases(split_counts, n_grades, first_slot, item_offsets, slot_offsets, bases, slot_bases):
     """Per query i (a grid-stride loop), for split s and distance d: ``bases[s, i, d]``, the 0-based global
     stable rank of the split's first item at distance d (every item nearer, and those at distance
     d in earlier splits), and ``slot_bases[s, i, d]``, the output slot of its first relevant item
     there: ``first_slot[i]``, then the relevant items ranked before it (so the output of each
-    query comes out in rank order)."""
+    query comes out in rank order). ``item_offsets[i, d]`` / ``slot_offsets[i, d]`` add what the
+    splits do not see, for a database uploaded in chunks: the items (relevant items) of the other
+    chunks at smaller distances, and of the earlier chunks at distance d (zeros for a whole database)."""
     n_splits, n_queries, n_cells = split_counts.shape
     n_dist = n_cells // n_grades
     for i in range(cuda.grid(1), n_queries, cuda.gridsize(1)):
@@ -174,8 +176,8 @@ def rank_bases(split_counts, n_grades, first_slot, bases, slot_bases):
         relevant = first_slot[i]
         for d in range(n_dist):
             for s in range(n_splits):
-                bases[s, i, d] = items
-                slot_bases[s, i, d] = relevant
+                bases[s, i, d] = items + item_offsets[i, d]
+                slot_bases[s, i, d] = relevant + slot_offsets[i, d]
                 for g in range(n_grades):
                     count = split_counts[s, i, d * n_grades + g]
                     items += count
@@ -189,7 +191,9 @@ def rank_kernel(n_words, kind, n_label_words, emit):
 
     Launch ``[(query tiles, splits), tile, 0, shared bytes]`` with arguments
     ``(query_words, db_words, query_labels, db_labels, query_label_words, db_label_words,
-    indptr, listed_ids, listed_grades, limits, bases, slot_bases, split_size, k, out_a, out_b)``.
+    indptr, listed_ids, listed_grades, limits, bases, slot_bases, split_size, first_item, k, out_a, out_b)``.
+    ``db_words`` holds the database items ``first_item`` onwards (a chunk; 0 for a whole database):
+    items are emitted, and listed ids matched, by their index in the whole database.
     One thread per query scans its split in index order; the next 0-based rank of each
     distance (``bases`` of the split, then one more per item seen) is in shared memory
     (``tile * n_dist`` int32, twice that for RELEVANT with class or multi-hot grades, which keep
@@ -207,7 +211,7 @@ def rank_kernel(n_words, kind, n_label_words, emit):
 
     @cuda.jit
     def kernel(query_words, db_words, query_labels, db_labels, query_label_words, db_label_words, indptr,
-               listed_ids, listed_grades, limits, bases, slot_bases, split_size, k, out_a, out_b):
+               listed_ids, listed_grades, limits, bases, slot_bases, split_size, first_item, k, out_a, out_b):
         next_rank = cuda.shared.array(0, int32)
         tid = cuda.threadIdx.x
         i = cuda.blockIdx.x * cuda.blockDim.x + tid
@@ -228,7 +232,7 @@ def rank_kernel(n_words, kind, n_label_words, emit):
         lo = split * split_size
         hi = min(lo + split_size, db_words.shape[0])
         slot = slot_bases[split, i, 0]
-        # listed: the first listed id >= lo (ids ascending within the query's row)
+        # listed: the first listed id at or past the split (ids ascending within the query's row)
         p = 0
         end = 0
         if emit == RELEVANT and kind == NO_GRADE:
@@ -237,7 +241,7 @@ def rank_kernel(n_words, kind, n_label_words, emit):
             top = end
             while p < top:
                 mid = (p + top) // 2
-                if listed_ids[mid] < lo:
+                if listed_ids[mid] < first_item + lo:
                     p = mid + 1
                 else:
                     top = mid
@@ -245,7 +249,7 @@ def rank_kernel(n_words, kind, n_label_words, emit):
             d = _distance(query, db_words, j)
             listed_here = False
             if emit == RELEVANT and kind == NO_GRADE:
-                listed_here = p < end and listed_ids[p] == j
+                listed_here = p < end and listed_ids[p] == first_item + j
             if d > limit:
                 if listed_here:
                     out_a[p] = 0  # not ranked
@@ -268,10 +272,10 @@ def rank_kernel(n_words, kind, n_label_words, emit):
                         out_b[slot] = g
             elif emit == NEAREST:
                 if rank < k:
-                    out_a[i, rank] = j
+                    out_a[i, rank] = first_item + j
                     out_b[i, rank] = d
             else:
-                out_a[slot + rank] = j
+                out_a[slot + rank] = first_item + j
                 out_b[slot + rank] = d
 
     return kernel

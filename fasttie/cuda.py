@@ -157,31 +157,34 @@ def _multiprocessors(cuda):
         return 0
 
 
+class _ChunkTooLarge(Exception):
+    """A database chunk did not fit in the device memory: the chunks are halved and the block retried."""
+
+
 class _Pass:
-    """Database side of a call, on the device, and the passes over it for blocks of queries.
+    """Database items ``lo..hi-1`` (the whole database, or one chunk of it) on the device, and the
+    passes over them for blocks of queries.
 
     ``split_size`` (database items per block of the grid) is chosen from the multiprocessor
     count unless given (the tests give small ones to cross many splits).
     """
 
-    def __init__(self, db_codes, spec, n_bits, split_size=None):
+    def __init__(self, db_codes, spec, n_bits, split_size=None, lo=0, hi=None):
         self.cuda = _require_gpu()  # before the kernels' module imports numba.cuda: the error says how to install
         from . import _kernels_cuda as k
 
         self.k = k
-        self.n_db, self.n_bits, self.spec = db_codes.n, n_bits, spec
-        if self.n_db >= 1 << 31:
-            raise InputError(f"device='cuda' ranks up to 2**31 - 1 database items per call, got {self.n_db}; "
-                             "split the database (fasttie.tie_stats counts add up)")
+        hi = db_codes.n if hi is None else hi
+        self.first_item, self.n_db, self.n_bits, self.spec = lo, hi - lo, n_bits, spec
         self.kind = {"class": k.CLASS, "multihot": k.MULTIHOT}.get(spec.kind if spec else None, k.NO_GRADE)
         self.n_grades = spec.n_grades if spec is not None and spec.kind != "listed" else 1
         self.stored_grades = spec.n_grades if spec is not None else 1
         self.n_dist = n_bits + 1
-        self.db_words = to_device(db_codes.words)
+        self.db_words = to_device(db_codes.words[lo:hi])
         self.n_words = self.db_words.shape[1]
         one = np.zeros(1, dtype=np.int32)
-        self.db_labels = to_device(spec.db_labels if self.kind == k.CLASS else one, np.int32)
-        label_words = spec.db_label_words if self.kind == k.MULTIHOT else np.zeros((1, 1), dtype=np.uint64)
+        self.db_labels = to_device(spec.db_labels[lo:hi] if self.kind == k.CLASS else one, np.int32)
+        label_words = spec.db_label_words[lo:hi] if self.kind == k.MULTIHOT else np.zeros((1, 1), dtype=np.uint64)
         self.db_label_words = to_device(label_words, np.uint64)
         self.n_label_words = label_words.shape[1]
         self.split_size = split_size
@@ -238,23 +241,29 @@ class _Pass:
             host = np.zeros((n_queries, self.n_dist, self.stored_grades), dtype=np.int64)
             host[:, :, 0] = one.copy_to_host()
             hist = cuda.to_device(host.reshape(n_queries, -1))
-            n_listed = len(spec_rows.indices)
-            if n_listed:
-                query_of = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(spec_rows.indptr))
-                _launch(k.move_listed, _grid(n_listed), k.THREADS, 0,
-                        queries[0], self.db_words, cuda.to_device(query_of), to_device(spec_rows.indices, np.int64),
-                        to_device(spec_rows.grades, np.int64), self.stored_grades, hist)
+            # the listed items of this chunk, by their index in it
+            query_of = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(spec_rows.indptr))
+            here = (spec_rows.indices >= self.first_item) & (spec_rows.indices < self.first_item + self.n_db)
+            if here.any():
+                ids = spec_rows.indices[here].astype(np.int64) - self.first_item
+                _launch(k.move_listed, _grid(int(here.sum())), k.THREADS, 0,
+                        queries[0], self.db_words, cuda.to_device(query_of[here]), cuda.to_device(ids),
+                        to_device(spec_rows.grades[here], np.int64), self.stored_grades, hist)
         return hist, split, split_size
 
-    def ranks(self, queries, spec_rows, n_queries, split, split_size, limits, emit, first_slot, out_a, out_b, k_=0):
-        """The stable rank pass (see :func:`fasttie._kernels_cuda.rank_kernel`)."""
+    def ranks(self, queries, spec_rows, n_queries, split, split_size, limits, emit, first_slot, out_a, out_b, k_=0,
+              offsets=None):
+        """The stable rank pass (see :func:`fasttie._kernels_cuda.rank_kernel`); ``offsets``: the
+        (items, relevant items) offsets of :func:`_chunk_offsets` for a chunk, None for a whole database."""
         cuda, k = self.cuda, self.k
         n_splits = split.shape[0]
         limits = cuda.to_device(np.ascontiguousarray(limits, dtype=np.int64))
         bases = cuda.device_array((n_splits, n_queries, self.n_dist), dtype=np.int64)
         slot_bases = cuda.device_array((n_splits, n_queries, self.n_dist), dtype=np.int64)
-        _launch(k.rank_bases, _grid(n_queries), k.THREADS, 0, split, self.n_grades, cuda.to_device(first_slot), bases,
-                slot_bases)
+        if offsets is None:
+            offsets = (np.zeros((n_queries, self.n_dist), dtype=np.int64),) * 2
+        _launch(k.rank_bases, _grid(n_queries), k.THREADS, 0, split, self.n_grades, cuda.to_device(first_slot),
+                cuda.to_device(offsets[0]), cuda.to_device(offsets[1]), bases, slot_bases)
         kind = self.kind if emit == k.RELEVANT else k.NO_GRADE
         per_query = self.n_dist * (2 if kind != k.NO_GRADE else 1)  # next ranks (and next slots) per distance
         tile = k.queries_per_block(per_query)
@@ -270,7 +279,7 @@ class _Pass:
         query_words, query_labels, query_label_words = queries
         _launch(kernel, (-(-n_queries // tile), n_splits), tile, tile * per_query * 4,
             query_words, self.db_words, query_labels, self.db_labels, query_label_words, self.db_label_words, indptr,
-            ids, grades, limits, bases, slot_bases, split_size, k_, out_a, out_b)
+            ids, grades, limits, bases, slot_bases, split_size, self.first_item, k_, out_a, out_b)
 
 
 def _query_block(n_queries, n_cells, n_splits_hint=1):
@@ -278,13 +287,80 @@ def _query_block(n_queries, n_cells, n_splits_hint=1):
     return max(1, min(n_queries, _QUERY_BYTES // (n_cells * (8 + 4 * n_splits_hint))))
 
 
-def _blocks_with_retry(n_queries, block, work):
-    """Run ``work(start, stop)`` over blocks of queries, halving the block on device out-of-memory."""
+class _Database:
+    """The database of a call on the device: whole (it is on the GPU already, or fits in half the
+    free device memory), or in chunks of consecutive items uploaded in turn. A chunk that does not
+    fit halves the chunk size (:class:`_ChunkTooLarge`) and the work is retried.
+
+    ``chunk_size`` (database items per chunk) is chosen from the free memory unless given (the
+    tests give small ones).
+    """
+
+    def __init__(self, db_codes, spec, n_bits, split_size=None, chunk_size=None):
+        if db_codes.n >= 1 << 31:
+            raise InputError(f"device='cuda' ranks up to 2**31 - 1 database items per call, got {db_codes.n}; "
+                             "split the database (fasttie.tie_stats counts add up)")
+        self.db_codes, self.spec, self.n_bits, self.split_size = db_codes, spec, n_bits, split_size
+        self.n_db = db_codes.n
+        if chunk_size is None:
+            chunk_size = self.n_db if db_codes.on_device else _fitting_items(db_codes, spec)
+        self.chunk_size = max(1, min(int(chunk_size), self.n_db))
+        self._whole = None
+
+    @property
+    def bounds(self):
+        """(first, end) item of each chunk, in index order."""
+        return [(lo, min(lo + self.chunk_size, self.n_db)) for lo in range(0, self.n_db, self.chunk_size)]
+
+    def chunk(self, lo, hi):
+        """The passes over items lo..hi-1 (a whole database is uploaded once and kept)."""
+        if hi - lo == self.n_db and self._whole is not None:
+            return self._whole
+        try:
+            device = _Pass(self.db_codes, self.spec, self.n_bits, self.split_size, lo, hi)
+        except Exception as error:
+            if not _is_out_of_memory(error) or hi - lo == 1:
+                raise
+            self.chunk_size = max(1, (hi - lo) // 2)
+            raise _ChunkTooLarge() from error
+        if hi - lo == self.n_db:
+            self._whole = device
+        return device
+
+    def whole(self):
+        """The passes over the whole database, uploaded now, when it fits in one chunk; else None."""
+        while len(self.bounds) == 1:
+            try:
+                return self.chunk(0, self.n_db)
+            except _ChunkTooLarge:
+                pass
+        return None
+
+
+def _fitting_items(db_codes, spec):
+    """Database items whose words (and labels) fill half the free device memory (the rest is for
+    the queries' counters and ranks)."""
+    free = _require_gpu().current_context().get_memory_info()[0]
+    if not np.isfinite(free):  # the simulator
+        return db_codes.n
+    per_item = 8 * db_codes.words.shape[1]
+    if spec is not None and spec.kind == "class":
+        per_item += 4
+    elif spec is not None and spec.kind == "multihot":
+        per_item += 8 * spec.db_label_words.shape[1]
+    return max(1, int(free) // 2 // per_item)
+
+
+def _blocks_with_retry(n_queries, block, work, database=None):
+    """Run ``work(start, stop)`` over blocks of queries, halving the block on device out-of-memory
+    (and retrying it with the database's smaller chunks when a chunk did not fit)."""
     start = 0
     while start < n_queries:
         stop = min(start + block, n_queries)
         try:
             yield work(start, stop)
+        except _ChunkTooLarge:
+            continue
         except Exception as error:
             if not _is_out_of_memory(error) or block == 1:
                 raise
@@ -293,7 +369,38 @@ def _blocks_with_retry(n_queries, block, work):
         start = stop
 
 
-def counts(query_codes, db_codes, spec, split_size=None):
+def _count_block(device, query_codes, spec, start, stop):
+    """Host counts (stop - start, n_dist, stored grades) of queries start..stop-1 over the pass's items."""
+    rows = spec.rows(start, stop)
+    queries = device.query_arrays(query_codes.words[start:stop], rows)
+    counted, _, _ = device.counts(queries, rows, stop - start)
+    return counted.copy_to_host().reshape(stop - start, device.n_dist, device.stored_grades)
+
+
+def _all_counts(database, query_codes, spec):
+    """Per-query counts (n_queries, n_dist, stored grades) int64 over the whole database: chunk by
+    chunk (each uploaded once), blocks of queries within each chunk."""
+    n_queries = query_codes.n
+    hist, lo = None, 0
+    while lo < database.n_db:
+        hi = min(lo + database.chunk_size, database.n_db)
+        try:
+            device = database.chunk(lo, hi)
+        except _ChunkTooLarge:
+            continue
+        if hist is None:
+            hist = np.zeros((n_queries, device.n_dist, device.stored_grades), dtype=np.int64)
+
+        def work(start, stop):
+            hist[start:stop] += _count_block(device, query_codes, spec, start, stop)
+
+        for _ in _blocks_with_retry(n_queries, _query_block(n_queries, device.n_dist * device.stored_grades), work):
+            pass
+        lo = hi
+    return hist
+
+
+def counts(query_codes, db_codes, spec, split_size=None, chunk_size=None):
     """Per-query counts (n_queries, n_bits + 1, n_grades) int64, computed on the GPU.
 
     Parameters
@@ -304,34 +411,70 @@ def counts(query_codes, db_codes, spec, split_size=None):
         From :func:`fasttie.relevance.make_relevance`.
     split_size : int, optional
         Database items per block of the grid (default: from the multiprocessor count).
+    chunk_size : int, optional
+        Database items per upload of a host database (default: what fills half the free device memory).
 
     Returns
     -------
     ndarray of int64
     """
-    device = _Pass(db_codes, spec, db_codes.n_bits, split_size)
+    return _all_counts(_Database(db_codes, spec, db_codes.n_bits, split_size, chunk_size), query_codes, spec)
 
-    def work(start, stop):
-        rows = spec.rows(start, stop)
-        queries = device.query_arrays(query_codes.words[start:stop], rows)
-        hist, _, _ = device.counts(queries, rows, stop - start)
-        return hist.copy_to_host().reshape(stop - start, device.n_dist, device.stored_grades)
 
-    block = _query_block(query_codes.n, device.n_dist * device.stored_grades)
-    return np.concatenate(list(_blocks_with_retry(query_codes.n, block, work)), axis=0)
+def _count_chunks(database, words, rows, n):
+    """One block of queries counted over every chunk: (device queries, host counts (n, n_dist,
+    stored grades) of each chunk, and (pass, split counts, split size) of a whole database, which
+    its rank pass reuses; None for a chunked one, whose chunks are uploaded again)."""
+    queries, per_chunk, whole = None, [], None
+    for lo, hi in database.bounds:
+        device = database.chunk(lo, hi)
+        if queries is None:  # the query arrays do not depend on the chunk
+            queries = device.query_arrays(words, rows)
+        hist, split, split_size = device.counts(queries, rows, n, ranks=True)
+        per_chunk.append(hist.copy_to_host().reshape(n, device.n_dist, device.stored_grades))
+        if hi - lo == database.n_db:
+            whole = (device, split, split_size)
+    return queries, per_chunk, whole
+
+
+def _chunk_offsets(per_chunk, c, with_slots):
+    """(items, relevant items) per (query, distance) that chunk c's rank pass adds to its bases:
+    those of the other chunks at smaller distances, and of the earlier chunks at that distance."""
+    def offsets(counts):
+        other = counts.sum(axis=0) - counts[c]
+        return np.cumsum(other, axis=1) - other + counts[:c].sum(axis=0)
+
+    items = offsets(np.stack([h.sum(axis=2) for h in per_chunk]))
+    relevant = offsets(np.stack([h[:, :, 1:].sum(axis=2) for h in per_chunk])) if with_slots else 0 * items
+    return np.ascontiguousarray(items), np.ascontiguousarray(relevant)
+
+
+def _rank_chunks(database, queries, rows, n, per_chunk, whole, limits, emit, first_slot, out_a, out_b, k_=0):
+    """The rank pass of one block of queries over every chunk (see :meth:`_Pass.ranks`)."""
+    if whole is not None:
+        device, split, split_size = whole
+        device.ranks(queries, rows, n, split, split_size, limits, emit, first_slot, out_a, out_b, k_)
+        return
+    for c, (lo, hi) in enumerate(database.bounds):
+        device = database.chunk(lo, hi)
+        split, split_size = device.split_counts(queries, n, ranks=True)
+        offsets = _chunk_offsets(per_chunk, c, with_slots=device.kind != device.k.NO_GRADE)
+        device.ranks(queries, rows, n, split, split_size, limits, emit, first_slot, out_a, out_b, k_, offsets)
 
 
 def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain, empty, curves, n_threads,
-             split_size=None):
+             split_size=None, chunk_size=None):
     """:func:`fasttie.evaluate` with the passes on the GPU (inputs validated and packed).
 
     Blocks of queries are counted (and, for ``ties="stable"``, ranked) on the device, then
-    finalized on the CPU by the code every path shares, block by block.
+    finalized on the CPU by the code every path shares, block by block. A database uploaded in
+    chunks is counted chunk by chunk; the stable pass takes every chunk twice per block of
+    queries (counts, then ranks).
     """
     from .hamming_engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_blocks
 
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
-    device = _Pass(db_codes, spec, n_bits, split_size)
+    database = _Database(db_codes, spec, n_bits, split_size, chunk_size)
     stable = ties == "stable"
     depth = None
     if stable:
@@ -341,24 +484,35 @@ def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain
     def work(start, stop):
         rows = spec.rows(start, stop)
         n = stop - start
-        queries = device.query_arrays(query_codes.words[start:stop], rows)
-        hist_device, split, split_size_ = device.counts(queries, rows, n, ranks=stable)
-        hist = hist_device.copy_to_host().reshape(n, device.n_dist, device.stored_grades)
-        if not stable:
-            return hist, None
+        queries, per_chunk, whole = _count_chunks(database, query_codes.words[start:stop], rows, n)
+        hist = sum(per_chunk)
         items = hist.sum(axis=2)
         limits = np.full(n, n_bits, dtype=np.int64)
         if depth < n_db:  # only the distances that reach rank `depth` (the bounded pass)
             limits = (np.cumsum(items, axis=1) < depth).sum(axis=1)
-        return hist, _relevant_ranks(device, queries, rows, hist, split, split_size_, limits)
+        return hist, _relevant_ranks(database, queries, rows, hist, per_chunk, whole, limits)
 
     def blocks():
-        block = _query_block(n_queries, device.n_dist * device.stored_grades)
-        if stable and depth >= n_db:  # every relevant item ranked: within _RANK_BYTES (16 bytes per item)
+        n_cells = (n_bits + 1) * spec.n_grades
+        if not stable:
+            whole = database.whole()
+            if whole is not None:  # one upload: count and finalize block by block
+                def count(start, stop):
+                    return _count_block(whole, query_codes, spec, start, stop), None
+
+                yield from _blocks_with_retry(n_queries, _query_block(n_queries, n_cells), count)
+                return
+            hist = _all_counts(database, query_codes, spec)  # each chunk uploaded once for every query
+            step = _query_block(n_queries, n_cells)
+            for start in range(0, n_queries, step):
+                yield hist[start:start + step], None
+            return
+        block = _query_block(n_queries, n_cells)
+        if depth >= n_db:  # every relevant item ranked: within _RANK_BYTES (16 bytes per item)
             per_query = _relevant_bound(spec, n_db)
             block = max(1, min(block, _RANK_BYTES // 16 // max(1, per_query)))
         # (the bounded pass ranks the items near enough to reach the depth: blocks are halved if needed)
-        yield from _blocks_with_retry(n_queries, block, work)
+        yield from _blocks_with_retry(n_queries, block, work, database)
 
     return result_from_blocks(blocks(), n_queries, n_db, n_bits, spec.n_grades, spec.kind, metrics, ties=ties,
                               ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
@@ -374,9 +528,9 @@ def _relevant_bound(spec, n_db):
     return n_db
 
 
-def _relevant_ranks(device, queries, rows, hist, split, split_size, limits):
+def _relevant_ranks(database, queries, rows, hist, per_chunk, whole, limits):
     """(indptr, ranks, grades) of the relevant items at distances <= limits, in index order."""
-    cuda, k = device.cuda, device.k
+    cuda, k = _require_gpu(), _kernels()
     n = len(hist)
     if rows.kind == "listed":
         first_slot = np.ascontiguousarray(rows.indptr[:-1], dtype=np.int64)
@@ -390,7 +544,7 @@ def _relevant_ranks(device, queries, rows, hist, split, split_size, limits):
         raise _RanksTooLarge(size)
     out_ranks = cuda.device_array(max(1, size), dtype=np.int64)
     out_grades = cuda.device_array(max(1, size), dtype=np.int64)
-    device.ranks(queries, rows, n, split, split_size, limits, k.RELEVANT, first_slot, out_ranks, out_grades)
+    _rank_chunks(database, queries, rows, n, per_chunk, whole, limits, k.RELEVANT, first_slot, out_ranks, out_grades)
     ranks, grades = out_ranks.copy_to_host()[:size], out_grades.copy_to_host()[:size]
     if rows.kind != "listed":
         return np.concatenate([first_slot, [size]]), ranks, grades
@@ -402,56 +556,59 @@ def _relevant_ranks(device, queries, rows, hist, split, split_size, limits):
     return indptr, ranks[order], grades[order]
 
 
-def knn(query_codes, db_codes, k, split_size=None):
-    """The k nearest items of every query, ties in index order: (ids int64, distances int32), (n, k)."""
+def _kernels():
+    from . import _kernels_cuda
 
-    def nearest(device, queries, n, split, split_size_, items):
-        limits = np.minimum((np.cumsum(items, axis=1) < k).sum(axis=1), device.n_bits)
-        ids = device.cuda.device_array((n, k), dtype=np.int64)
-        distances = device.cuda.device_array((n, k), dtype=np.int32)
-        device.ranks(queries, None, n, split, split_size_, limits, device.k.NEAREST, np.zeros(n, dtype=np.int64),
-                     ids, distances, k)
+    return _kernels_cuda
+
+
+def knn(query_codes, db_codes, k, split_size=None, chunk_size=None):
+    """The k nearest items of every query, ties in index order: (ids int64, distances int32), (n, k)."""
+    cuda = _require_gpu()
+
+    def nearest(rank, n, items):
+        limits = np.minimum((np.cumsum(items, axis=1) < k).sum(axis=1), db_codes.n_bits)
+        ids = cuda.device_array((n, k), dtype=np.int64)
+        distances = cuda.device_array((n, k), dtype=np.int32)
+        rank(limits, _kernels().NEAREST, np.zeros(n, dtype=np.int64), ids, distances, k)
         return ids.copy_to_host(), distances.copy_to_host()
 
-    parts = _search_blocks(query_codes, db_codes, split_size, nearest)
+    parts = _search_blocks(query_codes, db_codes, split_size, chunk_size, nearest)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def radius_search(query_codes, db_codes, radius, split_size=None):
+def radius_search(query_codes, db_codes, radius, split_size=None, chunk_size=None):
     """Items within ``radius`` of every query, by (distance, index): (ids, distances, offsets)."""
+    cuda = _require_gpu()
 
-    def within_radius(device, queries, n, split, split_size_, items):
+    def within_radius(rank, n, items):
         within = items[:, : radius + 1].sum(axis=1)
         offsets = np.concatenate([[0], np.cumsum(within)]).astype(np.int64)
         size = int(offsets[-1])
-        ids = device.cuda.device_array(max(1, size), dtype=np.int64)
-        distances = device.cuda.device_array(max(1, size), dtype=np.int32)
-        device.ranks(queries, None, n, split, split_size_, np.full(n, radius), device.k.WITHIN, offsets[:-1].copy(),
-                     ids, distances)
+        ids = cuda.device_array(max(1, size), dtype=np.int64)
+        distances = cuda.device_array(max(1, size), dtype=np.int32)
+        rank(np.full(n, radius), _kernels().WITHIN, offsets[:-1].copy(), ids, distances)
         return ids.copy_to_host()[:size], distances.copy_to_host()[:size], within
 
-    parts = _search_blocks(query_codes, db_codes, split_size, within_radius)
+    parts = _search_blocks(query_codes, db_codes, split_size, chunk_size, within_radius)
     within = np.concatenate([p[2] for p in parts])
     offsets = np.concatenate([[0], np.cumsum(within)]).astype(np.int64)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), offsets
 
 
-def _search_blocks(query_codes, db_codes, split_size, emit):
-    """The passes of a search, block of queries by block: the distance counts, then
-    ``emit(device, queries, n, split counts, split size, items per distance (host))``; its results."""
-    device = _Pass(db_codes, None, db_codes.n_bits, split_size)
+def _search_blocks(query_codes, db_codes, split_size, chunk_size, emit):
+    """The passes of a search, block of queries by block: the distance counts over every chunk,
+    then ``emit(rank, n, items per distance (host, (n, n_dist)))``, where ``rank(limits, emit kind,
+    first_slot, out_a, out_b[, k])`` runs the rank pass; its results."""
+    database = _Database(db_codes, None, db_codes.n_bits, split_size, chunk_size)
 
     def work(start, stop):
         n = stop - start
-        queries = device.query_arrays(query_codes.words[start:stop], None)
-        split, split_size_ = device.split_counts(queries, n, ranks=True)
-        return emit(device, queries, n, split, split_size_, _sum(device, split, n))
+        queries, per_chunk, whole = _count_chunks(database, query_codes.words[start:stop], None, n)
 
-    return list(_blocks_with_retry(query_codes.n, _query_block(query_codes.n, device.n_dist), work))
+        def rank(*args):
+            _rank_chunks(database, queries, None, n, per_chunk, whole, *args)
 
+        return emit(rank, n, sum(per_chunk)[:, :, 0])
 
-def _sum(device, split, n):
-    """Whole-database items per distance (host int64, (n, n_dist)) from per-split counts."""
-    hist = device.cuda.device_array((n, device.n_dist), dtype=np.int64)
-    _launch(device.k.sum_splits, _grid(hist.size), device.k.THREADS, 0, split, hist)
-    return hist.copy_to_host()
+    return list(_blocks_with_retry(query_codes.n, _query_block(query_codes.n, db_codes.n_bits + 1), work, database))

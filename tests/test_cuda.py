@@ -108,6 +108,69 @@ def test_gpu_search_equals_cpu(n_bits):
                 np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("n_bits", [7, 130])
+@pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
+def test_database_in_chunks_gives_the_whole_database_results(n_bits, kind):
+    """A host database uploaded in chunks (110 items: 3 chunks, the last short, splits of 37 inside
+    them): the same counts, every tie mode (the stable whole list and the bounded pass, whose ranks
+    and output slots carry over from chunk to chunk) and the same neighbours."""
+    q, db, relevance, spec = _case(n_bits, kind, 200 + n_bits, n_labels=5)
+    assert cuda._Database(db, spec, n_bits, chunk_size=110).bounds == [(0, 110), (110, 220), (220, 300)]
+    np.testing.assert_array_equal(cuda.counts(q, db, spec, split_size=37, chunk_size=110),
+                                  ft.tie_stats(q, db, **relevance).counts)
+    for ties, metrics in (("average", METRICS), ("stable", ["AP", "nDCG@10", "P@5", "Rprec"]),
+                          ("stable", ["AP@7", "P@3", "nDCG@20"])):
+        _assert_same(cuda.evaluate(q, db, spec, metrics, ties=ties, split_size=37, chunk_size=110, **OPTIONS),
+                     ft.evaluate(q, db, **relevance, metrics=metrics, ties=ties))
+    if kind == "class":
+        for k in (1, 9, 300):
+            for got, expected in zip(cuda.knn(q, db, k, split_size=37, chunk_size=110), ft.search(q, db, k=k)):
+                np.testing.assert_array_equal(got, expected)
+        for radius in (0, n_bits // 2):
+            got = cuda.radius_search(q, db, radius, split_size=37, chunk_size=110)
+            for a, b in zip(got, ft.search(q, db, radius=radius)):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_a_chunk_that_does_not_fit_is_halved(monkeypatch):
+    """Device out-of-memory while uploading the database: the chunks are halved until they fit
+    (from the whole database on, or from a chunk size too large), with the same results."""
+    q, db, relevance, spec = _case(64, "class", 13)
+    original = cuda._Pass.__init__
+    uploads = []
+
+    def upload(self, db_codes, spec, n_bits, split_size=None, lo=0, hi=None):
+        hi = db_codes.n if hi is None else hi
+        uploads.append(hi - lo)
+        if hi - lo > 80:
+            raise RuntimeError("cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY")
+        original(self, db_codes, spec, n_bits, split_size, lo, hi)
+
+    monkeypatch.setattr(cuda._Pass, "__init__", upload)
+    for ties in ("average", "stable"):
+        uploads.clear()
+        _assert_same(ft.evaluate(q, db, **relevance, metrics=["AP", "P@5"], ties=ties, device="cuda"),
+                     ft.evaluate(q, db, **relevance, metrics=["AP", "P@5"], ties=ties))
+        assert uploads[:3] == [300, 150, 75] and max(uploads[3:]) <= 75
+    got = cuda.knn(q, db, 20)
+    np.testing.assert_array_equal(got[0], ft.search(q, db, k=20)[0])
+
+
+def test_chunk_size_from_the_free_device_memory(monkeypatch):
+    """Half the free memory for the database: 8 bytes per code word, 4 per class label."""
+    q, db, relevance, spec = _case(64, "class", 14)
+
+    class Context:
+        def get_memory_info(self):
+            return (2400, 10**9)
+
+    monkeypatch.setattr(numba_cuda, "current_context", lambda: Context())
+    assert cuda._Database(db, spec, 64).chunk_size == 100  # 2400 / 2 / (8 + 4)
+    assert cuda._Database(db, None, 64).chunk_size == 150
+    on_device = ft.PackedCodes(numba_cuda.to_device(db.words), 64)
+    assert cuda._Database(on_device, spec, 64).chunk_size == 300  # already on the GPU: used in place, whole
+
+
 def test_codes_and_labels_already_on_the_gpu():
     """Device arrays go in without a copy of the codes; PackedCodes built from them stay on the GPU."""
     rng = np.random.default_rng(5)
