@@ -9,7 +9,8 @@ Each measurement runs in a fresh Python process with its own ``NUMBA_CACHE_DIR``
 2. per front door, warm: a second fresh process on that cache; the first call's time over the
    same call repeated in that process (what loading the cache adds), also in a process that
    imported scipy.linalg before (numba's CPU target imports it on first use where scipy is
-   installed: 0.2 s that a process using scipy or scikit-learn has already paid);
+   installed: 0.2 s that a process using scipy or scikit-learn has already paid), and in one
+   where scipy cannot be imported, as on the README's install (numpy, numba and tqdm only);
 3. all 13 call variants (front doors x tie modes) cold, one after the other in one process;
 4. the README's first command, ``fasttie demo``, cold and warm (whole process wall time).
 
@@ -34,7 +35,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 SETUP = r"""
-import json, sys, time
+import json, os, sys, time
+if os.environ.get("BENCH_HIDE_SCIPY"):  # as on the README's install (numpy, numba, tqdm): no scipy to import
+    sys.modules["scipy"] = None
 import numpy as np
 t = time.perf_counter()
 import fasttie as ft
@@ -159,20 +162,22 @@ def main(argv=None) -> int:
     print(f"command: python scripts/bench_compile.py --repeat {args.repeat}" + (" --asm" if args.asm else ""))
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; tiny data (10 x 1000 codes, 1000 ranked rows)")
     print()
-    cold_runs, warm_runs, preloaded_runs, all_runs = [], [], [], []
+    cold_runs, warm_runs, preloaded_runs, bare_runs, all_runs = [], [], [], [], []
     for _ in range(args.repeat):
-        cold, warm, preloaded = {}, {}, {}
+        cold, warm, preloaded, bare = {}, {}, {}, {}
         for door in FRONT_DOORS:
             cache = tempfile.mkdtemp(prefix="fasttie-bench-cache-")
             try:
                 cold.update({k: v for k, v in _timed([door], cache).items() if k == door})
                 warm.update({k: v for k, v in _timed([door], cache).items() if k == door})
                 preloaded.update({k: v for k, v in _timed([door], cache, BENCH_PRELOAD_SCIPY="1").items() if k == door})
+                bare.update({k: v for k, v in _timed([door], cache, BENCH_HIDE_SCIPY="1").items() if k == door})
             finally:
                 shutil.rmtree(cache, ignore_errors=True)
         cold_runs.append(cold)
         warm_runs.append(warm)
         preloaded_runs.append(preloaded)
+        bare_runs.append(bare)
         cache = tempfile.mkdtemp(prefix="fasttie-bench-cache-")
         try:
             all_runs.append(_timed(list(VARIANTS), cache))
@@ -180,16 +185,18 @@ def main(argv=None) -> int:
             shutil.rmtree(cache, ignore_errors=True)
 
     print(f"{'front door, first call':<26} {'cold wall s':>12} {'cold CPU s':>11} {'warm first s':>13} "
-          f"{'warm repeat s':>14} {'warm overhead s':>16} {'scipy loaded':>13}")
+          f"{'warm repeat s':>14} {'warm overhead s':>16} {'scipy loaded':>13} {'no scipy':>9}")
     for door in FRONT_DOORS:
         warm_first = _best(warm_runs, door, "wall")
         again = _best(warm_runs, door, "again")
         print(f"{door:<26} {_best(cold_runs, door, 'wall'):12.2f} {_best(cold_runs, door, 'cpu'):11.2f} "
               f"{warm_first:13.3f} {again:14.4f} {warm_first - again:16.3f} "
-              f"{_best(preloaded_runs, door, 'wall') - _best(preloaded_runs, door, 'again'):13.3f}")
+              f"{_best(preloaded_runs, door, 'wall') - _best(preloaded_runs, door, 'again'):13.3f} "
+              f"{_best(bare_runs, door, 'wall') - _best(bare_runs, door, 'again'):9.3f}")
     print("warm overhead: the first call in a new process over a repeat of it (numba's CPU target set-up, which\n"
           "imports scipy.linalg where scipy is installed, and loading the cached kernels); 'scipy loaded': the same\n"
-          "in a process that imported scipy.linalg before (any process using scipy or scikit-learn)")
+          "in a process that imported scipy.linalg before (any process using scipy or scikit-learn); 'no scipy':\n"
+          "the same where scipy cannot be imported (the README's install: numpy, numba, tqdm)")
     print()
     total_wall = min(sum(r[name]["wall"] for name in VARIANTS) for r in all_runs)
     total_cpu = min(sum(r[name]["cpu"] for name in VARIANTS) for r in all_runs)
