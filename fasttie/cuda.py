@@ -351,7 +351,7 @@ def _fitting_items(db_codes, spec):
     return max(1, int(free) // 2 // per_item)
 
 
-def _blocks_with_retry(n_queries, block, work, database=None):
+def _blocks_with_retry(n_queries, block, work):
     """Run ``work(start, stop)`` over blocks of queries, halving the block on device out-of-memory
     (and retrying it with the database's smaller chunks when a chunk did not fit)."""
     start = 0
@@ -512,7 +512,7 @@ def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain
             per_query = _relevant_bound(spec, n_db)
             block = max(1, min(block, _RANK_BYTES // 16 // max(1, per_query)))
         # (the bounded pass ranks the items near enough to reach the depth: blocks are halved if needed)
-        yield from _blocks_with_retry(n_queries, block, work, database)
+        yield from _blocks_with_retry(n_queries, block, work)
 
     return result_from_blocks(blocks(), n_queries, n_db, n_bits, spec.n_grades, spec.kind, metrics, ties=ties,
                               ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
@@ -611,4 +611,4 @@ def _search_blocks(query_codes, db_codes, split_size, chunk_size, emit):
 
         return emit(rank, n, sum(per_chunk)[:, :, 0])
 
-    return list(_blocks_with_retry(query_codes.n, _query_block(query_codes.n, db_codes.n_bits + 1), work, database))
+    return list(_blocks_with_retry(query_codes.n, _query_block(query_codes.n, db_codes.n_bits + 1), work))
