@@ -42,7 +42,7 @@ class PackedCodes:
     n_bits: int
 
     def __post_init__(self):
-        if not isinstance(self.words, np.ndarray) and gpu.is_device_array(self.words):
+        if gpu.is_device_array(self.words):
             object.__setattr__(self, "words", gpu.device_view(self.words))
         words = self.words
         on_device = self.on_device
@@ -160,7 +160,7 @@ def pack_codes(
         if n_bits is not None and n_bits != codes.n_bits:
             raise InputError(f"{name} has {codes.n_bits} bits but n_bits={n_bits} was asked for")
         return codes
-    if not isinstance(codes, np.ndarray) and gpu.is_device_array(codes):
+    if gpu.is_device_array(codes):
         if packed:  # bytes are small: packed on the host, the words go back to the device
             return PackedCodes(gpu.to_device(_pack_bytes(gpu.to_host(codes), n_bits, bitorder, name).words), n_bits)
         return gpu.pack(codes, n_bits, name)

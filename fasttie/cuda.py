@@ -282,9 +282,9 @@ class _Pass:
             ids, grades, limits, bases, slot_bases, split_size, self.first_item, k_, out_a, out_b)
 
 
-def _query_block(n_queries, n_cells, n_splits_hint=1):
-    """Queries per block: their counters within _QUERY_BYTES."""
-    return max(1, min(n_queries, _QUERY_BYTES // (n_cells * (8 + 4 * n_splits_hint))))
+def _query_block(n_queries, n_cells):
+    """Queries per block: their counters (int64 totals, int32 per split) within _QUERY_BYTES."""
+    return max(1, min(n_queries, _QUERY_BYTES // (n_cells * 12)))
 
 
 class _Database:
@@ -493,21 +493,19 @@ def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain
         return hist, _relevant_ranks(database, queries, rows, hist, per_chunk, whole, limits)
 
     def blocks():
-        n_cells = (n_bits + 1) * spec.n_grades
+        block = _query_block(n_queries, (n_bits + 1) * spec.n_grades)
         if not stable:
             whole = database.whole()
             if whole is not None:  # one upload: count and finalize block by block
                 def count(start, stop):
                     return _count_block(whole, query_codes, spec, start, stop), None
 
-                yield from _blocks_with_retry(n_queries, _query_block(n_queries, n_cells), count)
+                yield from _blocks_with_retry(n_queries, block, count)
                 return
             hist = _all_counts(database, query_codes, spec)  # each chunk uploaded once for every query
-            step = _query_block(n_queries, n_cells)
-            for start in range(0, n_queries, step):
-                yield hist[start:start + step], None
+            for start in range(0, n_queries, block):
+                yield hist[start:start + block], None
             return
-        block = _query_block(n_queries, n_cells)
         if depth >= n_db:  # every relevant item ranked: within _RANK_BYTES (16 bytes per item)
             per_query = _relevant_bound(spec, n_db)
             block = max(1, min(block, _RANK_BYTES // 16 // max(1, per_query)))

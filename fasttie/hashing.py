@@ -189,14 +189,11 @@ def _on_gpu(device):
 
 def _host_labels(query_labels, db_labels, relevance):
     """Labels and listed relevance in host memory (copied from the GPU where they live there)."""
-    from .cuda import is_device_array, to_host
-
-    def host(x):
-        return to_host(x) if is_device_array(x) else x
+    from .cuda import to_host  # anything not on a GPU comes back as it is
 
     if isinstance(relevance, tuple):
-        relevance = tuple(host(x) for x in relevance)
-    return host(query_labels), host(db_labels), relevance
+        relevance = tuple(to_host(x) for x in relevance)
+    return to_host(query_labels), to_host(db_labels), relevance
 
 
 def search(queries, database, k=None, *, radius=None, n_threads=None, device="cpu"):
