@@ -100,18 +100,21 @@ def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
     With small integer grades (the usual case) whose gains rise with the grade and are positive,
     a histogram by grade replaces the sort."""
     top = _top_small_integer(extra_grades, _top_small_integer(grades, 0.0))
-    if top < 0:
-        return _ideal_runs_sorted(gains, extra_gains)
-    count = np.zeros(int(top) + 1, dtype=np.int64)
-    gain_of = np.zeros(int(top) + 1, dtype=np.float64)
-    _count_grades(grades, gains, count, gain_of)
-    _count_grades(extra_grades, extra_gains, count, gain_of)
+    by_grade = top >= 0
+    count = np.zeros(int(top) + 1 if by_grade else 0, dtype=np.int64)
+    gain_of = np.zeros(count.shape[0], dtype=np.float64)
+    if by_grade:
+        _count_grades(grades, gains, count, gain_of)
+        _count_grades(extra_grades, extra_gains, count, gain_of)
     above = np.inf  # a gain table of one's own (trec_eval's ndcg.1=3,2=9,4=4.5) need not rise with the grade
     for g in range(count.shape[0] - 1, 0, -1):
         if count[g] > 0:
             if not 0.0 < gain_of[g] <= above:
-                return _ideal_runs_sorted(gains, extra_gains)
+                by_grade = False
+                break
             above = gain_of[g]
+    if not by_grade:  # one call site: an inlined helper is typed and generated once per call
+        return _ideal_runs_sorted(gains, extra_gains)
     n_runs = 0
     for g in range(1, count.shape[0]):
         n_runs += count[g] > 0
