@@ -8,9 +8,10 @@ streams one contiguous split of the database through; each query's counters live
 block's shared memory, owned by the query's threads, so counting needs no global memory
 traffic; at the end the block writes its counters once, to its own slice of a per-split
 output (plain stores, no global atomics, so the sums are exact and independent of
-scheduling). All threads of a warp read the same database item (a broadcast load) and each
-compares it with its own query, whose words sit in registers (the word count is a compile-time
-constant of the kernel, see :func:`histogram_kernel`).
+scheduling). Each thread holds a few queries' words in registers (the word count and the
+queries per thread are compile-time constants of the kernel, see :func:`histogram_kernel`) and
+compares every database item it reads with all of them; the threads of a warp read one or a few
+items (broadcast loads).
 
 * :func:`histogram_kernel`: counts by (distance, grade) per (split, query);
 * :func:`sum_splits`: the whole-database counts (int64);
@@ -24,14 +25,16 @@ constant of the kernel, see :func:`histogram_kernel`).
 
 from functools import lru_cache
 
-from numba import cuda, int32, uint64
+from numba import config, cuda, int32, uint64
 
 THREADS = 128  # threads per block of the small grid-stride kernels; queries per block at most
-# threads per block of the histogram pass, by code words: measured on an H100 (10,000 x 10M codes, class
-# labels), 128 / 256 / 512 / 1024 threads: 64 bits 362 / 413 / 357 / 366 G pairs/s, 128 bits 219 / 356 / 246 /
-# 232, 256 bits 150 / 172 / 203 / 199
-HIST_THREADS = {1: 256, 2: 256}
-HIST_THREADS_WIDE = 512
+# (threads per block, queries per thread) of the histogram pass, by code words: measured on an H100 (10,000 x
+# 10M codes, class labels; G pairs/s of the pass alone) at (256, 1) / (512, 1) / (256, 2) / (512, 2) / (256, 4) /
+# (512, 4) / (256, 8) / (512, 8): 64 bits 419 / 405 / 654 / 674 / 762 / 850 / 1008 / 838; 128 bits 377 / 303 /
+# 526 / 557 / 656 / 666 / 650 / 614; 256 bits 274 / 293 / 370 / 394 / 376 / 319 / 377 / 378. 1024 threads ran out
+# of registers at 256 bits before the kernel had launch bounds.
+HIST_SHAPE = {1: (256, 8), 2: (512, 4)}
+HIST_SHAPE_WIDE = (512, 2)
 SHARED_BYTES = 40 << 10  # shared memory for a block's counters (a block may take 48 KiB without opt-in)
 CLASS, MULTIHOT, NO_GRADE = 0, 1, 2  # how the pass finds an item's grade (listed grades move afterwards)
 RELEVANT, NEAREST, WITHIN = 0, 1, 2  # what the rank pass emits
@@ -46,83 +49,105 @@ def queries_per_block(cells, limit=THREADS):
 
 
 @cuda.jit(device=True)
-def _load_query(kind, i, query_words, query_labels, query_label_words, query, query_label):
-    """Query i's code words into ``query`` and, for multi-hot grades, its label words into
-    ``query_label`` (local arrays: registers); returns its class id (0 for other kinds)."""
-    for w in range(query.shape[0]):
-        query[w] = query_words[i, w]
+def _load_query(kind, i, query_words, query_labels, query_label_words, query, query_label, r):
+    """Query i's code words into row r of ``query`` and, for multi-hot grades, its label words
+    into row r of ``query_label`` (local arrays: registers); returns its class id (0 for other kinds)."""
+    for w in range(query.shape[1]):
+        query[r, w] = query_words[i, w]
     if kind == MULTIHOT:
-        for w in range(query_label.shape[0]):
-            query_label[w] = query_label_words[i, w]
+        for w in range(query_label.shape[1]):
+            query_label[r, w] = query_label_words[i, w]
     return query_labels[i] if kind == CLASS else 0
 
 
 @cuda.jit(device=True)
-def _distance(query, db_words, j):
-    """Hamming distance between the query's words and database item j."""
+def _load_item(db_words, j, item):
+    """Database item j's code words into ``item`` (a local array), read once for every query of the thread."""
+    for w in range(item.shape[0]):
+        item[w] = db_words[j, w]
+
+
+@cuda.jit(device=True)
+def _distance(query, r, item):
+    """Hamming distance between the query in row r of ``query`` and the item's words."""
     d = 0
-    for w in range(query.shape[0]):
-        d += cuda.popc(query[w] ^ db_words[j, w])
+    for w in range(item.shape[0]):
+        d += cuda.popc(query[r, w] ^ item[w])
     return d
 
 
 @cuda.jit(device=True)
-def _grade(kind, label, query_label, db_labels, db_label_words, j):
-    """Grade of database item j: 1 in the query's class, shared labels for multi-hot, else 0."""
+def _grade(kind, label, query_label, r, item_class, db_label_words, j):
+    """Grade of database item j (class id ``item_class``) for the query in row r: 1 in the
+    query's class, shared labels for multi-hot, else 0."""
     if kind == CLASS:
-        return 1 if db_labels[j] == label else 0
+        return 1 if item_class == label else 0
     g = 0
     if kind == MULTIHOT:
-        for w in range(query_label.shape[0]):
-            g += cuda.popc(query_label[w] & db_label_words[j, w])
+        for w in range(query_label.shape[1]):
+            g += cuda.popc(query_label[r, w] & db_label_words[j, w])
     return g
 
 
 @lru_cache(maxsize=None)
-def histogram_kernel(n_words, kind, n_label_words, in_shared):
+def histogram_kernel(n_words, kind, n_label_words, in_shared, per_thread, threads):
     """The histogram pass for codes of ``n_words`` words and grades of ``kind``.
 
-    Launch ``[(query tiles, splits), threads, 0, dynamic shared bytes]`` (``HIST_THREADS``) with arguments
+    Launch ``[(query tiles, splits), threads, 0, dynamic shared bytes]`` (``HIST_SHAPE``) with arguments
     ``(query_words, db_words, query_labels, db_labels, query_label_words, db_label_words,
     n_cells, n_grades, tile, split_size, out)``: ``out[s, i, d * n_grades + g]`` (int32) gets
     the items of grade g at distance d from query i in split s (database items
-    ``s * split_size`` onwards). ``tile`` queries share a block, ``n = blockDim // tile`` threads
-    per query, each taking every n-th item of the split. ``in_shared``: the
-    counters live in shared memory (``tile * n_cells`` int32, written to ``out`` at the end);
-    otherwise ``out`` must be zero and takes global atomics (counters too large for a block).
+    ``s * split_size`` onwards). ``tile`` queries share a block (a multiple of ``per_thread``):
+    each thread holds ``per_thread`` of them in registers, ``lanes = tile // per_thread`` apart,
+    and compares each item it reads with all of them (register blocking: one load of the item
+    serves several queries); ``n = blockDim // lanes`` threads take every n-th item of the split.
+    ``in_shared``: the counters live in shared memory (``tile * n_cells`` int32, written to
+    ``out`` at the end); otherwise ``out`` must be zero and takes global atomics (counters too
+    large for a block). ``threads`` per block (launch bounds: the compiler keeps the registers
+    within what that many threads may use, so wide codes cannot fail to launch).
     """
     n_label_words = max(1, n_label_words)
+    bounds = {} if config.ENABLE_CUDASIM else {"launch_bounds": threads}  # the simulator takes no bounds
 
-    @cuda.jit
+    @cuda.jit(**bounds)
     def kernel(query_words, db_words, query_labels, db_labels, query_label_words, db_label_words, n_cells, n_grades,
                tile, split_size, out):
         counts = cuda.shared.array(0, int32)
         tid = cuda.threadIdx.x
-        n_slices = cuda.blockDim.x // tile
+        lanes = tile // per_thread
+        n_slices = cuda.blockDim.x // lanes
         first_query = cuda.blockIdx.x * tile
-        i = first_query + tid % tile
+        lane = tid % lanes
         split = cuda.blockIdx.y
         n_queries = query_words.shape[0]
         if in_shared:
             for c in range(tid, tile * n_cells, cuda.blockDim.x):
                 counts[c] = 0
             cuda.syncthreads()
-        if i < n_queries:
-            query = cuda.local.array(n_words, uint64)
-            query_label = cuda.local.array(n_label_words, uint64)
-            label = _load_query(kind, i, query_words, query_labels, query_label_words, query, query_label)
-            base = (tid % tile) * n_cells
-            lo = split * split_size
-            hi = min(lo + split_size, db_words.shape[0])
-            for j in range(lo + tid // tile, hi, n_slices):
-                cell = (_distance(query, db_words, j) * n_grades
-                        + _grade(kind, label, query_label, db_labels, db_label_words, j))
+        query = cuda.local.array((per_thread, n_words), uint64)
+        query_label = cuda.local.array((per_thread, n_label_words), uint64)
+        label = cuda.local.array(per_thread, int32)
+        for r in range(per_thread):
+            # past the last query the tile repeats it: counted in a row that is never written out
+            i = min(first_query + lane + r * lanes, n_queries - 1)
+            label[r] = _load_query(kind, i, query_words, query_labels, query_label_words, query, query_label, r)
+        item = cuda.local.array(n_words, uint64)
+        lo = split * split_size
+        hi = min(lo + split_size, db_words.shape[0])
+        for j in range(lo + tid // lanes, hi, n_slices):
+            _load_item(db_words, j, item)
+            item_class = db_labels[j] if kind == CLASS else 0
+            for r in range(per_thread):
+                cell = (_distance(query, r, item) * n_grades
+                        + _grade(kind, label[r], query_label, r, item_class, db_label_words, j))
+                q = lane + r * lanes
                 if not in_shared:
-                    cuda.atomic.add(out, (split, i, cell), 1)
-                elif n_slices == 1:  # the thread owns its query's counters
-                    counts[base + cell] += 1
+                    if first_query + q < n_queries:
+                        cuda.atomic.add(out, (split, first_query + q, cell), 1)
+                elif n_slices == 1:  # the thread owns its queries' counters
+                    counts[q * n_cells + cell] += 1
                 else:
-                    cuda.atomic.add(counts, base + cell, 1)
+                    cuda.atomic.add(counts, q * n_cells + cell, 1)
         if in_shared:
             cuda.syncthreads()
             for c in range(tid, tile * n_cells, cuda.blockDim.x):
@@ -225,9 +250,10 @@ def rank_kernel(n_words, kind, n_label_words, emit):
             next_rank[base + d] = bases[split, i, d]
             if emit == RELEVANT and kind != NO_GRADE:
                 next_rank[slot_at + base + d] = slot_bases[split, i, d]
-        query = cuda.local.array(n_words, uint64)
-        query_label = cuda.local.array(n_label_words, uint64)
-        label = _load_query(kind, i, query_words, query_labels, query_label_words, query, query_label)
+        query = cuda.local.array((1, n_words), uint64)
+        query_label = cuda.local.array((1, n_label_words), uint64)
+        label = _load_query(kind, i, query_words, query_labels, query_label_words, query, query_label, 0)
+        item = cuda.local.array(n_words, uint64)
         limit = limits[i]
         lo = split * split_size
         hi = min(lo + split_size, db_words.shape[0])
@@ -246,7 +272,8 @@ def rank_kernel(n_words, kind, n_label_words, emit):
                 else:
                     top = mid
         for j in range(lo, hi):
-            d = _distance(query, db_words, j)
+            _load_item(db_words, j, item)
+            d = _distance(query, 0, item)
             listed_here = False
             if emit == RELEVANT and kind == NO_GRADE:
                 listed_here = p < end and listed_ids[p] == first_item + j
@@ -264,7 +291,7 @@ def rank_kernel(n_words, kind, n_label_words, emit):
                         out_b[p] = listed_grades[p]
                         p += 1
                 else:
-                    g = _grade(kind, label, query_label, db_labels, db_label_words, j)
+                    g = _grade(kind, label, query_label, 0, db_labels[j] if kind == CLASS else 0, db_label_words, j)
                     if g > 0:
                         slot = next_rank[slot_at + base + d]
                         next_rank[slot_at + base + d] = slot + 1

@@ -219,11 +219,12 @@ class _Pass:
         shape = (n_splits, n_queries, cells)
         # written whole by the blocks, or zeros that take global atomics (counters too large for a block)
         out = cuda.device_array(shape, dtype=np.int32) if in_shared else cuda.to_device(np.zeros(shape, np.int32))
-        kernel = k.histogram_kernel(self.n_words, self.kind, self.n_label_words, in_shared)
+        threads, per_thread = k.HIST_SHAPE.get(self.n_words, k.HIST_SHAPE_WIDE)
+        threads = threads if _multiprocessors(cuda) else k.THREADS  # the simulator: fewer Python threads
+        kernel = k.histogram_kernel(self.n_words, self.kind, self.n_label_words, in_shared, min(per_thread, tile),
+                                    threads)
         grid = (-(-n_queries // tile), n_splits)
         shared = tile * cells * 4 if in_shared else 0
-        threads = k.HIST_THREADS.get(self.n_words, k.HIST_THREADS_WIDE)
-        threads = threads if _multiprocessors(cuda) else k.THREADS  # the simulator: fewer Python threads
         _launch(kernel, grid, threads, shared, query_words, self.db_words, query_labels, self.db_labels,
                 query_label_words, self.db_label_words, cells, self.n_grades, tile, split_size, out)
         return out, split_size
