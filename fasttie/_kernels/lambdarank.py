@@ -308,8 +308,10 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
         e[p] = np.exp(sigma * (s[p] - s_top)) if shared else 1.0
 
     sum_abs = 0.0
-    if by_label:
-        for p in range(n):
+    # one loop over the rows of either layout: one call site of the inlined _finish_row (each site
+    # is typed and generated again)
+    for p in range(n if by_label else min(n - 1, k)):
+        if by_label:
             lo = group_end[p]
             if lo >= n:
                 continue
@@ -318,21 +320,19 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
                 _pair_row_by_label_damped(lo, m, g[p], d[p], e[p], s[p], g, d, e, s, lam, hes, q_row, h_row)
             else:
                 _pair_row_by_label(lo, m, g[p], d[p], e[p], g, d, e, lam, hes, q_row, h_row)
-            sum_abs += _finish_row(lam, hes, q_row, h_row, p, lo, m, rescale)
-    else:
-        for i in range(min(n - 1, k)):
+        else:
             if shared:
-                ei = e[i]
-            else:  # per-pair exponentials relative to position i: ei = 1, e[j] = exp(-sigma (s_i - s_j)) <= 1
+                ei = e[p]
+            else:  # per-pair exponentials relative to position p: ei = 1, e[j] = exp(-sigma (s_p - s_j)) <= 1
                 ei = 1.0
-                for j in range(i + 1, n):
-                    e[j] = np.exp(-sigma * (s[i] - s[j]))
-            lo = (i + 1) // 4 * 4
+                for j in range(p + 1, n):
+                    e[j] = np.exp(-sigma * (s[p] - s[j]))
+            lo = (p + 1) // 4 * 4
             if damp_now:
-                _pair_row_damped(lo, m, g[i], d[i], ei, s[i], g, d, e, s, lam, hes, q_row, h_row)
+                _pair_row_damped(lo, m, g[p], d[p], ei, s[p], g, d, e, s, lam, hes, q_row, h_row)
             else:
-                _pair_row(lo, m, g[i], d[i], ei, g, d, e, lam, hes, q_row, h_row)
-            sum_abs += _finish_row(lam, hes, q_row, h_row, i, lo, m, rescale)
+                _pair_row(lo, m, g[p], d[p], ei, g, d, e, lam, hes, q_row, h_row)
+        sum_abs += _finish_row(lam, hes, q_row, h_row, p, lo, m, rescale)
 
     inv_idcg = 1.0 / idcg
     lam_factor = weight * sigma * inv_idcg
