@@ -33,7 +33,8 @@ from .result import Result
 from .relevance import make_relevance
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
-    check_options, cutoff_list, discount_table, divide, gain_table, metric_values, optional_sums, read_only, WHOLE_LIST,
+    check_options, cutoff_list, dcg_depth, discount_table, divide, gain_table, metric_values, optional_sums, read_only,
+    WHOLE_LIST,
 )
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy
@@ -230,7 +231,7 @@ class _Finalizer:
         self.need_ratio = ap_denominator == "retrieved" and any(
             m.base in RATIO_BASES and m.k is not None and m.k < n_db for m in metrics
         )
-        self.discount = _ro(discount_table(int(min(cutoffs[-1], n_db))))
+        self.discount = _ro(discount_table(dcg_depth(metrics, n_db)))
         self.gains = _ro(gain_table(gain, n_grades))
         self.cutoffs, self.log_p = _ro(cutoffs), _ro(log_p)
         # ERR (its own kernel: it needs each distance's grade counts) at these cutoffs

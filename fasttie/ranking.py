@@ -15,8 +15,8 @@ from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
-    WHOLE_LIST, apply_empty, check_options, cutoff_list, discount_table, group_sizes, metric_values, optional_sums,
-    read_only,
+    WHOLE_LIST, apply_empty, check_options, cutoff_list, dcg_depth, discount_table, group_sizes, metric_values,
+    optional_sums, read_only,
 )
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy, numeric_array
@@ -234,7 +234,7 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
                               for grades in (y_true, extra_grades))
         cutoffs, log_p = cutoff_list(group_metrics)
         longest = int((np.diff(offsets) + np.diff(extra_offsets)).max())
-        discount = discount_table(int(min(cutoffs[-1], longest)))
+        discount = discount_table(dcg_depth(group_metrics, longest))
         need_ratio = ap_denominator == "retrieved" and any(
             m.base in RATIO_BASES and m.k is not None for m in group_metrics
         )

@@ -102,6 +102,15 @@ def discount_table(n: int) -> np.ndarray:
     return _discount_cache[: n + 1]
 
 
+def dcg_depth(metrics, n: int) -> int:
+    """The ranks the finalizer's DCG must count for ``metrics`` (parsed) on lists of at most
+    ``n`` items: ``n`` when one of them is DCG or nDCG of the whole list, else their largest
+    cutoff, at least 1 (the finalizer tells a query without positive gains by its ideal DCG at
+    the first cutoff). The discount table stops there (see :func:`discount_table`)."""
+    cutoffs = [m.k for m in metrics if m.base in ("DCG", "nDCG") and m.radius is None]
+    return max(1, min(n, n if None in cutoffs else max(cutoffs, default=1)))
+
+
 def gain_table(gain: str, n_grades: int) -> np.ndarray:
     """Gain of each integer grade 0..n_grades-1, float64 (never a narrow integer type)."""
     grades = np.arange(n_grades, dtype=np.float64)

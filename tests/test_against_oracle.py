@@ -60,6 +60,19 @@ def test_random_cases(seed, ties):
     check_all_options(make_case(seed), ties)
 
 
+@pytest.mark.parametrize("ties", TIE_MODES)
+@pytest.mark.parametrize("seed", range(40))
+def test_dcg_stops_at_its_deepest_cutoff(seed, ties):
+    """Without whole-list (n)DCG the discount table stops at the shallowest (n)DCG cutoff kept
+    (scoring.dcg_depth): the metrics at deeper cutoffs and the whole-list ones must not notice
+    that DCG is no longer counted past it."""
+    case = make_case(seed)
+    shallowest = min(int(n.split("@")[1]) for n in case.metrics if n.startswith(("nDCG@", "DCG@")))
+    names = [n for n in case.metrics if n not in ("nDCG", "DCG")
+             and not (n.startswith(("nDCG@", "DCG@")) and int(n.split("@")[1]) > shallowest)]
+    check_all_options(case, ties, names, empties=("zero",))
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_random_cases_larger_grades(seed):
     # grades up to 9: exp2 gain 511 (would wrap in uint8), big WAP/ACG values

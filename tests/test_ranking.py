@@ -46,6 +46,25 @@ def test_against_oracle(seed, ties):
                                                err_msg=f"{name} {ties} {den} {gain} {empty}")
 
 
+# no whole-list (n)DCG: the discount table stops at DCG@4 (scoring.dcg_depth), deeper columns
+# (AP, P@5, R@9, Rprec) must not notice that DCG is no longer counted there
+SHALLOW_DCG_METRICS = ["AP", "nDCG@2", "DCG@4", "P@5", "R@9", "Rprec", "RR"]
+
+
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("ties", ["average", "stable", "optimistic", "pessimistic"])
+def test_dcg_stops_at_its_deepest_cutoff(seed, ties):
+    sizes, grades, scores = _random_lists(seed, max_docs=12)
+    distances = [np.unique(-s, return_inverse=True)[1] for s in _split(scores, sizes)]
+    for gain in ("linear", "exp2"):
+        res = ft.rank_evaluate(grades, scores, sizes, metrics=SHALLOW_DCG_METRICS, ties=ties, gain=gain, empty="zero")
+        _, per_query, _ = oracle_evaluate(distances, _split(grades, sizes), SHALLOW_DCG_METRICS, ties=ties,
+                                          ap_denominator="total", gain=gain, empty="zero")
+        for name in SHALLOW_DCG_METRICS:
+            np.testing.assert_allclose(res.per_query[name], per_query[name], rtol=1e-12, atol=1e-12,
+                                       err_msg=f"{name} {ties} {gain}")
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_sklearn_tie_averaged_ndcg_and_dcg(seed):
     rng = np.random.default_rng(seed)

