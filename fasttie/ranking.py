@@ -10,7 +10,7 @@ import numpy as np
 from ._kernels.err import MAX_GRADE, err_rankings
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
-from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_rankings
+from ._kernels.score_ties import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_fixed_rankings, finalize_rankings
 from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
 from .result import Result
 from .parallel import resolve_threads, run_blocks
@@ -244,13 +244,15 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
         arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
         extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
         cutoffs, log_p, discount = _ro(cutoffs), _ro(log_p), _ro(discount)
-        run_blocks(
-            lambda lo, hi: finalize_rankings(
-                *arrays, float(level), _TIE_MODES[ties], *extras, cutoffs, log_p, discount, need_ratio, optional,
-                quantities, scalars, lo, hi,
-            ),
-            n_queries, resolve_threads(n_threads, 16 * len(y_true)),
-        )
+        if _TIE_MODES[ties] == FIXED:  # no ties: the rows with a grade or a judgment are enough
+            def finalize(lo, hi):
+                finalize_fixed_rankings(*arrays, float(level), *extras, cutoffs, log_p, discount, optional,
+                                        quantities, scalars, lo, hi)
+        else:
+            def finalize(lo, hi):
+                finalize_rankings(*arrays, float(level), _TIE_MODES[ties], *extras, cutoffs, log_p, discount,
+                                  need_ratio, optional, quantities, scalars, lo, hi)
+        run_blocks(finalize, n_queries, resolve_threads(n_threads, 16 * len(y_true)))
         values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
         per_query.update(values)
         is_empty |= empty_here

@@ -221,3 +221,33 @@ def test_ranx_on_tie_free_lists(seed):
     for ranx_name, name in names.items():
         np.testing.assert_allclose(res.per_query[name][keep], expected[ranx_name], rtol=1e-9, atol=1e-12,
                                    err_msg=name)
+
+
+# every quantity of the finalizer, those that tell judged from unjudged rows included
+FIXED_ORDER_METRICS = ["AP", "AP@3", "nDCG", "nDCG@2", "DCG@4", "P@1", "P@5", "R@3", "RR", "RR@2", "Rprec", "Bpref",
+                       "Judged@3", "Judged@10", "RBP(p=0.8)", "RBP(p=0.5)@3", "RBP(p=0.7, rel=2)@4",
+                       "RBPResid(p=0.8)", "RBPResid(p=0.5)@3", "IPrec@0.3", "11pt", "NumRelRet",
+                       "NumNonRelJudgedRet", "Success@2", "ACG@3"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fixed_order_walks_only_listed_rows(seed):
+    # distinct scores: every tie mode is the same order, so the fixed-order finalizer (rows with a
+    # grade or a judgment only) must give the one-row ties of the tie walk ("optimistic") their values
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 14, 5)
+    n = int(sizes.sum())
+    judged = rng.random(n) < 0.5
+    grades = np.where(judged, rng.integers(0, 4, n), 0).astype(float)  # an unjudged row has no grade
+    scores = rng.permutation(n).astype(float)
+    unretrieved = [list(rng.integers(0, 4, rng.integers(0, 3))) for _ in sizes]  # judged, not ranked
+    level = int(rng.integers(1, 3))
+    kwargs = dict(metrics=FIXED_ORDER_METRICS, judged=judged, unretrieved=unretrieved, relevance_level=level,
+                  empty="zero")
+    for gain in ("linear", "exp2"):
+        walked = ft.rank_evaluate(grades, scores, sizes, ties="optimistic", gain=gain, **kwargs)
+        for ties, extra in (("stable", {}), ("trec", {"doc_ids": np.arange(n)})):
+            fixed = ft.rank_evaluate(grades, scores, sizes, ties=ties, gain=gain, **extra, **kwargs)
+            for name in walked.per_query:
+                np.testing.assert_allclose(fixed.per_query[name], walked.per_query[name], rtol=1e-13, atol=1e-13,
+                                           err_msg=f"{name} {ties} {gain}")

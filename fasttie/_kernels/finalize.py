@@ -356,24 +356,27 @@ def finalize_ties(
 
 @jit
 def finalize_ranked(
-    ranks, grades, gains, relevant, n_items, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
-    log_p, discount, optional, out, scalars,
+    ranks, grades, gains, relevant, judged, n_items, unlisted_judged, unranked_relevant, judged_nonrel, ideal_gain,
+    ideal_count, cutoffs, log_p, discount, optional, out, scalars,
 ):
-    """Every base quantity at every cutoff of one fixed order (no ties), from its graded items.
+    """Every base quantity at every cutoff of one fixed order (no ties), from its listed items.
 
     The same quantities as :func:`finalize_ties` on a sequence of one-item ties, without
-    walking the items of grade 0: a fixed order (ties="stable", "trec") costs O(graded items)
-    here, not O(list length).
+    walking the items left out of the list (grade and gain 0, not relevant): a fixed order
+    (ties="stable", "trec") costs O(listed items) here, not O(list length).
 
     Parameters
     ----------
-    ranks : int64 array (m,)      1-based ranks of the items with a positive grade, ascending
+    ranks : int64 array (m,)      1-based ranks of the listed items, ascending: every item with a
+                                  grade, gain or relevance, and (ranked lists) every judged item
     grades, gains : float64 (m,)  their grades and gains
     relevant : bool array (m,)    which of them are relevant (grade >= the relevance level)
+    judged : bool array (m,)      which of them are judged (bpref, Judged@k, RBP's residual)
     n_items : int                 length of the ranked list N
+    unlisted_judged : bool        whether the items left out are judged non-relevant (a Hamming
+                                  database: every item is judged) or unjudged (a ranked list)
     unranked_relevant : int       relevant items outside the ranking (they count in R)
-    judged_nonrel : int           judged non-relevant items (bpref); every ranked item is judged:
-                                  the items before a relevant one that are not relevant count
+    judged_nonrel : int           judged non-relevant items of the query, ranked or not (bpref)
     ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out, scalars : as in :func:`finalize_ties`
     """
     n_graded = ranks.shape[0]
@@ -393,20 +396,26 @@ def finalize_ranked(
     hits_at_r = np.int64(0)
     bpref = 0.0
     relevant_before = np.int64(0)
+    judged_before = np.int64(0)  # listed judged items before the current one
     first = _iprec_start(total_relevant, scalars)
     for p in range(n_graded if optional else 0):
         if relevant[p]:
             if optional & OPTIONAL_BPREF:
-                bpref += _bpref_tie(np.int64(1), ranks[p] - 1 - relevant_before, np.int64(0), total_relevant,
-                                    judged_nonrel)
+                nonrel_before = judged_before - relevant_before  # a relevant item is judged
+                if unlisted_judged:
+                    nonrel_before += ranks[p] - 1 - p
+                bpref += _bpref_tie(np.int64(1), nonrel_before, np.int64(0), total_relevant, judged_nonrel)
             relevant_before += 1
             if optional & OPTIONAL_IPREC:
                 _iprec_add(relevant_before, ranks[p], first, scalars)
+        judged_before += judged[p]
     scalars[BPREF_SUM] = bpref
     with_rbp = (optional & OPTIONAL_RBP) != 0
     rbp_sums = np.zeros((3, n_cut if with_rbp else 0))
     rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
     kp = 0
+    judged_count = np.int64(0)  # listed judged items so far
+    previous = np.int64(0)  # rank of the item before (0: none)
     for p in range(n_graded + 1):
         rank = ranks[p] if p < n_graded else n_items + 1  # a sentinel past the end flushes the cutoffs
         # cutoffs before this item see the sums so far
@@ -421,11 +430,14 @@ def finalize_ranked(
             out[RR, kp] = rr
             out[MISS, kp] = 1.0 if hits == 0 else 0.0
             depth = min(cutoffs[kp], n_items)
-            out[JUDGED, kp] = depth  # every ranked item is judged here
+            out[JUDGED, kp] = judged_count + (depth - p if unlisted_judged else 0)
             if with_rbp:
                 out[RBP, kp] = rbp_sums[0, kp] * rbp_scale
                 out[RBP_REL, kp] = rbp_sums[1, kp]
-                out[RESIDUAL, kp] = math.exp(depth * log_p[kp])
+                unjudged = rbp_sums[2, kp]
+                if not unlisted_judged:  # the unlisted items after the last listed one, down to the cutoff
+                    unjudged += _rbp_weight(log_p[kp], previous, depth - previous)
+                out[RESIDUAL, kp] = unjudged + math.exp(depth * log_p[kp])
             else:
                 out[RBP, kp] = 0.0
                 out[RBP_REL, kp] = 0.0
@@ -444,7 +456,12 @@ def finalize_ranked(
             dcg += gains[p] * (discount[rank] - discount[rank - 1])
         if with_rbp:
             one = np.int64(1)
-            _rbp_add(np.int64(relevant[p]), gains[p], np.int64(0), one, log_p, rank - 1, one, kp, rbp_sums)
+            if not unlisted_judged:  # the unlisted (unjudged) items between the item before and this one
+                _rbp_add(np.int64(0), 0.0, one, one, log_p, previous, rank - 1 - previous, kp, rbp_sums)
+            _rbp_add(np.int64(relevant[p]), gains[p], np.int64(not judged[p]), one, log_p, rank - 1, one, kp,
+                     rbp_sums)
+        judged_count += judged[p]
+        previous = rank
         if relevant[p]:
             hits += 1
             ap += hits / rank

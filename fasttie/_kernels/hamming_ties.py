@@ -260,9 +260,11 @@ def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cut
             items += hist_q[d, g]
             n_rel += hist_q[d, g] if g > 0 else 0
     ideal_gain, ideal_count = _ideal_runs(hist_q, gains)
+    # every database item is judged: the ranked ones are relevant, the others not (np.bool_: a
+    # literal True would type finalize_ranked once more than the ranked lists' False)
     finalize_ranked(
-        ranks, grades, item_gains, relevant, items, n_rel - ranks.shape[0], items - n_rel, ideal_gain, ideal_count,
-        cutoffs, log_p, discount, optional, out_q, scalars_q,
+        ranks, grades, item_gains, relevant, relevant, items, np.bool_(True), n_rel - ranks.shape[0], items - n_rel,
+        ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out_q, scalars_q,
     )
     if err_cutoffs.shape[0] > 0:
         err_ranked(ranks, grades, err_cutoffs, err_row)

@@ -6,12 +6,14 @@ Hamming ranking, fed from a stable sort of the scores instead of distance bucket
 * average: one tie per run of equal scores;
 * optimistic / pessimistic: each run split by grade, highest (lowest) first: homogeneous ties;
 * fixed (stable, trec): every row its own position, equal scores ordered by a per-row key
-  (input position for "stable", descending document id for "trec").
+  (input position for "stable", descending document id for "trec"); no ties, so the rows
+  with a grade or a judgment go to :func:`.finalize.finalize_ranked`, which skips the others
+  (the unjudged rows that make up most of a TREC run).
 """
 
 import numpy as np
 from ._jit import jit
-from .finalize import finalize_ties
+from .finalize import finalize_ranked, finalize_ties
 from .radix_sort import argsort_ascending, argsort_descending
 from .tie_arrays import empty_ties
 
@@ -42,8 +44,8 @@ def run_end(scores, order, start, mode):
 
 @jit(inline="always")
 def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
-    """Tie arrays (n, r, u, grade sum, gain sum) of one query in rank order; u counts the judged
-    rows below the relevance level."""
+    """Tie arrays (n, r, u, grade sum, gain sum) of one query in rank order (average, optimistic,
+    pessimistic); u counts the judged rows below the relevance level."""
     n_rows = scores.shape[0]
     order = _rank_order(scores, keys, mode)
     tie_n, tie_r, tie_u, tie_s, tie_g = empty_ties(n_rows)
@@ -59,7 +61,7 @@ def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
         for p in range(run.shape[0]):
             row = run[p]
             # a new tie unless averaging inside the run, or the grade repeats in a split run
-            same = p > 0 and (mode == AVERAGE or (mode != FIXED and grades[row] == grades[run[p - 1]]))
+            same = p > 0 and (mode == AVERAGE or grades[row] == grades[run[p - 1]])
             if not same:
                 m += 1
             tie_n[m - 1] += 1
@@ -152,7 +154,8 @@ def finalize_rankings(
     extra_gains, extra_relevant, extra_nonrel, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
     stop,
 ):
-    """Base quantities of queries start..stop-1 of a grouped ranked list.
+    """Base quantities of queries start..stop-1 of a grouped ranked list, ties averaged or split
+    by grade (AVERAGE, OPTIMISTIC, PESSIMISTIC; fixed orders: :func:`finalize_fixed_rankings`).
 
     Rows of query q are offsets[q]:offsets[q + 1] of scores / grades / gains (float64), judged
     (bool: the row has a judgment; bpref counts the judged non-relevant rows only) and keys
@@ -175,4 +178,47 @@ def finalize_rankings(
         finalize_ties(
             tie_n, tie_r, tie_u, tie_s, tie_g, extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs,
             log_p, discount, need_ratio, optional, out[q], scalars[q],
+        )
+
+
+@jit
+def finalize_fixed_rankings(
+    offsets, scores, grades, gains, judged, keys, relevance_level, extra_offsets, extra_grades, extra_gains,
+    extra_relevant, extra_nonrel, cutoffs, log_p, discount, optional, out, scalars, start, stop,
+):
+    """:func:`finalize_rankings` in a fixed order (ties="stable", "trec": equal scores by key,
+    or in row order when ``keys`` is empty), the same arguments but the mode and ``need_ratio``
+    (a fixed order has the ratio exactly). Only the rows with a grade, a gain, a judgment or
+    relevance are walked; the others are unjudged items that add nothing."""
+    widest = 0
+    for q in range(start, stop):
+        widest = max(widest, offsets[q + 1] - offsets[q])
+    ranks = np.empty(widest, dtype=np.int64)
+    item_grades = np.empty(widest, dtype=np.float64)
+    item_gains = np.empty(widest, dtype=np.float64)
+    item_relevant = np.empty(widest, dtype=np.bool_)
+    item_judged = np.empty(widest, dtype=np.bool_)
+    for q in range(start, stop):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        order = _rank_order(scores[lo:hi], keys[lo:hi], FIXED)
+        m = 0
+        judged_nonrel = extra_nonrel[q]
+        for p in range(hi - lo):
+            row = lo + order[p]
+            relevant = grades[row] >= relevance_level
+            if judged[row] or relevant or grades[row] != 0.0 or gains[row] != 0.0:
+                ranks[m] = p + 1
+                item_grades[m] = grades[row]
+                item_gains[m] = gains[row]
+                item_relevant[m] = relevant
+                item_judged[m] = judged[row]
+                m += 1
+                judged_nonrel += 1 if judged[row] and not relevant else 0
+        extra = slice(extra_offsets[q], extra_offsets[q + 1])
+        ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra], extra_gains[extra])
+        finalize_ranked(
+            ranks[:m], item_grades[:m], item_gains[:m], item_relevant[:m], item_judged[:m], hi - lo, np.bool_(False),
+            extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out[q],
+            scalars[q],
         )
