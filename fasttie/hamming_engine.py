@@ -22,7 +22,7 @@ from ._kernels.class_sort import sort_by_class
 from ._kernels.err import MAX_GRADE, err_histograms
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT
 from ._kernels.hamming_ties import (
-    AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_ranked_queries,
+    AVERAGE, CLASS, GROUP, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_ranked_queries,
     finalize_stable, stable_ranks,
 )
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
@@ -42,6 +42,9 @@ from .validation import check_empty_policy
 TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": None}
 _KIND = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}
 _HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
+# bytes of relevant-item records per thread of the stable pass when GROUP queries of a class share
+# a sweep (16 x 8 bytes per relevant item): larger classes go one query at a time
+_GROUP_SCRATCH = 128 << 20
 # progress: a conservative kernel speed (code pairs x 64-bit words per second per thread) to
 # size blocks of >= _BLOCK_SECONDS of estimated work between bar updates (about 0.2-0.5 s at
 # the measured 1-2.4e9), so the per-block cost (two parallel kernel launches, a few numpy
@@ -181,6 +184,7 @@ class _DatabasePass:
                 c["n_relevant"] = np.diff(c["indptr"])
             else:  # multi-hot: counted by a histogram pass, block by block
                 c["n_relevant"] = np.zeros(n, dtype=np.int64)
+            c["order"], c["group_ptr"] = stable_groups(spec.kind, rows.query_labels, c["n_relevant"])
         return c
 
     def counts(self, c, hist, lo, hi):
@@ -196,15 +200,16 @@ class _DatabasePass:
             move_relevant(c["query_words"], self.db_words, c["indptr"], c["indices"], c["grades"], hist, lo, hi)
 
     def stable_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
-        """Counts and base quantities, ties in database index order, of queries lo..hi-1."""
-        if self.spec.kind == "multihot":
+        """Counts and base quantities, ties in database index order, of the queries of groups
+        lo..hi-1 (see :func:`stable_groups`)."""
+        if self.spec.kind == "multihot":  # one query per group
             self.counts(c, hist, lo, hi)
             c["n_relevant"][lo:hi] = hist[lo:hi, :, 1:].sum(axis=(1, 2))
         finalize_stable(
             c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
-            c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"], hist,
-            fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional, quantities, scalars, fin.err_cutoffs, err,
-            lo, hi,
+            c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"],
+            c["order"], c["group_ptr"], hist, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
+            quantities, scalars, fin.err_cutoffs, err, lo, hi,
         )
 
     def stable_top_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
@@ -260,6 +265,30 @@ class _Finalizer:
         return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator, self.empty,
                              radius_values=radius_values(self.metrics, hist, scalars[:, TOTAL_RELEVANT]),
                              err=err_values)
+
+
+def stable_groups(kind, query_labels, n_relevant):
+    """The query groups of the full stable pass: queries of one class share sweeps of the
+    database, up to GROUP at a time, while their records fit in _GROUP_SCRATCH; other queries
+    (multi-hot or listed relevance, large classes) go one by one.
+
+    Returns
+    -------
+    order : ndarray of int64, shape (n,)
+        The queries, those of a group consecutive.
+    group_ptr : ndarray of int64, shape (n_groups + 1,)
+        Group g is ``order[group_ptr[g]:group_ptr[g + 1]]``.
+    """
+    n = len(n_relevant)
+    capacity = int(n_relevant.max(initial=0)) + 1
+    if kind != "class" or n == 0 or GROUP * capacity * 8 > _GROUP_SCRATCH:
+        return np.arange(n, dtype=np.int64), np.arange(n + 1, dtype=np.int64)
+    order = np.argsort(query_labels, kind="stable").astype(np.int64)
+    labels = query_labels[order]
+    new_class = np.r_[True, labels[1:] != labels[:-1]]
+    class_start = np.flatnonzero(new_class)[np.cumsum(new_class) - 1]  # where each query's class run starts
+    group_start = np.flatnonzero((np.arange(n) - class_start) % GROUP == 0)
+    return order, np.r_[group_start, n].astype(np.int64)
 
 
 def rank_depth(metrics, n_db):
@@ -332,7 +361,8 @@ def evaluate_chunks(
         quantities, scalars, err = fin.buffers(stop - start)
 
         def block_pass(lo, hi):
-            """Counts, then base quantities, of the chunk's queries lo..hi-1 (one thread)."""
+            """Counts, then base quantities, of the chunk's queries lo..hi-1 (one thread); for the
+            full stable pass, of its query groups lo..hi-1."""
             if full_stable:
                 database.stable_quantities(c, hist, fin, quantities, scalars, err, lo, hi)
             elif ties == "stable":
@@ -341,7 +371,10 @@ def evaluate_chunks(
                 database.counts(c, hist, lo, hi)
                 fin.quantities(hist, quantities, scalars, err, lo, hi)
 
-        run_blocks(block_pass, stop - start, n_threads, granule=2)
+        if full_stable:
+            run_blocks(block_pass, len(c["group_ptr"]) - 1, n_threads)
+        else:
+            run_blocks(block_pass, stop - start, n_threads, granule=2)
         values, chunk_empty = fin.values(quantities, scalars, hist, err)
         n_empty += int(chunk_empty.sum())
         for name, v in values.items():

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._kernels.finalize import (
     AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, JUDGED, MISS, N_RECALL_LEVELS, OPTIONAL_BPREF,
-    OPTIONAL_IPREC, OPTIONAL_RBP, RBP, RBP_REL, RESIDUAL, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
+    OPTIONAL_IPREC, OPTIONAL_RBP, OPTIONAL_WAP, RBP, RBP_REL, RESIDUAL, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
 )
 from ._kernels.tie_math import discount_prefix
 from .metrics import DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GRADED, KEPT_WHEN_EMPTY, PERSISTENT, UNDEFINED_WHEN_EMPTY
@@ -135,7 +135,9 @@ def optional_sums(metrics, ties) -> int:
                          "choose ties='stable', 'trec' (ranked lists), 'optimistic' or 'pessimistic'")
     bpref = any(m.base in ("Bpref", "GMBpref") for m in metrics)
     rbp = any(m.base in PERSISTENT for m in metrics)
-    return (OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0) | (OPTIONAL_RBP if rbp else 0)
+    wap = any(m.base == "WAP" for m in metrics)
+    return ((OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0) | (OPTIONAL_RBP if rbp else 0)
+            | (OPTIONAL_WAP if wap else 0))
 
 
 def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, radius_values=None, err=None):

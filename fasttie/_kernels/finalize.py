@@ -36,8 +36,9 @@ N_QUANTITIES = 14
 TOTAL_RELEVANT, HITS_AT_R, BPREF_SUM, IPREC = range(4)  # IPREC + l: interpolated precision at recall l/10
 N_RECALL_LEVELS = 11
 N_SCALARS = IPREC + N_RECALL_LEVELS
-# the optional sums of the finalizer, a bit mask (each costs a walk over the relevant items)
-OPTIONAL_IPREC, OPTIONAL_BPREF, OPTIONAL_RBP = 1, 2, 4
+# the optional sums of the finalizer, a bit mask (each costs a walk over the relevant items, or
+# for WAP a division per relevant item of a fixed order)
+OPTIONAL_IPREC, OPTIONAL_BPREF, OPTIONAL_RBP, OPTIONAL_WAP = 1, 2, 4, 8
 RECALL_LEVELS = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
 
 
@@ -223,7 +224,10 @@ def finalize_ties(
     optional : int                      bit mask: OPTIONAL_IPREC, the interpolated precisions
                                         (homogeneous ties only: a fixed order; the caller refuses
                                         the average); OPTIONAL_BPREF, bpref's sum (else 0);
-                                        OPTIONAL_RBP, RBP and its residual (else 0)
+                                        OPTIONAL_RBP, RBP and its residual (else 0);
+                                        OPTIONAL_WAP, WAP's numerator and ratio (read by
+                                        :func:`finalize_ranked` only, else 0: a division per
+                                        relevant item; a tie walk always computes them)
     out : float64 array (N_QUANTITIES, K), written
     scalars : float64 array (N_SCALARS,), written
     """
@@ -391,14 +395,13 @@ def finalize_ranked(
     grade_sum = 0.0
     dcg = 0.0
     ap = 0.0
-    wap = 0.0
     rr = 0.0
     hits_at_r = np.int64(0)
     bpref = 0.0
     relevant_before = np.int64(0)
     judged_before = np.int64(0)  # listed judged items before the current one
     first = _iprec_start(total_relevant, scalars)
-    for p in range(n_graded if optional else 0):
+    for p in range(n_graded if optional & (OPTIONAL_BPREF | OPTIONAL_IPREC) else 0):
         if relevant[p]:
             if optional & OPTIONAL_BPREF:
                 nonrel_before = judged_before - relevant_before  # a relevant item is judged
@@ -410,12 +413,8 @@ def finalize_ranked(
                 _iprec_add(relevant_before, ranks[p], first, scalars)
         judged_before += judged[p]
     scalars[BPREF_SUM] = bpref
-    with_rbp = (optional & OPTIONAL_RBP) != 0
-    rbp_sums = np.zeros((3, n_cut if with_rbp else 0))
-    rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
     kp = 0
     judged_count = np.int64(0)  # listed judged items so far
-    previous = np.int64(0)  # rank of the item before (0: none)
     for p in range(n_graded + 1):
         rank = ranks[p] if p < n_graded else n_items + 1  # a sentinel past the end flushes the cutoffs
         # cutoffs before this item see the sums so far
@@ -424,24 +423,11 @@ def finalize_ranked(
             out[GSUM, kp] = grade_sum
             out[DCG, kp] = dcg
             out[AP_NUM, kp] = ap
-            out[WAP_NUM, kp] = wap
             out[AP_RET, kp] = ap / hits if hits > 0 else 0.0
-            out[WAP_RET, kp] = wap / hits if hits > 0 else 0.0
             out[RR, kp] = rr
             out[MISS, kp] = 1.0 if hits == 0 else 0.0
             depth = min(cutoffs[kp], n_items)
             out[JUDGED, kp] = judged_count + (depth - p if unlisted_judged else 0)
-            if with_rbp:
-                out[RBP, kp] = rbp_sums[0, kp] * rbp_scale
-                out[RBP_REL, kp] = rbp_sums[1, kp]
-                unjudged = rbp_sums[2, kp]
-                if not unlisted_judged:  # the unlisted items after the last listed one, down to the cutoff
-                    unjudged += _rbp_weight(log_p[kp], previous, depth - previous)
-                out[RESIDUAL, kp] = unjudged + math.exp(depth * log_p[kp])
-            else:
-                out[RBP, kp] = 0.0
-                out[RBP_REL, kp] = 0.0
-                out[RESIDUAL, kp] = 0.0
             kp += 1
         if p == n_graded:
             break
@@ -454,18 +440,75 @@ def finalize_ranked(
         grade_sum += grades[p]
         if rank < discount.shape[0]:
             dcg += gains[p] * (discount[rank] - discount[rank - 1])
-        if with_rbp:
-            one = np.int64(1)
-            if not unlisted_judged:  # the unlisted (unjudged) items between the item before and this one
-                _rbp_add(np.int64(0), 0.0, one, one, log_p, previous, rank - 1 - previous, kp, rbp_sums)
-            _rbp_add(np.int64(relevant[p]), gains[p], np.int64(not judged[p]), one, log_p, rank - 1, one, kp,
-                     rbp_sums)
         judged_count += judged[p]
-        previous = rank
         if relevant[p]:
             hits += 1
             ap += hits / rank
-            wap += grade_sum / rank
             if hits == 1:
                 rr = 1.0 / rank
     scalars[HITS_AT_R] = hits_at_r
+    # WAP and RBP walk the items on their own, when asked: in the loop above, their branches cost
+    # even when never taken (LLVM speculates WAP's division; RBP's stores keep the sums out of
+    # registers): 3.9 -> 1.4 ns per listed item
+    _wap_walk(ranks, grades, relevant, n_items, cutoffs, optional & OPTIONAL_WAP, out)
+    _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p,
+              optional & OPTIONAL_RBP, out)
+
+
+@jit(inline="always")
+def _wap_walk(ranks, grades, relevant, n_items, cutoffs, asked, out):
+    """out[WAP_NUM / WAP_RET, :] of :func:`finalize_ranked` (0 unless ``asked``)."""
+    n_cut = cutoffs.shape[0]
+    for kp in range(n_cut):
+        out[WAP_NUM, kp] = 0.0
+        out[WAP_RET, kp] = 0.0
+    n_graded = ranks.shape[0]
+    kp = 0
+    hits = np.int64(0)
+    grade_sum = 0.0
+    wap = 0.0
+    for p in range(n_graded + 1 if asked else 0):
+        rank = ranks[p] if p < n_graded else n_items + 1
+        while kp < n_cut and min(cutoffs[kp], n_items) < rank:
+            out[WAP_NUM, kp] = wap
+            out[WAP_RET, kp] = wap / hits if hits > 0 else 0.0
+            kp += 1
+        if p == n_graded or kp == n_cut:
+            break
+        grade_sum += grades[p]
+        if relevant[p]:
+            hits += 1
+            wap += grade_sum / rank
+
+
+@jit(inline="always")
+def _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p, asked, out):
+    """out[RBP / RBP_REL / RESIDUAL, :] of :func:`finalize_ranked` (0 unless ``asked``)."""
+    n_cut = cutoffs.shape[0]
+    for kp in range(n_cut):
+        out[RBP, kp] = 0.0
+        out[RBP_REL, kp] = 0.0
+        out[RESIDUAL, kp] = 0.0
+    n_graded = ranks.shape[0]
+    rbp_sums = np.zeros((3, n_cut if asked else 0))  # gain, relevant, unjudged per column
+    rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
+    kp = 0
+    previous = np.int64(0)  # rank of the item before (0: none)
+    one = np.int64(1)
+    for p in range(n_graded + 1 if asked else 0):
+        rank = ranks[p] if p < n_graded else n_items + 1
+        while kp < n_cut and min(cutoffs[kp], n_items) < rank:
+            depth = min(cutoffs[kp], n_items)
+            out[RBP, kp] = rbp_sums[0, kp] * rbp_scale
+            out[RBP_REL, kp] = rbp_sums[1, kp]
+            unjudged = rbp_sums[2, kp]
+            if not unlisted_judged:  # the unlisted items after the last listed one, down to the cutoff
+                unjudged += _rbp_weight(log_p[kp], previous, depth - previous)
+            out[RESIDUAL, kp] = unjudged + math.exp(depth * log_p[kp])
+            kp += 1
+        if p == n_graded or kp == n_cut:
+            break
+        if not unlisted_judged:  # the unlisted (unjudged) items between the item before and this one
+            _rbp_add(np.int64(0), 0.0, one, one, log_p, previous, rank - 1 - previous, kp, rbp_sums)
+        _rbp_add(np.int64(relevant[p]), gains[p], np.int64(not judged[p]), one, log_p, rank - 1, one, kp, rbp_sums)
+        previous = rank

@@ -1,0 +1,94 @@
+"""The full stable pass of class labels sweeps the database once for up to 16 queries of a class.
+
+hamming_engine.stable_groups orders the queries by class and cuts each class into groups;
+hamming_ties._scan_class_group counts and records a whole group per database item. Its values
+must be bitwise those of each query scanned alone (a call with that one query takes the
+single-query scan), for any thread count, and equal the metrics of np.argsort(kind="stable").
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fasttie as ft
+import fasttie.hamming_engine as engine
+from fasttie._kernels.hamming_ties import GROUP, GROUP_MIN
+from oracle import grades_from_labels, parse_metric, plain_metric
+
+# whole-list metrics (the full pass), every optional sum of the finalizer, and cutoffs
+METRICS = ["AP", "AP@7", "nDCG", "nDCG@10", "P@5", "R@40", "RR", "Rprec", "WAP", "WAP@20", "ERR", "ERR@9", "RBP@30",
+           "Bpref", "IPrec@0.3", "11pt", "Success@3", "P(radius=5)"]
+ORACLE_METRICS = ["AP", "AP@7", "nDCG", "nDCG@10", "P@5", "R@40", "RR", "Rprec", "WAP", "WAP@20"]
+
+
+def _inputs(n_q, n_db, n_bits, n_classes, rng):
+    """Codes with long runs of equal distances, and class labels."""
+    q = rng.integers(0, 2, (n_q, n_bits))
+    db = rng.integers(0, 2, (n_db, n_bits))
+    db[: n_db // 3, : max(n_bits - 3, 1)] = q[0, : max(n_bits - 3, 1)]
+    return q, db, rng.integers(0, n_classes, n_q), rng.integers(0, n_classes, n_db)
+
+
+def _assert_grouped_is_per_query(q, db, ql, dl, threads=(1, 2, 3)):
+    together = [ft.evaluate(q, db, ql, dl, metrics=METRICS, ties="stable", empty="zero", n_threads=t)
+                for t in threads]
+    alone = [ft.evaluate(q[i : i + 1], db, ql[i : i + 1], dl, metrics=METRICS, ties="stable", empty="zero")
+             for i in range(len(q))]
+    for name in METRICS:
+        expected = np.array([a.per_query[name][0] for a in alone])
+        for result in together:
+            assert result.per_query[name].tobytes() == expected.tobytes(), name
+    return together[0]
+
+
+@pytest.mark.parametrize("n_bits", [12, 64, 128, 200])
+def test_groups_are_bitwise_single_queries_and_the_argsort_order(n_bits):
+    rng = np.random.default_rng(n_bits)
+    q, db, ql, dl = _inputs(41, 300, n_bits, 3, rng)  # classes of about 14: groups of 16 and remainders
+    order, group_ptr = engine.stable_groups("class", ql, np.full(len(ql), 300))
+    assert np.diff(group_ptr).max() >= GROUP_MIN  # the sweep of a group runs
+    together = _assert_grouped_is_per_query(q, db, ql, dl)
+    grades = grades_from_labels(ql, dl)
+    distances = (q[:, None, :] != db[None]).sum(axis=2)
+    for i in range(len(q)):
+        if grades[i].max() == 0:
+            continue
+        ranked = grades[i][np.argsort(distances[i], kind="stable")]
+        for name in ORACLE_METRICS:
+            expected = float(plain_metric(list(ranked), parse_metric(name)))
+            assert together.per_query[name][i] == pytest.approx(expected, rel=1e-12, abs=1e-12), (i, name)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(5, 40), st.integers(2, 130), st.integers(1, 160), st.integers(1, 4))
+def test_random_groups(seed, n_q, n_bits, n_db, n_classes):
+    rng = np.random.default_rng(seed)
+    _assert_grouped_is_per_query(*_inputs(n_q, n_db, n_bits, n_classes, rng), threads=(1, 3))
+
+
+def test_stable_groups_cut_classes_in_order():
+    labels = np.array([2, 0, 2, 2, 1] + [0] * 20 + [2] * 3)
+    order, group_ptr = engine.stable_groups("class", labels, np.full(len(labels), 10))
+    assert sorted(order) == list(range(len(labels)))
+    groups = [order[a:b] for a, b in zip(group_ptr[:-1], group_ptr[1:])]
+    for members in groups:
+        assert 1 <= len(members) <= GROUP and len(set(labels[members])) == 1
+        assert list(members) == sorted(members)  # a class keeps the queries' order
+    assert sorted(len(g) for g in groups) == [1, 5, 6, 16]  # class 0: 21 = 16 + 5; class 2: 6; class 1: 1
+    for kind in ("multihot", "listed"):  # their relevant items differ per query: one query per group
+        order, group_ptr = engine.stable_groups(kind, labels, np.full(len(labels), 10))
+        assert list(order) == list(range(len(labels))) and list(group_ptr) == list(range(len(labels) + 1))
+
+
+def test_large_classes_go_one_query_at_a_time(monkeypatch):
+    """Records of GROUP queries must fit in the scratch budget; beyond it, the single-query scan."""
+    rng = np.random.default_rng(5)
+    q, db, ql, dl = _inputs(12, 200, 64, 1, rng)
+    grouped = ft.evaluate(q, db, ql, dl, metrics=METRICS, ties="stable", empty="zero")
+    monkeypatch.setattr(engine, "_GROUP_SCRATCH", GROUP * 8 * 200)  # 200 relevant items + 1 no longer fit
+    order, group_ptr = engine.stable_groups("class", ql, np.full(len(ql), 200))
+    assert list(group_ptr) == list(range(len(ql) + 1))
+    single = ft.evaluate(q, db, ql, dl, metrics=METRICS, ties="stable", empty="zero")
+    for name in METRICS:
+        assert grouped.per_query[name].tobytes() == single.per_query[name].tobytes(), name
