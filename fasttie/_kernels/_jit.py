@@ -9,6 +9,12 @@ first call of evaluate, rank_evaluate and trec.evaluate. Not for helpers called 
 places in one caller, and not for the LambdaRank row loops, whose machine code came out 15 %
 slower that way.
 
+``@jit(_nrt=False)`` marks helpers called once per database item that take arrays and branch
+(:func:`.hamming_ties._count_and_record`, the ``_next_near`` scans): numba counts references to
+their array arguments around each call (inlined or not), an atomic increment and decrement per
+array that its pruning pass leaves in such loops, 20-70 ns per item where the work is about 1 ns.
+Without NRT they may not allocate (numba refuses to compile one that does).
+
 ``cache=True`` keeps the warm first call short. ``FASTTIE_NO_CACHE=1`` turns caching off
 (for example to inspect the assembly of a freshly compiled kernel). No ``fastmath``: metric
 accumulators must be exact float64 arithmetic.

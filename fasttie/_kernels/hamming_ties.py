@@ -118,7 +118,7 @@ _DISTANCE_BITS = np.uint64(16)  # a record packs (items before it at its distanc
 _DISTANCE_MASK = np.uint64(0xFFFF)
 
 
-@jit(inline="always")
+@jit(_nrt=False)  # per item: see _jit.py on reference counting
 def _count_and_record(j, d, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor, count,
                       records, record_grades, m):
     """Count item j at distance d and, when it is relevant, record (items at d before it) << 16
@@ -151,7 +151,7 @@ def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_ro
     """
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
-    m = 0
+    m = np.int64(0)  # typed: a literal 0 would compile _count_and_record twice
     if kind == CLASS and n_words == 1:  # the common case, branch-free
         q0 = query[0]
         for j in range(np.uint64(n_db)):
@@ -186,7 +186,7 @@ def _scan_query(i, query_words, db_words, kind, query_labels, db_labels, query_l
     )
 
 
-@jit
+@jit(_nrt=False)
 def _next_near(word, db_words, j, limit):
     """The first item from j on (one-word codes) at distance <= limit, or n_db. Its own function:
     the loop keeps its few values in registers (written inside the scan, it ran at half the speed)."""
@@ -205,7 +205,7 @@ def _scan_top(query, db_words, kind, query_label, db_labels, label_row, db_label
     neither counted nor graded. Returns the relevant items recorded."""
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
-    m = 0
+    m = np.int64(0)
     cursor = np.int64(0)
     if n_words == 1:
         word = query[0]

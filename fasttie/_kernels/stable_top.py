@@ -18,7 +18,7 @@ from .hamming_ties import (
 from .popcount import popcount64
 
 
-@jit
+@jit(_nrt=False)
 def _next_near_two(word_0, word_1, db_words, j, limit_0, limit_1):
     """:func:`.hamming_ties._next_near` for two queries at once: each database code is loaded once for both."""
     n_db = np.uint64(db_words.shape[0])
@@ -36,8 +36,8 @@ def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, r
     """:func:`.hamming_ties._scan_top` of two queries (one-word codes) in one sweep; row q of count / records /
     record_grades is query q's. Returns the relevant items recorded for each."""
     n_db = db_words.shape[0]
-    m_0 = 0
-    m_1 = 0
+    m_0 = np.int64(0)  # typed, as in _scan_top
+    m_1 = np.int64(0)
     cursor_0 = np.int64(0)
     cursor_1 = np.int64(0)
     j = _next_near_two(word_0, word_1, db_words, np.uint64(0), limit_0, limit_1)
