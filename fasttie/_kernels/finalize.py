@@ -455,7 +455,7 @@ def finalize_ranked(
               optional & OPTIONAL_RBP, out)
 
 
-@jit(inline="always")
+@jit
 def _wap_walk(ranks, grades, relevant, n_items, cutoffs, asked, out):
     """out[WAP_NUM / WAP_RET, :] of :func:`finalize_ranked` (0 unless ``asked``)."""
     n_cut = cutoffs.shape[0]
@@ -481,7 +481,7 @@ def _wap_walk(ranks, grades, relevant, n_items, cutoffs, asked, out):
             wap += grade_sum / rank
 
 
-@jit(inline="always")
+@jit
 def _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p, asked, out):
     """out[RBP / RBP_REL / RESIDUAL, :] of :func:`finalize_ranked` (0 unless ``asked``)."""
     n_cut = cutoffs.shape[0]

@@ -326,7 +326,7 @@ def _scan_class_group(query_words, rows, n_rows, db_words, db_labels, label, cou
     return m
 
 
-@jit
+@jit(inline="always")
 def _finish_stable_query(kind, records, record_grades, n_found, count, hist_q, first, rel_first, gains, ranks,
                          grades, item_gains, relevant, cutoffs, log_p, discount, optional, out_q, scalars_q,
                          err_cutoffs, err_row):
