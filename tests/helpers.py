@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
-from oracle import count_orderings, grades_from_csr, grades_from_labels, hamming_distances, oracle_evaluate
+from oracle import (
+    count_orderings, grades_from_csr, grades_from_labels, hamming_distances, oracle_evaluate, parse_metric, plain_metric,
+)
 
 CODE_FORMATS = ("pm1_int8", "pm1_int64", "pm1_float32", "01_uint8", "01_int32", "bool")
 RELEVANCE_KINDS = ("class", "multihot", "csr_binary", "csr_graded", "scipy")
@@ -288,3 +291,17 @@ def random_codes(n_bits=64, n_q=7, n_db=300, seed=0, n_classes=3):
         rng.integers(0, 2, (n_q, n_bits)), rng.integers(0, 2, (n_db, n_bits)),
         rng.integers(0, n_classes, n_q), rng.integers(0, n_classes, n_db),
     )
+
+
+def assert_stable_argsort_order(result, q, db, grades, names):
+    """Each query's values of ``names`` in ``result`` (ties="stable") equal the metrics of its
+    list sorted by np.argsort(distances, kind="stable"); queries without a relevant item are
+    passed over (their value is the empty policy's)."""
+    distances = (q[:, None, :] != db[None]).sum(axis=2)
+    for i in range(len(q)):
+        if grades[i].max() == 0:
+            continue
+        ranked = grades[i][np.argsort(distances[i], kind="stable")]
+        for name in names:
+            expected = float(plain_metric(list(ranked), parse_metric(name)))
+            assert result.per_query[name][i] == pytest.approx(expected, rel=1e-12, abs=1e-12), (i, name)

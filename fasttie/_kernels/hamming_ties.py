@@ -383,27 +383,28 @@ def finalize_stable(
             capacity = max(capacity, n_relevant[order[t]])
     # per-block scratch, reused by every query of the block
     records = np.empty((GROUP if widest >= GROUP_MIN else 1, capacity + 1), dtype=np.uint64)
-    record_grades = np.ones(capacity + 1, dtype=np.int64)  # a group's relevant items have grade 1 (CLASS)
+    # the group sweep writes no grades: its relevant items (CLASS) have grade 1, as every
+    # single-query scan of CLASS writes too
+    record_grades = np.ones(capacity + 1, dtype=np.int64)
     ranks = np.empty(capacity, dtype=np.int64)
     grades = np.empty(capacity, dtype=np.float64)
     item_gains = np.empty(capacity, dtype=np.float64)
     relevant = np.ones(capacity, dtype=np.bool_)  # every graded item is relevant here
     group_count = np.empty((GROUP, n_dist), dtype=np.uint32)
-    count = np.empty(n_dist, dtype=np.uint64)
+    count = np.empty(n_dist, dtype=np.uint64)  # one query's counts (a group's copied in: one signature)
     first = np.empty(n_dist, dtype=np.int64)  # items before distance d
     rel_first = np.empty(n_dist, dtype=np.int64)  # relevant items before distance d
     for g in range(start, stop):
         lo = group_ptr[g]
         n_rows = group_ptr[g + 1] - lo
-        if n_rows >= GROUP_MIN:
+        swept = n_rows >= GROUP_MIN
+        if swept:
             rows = order[lo : lo + n_rows]
             n_found = _scan_class_group(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]],
                                         group_count, records)
-            for p in range(n_found):
-                record_grades[p] = 1
         for r in range(n_rows):
             i = order[lo + r]
-            if n_rows >= GROUP_MIN:
+            if swept:
                 row = r
                 for d in range(n_dist):
                     count[d] = group_count[r, d]
