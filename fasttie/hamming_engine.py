@@ -22,8 +22,8 @@ from ._kernels.class_sort import sort_by_class
 from ._kernels.err import MAX_GRADE, err_histograms
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT
 from ._kernels.hamming_ties import (
-    AVERAGE, CLASS, GROUP, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms, finalize_ranked_queries,
-    finalize_stable, stable_ranks,
+    AVERAGE, CLASS, GROUP, GROUP_MIN, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms,
+    finalize_ranked_queries, finalize_stable, stable_ranks,
 )
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
 from ._kernels.stable_top import finalize_stable_top
@@ -208,7 +208,7 @@ class _DatabasePass:
         finalize_stable(
             c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"],
-            c["order"], c["group_ptr"], hist, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
+            c["order"], c["group_ptr"], fin.depth, hist, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
             quantities, scalars, fin.err_cutoffs, err, lo, hi,
         )
 
@@ -291,6 +291,18 @@ def stable_groups(kind, query_labels, n_relevant):
     return order, np.r_[group_start, n].astype(np.int64)
 
 
+def swept_share(spec, n_db):
+    """The share of the queries that the full stable pass sweeps in groups (see :func:`stable_groups`)."""
+    if spec.kind != "class" or len(spec.query_labels) == 0:
+        return 0.0
+    per_class = np.bincount(spec.query_labels)
+    rest = per_class % GROUP
+    swept = (per_class - rest).sum() + rest[rest >= GROUP_MIN].sum()
+    class_sizes = np.bincount(spec.db_labels, minlength=len(per_class))
+    largest = class_sizes[spec.query_labels].max()
+    return 0.0 if GROUP * (largest + 1) * 8 > _GROUP_SCRATCH else swept / len(spec.query_labels)
+
+
 def rank_depth(metrics, n_db):
     """The ranks any of ``metrics`` (parsed) looks at: n_db when one needs the whole list (no
     cutoff: AP, nDCG, Rprec, bpref, IPrec, ...), else the largest cutoff (at least 1); radius
@@ -347,8 +359,9 @@ def evaluate_chunks(
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     fin = _Finalizer(metrics, n_db, spec.n_grades, ties, ap_denominator, gain, empty)
     # stable order at every rank: one pass in index order; at the top ranks only: the counts, then a pass
-    # that grades only the items near enough to reach them
-    full_stable = ties == "stable" and fin.depth >= n_db
+    # that grades only the items near enough to reach them, unless queries of one class share sweeps of
+    # the full pass (cheaper than the two passes per query)
+    full_stable = ties == "stable" and (fin.depth >= n_db or swept_share(spec, n_db) >= 0.5)
     database = _DatabasePass(db_codes, spec, stable=full_stable)
     per_query = {m.name: np.empty(n_queries) for m in metrics}
     n_empty = 0

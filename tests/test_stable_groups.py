@@ -86,3 +86,63 @@ def test_large_classes_go_one_query_at_a_time(monkeypatch):
     single = ft.evaluate(q, db, ql, dl, metrics=METRICS, ties="stable", empty="zero")
     for name in METRICS:
         assert grouped.per_query[name].tobytes() == single.per_query[name].tobytes(), name
+
+
+# cutoffs only: with most queries in sweeps, the full pass ranks the items up to the distance that
+# holds the deepest cutoff (the bounded pass, hamming_ties.finalize_stable with depth < n_db)
+TOP_METRICS = ["AP@7", "nDCG@10", "P@5", "R@40", "RR@12", "WAP@20", "ERR@9", "RBP@30", "Success@3", "F1@25"]
+
+
+@pytest.mark.parametrize("n_bits", [12, 64, 130])
+def test_cutoffs_only_in_sweeps_are_bitwise_the_bounded_pass(n_bits, monkeypatch):
+    rng = np.random.default_rng(n_bits + 7)
+    q, db, ql, dl = _inputs(41, 300, n_bits, 3, rng)
+    spec = engine.make_relevance(ql, dl, None, len(ql), len(dl))
+    assert engine.swept_share(spec, len(dl)) >= 0.5  # the sweeps run
+    calls = []
+    real = engine.finalize_stable
+    monkeypatch.setattr(engine, "finalize_stable", lambda *a: calls.append(a[13]) or real(*a))
+    swept = [ft.evaluate(q, db, ql, dl, metrics=TOP_METRICS, ties="stable", empty="zero", n_threads=t)
+             for t in (1, 3)]
+    assert calls and min(calls) == 40  # depth: the deepest cutoff, not the whole list
+    monkeypatch.setattr(engine, "swept_share", lambda spec, n_db: 0.0)  # the counts, then finalize_stable_top
+    bounded = ft.evaluate(q, db, ql, dl, metrics=TOP_METRICS, ties="stable", empty="zero")
+    for name in TOP_METRICS:
+        for result in swept:
+            assert result.per_query[name].tobytes() == bounded.per_query[name].tobytes(), name
+    assert_stable_argsort_order(swept[0], q, db, grades_from_labels(ql, dl), ["AP@7", "nDCG@10", "P@5", "R@40",
+                                                                             "WAP@20"])
+
+
+def test_swept_share_counts_the_queries_of_sweeps(monkeypatch):
+    dl = np.arange(300) % 3
+    for labels, share in [([0] * 21 + [1] * 4, 21 / 25), ([0] * 4 + [1] * 3, 0.0), ([2] * 16, 1.0)]:
+        spec = engine.make_relevance(np.array(labels), dl, None, len(labels), len(dl))
+        assert engine.swept_share(spec, len(dl)) == pytest.approx(share)
+    monkeypatch.setattr(engine, "_GROUP_SCRATCH", GROUP * 8 * 100)  # classes of 100 no longer fit
+    spec = engine.make_relevance(np.array([2] * 16), dl, None, 16, len(dl))
+    assert engine.swept_share(spec, len(dl)) == 0.0
+
+
+# whole-list AP past the deepest cutoff and the discount table: finalize_ranked's tail computes the
+# divisions a block at a time (all listed items relevant); whole-list nDCG keeps the item walk
+TAIL_METRICS = ["AP", "AP@3", "nDCG@4", "P@6", "Rprec", "RR", "R@9", "Judged@500", "ERR@5"]
+
+
+@pytest.mark.parametrize("n_bits", [12, 64])
+def test_relevant_tail_is_bitwise_the_item_walk(n_bits):
+    rng = np.random.default_rng(n_bits + 11)
+    q, db, ql, dl = _inputs(23, 700, n_bits, 2, rng)  # about 350 relevant items: tails of several blocks
+    tail = ft.evaluate(q, db, ql, dl, metrics=TAIL_METRICS, ties="stable", empty="zero")
+    walk = ft.evaluate(q, db, ql, dl, metrics=TAIL_METRICS + ["nDCG"], ties="stable", empty="zero")
+    for name in TAIL_METRICS:
+        assert tail.per_query[name].tobytes() == walk.per_query[name].tobytes(), name
+    assert_stable_argsort_order(tail, q, db, grades_from_labels(ql, dl), ["AP", "AP@3", "nDCG@4", "P@6", "Rprec",
+                                                                        "RR", "R@9"])
+    # ranked lists whose rows are all relevant take the same tail
+    scores = rng.integers(0, 40, (5, 600)).astype(float)
+    grades = rng.integers(1, 4, (5, 600)).astype(float)
+    tail = ft.rank_evaluate(grades, scores, metrics=TAIL_METRICS[:-1], ties="stable")
+    walk = ft.rank_evaluate(grades, scores, metrics=TAIL_METRICS[:-1] + ["nDCG"], ties="stable")
+    for name in TAIL_METRICS[:-1]:
+        assert tail.per_query[name].tobytes() == walk.per_query[name].tobytes(), name

@@ -224,22 +224,34 @@ def _scan_top(query, db_words, kind, query_label, db_labels, label_row, db_label
 
 
 @jit(inline="always")
-def place_records(kind, records, record_grades, n_found, first, rel_first, gains, ranks, grades, item_gains):
-    """Ranks, grades and gains of the recorded relevant items in rank order: by distance, then
-    index order within a distance (records are in index order). first[d] = items before
-    distance d; rel_first[d] = recorded items before distance d (advanced here)."""
-    if kind == CLASS:  # every grade is 1: one scattered store per item instead of three (2.2x faster)
-        for p in range(n_found):
-            d = records[p] & _DISTANCE_MASK
-            slot = rel_first[d]
-            rel_first[d] = slot + 1
-            ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
-        for p in range(n_found):
+def class_grades(kind, gains, grades, item_gains):
+    """Grades and gains of the relevant items of every query of a block, for CLASS relevance
+    (all grade 1; :func:`place_records` leaves them alone): filled once, not per query."""
+    if kind == CLASS:
+        for p in range(grades.shape[0]):
             grades[p] = 1.0
             item_gains[p] = gains[1]
+
+
+@jit(inline="always")
+def place_records(kind, records, record_grades, n_found, top, first, rel_first, gains, ranks, grades, item_gains):
+    """Ranks, grades and gains of the recorded relevant items at distances up to ``top``, in rank
+    order: by distance, then index order within a distance (records are in index order).
+    first[d] = items before distance d; rel_first[d] = recorded items before distance d
+    (advanced here). For CLASS relevance the ranks only: every grade is 1, and the caller fills
+    grades and gains once for all its queries (:func:`class_grades`)."""
+    if kind == CLASS:  # one scattered store per item instead of three (2.2x faster)
+        for p in range(n_found):
+            d = records[p] & _DISTANCE_MASK
+            if d <= top:
+                slot = rel_first[d]
+                rel_first[d] = slot + 1
+                ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
         return
     for p in range(n_found):
         d = records[p] & _DISTANCE_MASK
+        if d > top:
+            continue
         slot = rel_first[d]
         rel_first[d] = slot + 1
         ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
@@ -327,40 +339,55 @@ def _scan_class_group(query_words, rows, n_rows, db_words, db_labels, label, cou
 
 
 @jit(inline="always")
-def _finish_stable_query(kind, records, record_grades, n_found, count, hist_q, first, rel_first, gains, ranks,
+def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hist_q, first, rel_first, gains, ranks,
                          grades, item_gains, relevant, cutoffs, log_p, discount, optional, out_q, scalars_q,
                          err_cutoffs, err_row):
     """One query's counts ``hist_q`` and base quantities from its scan: ``count[d]`` items at
-    distance d and the records of its n_found relevant items (index order)."""
+    distance d and the records of its n_found relevant items (index order). Only the items at
+    distances that reach rank ``depth`` are ranked (the others count in R), as in
+    :mod:`.stable_top`."""
     n_dist, n_grades = hist_q.shape
     for d in range(n_dist):
         for g in range(n_grades):
             hist_q[d, g] = 0
-    for p in range(n_found):
-        hist_q[records[p] & _DISTANCE_MASK, record_grades[p]] += 1
+    if kind == CLASS:  # grade 1: counted in a flat array, no grade read
+        for d in range(n_dist):
+            rel_first[d] = 0
+        for p in range(n_found):
+            rel_first[records[p] & _DISTANCE_MASK] += 1
+        for d in range(n_dist):
+            hist_q[d, 1] = rel_first[d]
+    else:
+        for p in range(n_found):
+            hist_q[records[p] & _DISTANCE_MASK, record_grades[p]] += 1
     items = np.int64(0)
     n_rel = np.int64(0)
+    top = np.uint64(0)  # the distance that holds rank depth
+    n_ranked = np.int64(0)  # relevant items up to it
     for d in range(n_dist):
         first[d] = items
         rel_first[d] = n_rel
+        if items < depth:
+            top = np.uint64(d)
         items += np.int64(count[d])
         at_d = 0
         for g in range(1, n_grades):
             at_d += hist_q[d, g]
         hist_q[d, 0] = np.int64(count[d]) - at_d
         n_rel += at_d
-    place_records(kind, records, record_grades, n_found, first, rel_first, gains, ranks, grades, item_gains)
+        n_ranked = n_rel if np.uint64(d) <= top else n_ranked
+    place_records(kind, records, record_grades, n_found, top, first, rel_first, gains, ranks, grades, item_gains)
     finalize_fixed_order(
-        hist_q, ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains, cutoffs, log_p,
-        discount, optional, out_q, scalars_q, err_cutoffs, err_row,
+        hist_q, ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked], relevant[:n_ranked], gains, cutoffs,
+        log_p, discount, optional, out_q, scalars_q, err_cutoffs, err_row,
     )
 
 
 @jit
 def finalize_stable(
     query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
-    indptr, listed_ids, listed_grades, n_relevant, order, group_ptr, hist, gains, cutoffs, log_p, discount, optional,
-    out, scalars, err_cutoffs, err_out, start, stop,
+    indptr, listed_ids, listed_grades, n_relevant, order, group_ptr, depth, hist, gains, cutoffs, log_p, discount,
+    optional, out, scalars, err_cutoffs, err_out, start, stop,
 ):
     """Histograms and base quantities of the queries of groups start..stop-1 with ties broken by
     database index (np.argsort(kind="stable") order), from one pass over the database per query
@@ -389,6 +416,7 @@ def finalize_stable(
     ranks = np.empty(capacity, dtype=np.int64)
     grades = np.empty(capacity, dtype=np.float64)
     item_gains = np.empty(capacity, dtype=np.float64)
+    class_grades(kind, gains, grades, item_gains)
     relevant = np.ones(capacity, dtype=np.bool_)  # every graded item is relevant here
     group_count = np.empty((GROUP, n_dist), dtype=np.uint32)
     count = np.empty(n_dist, dtype=np.uint64)  # one query's counts (a group's copied in: one signature)
@@ -415,8 +443,9 @@ def finalize_stable(
                     indptr, listed_ids, listed_grades, count, records[0], record_grades,
                 )
             _finish_stable_query(
-                kind, records[row], record_grades, n_found, count, hist[i], first, rel_first, gains, ranks, grades,
-                item_gains, relevant, cutoffs, log_p, discount, optional, out[i], scalars[i], err_cutoffs, err_out[i],
+                kind, records[row], record_grades, n_found, count, depth, hist[i], first, rel_first, gains, ranks,
+                grades, item_gains, relevant, cutoffs, log_p, discount, optional, out[i], scalars[i], err_cutoffs,
+                err_out[i],
             )
 
 

@@ -13,7 +13,8 @@ import numpy as np
 
 from ._jit import jit
 from .hamming_ties import (
-    _DISTANCE_MASK, CLASS, MULTIHOT, _count_and_record, _scan_top, finalize_fixed_order, place_records,
+    _DISTANCE_MASK, CLASS, MULTIHOT, _count_and_record, _scan_top, class_grades, finalize_fixed_order,
+    place_records,
 )
 from .popcount import popcount64
 
@@ -72,8 +73,8 @@ def _top_distance(hist_q, depth, first):
 
 
 @jit
-def _finalize_top(kind, hist_q, first, records, record_grades, n_found, gains, cutoffs, log_p, discount, optional,
-                  out_q, scalars_q, err_cutoffs, err_row, rel_first, ranks, grades, item_gains, relevant):
+def _finalize_top(kind, hist_q, first, records, record_grades, n_found, top, gains, cutoffs, log_p, discount,
+                  optional, out_q, scalars_q, err_cutoffs, err_row, rel_first, ranks, grades, item_gains, relevant):
     """One query of :func:`finalize_stable_top` after its scan: ranks of the recorded relevant
     items, then the finalizers (the relevant items past the top distances count in R only)."""
     for d in range(rel_first.shape[0]):
@@ -85,7 +86,7 @@ def _finalize_top(kind, hist_q, first, records, record_grades, n_found, gains, c
         at_d = rel_first[d]
         rel_first[d] = below
         below += at_d
-    place_records(kind, records, record_grades, n_found, first, rel_first, gains, ranks, grades, item_gains)
+    place_records(kind, records, record_grades, n_found, top, first, rel_first, gains, ranks, grades, item_gains)
     finalize_fixed_order(
         hist_q, ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains, cutoffs, log_p,
         discount, optional, out_q, scalars_q, err_cutoffs, err_row,
@@ -126,6 +127,7 @@ def finalize_stable_top(
     ranks = np.empty(capacity, dtype=np.int64)
     grades = np.empty(capacity, dtype=np.float64)
     item_gains = np.empty(capacity, dtype=np.float64)
+    class_grades(kind, gains, grades, item_gains)
     relevant = np.ones(capacity, dtype=np.bool_)
     for i in range(start, stop, 2):
         n_pair = min(2, stop - i)
@@ -158,8 +160,8 @@ def finalize_stable_top(
                 )
         for h in range(n_pair):
             _finalize_top(
-                kind, hist[i + h], first[h], records[h], record_grades[h], found[h], gains, cutoffs, log_p, discount,
-                optional, out[i + h], scalars[i + h], err_cutoffs, err_out[i + h], rel_first, ranks, grades,
+                kind, hist[i + h], first[h], records[h], record_grades[h], found[h], tops[h], gains, cutoffs, log_p,
+                discount, optional, out[i + h], scalars[i + h], err_cutoffs, err_out[i + h], rel_first, ranks, grades,
                 item_gains, relevant,
             )
 
