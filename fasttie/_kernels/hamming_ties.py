@@ -8,9 +8,10 @@
   came before it; once the pass is over, its rank is the start of its distance plus that
   number, with no sort, and :func:`.finalize.finalize_ranked` walks the relevant items only.
   Queries of one class share their relevant items, so up to :data:`GROUP` of them go through
-  one sweep of the database. When every metric has a cutoff, :mod:`.stable_top` counts and
-  grades only the items near enough to reach it (:func:`_scan_top` here, shared with the stable
-  pass of a database shard, :func:`stable_ranks`).
+  one sweep of the database. When every metric has a cutoff, the pass ranks only the items at
+  distances that reach it; where few queries share sweeps, :mod:`.stable_top` instead counts
+  and grades only the items near enough (:func:`_scan_top` here, shared with the stable pass
+  of a database shard, :func:`stable_ranks`).
 """
 
 import numpy as np
