@@ -291,7 +291,7 @@ def stable_groups(kind, query_labels, n_relevant):
     return order, np.r_[group_start, n].astype(np.int64)
 
 
-def swept_share(spec, n_db):
+def swept_share(spec):
     """The share of the queries that the full stable pass sweeps in groups (see :func:`stable_groups`)."""
     if spec.kind != "class" or len(spec.query_labels) == 0:
         return 0.0
@@ -361,7 +361,7 @@ def evaluate_chunks(
     # stable order at every rank: one pass in index order; at the top ranks only: the counts, then a pass
     # that grades only the items near enough to reach them, unless queries of one class share sweeps of
     # the full pass (cheaper than the two passes per query)
-    full_stable = ties == "stable" and (fin.depth >= n_db or swept_share(spec, n_db) >= 0.5)
+    full_stable = ties == "stable" and (fin.depth >= n_db or swept_share(spec) >= 0.5)
     database = _DatabasePass(db_codes, spec, stable=full_stable)
     per_query = {m.name: np.empty(n_queries) for m in metrics}
     n_empty = 0

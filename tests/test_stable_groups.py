@@ -98,14 +98,14 @@ def test_cutoffs_only_in_sweeps_are_bitwise_the_bounded_pass(n_bits, monkeypatch
     rng = np.random.default_rng(n_bits + 7)
     q, db, ql, dl = _inputs(41, 300, n_bits, 3, rng)
     spec = engine.make_relevance(ql, dl, None, len(ql), len(dl))
-    assert engine.swept_share(spec, len(dl)) >= 0.5  # the sweeps run
+    assert engine.swept_share(spec) >= 0.5  # the sweeps run
     calls = []
     real = engine.finalize_stable
     monkeypatch.setattr(engine, "finalize_stable", lambda *a: calls.append(a[13]) or real(*a))
     swept = [ft.evaluate(q, db, ql, dl, metrics=TOP_METRICS, ties="stable", empty="zero", n_threads=t)
              for t in (1, 3)]
     assert calls and min(calls) == 40  # depth: the deepest cutoff, not the whole list
-    monkeypatch.setattr(engine, "swept_share", lambda spec, n_db: 0.0)  # the counts, then finalize_stable_top
+    monkeypatch.setattr(engine, "swept_share", lambda spec: 0.0)  # the counts, then finalize_stable_top
     bounded = ft.evaluate(q, db, ql, dl, metrics=TOP_METRICS, ties="stable", empty="zero")
     for name in TOP_METRICS:
         for result in swept:
@@ -118,10 +118,10 @@ def test_swept_share_counts_the_queries_of_sweeps(monkeypatch):
     dl = np.arange(300) % 3
     for labels, share in [([0] * 21 + [1] * 4, 21 / 25), ([0] * 4 + [1] * 3, 0.0), ([2] * 16, 1.0)]:
         spec = engine.make_relevance(np.array(labels), dl, None, len(labels), len(dl))
-        assert engine.swept_share(spec, len(dl)) == pytest.approx(share)
+        assert engine.swept_share(spec) == pytest.approx(share)
     monkeypatch.setattr(engine, "_GROUP_SCRATCH", GROUP * 8 * 100)  # classes of 100 no longer fit
     spec = engine.make_relevance(np.array([2] * 16), dl, None, 16, len(dl))
-    assert engine.swept_share(spec, len(dl)) == 0.0
+    assert engine.swept_share(spec) == 0.0
 
 
 # whole-list AP past the deepest cutoff and the discount table: finalize_ranked's tail computes the
