@@ -295,12 +295,10 @@ def swept_share(spec):
     """The share of the queries that the full stable pass sweeps in groups (see :func:`stable_groups`)."""
     if spec.kind != "class" or len(spec.query_labels) == 0:
         return 0.0
-    per_class = np.bincount(spec.query_labels)
-    rest = per_class % GROUP
-    swept = (per_class - rest).sum() + rest[rest >= GROUP_MIN].sum()
-    class_sizes = np.bincount(spec.db_labels, minlength=len(per_class))
-    largest = class_sizes[spec.query_labels].max()
-    return 0.0 if GROUP * (largest + 1) * 8 > _GROUP_SCRATCH else swept / len(spec.query_labels)
+    class_sizes = np.bincount(spec.db_labels, minlength=int(spec.query_labels.max()) + 1)
+    _, group_ptr = stable_groups(spec.kind, spec.query_labels, class_sizes[spec.query_labels])
+    sizes = np.diff(group_ptr)
+    return sizes[sizes >= GROUP_MIN].sum() / len(spec.query_labels)
 
 
 def rank_depth(metrics, n_db):
