@@ -66,3 +66,28 @@ def test_every_compiled_function_has_one_signature():
     assert len(compiled) >= 40, sorted(compiled)  # the walk found the callees, not only the drivers
     several = {name: sigs for name, sigs in compiled.items() if len(sigs) > 1}
     assert not several, json.dumps(several, indent=1)
+
+
+def test_kernel_allocations_name_their_dtype():
+    # numba compiles its np.empty / zeros / ones once per spelling of the dtype: np.zeros(n),
+    # np.zeros(n, dtype=float) and np.zeros(n, dtype=np.float64) are three compiles of one array
+    # type; the kernels spell every dtype out (np.float64, np.int64, ...), so each is one compile
+    import ast
+    from pathlib import Path
+
+    import fasttie._kernels as kernels
+
+    dtype_position = {"empty": 1, "zeros": 1, "ones": 1, "full": 2}
+    unnamed = []
+    for path in sorted(Path(kernels.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "np"
+                    and node.func.attr in dtype_position):
+                continue
+            dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+            if dtype is None and len(node.args) > dtype_position[node.func.attr]:
+                dtype = node.args[dtype_position[node.func.attr]]
+            if not (isinstance(dtype, ast.Attribute) and isinstance(dtype.value, ast.Name) and dtype.value.id == "np"):
+                unnamed.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert not unnamed, "allocations without an np.<type> dtype:\n" + "\n".join(unnamed)

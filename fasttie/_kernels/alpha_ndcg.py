@@ -157,14 +157,14 @@ def greedy_gains(masks, ideal_keys, start, stop, depth, alpha, gains_out):
     """
     factor = 1.0 - alpha
     n_words = masks.shape[1]
-    weights = np.ones(n_words * 64)
+    weights = np.ones(n_words * 64, dtype=np.float64)
     # the candidates' masks, keys and gains are copied into contiguous arrays, and a picked
     # candidate is swapped out (ties are broken by key, never by position); element loops,
     # never slice assignments: each of those compiles numba's shape-error formatting
     cand_masks = np.empty((stop - start, n_words), dtype=np.uint64)
     cand_keys = np.empty(stop - start, dtype=np.int64)
     cand_rows = np.empty(stop - start, dtype=np.int64)  # gains read the input's rows (one signature of gain)
-    gains = np.empty(stop - start)
+    gains = np.empty(stop - start, dtype=np.float64)
     n = 0
     for i in range(start, stop):
         for w in range(n_words):

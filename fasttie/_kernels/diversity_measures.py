@@ -54,10 +54,10 @@ def _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, rele
     factor = 1.0 - alpha
     n_words = masks.shape[1]
     n_subtopics = n_words * 64
-    weights = np.ones(n_subtopics)
+    weights = np.ones(n_subtopics, dtype=np.float64)
     covered = np.zeros(n_words, dtype=np.uint64)
     count = np.zeros(n_subtopics, dtype=np.int64)
-    total = np.zeros(n_subtopics)
+    total = np.zeros(n_subtopics, dtype=np.float64)
     top = run_top(scores, run_keys, start, stop, depth)
     for r in range(top.shape[0]):
         row = top[r]
@@ -104,7 +104,7 @@ def _cutoff_sums(gains, depth, cutoffs, discount, dcg_out, err_out):
     prefix sums of gains[r] * discount[r] and of gains[r] / (r + 1)."""
     # ranks past the last cutoff count for no sum (and discount may end there)
     n = min(depth, cutoffs[cutoffs.shape[0] - 1])
-    weighted = np.empty(n)
+    weighted = np.empty(n, dtype=np.float64)
     for r in range(n):
         weighted[r] = gains[r] * discount[r]
     _prefix_sums(weighted, n, cutoffs, dcg_out)
@@ -152,7 +152,10 @@ def _query_start(masks, lo, hi, cutoffs, options, want_ap, scalars_row):
     relevant = np.zeros(masks.shape[1] * 64, dtype=np.int64)
     scalars_row[N_SUBTOPICS] = _query_subtopics(masks, lo, hi, want_ap, relevant)
     depth = hi - lo if options & FULL_RUN else min(cutoffs[cutoffs.shape[0] - 1], hi - lo)
-    return relevant, depth, np.empty(depth), np.empty(depth), np.empty(depth)
+    gains = np.empty(depth, dtype=np.float64)
+    pairs = np.empty(depth, dtype=np.float64)
+    new = np.empty(depth, dtype=np.float64)
+    return relevant, depth, gains, pairs, new
 
 
 @jit
@@ -194,7 +197,7 @@ def _query_sums(masks, ideal_keys, start, stop, gains, pairs, new, cutoffs, alph
 
     n_rows = stop - start
     ideal_depth = n_rows if options & FULL_IDEAL else min(cutoffs[cutoffs.shape[0] - 1], n_rows)
-    ideal = np.zeros(ideal_depth)
+    ideal = np.zeros(ideal_depth, dtype=np.float64)
     if options & IDEAL:
         greedy_gains(masks, ideal_keys, start, stop, ideal_depth, alpha, ideal)
     _cutoff_sums(ideal, ideal_depth, cutoffs, discount, cut[IDEAL_DCG], cut[IDEAL_ERR])

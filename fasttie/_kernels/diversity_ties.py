@@ -85,7 +85,7 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
         if scores[i] != -np.inf:
             n_retrieved += 1
     rows = np.empty(n_retrieved, dtype=np.int64)
-    ranked_scores = np.empty(n_retrieved)
+    ranked_scores = np.empty(n_retrieved, dtype=np.float64)
     c = 0
     for i in range(start, stop):
         if scores[i] != -np.inf:
@@ -104,18 +104,19 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
         top_power = n_retrieved
     else:
         top_power = min(n_retrieved, int(math.log(_NEGLIGIBLE) / math.log(factor)) + 1)
-    powers = np.empty(top_power + 1)
+    powers = np.empty(top_power + 1, dtype=np.float64)
     powers[0] = 1.0
     for x in range(1, top_power + 1):
         powers[x] = powers[x - 1] * factor
-    pmf = np.empty(top_power + 1)
+    pmf = np.empty(top_power + 1, dtype=np.float64)
 
-    weights = np.ones(n_subtopics)  # (1 - alpha)^(documents with s before the tie)
+    weights = np.ones(n_subtopics, dtype=np.float64)  # (1 - alpha)^(documents with s before the tie)
     seen = np.zeros(n_subtopics, dtype=np.int64)  # documents with s before the tie
     in_tie = np.zeros(n_subtopics, dtype=np.int64)
     touched = np.empty(n_subtopics, dtype=np.int64)
-    ap_num = np.zeros(n_subtopics)
-    weight_by_t = np.zeros(n_retrieved + 1)  # sum of the weights of the subtopics with t documents in the tie
+    ap_num = np.zeros(n_subtopics, dtype=np.float64)
+    # sum of the weights of the subtopics with t documents in the tie
+    weight_by_t = np.zeros(n_retrieved + 1, dtype=np.float64)
     first_by_t = np.zeros(n_retrieved + 1, dtype=np.int64)  # of them, those not covered before the tie
     listed = np.zeros(n_retrieved + 1, dtype=np.bool_)
     t_values = np.empty(n_retrieved + 1, dtype=np.int64)

@@ -122,15 +122,15 @@ def _tie_err(t, n, r, count, n_groups, survival, acc, cutoffs, ci, row):
     if s_cut < s_max:
         s_max = max(int(math.ceil(s_cut)), 1)
     q_cut = q_max ** s_max
-    q = np.empty(n_groups)
+    q = np.empty(n_groups, dtype=np.float64)
     for h in range(n_groups):
         q[h] = 1.0 - r[h]
     # weight[s]: sum_g (c_g / n) R_g E^{-g}_s
-    weight = np.zeros(s_max + 1)
-    products = np.zeros(s_max + 1)
-    merged = np.zeros(s_max + 1)
-    mass = np.zeros(s_max + 1)
-    ceiling = np.zeros(s_max + 1)  # E^{-g}_s of one group g: the survival bound below
+    weight = np.zeros(s_max + 1, dtype=np.float64)
+    products = np.zeros(s_max + 1, dtype=np.float64)
+    merged = np.zeros(s_max + 1, dtype=np.float64)
+    mass = np.zeros(s_max + 1, dtype=np.float64)
+    ceiling = np.zeros(s_max + 1, dtype=np.float64)  # E^{-g}_s of one group g: the survival bound below
     for g in range(n_groups):
         if count[g] == 0:
             continue
@@ -199,7 +199,7 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
     ci = np.int64(0)
     t = np.int64(0)
     start = 0
-    one_r = np.zeros(1)
+    one_r = np.zeros(1, dtype=np.float64)
     one_count = np.zeros(1, dtype=np.int64)
     while start < n_rows and ci < n_cut:
         if acc > 0.0 and survival / (t + 1.0) < TOLERANCE * acc:
@@ -218,7 +218,7 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
         n_distinct = np.int64(1)  # typed: a literal would compile the tie walk twice
         for i in range(1, run.shape[0]):
             n_distinct += run[i] != run[i - 1]
-        value = np.empty(n_distinct)
+        value = np.empty(n_distinct, dtype=np.float64)
         count = np.zeros(n_distinct, dtype=np.int64)
         at = 0
         for i in range(run.shape[0]):
@@ -227,7 +227,7 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
             value[at] = run[i]
             count[at] += 1
         if mode == AVERAGE:
-            r = np.empty(n_distinct)
+            r = np.empty(n_distinct, dtype=np.float64)
             positive = np.zeros(n_distinct, dtype=np.int64)
             for h in range(n_distinct):
                 r[h] = stop_probability(value[h])
@@ -267,11 +267,11 @@ def err_histograms(hist, mode, cutoffs, out, start, stop):
     highest (OPTIMISTIC) or lowest first. out : (n_queries, n_cutoffs) float64."""
     n_dist = hist.shape[1]
     n_grades = hist.shape[2]
-    r = np.empty(n_grades)
+    r = np.empty(n_grades, dtype=np.float64)
     for g in range(n_grades):
         r[g] = stop_probability(float(g))
     count = np.zeros(n_grades, dtype=np.int64)
-    one_r = np.zeros(1)
+    one_r = np.zeros(1, dtype=np.float64)
     one_count = np.zeros(1, dtype=np.int64)
     n_cut = cutoffs.shape[0]
     for q in range(start, stop):

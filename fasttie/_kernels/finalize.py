@@ -268,7 +268,7 @@ def finalize_ties(
 
     _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out)
     with_rbp = (optional & OPTIONAL_RBP) != 0
-    rbp_sums = np.zeros((3, n_cut if with_rbp else 0))  # gain, relevant, unjudged per column
+    rbp_sums = np.zeros((3, n_cut if with_rbp else 0), dtype=np.float64)  # gain, relevant, unjudged per column
     rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
 
     # typed starts: a literal 0 would make numba compile every callee twice
@@ -400,7 +400,7 @@ def _tail_start(ranks, ranked_relevant, n_items, cutoffs, discount_size):
 def _relevant_tail(ranks, grades, judged, start, hits, ap, grade_sum, judged_count, hits_at_r, total_relevant):
     """The main walk of :func:`finalize_ranked` over listed items start.. (all relevant, no cutoff
     and no discount among them): the same sums, in the same order."""
-    terms = np.empty(_TAIL_BLOCK)
+    terms = np.empty(_TAIL_BLOCK, dtype=np.float64)
     n_graded = ranks.shape[0]
     for lo in range(start, n_graded, _TAIL_BLOCK):
         n = min(_TAIL_BLOCK, n_graded - lo)
@@ -523,7 +523,7 @@ def finalize_ranked(
               optional & OPTIONAL_RBP, out)
 
 
-@jit
+@jit(inline="always")
 def _wap_walk(ranks, grades, relevant, n_items, cutoffs, asked, out):
     """out[WAP_NUM / WAP_RET, :] of :func:`finalize_ranked` (0 unless ``asked``)."""
     n_cut = cutoffs.shape[0]
@@ -549,7 +549,7 @@ def _wap_walk(ranks, grades, relevant, n_items, cutoffs, asked, out):
             wap += grade_sum / rank
 
 
-@jit
+@jit(inline="always")
 def _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p, asked, out):
     """out[RBP / RBP_REL / RESIDUAL, :] of :func:`finalize_ranked` (0 unless ``asked``)."""
     n_cut = cutoffs.shape[0]
@@ -558,7 +558,7 @@ def _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_ga
         out[RBP_REL, kp] = 0.0
         out[RESIDUAL, kp] = 0.0
     n_graded = ranks.shape[0]
-    rbp_sums = np.zeros((3, n_cut if asked else 0))  # gain, relevant, unjudged per column
+    rbp_sums = np.zeros((3, n_cut if asked else 0), dtype=np.float64)  # gain, relevant, unjudged per column
     rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
     kp = 0
     previous = np.int64(0)  # rank of the item before (0: none)

@@ -87,10 +87,10 @@ def _query_infap(scores, states, keys, mode):
     """Sum of the infAP terms of one query's ranked list (states: RELEVANT, ... per row)."""
     n_rows = scores.shape[0]
     order = _rank_order(scores, keys, mode)
-    weights = np.empty(n_rows + 1)  # scratch for a tie as wide as the list
-    f_of = np.empty(n_rows + 1)
-    s0 = np.empty(n_rows + 1)
-    s1 = np.empty(n_rows + 1)
+    weights = np.empty(n_rows + 1, dtype=np.float64)  # scratch for a tie as wide as the list
+    f_of = np.empty(n_rows + 1, dtype=np.float64)
+    s0 = np.empty(n_rows + 1, dtype=np.float64)
+    s1 = np.empty(n_rows + 1, dtype=np.float64)
     count = np.zeros(4, dtype=np.int64)
     total = 0.0
     b = np.int64(0)
