@@ -7,10 +7,14 @@ int8 / float32 / bool / packed / memory-mapped / read-only, labels as uint8 / in
 grades as int / float, one and several threads), then walks every numba dispatcher of fasttie.
 """
 
+import ast
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import fasttie._kernels as kernels
 
 WORKLOAD = r"""
 import importlib, json, pkgutil, tempfile, os
@@ -72,11 +76,6 @@ def test_kernel_allocations_name_their_dtype():
     # numba compiles its np.empty / zeros / ones once per spelling of the dtype: np.zeros(n),
     # np.zeros(n, dtype=float) and np.zeros(n, dtype=np.float64) are three compiles of one array
     # type; the kernels spell every dtype out (np.float64, np.int64, ...), so each is one compile
-    import ast
-    from pathlib import Path
-
-    import fasttie._kernels as kernels
-
     dtype_position = {"empty": 1, "zeros": 1, "ones": 1, "full": 2}
     unnamed = []
     for path in sorted(Path(kernels.__file__).parent.glob("*.py")):
