@@ -150,7 +150,7 @@ class _DatabasePass:
         if spec.kind == "class" and stable:
             # the stable pass reads the database in index order: no class-sorted copy, and each
             # query's relevant count (its scratch size) is its class size
-            self.class_sizes = np.bincount(spec.db_labels, minlength=int(spec.query_labels.max()) + 1)
+            self.class_sizes = class_sizes(spec)
         elif spec.kind == "class":
             # each query's relevant items must be one contiguous segment of the database: a
             # database already ordered by class is used as it is, otherwise a class-sorted copy
@@ -291,12 +291,16 @@ def stable_groups(kind, query_labels, n_relevant):
     return order, np.r_[group_start, n].astype(np.int64)
 
 
+def class_sizes(spec):
+    """Database items of each class (class labels): every query's relevant items."""
+    return np.bincount(spec.db_labels, minlength=int(spec.query_labels.max()) + 1)
+
+
 def swept_share(spec):
     """The share of the queries that the full stable pass sweeps in groups (see :func:`stable_groups`)."""
     if spec.kind != "class" or len(spec.query_labels) == 0:
         return 0.0
-    class_sizes = np.bincount(spec.db_labels, minlength=int(spec.query_labels.max()) + 1)
-    _, group_ptr = stable_groups(spec.kind, spec.query_labels, class_sizes[spec.query_labels])
+    _, group_ptr = stable_groups(spec.kind, spec.query_labels, class_sizes(spec)[spec.query_labels])
     sizes = np.diff(group_ptr)
     return sizes[sizes >= GROUP_MIN].sum() / len(spec.query_labels)
 
