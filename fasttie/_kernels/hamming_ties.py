@@ -340,6 +340,22 @@ def _scan_class_group(query_words, rows, n_rows, db_words, db_labels, label, cou
 
 
 @jit(inline="always")
+def _top_distance(hist_q, depth, first):
+    """first[d] = items before distance d; returns the distance that holds rank ``depth`` >= 1
+    (the last one a metric at cutoff ``depth`` looks at), as uint64."""
+    n_dist, n_grades = hist_q.shape
+    items = np.int64(0)
+    top = np.uint64(0)
+    for d in range(n_dist):
+        first[d] = items
+        if items < depth:
+            top = np.uint64(d)
+        for g in range(n_grades):
+            items += hist_q[d, g]
+    return top
+
+
+@jit(inline="always")
 def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hist_q, first, rel_first, gains, ranks,
                          grades, item_gains, relevant, cutoffs, log_p, discount, optional, out_q, scalars_q,
                          err_cutoffs, err_row):
@@ -361,22 +377,16 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
     else:
         for p in range(n_found):
             hist_q[records[p] & _DISTANCE_MASK, record_grades[p]] += 1
-    items = np.int64(0)
     n_rel = np.int64(0)
-    top = np.uint64(0)  # the distance that holds rank depth
-    n_ranked = np.int64(0)  # relevant items up to it
     for d in range(n_dist):
-        first[d] = items
         rel_first[d] = n_rel
-        if items < depth:
-            top = np.uint64(d)
-        items += np.int64(count[d])
         at_d = 0
         for g in range(1, n_grades):
             at_d += hist_q[d, g]
         hist_q[d, 0] = np.int64(count[d]) - at_d
         n_rel += at_d
-        n_ranked = n_rel if np.uint64(d) <= top else n_ranked
+    top = _top_distance(hist_q, depth, first)
+    n_ranked = n_rel if top == np.uint64(n_dist - 1) else rel_first[top + np.uint64(1)]  # relevant items up to top
     place_records(kind, records, record_grades, n_found, top, first, rel_first, gains, ranks, grades, item_gains)
     finalize_fixed_order(
         hist_q, ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked], relevant[:n_ranked], gains, cutoffs,

@@ -13,8 +13,8 @@ import numpy as np
 
 from ._jit import jit
 from .hamming_ties import (
-    _DISTANCE_MASK, CLASS, MULTIHOT, _count_and_record, _scan_top, class_grades, finalize_fixed_order,
-    place_records,
+    _DISTANCE_MASK, CLASS, MULTIHOT, _count_and_record, _scan_top, _top_distance, class_grades,
+    finalize_fixed_order, place_records,
 )
 from .popcount import popcount64
 
@@ -54,22 +54,6 @@ def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, r
                                         cursor_1, count[1], records[1], record_grades[1], m_1)
         j = _next_near_two(word_0, word_1, db_words, j + np.uint64(1), limit_0, limit_1)
     return m_0, m_1
-
-
-@jit(inline="always")
-def _top_distance(hist_q, depth, first):
-    """first[d] = items before distance d; returns the distance that holds rank ``depth`` >= 1
-    (the last one a metric at cutoff ``depth`` looks at), as uint64."""
-    n_dist, n_grades = hist_q.shape
-    items = np.int64(0)
-    top = np.uint64(0)
-    for d in range(n_dist):
-        first[d] = items
-        if items < depth:
-            top = np.uint64(d)
-        for g in range(n_grades):
-            items += hist_q[d, g]
-    return top
 
 
 @jit
