@@ -140,6 +140,12 @@ def optional_sums(metrics, ties) -> int:
             | (OPTIONAL_WAP if wap else 0))
 
 
+def walks_asked(optional) -> bool:
+    """Whether a fixed order needs the WAP and RBP walks (:func:`._kernels.finalize.ranked_walks`):
+    the kernels named ``..._walks`` run them, the others leave those quantities 0."""
+    return bool(optional & (OPTIONAL_RBP | OPTIONAL_WAP))
+
+
 def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, radius_values=None, err=None):
     """Per-query values of every metric for one block of queries.
 

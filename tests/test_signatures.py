@@ -5,6 +5,7 @@ comes from an input dtype, a read-only flag or a literal that the facade did not
 process calls every front door in every tie mode with the input variants users pass (codes as
 int8 / float32 / bool / packed / memory-mapped / read-only, labels as uint8 / int32 / int64,
 grades as int / float, one and several threads), then walks every numba dispatcher of fasttie.
+Before that, it checks that fixed orders without WAP or RBP compile no code of theirs.
 """
 
 import ast
@@ -14,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import fasttie._kernels as kernels
 
 WORKLOAD = r"""
@@ -22,9 +25,16 @@ import numpy as np, numba
 import fasttie as ft
 import fasttie._kernels as kernels
 from fasttie.warmup import warmup
+from fasttie._kernels.finalize import ranked_walks
 
-warmup()
 rng = np.random.default_rng(0)
+# fixed orders without WAP and RBP: their kernels must not compile the walks (tests/test_walk_kernels.py)
+codes, labels = rng.integers(0, 2, (306, 64)), rng.integers(0, 4, 306)
+for metrics in (["AP", "P@5"], ["P@5"]):  # the stable pass, then the bounded one
+    ft.evaluate(codes[:6], codes[6:], labels[:6], labels[6:], metrics=metrics, ties="stable")
+ft.rank_evaluate(rng.integers(0, 4, 60), rng.random(60), [20, 40], metrics=["AP", "RR"], ties="stable")
+walks_compiled = len(ranked_walks.signatures)
+warmup()
 folder = tempfile.mkdtemp()
 q = rng.integers(0, 2, (6, 70)); db = rng.integers(0, 2, (300, 70))
 np.save(os.path.join(folder, "db.npy"), db.astype(np.int8))
@@ -56,19 +66,30 @@ for info in pkgutil.iter_modules(kernels.__path__):
     for name, obj in vars(module).items():
         if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.__module__ == module.__name__:
             rows[f"{info.name}.{name}"] = [", ".join(map(str, sig)) for sig in obj.signatures]
-print("RESULT " + json.dumps(rows))
+print("RESULT " + json.dumps({"signatures": rows, "walks_compiled_before_asked": walks_compiled}))
 """
 
 
-def test_every_compiled_function_has_one_signature():
+@pytest.fixture(scope="module")
+def compiled():
+    """What a fresh process without a cache compiles for the workload above."""
     # no cache: a kernel loaded from the cache does not compile (or list) its callees
     env = {**os.environ, "FASTTIE_NO_CACHE": "1"}
     done = subprocess.run([sys.executable, "-c", WORKLOAD], capture_output=True, text=True, timeout=1200, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
-    rows = json.loads(done.stdout.split("RESULT ", 1)[1])
-    compiled = {name: sigs for name, sigs in rows.items() if sigs}
-    assert len(compiled) >= 40, sorted(compiled)  # the walk found the callees, not only the drivers
-    several = {name: sigs for name, sigs in compiled.items() if len(sigs) > 1}
+    return json.loads(done.stdout.split("RESULT ", 1)[1])
+
+
+def test_the_walks_compile_only_when_asked(compiled):
+    # WAP's and RBP's walks cost every kernel that links them about a second of compile
+    assert compiled["walks_compiled_before_asked"] == 0
+    assert compiled["signatures"]["finalize.ranked_walks"]  # warmup asks for them
+
+
+def test_every_compiled_function_has_one_signature(compiled):
+    with_signatures = {name: sigs for name, sigs in compiled["signatures"].items() if sigs}
+    assert len(with_signatures) >= 40, sorted(with_signatures)  # the walk found the callees, not only the drivers
+    several = {name: sigs for name, sigs in with_signatures.items() if len(sigs) > 1}
     assert not several, json.dumps(several, indent=1)
 
 

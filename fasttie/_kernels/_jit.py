@@ -7,9 +7,12 @@ Every kernel is serial and ``nogil``: parallelism over query blocks lives in one
 them inside the caller and builds no library of their own, which took 1.5-1.7 s off the cold
 first call of evaluate, rank_evaluate and trec.evaluate. Not for helpers called from several
 places in one caller, and not for the LambdaRank row loops, whose machine code came out 15 %
-slower that way. The WAP and RBP walks of :func:`.finalize.finalize_ranked` are inlined too: as
-functions of their own, their code was optimized and generated again inside every driver that
-links the finalizer (0.45 s of the stable door's cold first call).
+slower that way.
+
+numba optimizes and generates the code of every callee again inside each kernel that links it,
+whether that kernel's call runs or not. Code that few calls need (the WAP and RBP walks of a
+fixed order: 1.35 s of the stable door's cold first call) goes into a second kernel made from
+the same source (:func:`jit_variant`), which the facade calls only when it is needed.
 
 Allocations spell the dtype as ``np.<type>``: numba compiles np.empty / zeros / ones once per
 spelling (``np.zeros(n)``, ``dtype=float`` and ``dtype=np.float64`` are three compiles of one
@@ -86,3 +89,16 @@ def jit(fn=None, **options):
     if fn is None:
         return lambda f: jit(f, **options)
     return _njit(fn, {"nogil": True, "cache": CACHE, **options})
+
+
+def jit_variant(fn, name, **options):
+    """:func:`jit` of ``fn``, a function that a factory makes once per value of a flag it closes
+    over (for example ``walks``), as the kernel ``name``.
+
+    numba takes a closure's variables as constants and prunes the branches they decide before
+    typing, so each variant compiles only the code it runs: what the other needs is neither
+    compiled nor linked. The name gives each variant a cache index of its own (numba names the
+    index after the function): :func:`fasttie.warmup.kernel_cached` reads it.
+    """
+    fn.__name__ = fn.__qualname__ = name
+    return jit(fn, **options)

@@ -226,7 +226,7 @@ def finalize_ties(
                                         the average); OPTIONAL_BPREF, bpref's sum (else 0);
                                         OPTIONAL_RBP, RBP and its residual (else 0);
                                         OPTIONAL_WAP, WAP's numerator and ratio (read by
-                                        :func:`finalize_ranked` only, else 0: a division per
+                                        :func:`ranked_walks` only, else 0: a division per
                                         relevant item; a tie walk always computes them)
     out : float64 array (N_QUANTITIES, K), written
     scalars : float64 array (N_SCALARS,), written
@@ -439,7 +439,8 @@ def finalize_ranked(
                                   database: every item is judged) or unjudged (a ranked list)
     unranked_relevant : int       relevant items outside the ranking (they count in R)
     judged_nonrel : int           judged non-relevant items of the query, ranked or not (bpref)
-    ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out, scalars : as in :func:`finalize_ties`
+    ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out, scalars : as in :func:`finalize_ties`;
+                                  WAP's and RBP's quantities are written 0 (:func:`ranked_walks` computes them)
     """
     n_graded = ranks.shape[0]
     n_cut = cutoffs.shape[0]
@@ -515,27 +516,40 @@ def finalize_ranked(
             if hits == 1:
                 rr = 1.0 / rank
     scalars[HITS_AT_R] = hits_at_r
-    # WAP and RBP walk the items on their own, when asked: in the loop above, their branches cost
-    # even when never taken (LLVM speculates WAP's division; RBP's stores keep the sums out of
-    # registers): 3.9 -> 1.4 ns per listed item
-    _wap_walk(ranks, grades, relevant, n_items, cutoffs, optional & OPTIONAL_WAP, out)
-    _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p,
-              optional & OPTIONAL_RBP, out)
+    for kp in range(n_cut):  # WAP and RBP: see ranked_walks
+        for quantity in (WAP_NUM, WAP_RET, RBP, RBP_REL, RESIDUAL):
+            out[quantity, kp] = 0.0
+
+
+@jit
+def ranked_walks(ranks, grades, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p,
+                 optional, out):
+    """WAP's and RBP's quantities (out[WAP_NUM, WAP_RET, RBP, RBP_REL, RESIDUAL, :]) of the fixed
+    order that :func:`finalize_ranked` has just finalized, the same arguments: those it asks
+    (``optional``), each in a walk of its own over the listed items.
+
+    Not a part of finalize_ranked: in its main loop their branches cost even when never taken
+    (LLVM speculates WAP's division; RBP's stores keep the sums out of registers: 3.9 -> 1.4 ns
+    per listed item), and every kernel that links their code compiles it again (1.35 s of the
+    cold first call of evaluate with ties="stable"). The drivers come in two kernels from one
+    source (:func:`._jit.jit_variant`); only the one for WAP or RBP calls this.
+    """
+    if optional & OPTIONAL_WAP:
+        _wap_walk(ranks, grades, relevant, n_items, cutoffs, out)
+    if optional & OPTIONAL_RBP:
+        _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p, out)
 
 
 @jit(inline="always")
-def _wap_walk(ranks, grades, relevant, n_items, cutoffs, asked, out):
-    """out[WAP_NUM / WAP_RET, :] of :func:`finalize_ranked` (0 unless ``asked``)."""
+def _wap_walk(ranks, grades, relevant, n_items, cutoffs, out):
+    """out[WAP_NUM / WAP_RET, :] of :func:`ranked_walks`."""
     n_cut = cutoffs.shape[0]
-    for kp in range(n_cut):
-        out[WAP_NUM, kp] = 0.0
-        out[WAP_RET, kp] = 0.0
     n_graded = ranks.shape[0]
     kp = 0
     hits = np.int64(0)
     grade_sum = 0.0
     wap = 0.0
-    for p in range(n_graded + 1 if asked else 0):
+    for p in range(n_graded + 1):
         rank = ranks[p] if p < n_graded else n_items + 1
         while kp < n_cut and min(cutoffs[kp], n_items) < rank:
             out[WAP_NUM, kp] = wap
@@ -550,20 +564,16 @@ def _wap_walk(ranks, grades, relevant, n_items, cutoffs, asked, out):
 
 
 @jit(inline="always")
-def _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p, asked, out):
-    """out[RBP / RBP_REL / RESIDUAL, :] of :func:`finalize_ranked` (0 unless ``asked``)."""
+def _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p, out):
+    """out[RBP / RBP_REL / RESIDUAL, :] of :func:`ranked_walks`."""
     n_cut = cutoffs.shape[0]
-    for kp in range(n_cut):
-        out[RBP, kp] = 0.0
-        out[RBP_REL, kp] = 0.0
-        out[RESIDUAL, kp] = 0.0
     n_graded = ranks.shape[0]
-    rbp_sums = np.zeros((3, n_cut if asked else 0), dtype=np.float64)  # gain, relevant, unjudged per column
+    rbp_sums = np.zeros((3, n_cut), dtype=np.float64)  # gain, relevant, unjudged per column
     rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
     kp = 0
     previous = np.int64(0)  # rank of the item before (0: none)
     one = np.int64(1)
-    for p in range(n_graded + 1 if asked else 0):
+    for p in range(n_graded + 1):
         rank = ranks[p] if p < n_graded else n_items + 1
         while kp < n_cut and min(cutoffs[kp], n_items) < rank:
             depth = min(cutoffs[kp], n_items)

@@ -16,9 +16,9 @@
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_variant
 from .err import err_ranked
-from .finalize import finalize_ranked, finalize_ties
+from .finalize import finalize_ranked, finalize_ties, ranked_walks
 from .histogram import _distance
 from .popcount import popcount64
 from .tie_arrays import empty_ties
@@ -261,11 +261,8 @@ def place_records(kind, records, record_grades, n_found, top, first, rel_first, 
 
 
 @jit(inline="always")
-def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cutoffs, log_p, discount, optional, out_q,
-                         scalars_q, err_cutoffs, err_row):
-    """Base quantities (and ERR) of one query in a fixed order, from the ranks of its ranked
-    relevant items (ascending) and its counts ``hist_q``: relevant items of ``hist_q`` left
-    unranked (a bounded pass) count in R only."""
+def _fixed_order_totals(hist_q, gains):
+    """Items, relevant items and the ideal order's runs (gain, count) of one query's counts."""
     n_dist, n_grades = hist_q.shape
     items = np.int64(0)
     n_rel = np.int64(0)
@@ -274,6 +271,16 @@ def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cut
             items += hist_q[d, g]
             n_rel += hist_q[d, g] if g > 0 else 0
     ideal_gain, ideal_count = _ideal_runs(hist_q, gains)
+    return items, n_rel, ideal_gain, ideal_count
+
+
+@jit(inline="always")
+def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cutoffs, log_p, discount, optional, out_q,
+                         scalars_q, err_cutoffs, err_row):
+    """Base quantities (and ERR) of one query in a fixed order, from the ranks of its ranked
+    relevant items (ascending) and its counts ``hist_q``: relevant items of ``hist_q`` left
+    unranked (a bounded pass) count in R only."""
+    items, n_rel, ideal_gain, ideal_count = _fixed_order_totals(hist_q, gains)
     # every database item is judged: the ranked ones are relevant, the others not (np.bool_: a
     # literal True would type finalize_ranked once more than the ranked lists' False)
     finalize_ranked(
@@ -282,6 +289,15 @@ def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cut
     )
     if err_cutoffs.shape[0] > 0:
         err_ranked(ranks, grades, err_cutoffs, err_row)
+
+
+@jit(inline="always")
+def fixed_order_walks(hist_q, ranks, grades, item_gains, relevant, gains, cutoffs, log_p, optional, out_q):
+    """WAP and RBP (:func:`.finalize.ranked_walks`) of a query that :func:`finalize_fixed_order`
+    has finalized, the same arguments."""
+    items, _, ideal_gain, _ = _fixed_order_totals(hist_q, gains)
+    ranked_walks(ranks, grades, item_gains, relevant, relevant, items, np.bool_(True), ideal_gain, cutoffs, log_p,
+                 optional, out_q)
 
 
 # queries of one class that share a sweep of the stable pass: the loop over them is unrolled, so
@@ -362,7 +378,7 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
     """One query's counts ``hist_q`` and base quantities from its scan: ``count[d]`` items at
     distance d and the records of its n_found relevant items (index order). Only the items at
     distances that reach rank ``depth`` are ranked (the others count in R), as in
-    :mod:`.stable_top`."""
+    :mod:`.stable_top`. Returns the number of ranked items (ranks[:n])."""
     n_dist, n_grades = hist_q.shape
     for d in range(n_dist):
         for g in range(n_grades):
@@ -392,72 +408,85 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
         hist_q, ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked], relevant[:n_ranked], gains, cutoffs,
         log_p, discount, optional, out_q, scalars_q, err_cutoffs, err_row,
     )
+    return n_ranked
 
 
-@jit
-def finalize_stable(
-    query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
-    indptr, listed_ids, listed_grades, n_relevant, order, group_ptr, depth, hist, gains, cutoffs, log_p, discount,
-    optional, out, scalars, err_cutoffs, err_out, start, stop,
-):
-    """Histograms and base quantities of the queries of groups start..stop-1 with ties broken by
-    database index (np.argsort(kind="stable") order), from one pass over the database per query
-    or per group.
+def _finalize_stable_kernel(walks):
+    """:func:`finalize_stable`, and with ``walks`` (WAP or RBP asked) ``finalize_stable_walks``:
+    one source, two kernels (:func:`._jit.jit_variant`)."""
 
-    Group g holds the queries order[group_ptr[g]:group_ptr[g + 1]]: for CLASS relevance up to
-    :data:`GROUP` queries of one class, scanned in one sweep when there are at least
-    :data:`GROUP_MIN` of them; otherwise one query each. db_words and labels are in the caller's
-    original order. For LISTED relevance, the ids of query i are listed_ids[indptr[i]:indptr[i + 1]],
-    sorted ascending. n_relevant[i] bounds the relevant items of query i. hist (n_queries,
-    n_bits + 1, n_grades) is written. ERR at err_cutoffs (int64, ascending; empty: none) goes to
-    err_out (n_queries, len(err_cutoffs)).
-    """
-    n_dist = hist.shape[1]
-    capacity = 0
-    widest = 1
-    for g in range(start, stop):
-        widest = max(widest, group_ptr[g + 1] - group_ptr[g])
-        for t in range(group_ptr[g], group_ptr[g + 1]):
-            capacity = max(capacity, n_relevant[order[t]])
-    # per-block scratch, reused by every query of the block
-    records = np.empty((GROUP if widest >= GROUP_MIN else 1, capacity + 1), dtype=np.uint64)
-    # the group sweep writes no grades: its relevant items (CLASS) have grade 1, as every
-    # single-query scan of CLASS writes too
-    record_grades = np.ones(capacity + 1, dtype=np.int64)
-    ranks = np.empty(capacity, dtype=np.int64)
-    grades = np.empty(capacity, dtype=np.float64)
-    item_gains = np.empty(capacity, dtype=np.float64)
-    class_grades(kind, gains, grades, item_gains)
-    relevant = np.ones(capacity, dtype=np.bool_)  # every graded item is relevant here
-    group_count = np.empty((GROUP, n_dist), dtype=np.uint32)
-    count = np.empty(n_dist, dtype=np.uint64)  # one query's counts (a group's copied in: one signature)
-    first = np.empty(n_dist, dtype=np.int64)  # items before distance d
-    rel_first = np.empty(n_dist, dtype=np.int64)  # relevant items before distance d
-    for g in range(start, stop):
-        lo = group_ptr[g]
-        n_rows = group_ptr[g + 1] - lo
-        swept = n_rows >= GROUP_MIN
-        if swept:
-            rows = order[lo : lo + n_rows]
-            n_found = _scan_class_group(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]],
-                                        group_count, records)
-        for r in range(n_rows):
-            i = order[lo + r]
+    def finalize_stable(
+        query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
+        indptr, listed_ids, listed_grades, n_relevant, order, group_ptr, depth, hist, gains, cutoffs, log_p, discount,
+        optional, out, scalars, err_cutoffs, err_out, start, stop,
+    ):
+        """Histograms and base quantities of the queries of groups start..stop-1 with ties broken by
+        database index (np.argsort(kind="stable") order), from one pass over the database per query
+        or per group.
+
+        Group g holds the queries order[group_ptr[g]:group_ptr[g + 1]]: for CLASS relevance up to
+        :data:`GROUP` queries of one class, scanned in one sweep when there are at least
+        :data:`GROUP_MIN` of them; otherwise one query each. db_words and labels are in the caller's
+        original order. For LISTED relevance, the ids of query i are listed_ids[indptr[i]:indptr[i + 1]],
+        sorted ascending. n_relevant[i] bounds the relevant items of query i. hist (n_queries,
+        n_bits + 1, n_grades) is written. ERR at err_cutoffs (int64, ascending; empty: none) goes to
+        err_out (n_queries, len(err_cutoffs)).
+        """
+        n_dist = hist.shape[1]
+        capacity = 0
+        widest = 1
+        for g in range(start, stop):
+            widest = max(widest, group_ptr[g + 1] - group_ptr[g])
+            for t in range(group_ptr[g], group_ptr[g + 1]):
+                capacity = max(capacity, n_relevant[order[t]])
+        # per-block scratch, reused by every query of the block
+        records = np.empty((GROUP if widest >= GROUP_MIN else 1, capacity + 1), dtype=np.uint64)
+        # the group sweep writes no grades: its relevant items (CLASS) have grade 1, as every
+        # single-query scan of CLASS writes too
+        record_grades = np.ones(capacity + 1, dtype=np.int64)
+        ranks = np.empty(capacity, dtype=np.int64)
+        grades = np.empty(capacity, dtype=np.float64)
+        item_gains = np.empty(capacity, dtype=np.float64)
+        class_grades(kind, gains, grades, item_gains)
+        relevant = np.ones(capacity, dtype=np.bool_)  # every graded item is relevant here
+        group_count = np.empty((GROUP, n_dist), dtype=np.uint32)
+        count = np.empty(n_dist, dtype=np.uint64)  # one query's counts (a group's copied in: one signature)
+        first = np.empty(n_dist, dtype=np.int64)  # items before distance d
+        rel_first = np.empty(n_dist, dtype=np.int64)  # relevant items before distance d
+        for g in range(start, stop):
+            lo = group_ptr[g]
+            n_rows = group_ptr[g + 1] - lo
+            swept = n_rows >= GROUP_MIN
             if swept:
-                row = r
-                for d in range(n_dist):
-                    count[d] = group_count[r, d]
-            else:
-                row = 0
-                n_found = _scan_query(
-                    i, query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
-                    indptr, listed_ids, listed_grades, count, records[0], record_grades,
+                rows = order[lo : lo + n_rows]
+                n_found = _scan_class_group(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]],
+                                            group_count, records)
+            for r in range(n_rows):
+                i = order[lo + r]
+                if swept:
+                    row = r
+                    for d in range(n_dist):
+                        count[d] = group_count[r, d]
+                else:
+                    row = 0
+                    n_found = _scan_query(
+                        i, query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
+                        indptr, listed_ids, listed_grades, count, records[0], record_grades,
+                    )
+                n_ranked = _finish_stable_query(
+                    kind, records[row], record_grades, n_found, count, depth, hist[i], first, rel_first, gains,
+                    ranks, grades, item_gains, relevant, cutoffs, log_p, discount, optional, out[i], scalars[i],
+                    err_cutoffs, err_out[i],
                 )
-            _finish_stable_query(
-                kind, records[row], record_grades, n_found, count, depth, hist[i], first, rel_first, gains, ranks,
-                grades, item_gains, relevant, cutoffs, log_p, discount, optional, out[i], scalars[i], err_cutoffs,
-                err_out[i],
-            )
+                if walks:
+                    fixed_order_walks(hist[i], ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked],
+                                      relevant[:n_ranked], gains, cutoffs, log_p, optional, out[i])
+
+    return jit_variant(finalize_stable, "finalize_stable_walks" if walks else "finalize_stable")
+
+
+finalize_stable = _finalize_stable_kernel(walks=False)
+finalize_stable_walks = _finalize_stable_kernel(walks=True)
 
 
 @jit
@@ -504,28 +533,40 @@ def stable_ranks(
             out_grades[base + p] = record_grades[p]
 
 
-@jit
-def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, log_p, discount, optional, out, scalars,
-                            err_cutoffs, err_out, start, stop):
-    """Base quantities of queries start..stop-1 from the sorted global ranks and grades of
-    their relevant items (query i: ranks / grade_of[indptr[i]:indptr[i + 1]], ascending ranks)
-    and their whole-database counts ``hist``: what :func:`finalize_stable` (or, with the items of
-    the bounded pass only, :func:`.stable_top.finalize_stable_top`) computes on one machine,
-    with the same arithmetic (so the same bits)."""
-    capacity = 0
-    for i in range(start, stop):
-        capacity = max(capacity, indptr[i + 1] - indptr[i])
-    grades = np.empty(capacity, dtype=np.float64)
-    item_gains = np.empty(capacity, dtype=np.float64)
-    relevant = np.ones(capacity, dtype=np.bool_)
-    for i in range(start, stop):
-        lo = indptr[i]
-        n_found = indptr[i + 1] - lo
-        for p in range(n_found):
-            grades[p] = grade_of[lo + p]
-            item_gains[p] = gains[grade_of[lo + p]]
-        # a bounded pass (cutoffs only) ranks the relevant items near enough: the others count in R only
-        finalize_fixed_order(
-            hist[i], ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains,
-            cutoffs, log_p, discount, optional, out[i], scalars[i], err_cutoffs, err_out[i],
-        )
+def _finalize_ranked_queries_kernel(walks):
+    """:func:`finalize_ranked_queries`, and with ``walks`` (WAP or RBP asked)
+    ``finalize_ranked_queries_walks``: one source, two kernels (:func:`._jit.jit_variant`)."""
+
+    def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, log_p, discount, optional, out, scalars,
+                                err_cutoffs, err_out, start, stop):
+        """Base quantities of queries start..stop-1 from the sorted global ranks and grades of
+        their relevant items (query i: ranks / grade_of[indptr[i]:indptr[i + 1]], ascending ranks)
+        and their whole-database counts ``hist``: what :func:`finalize_stable` (or, with the items of
+        the bounded pass only, :func:`.stable_top.finalize_stable_top`) computes on one machine,
+        with the same arithmetic (so the same bits)."""
+        capacity = 0
+        for i in range(start, stop):
+            capacity = max(capacity, indptr[i + 1] - indptr[i])
+        grades = np.empty(capacity, dtype=np.float64)
+        item_gains = np.empty(capacity, dtype=np.float64)
+        relevant = np.ones(capacity, dtype=np.bool_)
+        for i in range(start, stop):
+            lo = indptr[i]
+            n_found = indptr[i + 1] - lo
+            for p in range(n_found):
+                grades[p] = grade_of[lo + p]
+                item_gains[p] = gains[grade_of[lo + p]]
+            # a bounded pass (cutoffs only) ranks the relevant items near enough: the others count in R only
+            finalize_fixed_order(
+                hist[i], ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains,
+                cutoffs, log_p, discount, optional, out[i], scalars[i], err_cutoffs, err_out[i],
+            )
+            if walks:
+                fixed_order_walks(hist[i], ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found],
+                                  relevant[:n_found], gains, cutoffs, log_p, optional, out[i])
+
+    return jit_variant(finalize_ranked_queries, "finalize_ranked_queries_walks" if walks else "finalize_ranked_queries")
+
+
+finalize_ranked_queries = _finalize_ranked_queries_kernel(walks=False)
+finalize_ranked_queries_walks = _finalize_ranked_queries_kernel(walks=True)

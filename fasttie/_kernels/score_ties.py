@@ -12,8 +12,8 @@ Hamming ranking, fed from a stable sort of the scores instead of distance bucket
 """
 
 import numpy as np
-from ._jit import jit
-from .finalize import finalize_ranked, finalize_ties
+from ._jit import jit, jit_variant
+from .finalize import finalize_ranked, finalize_ties, ranked_walks
 from .radix_sort import argsort_ascending, argsort_descending
 from .tie_arrays import empty_ties
 
@@ -181,44 +181,56 @@ def finalize_rankings(
         )
 
 
-@jit
-def finalize_fixed_rankings(
-    offsets, scores, grades, gains, judged, keys, relevance_level, extra_offsets, extra_grades, extra_gains,
-    extra_relevant, extra_nonrel, cutoffs, log_p, discount, optional, out, scalars, start, stop,
-):
-    """:func:`finalize_rankings` in a fixed order (ties="stable", "trec": equal scores by key,
-    or in row order when ``keys`` is empty), the same arguments but the mode and ``need_ratio``
-    (a fixed order has the ratio exactly). Only the rows with a grade, a gain, a judgment or
-    relevance are walked; the others are unjudged items that add nothing."""
-    widest = 0
-    for q in range(start, stop):
-        widest = max(widest, offsets[q + 1] - offsets[q])
-    ranks = np.empty(widest, dtype=np.int64)
-    item_grades = np.empty(widest, dtype=np.float64)
-    item_gains = np.empty(widest, dtype=np.float64)
-    item_relevant = np.empty(widest, dtype=np.bool_)
-    item_judged = np.empty(widest, dtype=np.bool_)
-    for q in range(start, stop):
-        lo = offsets[q]
-        hi = offsets[q + 1]
-        order = _rank_order(scores[lo:hi], keys[lo:hi], FIXED)
-        m = 0
-        judged_nonrel = extra_nonrel[q]
-        for p in range(hi - lo):
-            row = lo + order[p]
-            relevant = grades[row] >= relevance_level
-            if judged[row] or relevant or grades[row] != 0.0 or gains[row] != 0.0:
-                ranks[m] = p + 1
-                item_grades[m] = grades[row]
-                item_gains[m] = gains[row]
-                item_relevant[m] = relevant
-                item_judged[m] = judged[row]
-                m += 1
-                judged_nonrel += 1 if judged[row] and not relevant else 0
-        extra = slice(extra_offsets[q], extra_offsets[q + 1])
-        ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra], extra_gains[extra])
-        finalize_ranked(
-            ranks[:m], item_grades[:m], item_gains[:m], item_relevant[:m], item_judged[:m], hi - lo, np.bool_(False),
-            extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out[q],
-            scalars[q],
-        )
+def _finalize_fixed_rankings_kernel(walks):
+    """:func:`finalize_fixed_rankings`, and with ``walks`` (RBP asked) ``finalize_fixed_rankings_walks``:
+    one source, two kernels (:func:`._jit.jit_variant`)."""
+
+    def finalize_fixed_rankings(
+        offsets, scores, grades, gains, judged, keys, relevance_level, extra_offsets, extra_grades, extra_gains,
+        extra_relevant, extra_nonrel, cutoffs, log_p, discount, optional, out, scalars, start, stop,
+    ):
+        """:func:`finalize_rankings` in a fixed order (ties="stable", "trec": equal scores by key,
+        or in row order when ``keys`` is empty), the same arguments but the mode and ``need_ratio``
+        (a fixed order has the ratio exactly). Only the rows with a grade, a gain, a judgment or
+        relevance are walked; the others are unjudged items that add nothing."""
+        widest = 0
+        for q in range(start, stop):
+            widest = max(widest, offsets[q + 1] - offsets[q])
+        ranks = np.empty(widest, dtype=np.int64)
+        item_grades = np.empty(widest, dtype=np.float64)
+        item_gains = np.empty(widest, dtype=np.float64)
+        item_relevant = np.empty(widest, dtype=np.bool_)
+        item_judged = np.empty(widest, dtype=np.bool_)
+        for q in range(start, stop):
+            lo = offsets[q]
+            hi = offsets[q + 1]
+            order = _rank_order(scores[lo:hi], keys[lo:hi], FIXED)
+            m = 0
+            judged_nonrel = extra_nonrel[q]
+            for p in range(hi - lo):
+                row = lo + order[p]
+                relevant = grades[row] >= relevance_level
+                if judged[row] or relevant or grades[row] != 0.0 or gains[row] != 0.0:
+                    ranks[m] = p + 1
+                    item_grades[m] = grades[row]
+                    item_gains[m] = gains[row]
+                    item_relevant[m] = relevant
+                    item_judged[m] = judged[row]
+                    m += 1
+                    judged_nonrel += 1 if judged[row] and not relevant else 0
+            extra = slice(extra_offsets[q], extra_offsets[q + 1])
+            ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra],
+                                                     extra_gains[extra])
+            listed = (ranks[:m], item_grades[:m], item_gains[:m], item_relevant[:m], item_judged[:m], hi - lo,
+                      np.bool_(False))
+            finalize_ranked(*listed, extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs, log_p,
+                            discount, optional, out[q], scalars[q])
+            if walks:
+                ranked_walks(*listed, ideal_gain, cutoffs, log_p, optional, out[q])
+
+    name = "finalize_fixed_rankings_walks" if walks else "finalize_fixed_rankings"
+    return jit_variant(finalize_fixed_rankings, name)
+
+
+finalize_fixed_rankings = _finalize_fixed_rankings_kernel(walks=False)
+finalize_fixed_rankings_walks = _finalize_fixed_rankings_kernel(walks=True)

@@ -11,10 +11,10 @@ so the fixed order costs about one more histogram pass instead of a slower count
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_variant
 from .hamming_ties import (
     _DISTANCE_MASK, CLASS, MULTIHOT, _count_and_record, _scan_top, _top_distance, class_grades,
-    finalize_fixed_order, place_records,
+    finalize_fixed_order, fixed_order_walks, place_records,
 )
 from .popcount import popcount64
 
@@ -77,75 +77,88 @@ def _finalize_top(kind, hist_q, first, records, record_grades, n_found, top, gai
     )
 
 
-@jit
-def finalize_stable_top(
-    query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr, listed_ids,
-    listed_grades, depth, hist, gains, cutoffs, log_p, discount, optional, out, scalars, err_cutoffs, err_out, start,
-    stop,
-):
-    """:func:`.hamming_ties.finalize_stable` for metrics that look at the top ``depth`` ranks only, from the
-    queries' histograms ``hist`` (given: the pass of ties="average").
+def _finalize_stable_top_kernel(walks):
+    """:func:`finalize_stable_top`, and with ``walks`` (WAP or RBP asked) ``finalize_stable_top_walks``:
+    one source, two kernels (:func:`._jit.jit_variant`)."""
 
-    The order of the items past the distance that holds rank ``depth`` matters to no metric, so
-    the pass in index order counts and grades only the items up to that distance, queries in
-    pairs; every other item costs a popcount and a compare (finalize_stable counts every item).
-    Quantities at cutoffs up to ``depth`` are bitwise those of :func:`.hamming_ties.finalize_stable`; the
-    relevant items left out count in R. ``optional`` must not ask for sums over the whole list
-    (bpref, interpolated precision), nor may a metric read R-precision (HITS_AT_R).
-    """
-    n_dist = hist.shape[1]
-    n_grades = hist.shape[2]
-    first = np.empty((2, n_dist), dtype=np.int64)  # items before distance d, per query of a pair
-    count = np.empty((2, n_dist), dtype=np.uint64)
-    rel_first = np.empty(n_dist, dtype=np.int64)
-    capacity = np.int64(0)
-    for i in range(start, stop):
-        top = _top_distance(hist[i], depth, first[0])
-        found = np.int64(0)
-        for d in range(n_dist):
-            for g in range(1, n_grades):
-                found += hist[i, d, g] if np.uint64(d) <= top else 0
-        capacity = max(capacity, found)
-    records = np.empty((2, capacity + 1), dtype=np.uint64)
-    record_grades = np.empty((2, capacity + 1), dtype=np.int64)
-    ranks = np.empty(capacity, dtype=np.int64)
-    grades = np.empty(capacity, dtype=np.float64)
-    item_gains = np.empty(capacity, dtype=np.float64)
-    class_grades(kind, gains, grades, item_gains)
-    relevant = np.ones(capacity, dtype=np.bool_)
-    for i in range(start, stop, 2):
-        n_pair = min(2, stop - i)
-        # per pair, not hoisted out of the loop: hoisted, they cost the pair scan 14 % (measured)
-        tops = np.empty(2, dtype=np.uint64)
-        found = np.empty(2, dtype=np.int64)
-        for h in range(n_pair):
-            tops[h] = _top_distance(hist[i + h], depth, first[h])
+    def finalize_stable_top(
+        query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr, listed_ids,
+        listed_grades, depth, hist, gains, cutoffs, log_p, discount, optional, out, scalars, err_cutoffs, err_out,
+        start, stop,
+    ):
+        """:func:`.hamming_ties.finalize_stable` for metrics that look at the top ``depth`` ranks only, from the
+        queries' histograms ``hist`` (given: the pass of ties="average").
+
+        The order of the items past the distance that holds rank ``depth`` matters to no metric, so
+        the pass in index order counts and grades only the items up to that distance, queries in
+        pairs; every other item costs a popcount and a compare (finalize_stable counts every item).
+        Quantities at cutoffs up to ``depth`` are bitwise those of :func:`.hamming_ties.finalize_stable`; the
+        relevant items left out count in R. ``optional`` must not ask for sums over the whole list
+        (bpref, interpolated precision), nor may a metric read R-precision (HITS_AT_R).
+        """
+        n_dist = hist.shape[1]
+        n_grades = hist.shape[2]
+        first = np.empty((2, n_dist), dtype=np.int64)  # items before distance d, per query of a pair
+        count = np.empty((2, n_dist), dtype=np.uint64)
+        rel_first = np.empty(n_dist, dtype=np.int64)
+        capacity = np.int64(0)
+        for i in range(start, stop):
+            top = _top_distance(hist[i], depth, first[0])
+            found = np.int64(0)
             for d in range(n_dist):
-                count[h, d] = np.uint64(0)
-        if n_pair == 2 and db_words.shape[1] == 1:
-            found[0], found[1] = _scan_top_two(
-                query_words[i, 0], query_words[i + 1, 0], db_words, kind,
-                query_labels[i] if kind == CLASS else np.int32(0),
-                query_labels[i + 1] if kind == CLASS else np.int32(0), db_labels,
-                query_label_words[i] if kind == MULTIHOT else query_label_words[0],
-                query_label_words[i + 1] if kind == MULTIHOT else query_label_words[0], db_label_words,
-                listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]],
-                listed_ids[indptr[i + 1] : indptr[i + 2]], listed_grades[indptr[i + 1] : indptr[i + 2]],
-                tops[0], tops[1], count, records, record_grades,
-            )
-        else:
+                for g in range(1, n_grades):
+                    found += hist[i, d, g] if np.uint64(d) <= top else 0
+            capacity = max(capacity, found)
+        records = np.empty((2, capacity + 1), dtype=np.uint64)
+        record_grades = np.empty((2, capacity + 1), dtype=np.int64)
+        ranks = np.empty(capacity, dtype=np.int64)
+        grades = np.empty(capacity, dtype=np.float64)
+        item_gains = np.empty(capacity, dtype=np.float64)
+        class_grades(kind, gains, grades, item_gains)
+        relevant = np.ones(capacity, dtype=np.bool_)
+        for i in range(start, stop, 2):
+            n_pair = min(2, stop - i)
+            # per pair, not hoisted out of the loop: hoisted, they cost the pair scan 14 % (measured)
+            tops = np.empty(2, dtype=np.uint64)
+            found = np.empty(2, dtype=np.int64)
             for h in range(n_pair):
-                q = i + h
-                found[h] = _scan_top(
-                    query_words[q], db_words, kind, query_labels[q] if kind == CLASS else np.int32(0), db_labels,
-                    query_label_words[q] if kind == MULTIHOT else query_label_words[0], db_label_words,
-                    listed_ids[indptr[q] : indptr[q + 1]], listed_grades[indptr[q] : indptr[q + 1]], tops[h],
-                    count[h], records[h], record_grades[h],
+                tops[h] = _top_distance(hist[i + h], depth, first[h])
+                for d in range(n_dist):
+                    count[h, d] = np.uint64(0)
+            if n_pair == 2 and db_words.shape[1] == 1:
+                found[0], found[1] = _scan_top_two(
+                    query_words[i, 0], query_words[i + 1, 0], db_words, kind,
+                    query_labels[i] if kind == CLASS else np.int32(0),
+                    query_labels[i + 1] if kind == CLASS else np.int32(0), db_labels,
+                    query_label_words[i] if kind == MULTIHOT else query_label_words[0],
+                    query_label_words[i + 1] if kind == MULTIHOT else query_label_words[0], db_label_words,
+                    listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]],
+                    listed_ids[indptr[i + 1] : indptr[i + 2]], listed_grades[indptr[i + 1] : indptr[i + 2]],
+                    tops[0], tops[1], count, records, record_grades,
                 )
-        for h in range(n_pair):
-            _finalize_top(
-                kind, hist[i + h], first[h], records[h], record_grades[h], found[h], tops[h], gains, cutoffs, log_p,
-                discount, optional, out[i + h], scalars[i + h], err_cutoffs, err_out[i + h], rel_first, ranks, grades,
-                item_gains, relevant,
-            )
+            else:
+                for h in range(n_pair):
+                    q = i + h
+                    found[h] = _scan_top(
+                        query_words[q], db_words, kind, query_labels[q] if kind == CLASS else np.int32(0), db_labels,
+                        query_label_words[q] if kind == MULTIHOT else query_label_words[0], db_label_words,
+                        listed_ids[indptr[q] : indptr[q + 1]], listed_grades[indptr[q] : indptr[q + 1]], tops[h],
+                        count[h], records[h], record_grades[h],
+                    )
+            for h in range(n_pair):
+                _finalize_top(
+                    kind, hist[i + h], first[h], records[h], record_grades[h], found[h], tops[h], gains, cutoffs,
+                    log_p, discount, optional, out[i + h], scalars[i + h], err_cutoffs, err_out[i + h], rel_first,
+                    ranks, grades, item_gains, relevant,
+                )
+                if walks:
+                    n = found[h]
+                    fixed_order_walks(hist[i + h], ranks[:n], grades[:n], item_gains[:n], relevant[:n], gains,
+                                      cutoffs, log_p, optional, out[i + h])
+
+    return jit_variant(finalize_stable_top, "finalize_stable_top_walks" if walks else "finalize_stable_top")
+
+
+finalize_stable_top = _finalize_stable_top_kernel(walks=False)
+finalize_stable_top_walks = _finalize_stable_top_kernel(walks=True)
 
