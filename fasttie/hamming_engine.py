@@ -23,10 +23,11 @@ from ._kernels.err import MAX_GRADE, err_histograms
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT
 from ._kernels.hamming_ties import (
     AVERAGE, CLASS, GROUP, GROUP_MIN, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms,
-    finalize_ranked_queries, finalize_ranked_queries_walks, finalize_stable, finalize_stable_walks, stable_ranks,
+    finalize_histograms_optional, finalize_ranked_queries, finalize_ranked_queries_optional, finalize_stable,
+    finalize_stable_optional, stable_ranks,
 )
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
-from ._kernels.stable_top import finalize_stable_top, finalize_stable_top_walks
+from ._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
 from .codes import pack_codes
 from .metrics import RATIO_BASES, Metric, aggregate, parse_metrics
 from .result import Result
@@ -34,7 +35,7 @@ from .relevance import make_relevance
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
     check_options, cutoff_list, dcg_depth, discount_table, divide, gain_table, metric_values, optional_sums, read_only,
-    walks_asked, WHOLE_LIST,
+    WHOLE_LIST,
 )
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy
@@ -205,7 +206,7 @@ class _DatabasePass:
         if self.spec.kind == "multihot":  # one query per group
             self.counts(c, hist, lo, hi)
             c["n_relevant"][lo:hi] = hist[lo:hi, :, 1:].sum(axis=(1, 2))
-        (finalize_stable_walks if fin.walks else finalize_stable)(
+        (finalize_stable_optional if fin.optional else finalize_stable)(
             c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"],
             c["order"], c["group_ptr"], fin.depth, hist, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
@@ -216,7 +217,7 @@ class _DatabasePass:
         """Counts, then base quantities with ties in database index order, of queries lo..hi-1
         whose metrics look at the top ``fin.depth`` ranks only."""
         self.counts(c, hist, lo, hi)
-        (finalize_stable_top_walks if fin.walks else finalize_stable_top)(
+        (finalize_stable_top_optional if fin.optional else finalize_stable_top)(
             c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], fin.depth, hist,
             fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional, quantities, scalars, fin.err_cutoffs, err,
@@ -232,7 +233,6 @@ class _Finalizer:
         self.ap_denominator, self.empty = ap_denominator, empty
         cutoffs, log_p = cutoff_list(metrics)
         self.optional = optional_sums(metrics, ties)
-        self.walks = walks_asked(self.optional)
         self.depth = rank_depth(metrics, n_db)
         self.need_ratio = ap_denominator == "retrieved" and any(
             m.base in RATIO_BASES and m.k is not None and m.k < n_db for m in metrics
@@ -255,7 +255,8 @@ class _Finalizer:
                 np.empty((n, len(self.err_cutoffs))))
 
     def quantities(self, hist, quantities, scalars, err, lo, hi):
-        finalize_histograms(hist, self.gains, TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount,
+        # the optional sums (bpref, IPrec, RBP) in a kernel of their own: the other compiles without them
+        (finalize_histograms_optional if self.optional else finalize_histograms)(hist, self.gains, TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount,
                             self.need_ratio, self.optional, quantities, scalars, lo, hi)
         if len(self.err_cutoffs):
             err_histograms(hist, TIE_MODES[self.ties], self.err_cutoffs, err, lo, hi)
@@ -514,7 +515,7 @@ def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, met
             run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, err, lo, hi), len(hist), threads)
         else:
             local, rank_part, grade_part = (_ro(np.asarray(a, dtype=np.int64)) for a in ranked)
-            kernel = finalize_ranked_queries_walks if fin.walks else finalize_ranked_queries
+            kernel = finalize_ranked_queries_optional if fin.optional else finalize_ranked_queries
             run_blocks(lambda lo, hi: kernel(
                 hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
                 quantities, scalars, fin.err_cutoffs, err, lo, hi,

@@ -11,14 +11,15 @@ from ._kernels.err import MAX_GRADE, err_rankings
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from ._kernels.score_ties import (
-    AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_fixed_rankings, finalize_fixed_rankings_walks, finalize_rankings,
+    AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_fixed_rankings, finalize_fixed_rankings_optional, finalize_rankings,
+    finalize_rankings_optional,
 )
 from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
     WHOLE_LIST, apply_empty, check_options, cutoff_list, dcg_depth, discount_table, group_sizes, metric_values,
-    optional_sums, read_only, walks_asked,
+    optional_sums, read_only,
 )
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy, numeric_array
@@ -247,14 +248,16 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
         extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
         cutoffs, log_p, discount = _ro(cutoffs), _ro(log_p), _ro(discount)
         if _TIE_MODES[ties] == FIXED:  # no ties: the rows with a grade or a judgment are enough
-            kernel = finalize_fixed_rankings_walks if walks_asked(optional) else finalize_fixed_rankings
+            kernel = finalize_fixed_rankings_optional if optional else finalize_fixed_rankings
 
             def finalize(lo, hi):
                 kernel(*arrays, float(level), *extras, cutoffs, log_p, discount, optional, quantities, scalars, lo, hi)
         else:
+            kernel = finalize_rankings_optional if optional else finalize_rankings
+
             def finalize(lo, hi):
-                finalize_rankings(*arrays, float(level), _TIE_MODES[ties], *extras, cutoffs, log_p, discount,
-                                  need_ratio, optional, quantities, scalars, lo, hi)
+                kernel(*arrays, float(level), _TIE_MODES[ties], *extras, cutoffs, log_p, discount, need_ratio, optional,
+                       quantities, scalars, lo, hi)
         run_blocks(finalize, n_queries, resolve_threads(n_threads, 16 * len(y_true)))
         values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
         per_query.update(values)

@@ -135,15 +135,9 @@ def optional_sums(metrics, ties) -> int:
                          "choose ties='stable', 'trec' (ranked lists), 'optimistic' or 'pessimistic'")
     bpref = any(m.base in ("Bpref", "GMBpref") for m in metrics)
     rbp = any(m.base in PERSISTENT for m in metrics)
-    wap = any(m.base == "WAP" for m in metrics)
+    wap = ties in ("stable", "trec") and any(m.base == "WAP" for m in metrics)  # a tie walk sums it anyway
     return ((OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0) | (OPTIONAL_RBP if rbp else 0)
             | (OPTIONAL_WAP if wap else 0))
-
-
-def walks_asked(optional) -> bool:
-    """Whether a fixed order needs the WAP and RBP walks (:func:`._kernels.finalize.ranked_walks`):
-    the kernels named ``..._walks`` run them, the others leave those quantities 0."""
-    return bool(optional & (OPTIONAL_RBP | OPTIONAL_WAP))
 
 
 def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, radius_values=None, err=None):

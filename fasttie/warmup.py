@@ -21,17 +21,19 @@ __all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "kernel_cached", 
 FRONT_DOORS = {
     "evaluate": ("histogram.hist_segments_one_word", "histogram.hist_segments_wide", "histogram.hist_segments_tiled",
                  "histogram.hist_multihot",
-                 "histogram.move_relevant", "hamming_ties.finalize_histograms", "hamming_ties.finalize_stable",
-                 "hamming_ties.finalize_stable_walks", "stable_top.finalize_stable_top",
-                 "stable_top.finalize_stable_top_walks",
-                 "class_sort.sort_by_class", "err.err_histograms"),
+                 "histogram.move_relevant", "hamming_ties.finalize_histograms",
+                 "hamming_ties.finalize_histograms_optional", "hamming_ties.finalize_stable",
+                 "hamming_ties.finalize_stable_optional", "stable_top.finalize_stable_top",
+                 "stable_top.finalize_stable_top_optional", "class_sort.sort_by_class", "err.err_histograms"),
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
-    "rank_evaluate": ("score_ties.finalize_rankings", "score_ties.finalize_fixed_rankings",
-                      "score_ties.finalize_fixed_rankings_walks", "err.err_rankings",
+    "rank_evaluate": ("score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
+                      "score_ties.finalize_fixed_rankings",
+                      "score_ties.finalize_fixed_rankings_optional", "err.err_rankings",
                       "infap.infap_rankings"),
     "trec.evaluate": ("trec_parse.scan_table", "trec_parse.fill_text", "key_join.locate_keys",
-                      "score_ties.finalize_rankings", "score_ties.finalize_fixed_rankings",
-                      "score_ties.finalize_fixed_rankings_walks", "err.err_rankings",
+                      "score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
+                      "score_ties.finalize_fixed_rankings",
+                      "score_ties.finalize_fixed_rankings_optional", "err.err_rankings",
                       "infap.infap_rankings"),
     "lambdarank": ("lambdarank.lambdarank_queries",),
     "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries",
@@ -157,16 +159,19 @@ def warmup(progress=None) -> dict:
     calls["evaluate stable multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")
     top = ("AP@10", "nDCG@10", "P@10", "ERR@10")  # cutoffs only: the bounded stable pass
     calls["evaluate stable top"] = lambda: ft.evaluate(q, db, ql, dl, metrics=top, ties="stable")
-    walked = ("WAP", "RBP(p=0.8)", "WAP@10", "RBP(p=0.8)@10")  # the kernels with the WAP and RBP walks
-    calls["evaluate stable walks"] = lambda: ft.evaluate(q, db, ql, dl, metrics=walked, ties="stable")
-    calls["evaluate stable top walks"] = lambda: ft.evaluate(q, db, ql, dl, metrics=walked[2:], ties="stable")
+    # the ..._optional kernels: with the optional sums (bpref, interpolated precision, RBP, WAP)
+    summed = ("Bpref", "RBP(p=0.8)", "WAP", "WAP@10", "RBP(p=0.8)@10")
+    for ties in ("average", "stable"):
+        calls[f"evaluate {ties} optional sums"] = lambda t=ties: ft.evaluate(q, db, ql, dl, metrics=summed, ties=t)
+    calls["evaluate stable top optional sums"] = lambda: ft.evaluate(q, db, ql, dl, metrics=summed[3:], ties="stable")
     calls["search"] = lambda: (ft.search(q, db, 5), ft.search(q, db, radius=20))
     for ties in ("average", "stable", "optimistic", "pessimistic"):
         calls[f"rank_evaluate {ties}"] = lambda t=ties: ft.rank_evaluate(y_true, y_pred, sizes, metrics=ranked, ties=t)
     calls["rank_evaluate trec"] = lambda: ft.rank_evaluate(
         y_true, y_pred, sizes, metrics=ranked, ties="trec", doc_ids=np.arange(50))
-    calls["rank_evaluate stable walks"] = lambda: ft.rank_evaluate(y_true, y_pred, sizes, metrics=("RBP",),
-                                                                   ties="stable")
+    for ties in ("average", "stable"):
+        calls[f"rank_evaluate {ties} optional sums"] = lambda t=ties: ft.rank_evaluate(
+            y_true, y_pred, sizes, metrics=("Bpref", "RBP"), ties=t)
     calls["trec.evaluate"] = lambda: _trec_files(ft)
     calls["lambdarank"] = lambda: ft.lambdarank(y_true, y_pred, sizes)
     subtopics = rng.integers(0, 2, (50, 3))

@@ -5,7 +5,8 @@ comes from an input dtype, a read-only flag or a literal that the facade did not
 process calls every front door in every tie mode with the input variants users pass (codes as
 int8 / float32 / bool / packed / memory-mapped / read-only, labels as uint8 / int32 / int64,
 grades as int / float, one and several threads), then walks every numba dispatcher of fasttie.
-Before that, it checks that fixed orders without WAP or RBP compile no code of theirs.
+Before that, it checks that calls without an optional sum (bpref, IPrec, RBP, a fixed order's WAP)
+compile no code of theirs.
 """
 
 import ast
@@ -25,15 +26,17 @@ import numpy as np, numba
 import fasttie as ft
 import fasttie._kernels as kernels
 from fasttie.warmup import warmup
-from fasttie._kernels.finalize import ranked_walks
+from fasttie._kernels.finalize import finalize_ties_optional, ranked_optional_sums
 
 rng = np.random.default_rng(0)
-# fixed orders without WAP and RBP: their kernels must not compile the walks (tests/test_walk_kernels.py)
+# without bpref, IPrec, RBP or a fixed order's WAP, no kernel compiles those sums
+# (tests/test_optional_sums_kernels.py)
 codes, labels = rng.integers(0, 2, (306, 64)), rng.integers(0, 4, 306)
-for metrics in (["AP", "P@5"], ["P@5"]):  # the stable pass, then the bounded one
-    ft.evaluate(codes[:6], codes[6:], labels[:6], labels[6:], metrics=metrics, ties="stable")
-ft.rank_evaluate(rng.integers(0, 4, 60), rng.random(60), [20, 40], metrics=["AP", "RR"], ties="stable")
-walks_compiled = len(ranked_walks.signatures)
+for ties, metrics in (("stable", ["AP", "P@5"]), ("stable", ["P@5"]), ("average", ["AP", "WAP"])):
+    ft.evaluate(codes[:6], codes[6:], labels[:6], labels[6:], metrics=metrics, ties=ties)
+for ties in ("stable", "average"):
+    ft.rank_evaluate(rng.integers(0, 4, 60), rng.random(60), [20, 40], metrics=["AP", "RR"], ties=ties)
+sums_compiled = len(ranked_optional_sums.signatures) + len(finalize_ties_optional.signatures)
 warmup()
 folder = tempfile.mkdtemp()
 q = rng.integers(0, 2, (6, 70)); db = rng.integers(0, 2, (300, 70))
@@ -66,7 +69,7 @@ for info in pkgutil.iter_modules(kernels.__path__):
     for name, obj in vars(module).items():
         if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.__module__ == module.__name__:
             rows[f"{info.name}.{name}"] = [", ".join(map(str, sig)) for sig in obj.signatures]
-print("RESULT " + json.dumps({"signatures": rows, "walks_compiled_before_asked": walks_compiled}))
+print("RESULT " + json.dumps({"signatures": rows, "sums_compiled_before_asked": sums_compiled}))
 """
 
 
@@ -80,10 +83,11 @@ def compiled():
     return json.loads(done.stdout.split("RESULT ", 1)[1])
 
 
-def test_the_walks_compile_only_when_asked(compiled):
-    # WAP's and RBP's walks cost every kernel that links them about a second of compile
-    assert compiled["walks_compiled_before_asked"] == 0
-    assert compiled["signatures"]["finalize.ranked_walks"]  # warmup asks for them
+def test_the_optional_sums_compile_only_when_asked(compiled):
+    # they cost every kernel that links them up to a second of compile
+    assert compiled["sums_compiled_before_asked"] == 0
+    for kernel in ("finalize.ranked_optional_sums", "finalize.finalize_ties_optional"):
+        assert compiled["signatures"][kernel], kernel  # warmup asks for them
 
 
 def test_every_compiled_function_has_one_signature(compiled):

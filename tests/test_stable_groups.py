@@ -100,8 +100,8 @@ def test_cutoffs_only_in_sweeps_are_bitwise_the_bounded_pass(n_bits, monkeypatch
     spec = engine.make_relevance(ql, dl, None, len(ql), len(dl))
     assert engine.swept_share(spec) >= 0.5  # the sweeps run
     calls = []
-    real = engine.finalize_stable_walks  # WAP and RBP: the kernel with their walks
-    monkeypatch.setattr(engine, "finalize_stable_walks", lambda *a: calls.append(a[13]) or real(*a))
+    real = engine.finalize_stable_optional  # WAP and RBP: the kernel with the optional sums
+    monkeypatch.setattr(engine, "finalize_stable_optional", lambda *a: calls.append(a[13]) or real(*a))
     swept = [ft.evaluate(q, db, ql, dl, metrics=TOP_METRICS, ties="stable", empty="zero", n_threads=t)
              for t in (1, 3)]
     assert calls and min(calls) == 40  # depth: the deepest cutoff, not the whole list

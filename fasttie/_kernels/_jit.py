@@ -10,9 +10,10 @@ places in one caller, and not for the LambdaRank row loops, whose machine code c
 slower that way.
 
 numba optimizes and generates the code of every callee again inside each kernel that links it,
-whether that kernel's call runs or not. Code that few calls need (the WAP and RBP walks of a
-fixed order: 1.35 s of the stable door's cold first call) goes into a second kernel made from
-the same source (:func:`jit_variant`), which the facade calls only when it is needed.
+whether that kernel's call runs or not. Code that few calls need (the optional sums of the
+finalizers: bpref, interpolated precision, RBP, a fixed order's WAP; 1.35 s of the stable door's
+cold first call, 0.8 s of rank_evaluate's) goes into a second kernel made from the same source
+(:func:`jit_variant`), named ``..._optional``, which the facade calls only when it is needed.
 
 Allocations spell the dtype as ``np.<type>``: numba compiles np.empty / zeros / ones once per
 spelling (``np.zeros(n)``, ``dtype=float`` and ``dtype=np.float64`` are three compiles of one
@@ -93,7 +94,7 @@ def jit(fn=None, **options):
 
 def jit_variant(fn, name, **options):
     """:func:`jit` of ``fn``, a function that a factory makes once per value of a flag it closes
-    over (for example ``walks``), as the kernel ``name``.
+    over (for example ``optional_sums``), as the kernel ``name``.
 
     numba takes a closure's variables as constants and prunes the branches they decide before
     typing, so each variant compiles only the code it runs: what the other needs is neither

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_variant
 from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
 
 HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS, JUDGED, RBP, RBP_REL, RESIDUAL = range(14)
@@ -197,165 +197,176 @@ def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
         kp += 1
 
 
-@jit
-def finalize_ties(
-    tie_n, tie_r, tie_u, tie_s, tie_g, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
-    log_p, discount, need_ratio, optional, out, scalars,
-):
-    """Walk one query's ties once and fill every base quantity at every cutoff.
+def _finalize_ties_kernel(optional_sums):
+    """:func:`finalize_ties`, and with ``optional_sums`` ``finalize_ties_optional``: one source, two
+    kernels (:func:`._jit.jit_variant`). Only the second computes the optional sums (bpref,
+    interpolated precision, RBP); the first writes them 0, as it does those not asked."""
 
-    Parameters
-    ----------
-    tie_n, tie_r : int64 arrays (m,)    items and relevant items per tie, in rank order
-    tie_u : int64 array (m,)            judged non-relevant items per tie (bpref; unjudged items
-                                        are neither relevant nor judged non-relevant)
-    tie_s, tie_g : float64 arrays (m,)  grade sum and gain sum per tie
-    unranked_relevant : int             relevant items outside the ranking (judged, not retrieved):
-                                        they count in R (and the caller puts them in the ideal runs)
-    judged_nonrel : int                 judged non-relevant items of the query, ranked or not (bpref)
-    ideal_gain, ideal_count : (float64, int64) arrays   runs of the ideal order, gain descending
-    cutoffs : int64 array (K,)          sorted ascending, >= 1 (values past N mean N)
-    log_p : float64 array (K,)          log of RBP's persistence p of each cutoff column
-    discount : float64 array (D + 1,)   discount[i] = sum_{l<=i} 1/log2(1+l); DCG and IDCG count
-                                        ranks up to D only, exact at cutoffs <= D (callers size it
-                                        for the DCG metrics asked: read per relevant item of a fixed
-                                        order, a whole-list table is a memory stream)
-    need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums)
-    optional : int                      bit mask: OPTIONAL_IPREC, the interpolated precisions
-                                        (homogeneous ties only: a fixed order; the caller refuses
-                                        the average); OPTIONAL_BPREF, bpref's sum (else 0);
-                                        OPTIONAL_RBP, RBP and its residual (else 0);
-                                        OPTIONAL_WAP, WAP's numerator and ratio (read by
-                                        :func:`ranked_walks` only, else 0: a division per
-                                        relevant item; a tie walk always computes them)
-    out : float64 array (N_QUANTITIES, K), written
-    scalars : float64 array (N_SCALARS,), written
-    """
-    m = tie_n.shape[0]
-    n_cut = cutoffs.shape[0]
-    end = discount.shape[0] - 1
-    total_items = 0
-    total_relevant = 0
-    for c in range(m):
-        total_items += tie_n[c]
-        total_relevant += tie_r[c]
-    # past the end of the list every ranked relevant item is a hit
-    scalars[HITS_AT_R] = total_relevant
-    total_relevant += unranked_relevant
-    scalars[TOTAL_RELEVANT] = total_relevant
-    bpref = 0.0
-    if optional & OPTIONAL_BPREF:
-        nonrel_before = np.int64(0)  # judged non-relevant items before the current tie
-        for c in range(m):
-            bpref += _bpref_tie(tie_r[c], nonrel_before, tie_u[c], total_relevant, judged_nonrel)
-            nonrel_before += tie_u[c]
-    scalars[BPREF_SUM] = bpref
-    if optional & OPTIONAL_IPREC:
-        first = _iprec_start(total_relevant, scalars)
-        hits = np.int64(0)
-        rank = np.int64(0)
-        for c in range(m):
-            for i in range(tie_r[c]):  # a relevant tie holds relevant items only
-                _iprec_add(hits + i + 1, rank + i + 1, first, scalars)
-            hits += tie_r[c]
-            rank += tie_n[c]
-    weights = np.empty(1, dtype=np.float64)
-    if need_ratio:
-        widest = 1
-        for c in range(m):
-            widest = max(widest, min(tie_r[c], tie_n[c]) + 1)
-        weights = np.empty(widest, dtype=np.float64)
+    def finalize_ties(
+        tie_n, tie_r, tie_u, tie_s, tie_g, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
+        log_p, discount, need_ratio, optional, out, scalars,
+    ):
+        """Walk one query's ties once and fill every base quantity at every cutoff.
 
-    _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out)
-    with_rbp = (optional & OPTIONAL_RBP) != 0
-    rbp_sums = np.zeros((3, n_cut if with_rbp else 0), dtype=np.float64)  # gain, relevant, unjudged per column
-    rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
+        Parameters
+        ----------
+        tie_n, tie_r : int64 arrays (m,)    items and relevant items per tie, in rank order
+        tie_u : int64 array (m,)            judged non-relevant items per tie (bpref; unjudged items
+                                            are neither relevant nor judged non-relevant)
+        tie_s, tie_g : float64 arrays (m,)  grade sum and gain sum per tie
+        unranked_relevant : int             relevant items outside the ranking (judged, not retrieved):
+                                            they count in R (and the caller puts them in the ideal runs)
+        judged_nonrel : int                 judged non-relevant items of the query, ranked or not (bpref)
+        ideal_gain, ideal_count : (float64, int64) arrays   runs of the ideal order, gain descending
+        cutoffs : int64 array (K,)          sorted ascending, >= 1 (values past N mean N)
+        log_p : float64 array (K,)          log of RBP's persistence p of each cutoff column
+        discount : float64 array (D + 1,)   discount[i] = sum_{l<=i} 1/log2(1+l); DCG and IDCG count
+                                            ranks up to D only, exact at cutoffs <= D (callers size it
+                                            for the DCG metrics asked: read per relevant item of a fixed
+                                            order, a whole-list table is a memory stream)
+        need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums)
+        optional : int                      bit mask: OPTIONAL_IPREC, the interpolated precisions
+                                            (homogeneous ties only: a fixed order; the caller refuses
+                                            the average); OPTIONAL_BPREF, bpref's sum (else 0);
+                                            OPTIONAL_RBP, RBP and its residual (else 0);
+                                            OPTIONAL_WAP, WAP's numerator and ratio (read by
+                                            :func:`ranked_optional_sums` only, else 0: a division per
+                                            relevant item; a tie walk always computes them)
+        out : float64 array (N_QUANTITIES, K), written
+        scalars : float64 array (N_SCALARS,), written
+        """
+        m = tie_n.shape[0]
+        n_cut = cutoffs.shape[0]
+        end = discount.shape[0] - 1
+        total_items = 0
+        total_relevant = 0
+        for c in range(m):
+            total_items += tie_n[c]
+            total_relevant += tie_r[c]
+        # past the end of the list every ranked relevant item is a hit
+        scalars[HITS_AT_R] = total_relevant
+        total_relevant += unranked_relevant
+        scalars[TOTAL_RELEVANT] = total_relevant
+        bpref = 0.0
+        if optional_sums and optional & OPTIONAL_BPREF:
+            nonrel_before = np.int64(0)  # judged non-relevant items before the current tie
+            for c in range(m):
+                bpref += _bpref_tie(tie_r[c], nonrel_before, tie_u[c], total_relevant, judged_nonrel)
+                nonrel_before += tie_u[c]
+        scalars[BPREF_SUM] = bpref
+        if optional_sums and optional & OPTIONAL_IPREC:
+            first = _iprec_start(total_relevant, scalars)
+            hits = np.int64(0)
+            rank = np.int64(0)
+            for c in range(m):
+                for i in range(tie_r[c]):  # a relevant tie holds relevant items only
+                    _iprec_add(hits + i + 1, rank + i + 1, first, scalars)
+                hits += tie_r[c]
+                rank += tie_n[c]
+        weights = np.empty(1, dtype=np.float64)
+        if need_ratio:
+            widest = 1
+            for c in range(m):
+                widest = max(widest, min(tie_r[c], tie_n[c]) + 1)
+            weights = np.empty(widest, dtype=np.float64)
 
-    # typed starts: a literal 0 would make numba compile every callee twice
-    t = np.int64(0)  # items before the current tie
-    hits_prev = np.int64(0)  # relevant items before the current tie
-    judged_prev = np.int64(0)  # judged items before the current tie
-    grade_prev = 0.0  # grade sum before the current tie
-    ap_prev = 0.0  # E[AP numerator] over the ties before
-    wap_prev = 0.0
-    dcg_prev = 0.0
-    rr_full = 0.0  # E[RR] once the first relevant tie is passed
-    seen_relevant = False
-    kp = 0
-    for c in range(m):
-        n = tie_n[c]
-        r = tie_r[c]
-        s = tie_s[c]
-        g = tie_g[c]
-        stop = t + n
-        if total_relevant > 0 and t < total_relevant <= stop:
-            scalars[HITS_AT_R] = hits_prev + (total_relevant - t) * r / n
-        mean_grade = s / r if r > 0 else 0.0
-        while kp < n_cut and min(cutoffs[kp], total_items) <= stop:
-            j = min(cutoffs[kp], total_items) - t
-            out[HITS, kp] = hits_prev + j * r / n
-            out[GSUM, kp] = grade_prev + j * s / n
-            out[DCG, kp] = dcg_prev + g / n * (discount[min(t + j, end)] - discount[min(t, end)])
+        _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out)
+        with_rbp = (optional & OPTIONAL_RBP) != 0
+        rbp_sums = np.zeros((3, n_cut if with_rbp else 0), dtype=np.float64)  # gain, relevant, unjudged per column
+        rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
+
+        # typed starts: a literal 0 would make numba compile every callee twice
+        t = np.int64(0)  # items before the current tie
+        hits_prev = np.int64(0)  # relevant items before the current tie
+        judged_prev = np.int64(0)  # judged items before the current tie
+        grade_prev = 0.0  # grade sum before the current tie
+        ap_prev = 0.0  # E[AP numerator] over the ties before
+        wap_prev = 0.0
+        dcg_prev = 0.0
+        rr_full = 0.0  # E[RR] once the first relevant tie is passed
+        seen_relevant = False
+        kp = 0
+        for c in range(m):
+            n = tie_n[c]
+            r = tie_r[c]
+            s = tie_s[c]
+            g = tie_g[c]
+            stop = t + n
+            if total_relevant > 0 and t < total_relevant <= stop:
+                scalars[HITS_AT_R] = hits_prev + (total_relevant - t) * r / n
+            mean_grade = s / r if r > 0 else 0.0
+            while kp < n_cut and min(cutoffs[kp], total_items) <= stop:
+                j = min(cutoffs[kp], total_items) - t
+                out[HITS, kp] = hits_prev + j * r / n
+                out[GSUM, kp] = grade_prev + j * s / n
+                out[DCG, kp] = dcg_prev + g / n * (discount[min(t + j, end)] - discount[min(t, end)])
+                if r > 0:
+                    dh = harmonic_diff(t, j)
+                    lh = shifted_harmonic(t, j, dh)
+                    out[AP_NUM, kp] = ap_prev + _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh,
+                                                                  lh)
+                    out[WAP_NUM, kp] = wap_prev + _precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
+                else:  # a tie without relevant items adds nothing
+                    out[AP_NUM, kp] = ap_prev
+                    out[WAP_NUM, kp] = wap_prev
+                if seen_relevant:
+                    out[RR, kp] = rr_full
+                elif r > 0:
+                    out[RR, kp] = first_relevant_rr(t, n, r, j)
+                else:
+                    out[RR, kp] = 0.0
+                out[MISS, kp] = 0.0 if hits_prev > 0 else _no_relevant_in_first(n, r, j)
+                out[JUDGED, kp] = judged_prev + j * (r + tie_u[c]) / n
+                if optional_sums and with_rbp:
+                    w = _rbp_weight(log_p[kp], t, j) / n
+                    out[RBP, kp] = (rbp_sums[0, kp] + g * w) * rbp_scale
+                    out[RBP_REL, kp] = rbp_sums[1, kp] + r * w
+                    out[RESIDUAL, kp] = rbp_sums[2, kp] + (n - r - tie_u[c]) * w + math.exp((t + j) * log_p[kp])
+                else:
+                    out[RBP, kp] = 0.0
+                    out[RBP_REL, kp] = 0.0
+                    out[RESIDUAL, kp] = 0.0
+                if need_ratio:
+                    ap_ret, wap_ret = _ratio_expectations(
+                        t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, wap_prev, weights
+                    )
+                    out[AP_RET, kp] = ap_ret
+                    out[WAP_RET, kp] = wap_ret
+                else:
+                    out[AP_RET, kp] = 0.0
+                    out[WAP_RET, kp] = 0.0
+                kp += 1
+            if kp == n_cut:
+                if stop >= total_relevant:
+                    break
+                # only R-precision still needs the walk: skip the sums (and the discount table)
+                hits_prev += r
+                t = stop
+                continue
+            # the whole tie joins the prefix; ties without relevant items or gains add nothing (in a
+            # fixed order most ties are such gaps between relevant items: no harmonic sums for them)
             if r > 0:
-                dh = harmonic_diff(t, j)
-                lh = shifted_harmonic(t, j, dh)
-                out[AP_NUM, kp] = ap_prev + _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
-                out[WAP_NUM, kp] = wap_prev + _precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
-            else:  # a tie without relevant items adds nothing
-                out[AP_NUM, kp] = ap_prev
-                out[WAP_NUM, kp] = wap_prev
-            if seen_relevant:
-                out[RR, kp] = rr_full
-            elif r > 0:
-                out[RR, kp] = first_relevant_rr(t, n, r, j)
-            else:
-                out[RR, kp] = 0.0
-            out[MISS, kp] = 0.0 if hits_prev > 0 else _no_relevant_in_first(n, r, j)
-            out[JUDGED, kp] = judged_prev + j * (r + tie_u[c]) / n
-            if with_rbp:
-                w = _rbp_weight(log_p[kp], t, j) / n
-                out[RBP, kp] = (rbp_sums[0, kp] + g * w) * rbp_scale
-                out[RBP_REL, kp] = rbp_sums[1, kp] + r * w
-                out[RESIDUAL, kp] = rbp_sums[2, kp] + (n - r - tie_u[c]) * w + math.exp((t + j) * log_p[kp])
-            else:
-                out[RBP, kp] = 0.0
-                out[RBP_REL, kp] = 0.0
-                out[RESIDUAL, kp] = 0.0
-            if need_ratio:
-                ap_ret, wap_ret = _ratio_expectations(
-                    t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, wap_prev, weights
-                )
-                out[AP_RET, kp] = ap_ret
-                out[WAP_RET, kp] = wap_ret
-            else:
-                out[AP_RET, kp] = 0.0
-                out[WAP_RET, kp] = 0.0
-            kp += 1
-        if kp == n_cut:
-            if stop >= total_relevant:
-                break
-            # only R-precision still needs the walk: skip the sums (and the discount table)
+                dh = harmonic_diff(t, n)
+                lh = shifted_harmonic(t, n, dh)
+                ap_prev += _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
+                wap_prev += _precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
+            if g != 0.0 and t < end:
+                dcg_prev += g / n * (discount[min(stop, end)] - discount[t])
+            if optional_sums and with_rbp:
+                _rbp_add(r, g, n - r - tie_u[c], n, log_p, t, n, kp, rbp_sums)
+            if r > 0 and not seen_relevant:
+                rr_full = first_relevant_rr(t, n, r, n)
+                seen_relevant = True
             hits_prev += r
+            judged_prev += r + tie_u[c]
+            grade_prev += s
             t = stop
-            continue
-        # the whole tie joins the prefix; ties without relevant items or gains add nothing (in a
-        # fixed order most ties are such gaps between relevant items: no harmonic sums for them)
-        if r > 0:
-            dh = harmonic_diff(t, n)
-            lh = shifted_harmonic(t, n, dh)
-            ap_prev += _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
-            wap_prev += _precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
-        if g != 0.0 and t < end:
-            dcg_prev += g / n * (discount[min(stop, end)] - discount[t])
-        if with_rbp:
-            _rbp_add(r, g, n - r - tie_u[c], n, log_p, t, n, kp, rbp_sums)
-        if r > 0 and not seen_relevant:
-            rr_full = first_relevant_rr(t, n, r, n)
-            seen_relevant = True
-        hits_prev += r
-        judged_prev += r + tie_u[c]
-        grade_prev += s
-        t = stop
+
+    return jit_variant(finalize_ties, "finalize_ties_optional" if optional_sums else "finalize_ties")
+
+
+finalize_ties = _finalize_ties_kernel(optional_sums=False)
+finalize_ties_optional = _finalize_ties_kernel(optional_sums=True)
 
 
 @jit(inline="always")
@@ -440,7 +451,7 @@ def finalize_ranked(
     unranked_relevant : int       relevant items outside the ranking (they count in R)
     judged_nonrel : int           judged non-relevant items of the query, ranked or not (bpref)
     ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out, scalars : as in :func:`finalize_ties`;
-                                  WAP's and RBP's quantities are written 0 (:func:`ranked_walks` computes them)
+                                  the optional sums are written 0 (:func:`ranked_optional_sums` computes them)
     """
     n_graded = ranks.shape[0]
     n_cut = cutoffs.shape[0]
@@ -454,22 +465,6 @@ def finalize_ranked(
     ap = 0.0
     rr = 0.0
     hits_at_r = np.int64(0)
-    bpref = 0.0
-    relevant_before = np.int64(0)
-    judged_before = np.int64(0)  # listed judged items before the current one
-    first = _iprec_start(total_relevant, scalars)
-    for p in range(n_graded if optional & (OPTIONAL_BPREF | OPTIONAL_IPREC) else 0):
-        if relevant[p]:
-            if optional & OPTIONAL_BPREF:
-                nonrel_before = judged_before - relevant_before  # a relevant item is judged
-                if unlisted_judged:
-                    nonrel_before += ranks[p] - 1 - p
-                bpref += _bpref_tie(np.int64(1), nonrel_before, np.int64(0), total_relevant, judged_nonrel)
-            relevant_before += 1
-            if optional & OPTIONAL_IPREC:
-                _iprec_add(relevant_before, ranks[p], first, scalars)
-        judged_before += judged[p]
-    scalars[BPREF_SUM] = bpref
     # past the deepest cutoff short of the whole list and the discount table, with every listed
     # item relevant (the Hamming stable pass), AP's divisions are independent: the tail computes
     # them a block at a time (vectorized) and adds them in rank order, the same sums
@@ -516,24 +511,30 @@ def finalize_ranked(
             if hits == 1:
                 rr = 1.0 / rank
     scalars[HITS_AT_R] = hits_at_r
-    for kp in range(n_cut):  # WAP and RBP: see ranked_walks
+    # the optional sums: see ranked_optional_sums
+    scalars[BPREF_SUM] = 0.0
+    for level in range(N_RECALL_LEVELS):
+        scalars[IPREC + level] = 0.0
+    for kp in range(n_cut):
         for quantity in (WAP_NUM, WAP_RET, RBP, RBP_REL, RESIDUAL):
             out[quantity, kp] = 0.0
 
 
 @jit
-def ranked_walks(ranks, grades, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p,
-                 optional, out):
-    """WAP's and RBP's quantities (out[WAP_NUM, WAP_RET, RBP, RBP_REL, RESIDUAL, :]) of the fixed
-    order that :func:`finalize_ranked` has just finalized, the same arguments: those it asks
-    (``optional``), each in a walk of its own over the listed items.
+def ranked_optional_sums(ranks, grades, gains, relevant, judged, n_items, unlisted_judged, judged_nonrel, ideal_gain,
+                         cutoffs, log_p, optional, out, scalars):
+    """The optional sums (bpref, interpolated precision, WAP, RBP: ``optional``) of the fixed
+    order that :func:`finalize_ranked` has just finalized, the same arguments, each in a walk of
+    its own over the listed items.
 
     Not a part of finalize_ranked: in its main loop their branches cost even when never taken
     (LLVM speculates WAP's division; RBP's stores keep the sums out of registers: 3.9 -> 1.4 ns
     per listed item), and every kernel that links their code compiles it again (1.35 s of the
     cold first call of evaluate with ties="stable"). The drivers come in two kernels from one
-    source (:func:`._jit.jit_variant`); only the one for WAP or RBP calls this.
+    source (:func:`._jit.jit_variant`); only the ``..._optional`` one calls this.
     """
+    if optional & (OPTIONAL_BPREF | OPTIONAL_IPREC):
+        _bpref_iprec_walk(ranks, relevant, judged, unlisted_judged, judged_nonrel, optional, scalars)
     if optional & OPTIONAL_WAP:
         _wap_walk(ranks, grades, relevant, n_items, cutoffs, out)
     if optional & OPTIONAL_RBP:
@@ -541,8 +542,30 @@ def ranked_walks(ranks, grades, gains, relevant, judged, n_items, unlisted_judge
 
 
 @jit(inline="always")
+def _bpref_iprec_walk(ranks, relevant, judged, unlisted_judged, judged_nonrel, optional, scalars):
+    """scalars[BPREF_SUM] and the interpolated precisions of :func:`ranked_optional_sums`."""
+    total_relevant = np.int64(scalars[TOTAL_RELEVANT])
+    bpref = 0.0
+    relevant_before = np.int64(0)
+    judged_before = np.int64(0)  # listed judged items before the current one
+    first = _iprec_start(total_relevant, scalars)
+    for p in range(ranks.shape[0]):
+        if relevant[p]:
+            if optional & OPTIONAL_BPREF:
+                nonrel_before = judged_before - relevant_before  # a relevant item is judged
+                if unlisted_judged:
+                    nonrel_before += ranks[p] - 1 - p
+                bpref += _bpref_tie(np.int64(1), nonrel_before, np.int64(0), total_relevant, judged_nonrel)
+            relevant_before += 1
+            if optional & OPTIONAL_IPREC:
+                _iprec_add(relevant_before, ranks[p], first, scalars)
+        judged_before += judged[p]
+    scalars[BPREF_SUM] = bpref
+
+
+@jit(inline="always")
 def _wap_walk(ranks, grades, relevant, n_items, cutoffs, out):
-    """out[WAP_NUM / WAP_RET, :] of :func:`ranked_walks`."""
+    """out[WAP_NUM / WAP_RET, :] of :func:`ranked_optional_sums`."""
     n_cut = cutoffs.shape[0]
     n_graded = ranks.shape[0]
     kp = 0
@@ -565,7 +588,7 @@ def _wap_walk(ranks, grades, relevant, n_items, cutoffs, out):
 
 @jit(inline="always")
 def _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p, out):
-    """out[RBP / RBP_REL / RESIDUAL, :] of :func:`ranked_walks`."""
+    """out[RBP / RBP_REL / RESIDUAL, :] of :func:`ranked_optional_sums`."""
     n_cut = cutoffs.shape[0]
     n_graded = ranks.shape[0]
     rbp_sums = np.zeros((3, n_cut), dtype=np.float64)  # gain, relevant, unjudged per column

@@ -18,7 +18,7 @@ import numpy as np
 
 from ._jit import jit, jit_variant
 from .err import err_ranked
-from .finalize import finalize_ranked, finalize_ties, ranked_walks
+from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
 from .histogram import _distance
 from .popcount import popcount64
 from .tie_arrays import empty_ties
@@ -80,24 +80,34 @@ def _bucket_ties(hist_q, gains, mode):
     return tie_n[:m], tie_r[:m], tie_u[:m], tie_s[:m], tie_g[:m]
 
 
-@jit
-def finalize_histograms(hist, gains, mode, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start, stop):
-    """Base quantities of queries start..stop-1 from their histograms (average, optimistic,
-    pessimistic).
+def _finalize_histograms_kernel(optional_sums):
+    """:func:`finalize_histograms`, and with ``optional_sums`` ``finalize_histograms_optional``, which finalizes with
+    :func:`.finalize.finalize_ties_optional`: one source, two kernels (:func:`._jit.jit_variant`)."""
 
-    hist : (n_queries, n_bits + 1, n_grades) int64; gains : (n_grades,) float64;
-    out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
-    """
-    for i in range(start, stop):
-        tie_n, tie_r, tie_u, tie_s, tie_g = _bucket_ties(hist[i], gains, mode)
-        judged_nonrel = np.int64(0)
-        for c in range(tie_u.shape[0]):
-            judged_nonrel += tie_u[c]
-        ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
-        finalize_ties(
-            tie_n, tie_r, tie_u, tie_s, tie_g, np.int64(0), judged_nonrel, ideal_gain, ideal_count, cutoffs,
-            log_p, discount, need_ratio, optional, out[i], scalars[i],
-        )
+    def finalize_histograms(hist, gains, mode, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
+                            stop):
+        """Base quantities of queries start..stop-1 from their histograms (average, optimistic,
+        pessimistic).
+
+        hist : (n_queries, n_bits + 1, n_grades) int64; gains : (n_grades,) float64;
+        out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
+        """
+        for i in range(start, stop):
+            tie_n, tie_r, tie_u, tie_s, tie_g = _bucket_ties(hist[i], gains, mode)
+            judged_nonrel = np.int64(0)
+            for c in range(tie_u.shape[0]):
+                judged_nonrel += tie_u[c]
+            ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
+            (finalize_ties_optional if optional_sums else finalize_ties)(
+                tie_n, tie_r, tie_u, tie_s, tie_g, np.int64(0), judged_nonrel, ideal_gain, ideal_count, cutoffs,
+                log_p, discount, need_ratio, optional, out[i], scalars[i],
+            )
+
+    return jit_variant(finalize_histograms, "finalize_histograms_optional" if optional_sums else "finalize_histograms")
+
+
+finalize_histograms = _finalize_histograms_kernel(optional_sums=False)
+finalize_histograms_optional = _finalize_histograms_kernel(optional_sums=True)
 
 
 @jit(inline="always")
@@ -292,12 +302,13 @@ def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cut
 
 
 @jit(inline="always")
-def fixed_order_walks(hist_q, ranks, grades, item_gains, relevant, gains, cutoffs, log_p, optional, out_q):
-    """WAP and RBP (:func:`.finalize.ranked_walks`) of a query that :func:`finalize_fixed_order`
-    has finalized, the same arguments."""
-    items, _, ideal_gain, _ = _fixed_order_totals(hist_q, gains)
-    ranked_walks(ranks, grades, item_gains, relevant, relevant, items, np.bool_(True), ideal_gain, cutoffs, log_p,
-                 optional, out_q)
+def fixed_order_optional_sums(hist_q, ranks, grades, item_gains, relevant, gains, cutoffs, log_p, optional, out_q,
+                              scalars_q):
+    """The optional sums (:func:`.finalize.ranked_optional_sums`) of a query that
+    :func:`finalize_fixed_order` has finalized, the same arguments."""
+    items, n_rel, ideal_gain, _ = _fixed_order_totals(hist_q, gains)
+    ranked_optional_sums(ranks, grades, item_gains, relevant, relevant, items, np.bool_(True), items - n_rel,
+                         ideal_gain, cutoffs, log_p, optional, out_q, scalars_q)
 
 
 # queries of one class that share a sweep of the stable pass: the loop over them is unrolled, so
@@ -411,8 +422,8 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
     return n_ranked
 
 
-def _finalize_stable_kernel(walks):
-    """:func:`finalize_stable`, and with ``walks`` (WAP or RBP asked) ``finalize_stable_walks``:
+def _finalize_stable_kernel(optional_sums):
+    """:func:`finalize_stable`, and with ``optional_sums`` ``finalize_stable_optional``:
     one source, two kernels (:func:`._jit.jit_variant`)."""
 
     def finalize_stable(
@@ -478,15 +489,15 @@ def _finalize_stable_kernel(walks):
                     ranks, grades, item_gains, relevant, cutoffs, log_p, discount, optional, out[i], scalars[i],
                     err_cutoffs, err_out[i],
                 )
-                if walks:
-                    fixed_order_walks(hist[i], ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked],
-                                      relevant[:n_ranked], gains, cutoffs, log_p, optional, out[i])
+                if optional_sums:
+                    fixed_order_optional_sums(hist[i], ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked],
+                                              relevant[:n_ranked], gains, cutoffs, log_p, optional, out[i], scalars[i])
 
-    return jit_variant(finalize_stable, "finalize_stable_walks" if walks else "finalize_stable")
+    return jit_variant(finalize_stable, "finalize_stable_optional" if optional_sums else "finalize_stable")
 
 
-finalize_stable = _finalize_stable_kernel(walks=False)
-finalize_stable_walks = _finalize_stable_kernel(walks=True)
+finalize_stable = _finalize_stable_kernel(optional_sums=False)
+finalize_stable_optional = _finalize_stable_kernel(optional_sums=True)
 
 
 @jit
@@ -533,9 +544,9 @@ def stable_ranks(
             out_grades[base + p] = record_grades[p]
 
 
-def _finalize_ranked_queries_kernel(walks):
-    """:func:`finalize_ranked_queries`, and with ``walks`` (WAP or RBP asked)
-    ``finalize_ranked_queries_walks``: one source, two kernels (:func:`._jit.jit_variant`)."""
+def _finalize_ranked_queries_kernel(optional_sums):
+    """:func:`finalize_ranked_queries`, and with ``optional_sums``
+    ``finalize_ranked_queries_optional``: one source, two kernels (:func:`._jit.jit_variant`)."""
 
     def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, log_p, discount, optional, out, scalars,
                                 err_cutoffs, err_out, start, stop):
@@ -561,12 +572,13 @@ def _finalize_ranked_queries_kernel(walks):
                 hist[i], ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains,
                 cutoffs, log_p, discount, optional, out[i], scalars[i], err_cutoffs, err_out[i],
             )
-            if walks:
-                fixed_order_walks(hist[i], ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found],
-                                  relevant[:n_found], gains, cutoffs, log_p, optional, out[i])
+            if optional_sums:
+                fixed_order_optional_sums(hist[i], ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found],
+                                          relevant[:n_found], gains, cutoffs, log_p, optional, out[i], scalars[i])
 
-    return jit_variant(finalize_ranked_queries, "finalize_ranked_queries_walks" if walks else "finalize_ranked_queries")
+    name = "finalize_ranked_queries_optional" if optional_sums else "finalize_ranked_queries"
+    return jit_variant(finalize_ranked_queries, name)
 
 
-finalize_ranked_queries = _finalize_ranked_queries_kernel(walks=False)
-finalize_ranked_queries_walks = _finalize_ranked_queries_kernel(walks=True)
+finalize_ranked_queries = _finalize_ranked_queries_kernel(optional_sums=False)
+finalize_ranked_queries_optional = _finalize_ranked_queries_kernel(optional_sums=True)

@@ -13,7 +13,7 @@ Hamming ranking, fed from a stable sort of the scores instead of distance bucket
 
 import numpy as np
 from ._jit import jit, jit_variant
-from .finalize import finalize_ranked, finalize_ties, ranked_walks
+from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
 from .radix_sort import argsort_ascending, argsort_descending
 from .tie_arrays import empty_ties
 
@@ -148,41 +148,51 @@ def _ideal_runs_sorted(gains, extra_gains):
     return ideal_gain[:n_runs], ideal_count[:n_runs]
 
 
-@jit
-def finalize_rankings(
-    offsets, scores, grades, gains, judged, keys, relevance_level, mode, extra_offsets, extra_grades,
-    extra_gains, extra_relevant, extra_nonrel, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
-    stop,
-):
-    """Base quantities of queries start..stop-1 of a grouped ranked list, ties averaged or split
-    by grade (AVERAGE, OPTIMISTIC, PESSIMISTIC; fixed orders: :func:`finalize_fixed_rankings`).
+def _finalize_rankings_kernel(optional_sums):
+    """:func:`finalize_rankings`, and with ``optional_sums`` ``finalize_rankings_optional``, which finalizes with
+    :func:`.finalize.finalize_ties_optional`: one source, two kernels (:func:`._jit.jit_variant`)."""
 
-    Rows of query q are offsets[q]:offsets[q + 1] of scores / grades / gains (float64), judged
-    (bool: the row has a judgment; bpref counts the judged non-relevant rows only) and keys
-    (int64 tie-break for FIXED; an empty keys array means row order). Judged items outside the
-    ranking: their grades and gains are extra_grades / extra_gains[extra_offsets[q]:
-    extra_offsets[q + 1]], extra_relevant[q] of them relevant and extra_nonrel[q] not.
-    out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
-    """
-    for q in range(start, stop):
-        lo = offsets[q]
-        hi = offsets[q + 1]
-        tie_n, tie_r, tie_u, tie_s, tie_g = _score_ties(
-            scores[lo:hi], grades[lo:hi], gains[lo:hi], judged[lo:hi], keys[lo:hi], relevance_level, mode
-        )
-        judged_nonrel = extra_nonrel[q]
-        for c in range(tie_u.shape[0]):
-            judged_nonrel += tie_u[c]
-        extra = slice(extra_offsets[q], extra_offsets[q + 1])
-        ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra], extra_gains[extra])
-        finalize_ties(
-            tie_n, tie_r, tie_u, tie_s, tie_g, extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs,
-            log_p, discount, need_ratio, optional, out[q], scalars[q],
-        )
+    def finalize_rankings(
+        offsets, scores, grades, gains, judged, keys, relevance_level, mode, extra_offsets, extra_grades,
+        extra_gains, extra_relevant, extra_nonrel, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
+        stop,
+    ):
+        """Base quantities of queries start..stop-1 of a grouped ranked list, ties averaged or split
+        by grade (AVERAGE, OPTIMISTIC, PESSIMISTIC; fixed orders: :func:`finalize_fixed_rankings`).
+
+        Rows of query q are offsets[q]:offsets[q + 1] of scores / grades / gains (float64), judged
+        (bool: the row has a judgment; bpref counts the judged non-relevant rows only) and keys
+        (int64 tie-break for FIXED; an empty keys array means row order). Judged items outside the
+        ranking: their grades and gains are extra_grades / extra_gains[extra_offsets[q]:
+        extra_offsets[q + 1]], extra_relevant[q] of them relevant and extra_nonrel[q] not.
+        out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
+        """
+        for q in range(start, stop):
+            lo = offsets[q]
+            hi = offsets[q + 1]
+            tie_n, tie_r, tie_u, tie_s, tie_g = _score_ties(
+                scores[lo:hi], grades[lo:hi], gains[lo:hi], judged[lo:hi], keys[lo:hi], relevance_level, mode
+            )
+            judged_nonrel = extra_nonrel[q]
+            for c in range(tie_u.shape[0]):
+                judged_nonrel += tie_u[c]
+            extra = slice(extra_offsets[q], extra_offsets[q + 1])
+            ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra],
+                                                     extra_gains[extra])
+            (finalize_ties_optional if optional_sums else finalize_ties)(
+                tie_n, tie_r, tie_u, tie_s, tie_g, extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs,
+                log_p, discount, need_ratio, optional, out[q], scalars[q],
+            )
+
+    return jit_variant(finalize_rankings, "finalize_rankings_optional" if optional_sums else "finalize_rankings")
 
 
-def _finalize_fixed_rankings_kernel(walks):
-    """:func:`finalize_fixed_rankings`, and with ``walks`` (RBP asked) ``finalize_fixed_rankings_walks``:
+finalize_rankings = _finalize_rankings_kernel(optional_sums=False)
+finalize_rankings_optional = _finalize_rankings_kernel(optional_sums=True)
+
+
+def _finalize_fixed_rankings_kernel(optional_sums):
+    """:func:`finalize_fixed_rankings`, and with ``optional_sums`` ``finalize_fixed_rankings_optional``:
     one source, two kernels (:func:`._jit.jit_variant`)."""
 
     def finalize_fixed_rankings(
@@ -225,12 +235,12 @@ def _finalize_fixed_rankings_kernel(walks):
                       np.bool_(False))
             finalize_ranked(*listed, extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs, log_p,
                             discount, optional, out[q], scalars[q])
-            if walks:
-                ranked_walks(*listed, ideal_gain, cutoffs, log_p, optional, out[q])
+            if optional_sums:
+                ranked_optional_sums(*listed, judged_nonrel, ideal_gain, cutoffs, log_p, optional, out[q], scalars[q])
 
-    name = "finalize_fixed_rankings_walks" if walks else "finalize_fixed_rankings"
+    name = "finalize_fixed_rankings_optional" if optional_sums else "finalize_fixed_rankings"
     return jit_variant(finalize_fixed_rankings, name)
 
 
-finalize_fixed_rankings = _finalize_fixed_rankings_kernel(walks=False)
-finalize_fixed_rankings_walks = _finalize_fixed_rankings_kernel(walks=True)
+finalize_fixed_rankings = _finalize_fixed_rankings_kernel(optional_sums=False)
+finalize_fixed_rankings_optional = _finalize_fixed_rankings_kernel(optional_sums=True)

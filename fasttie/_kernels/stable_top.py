@@ -14,7 +14,7 @@ import numpy as np
 from ._jit import jit, jit_variant
 from .hamming_ties import (
     _DISTANCE_MASK, CLASS, MULTIHOT, _count_and_record, _scan_top, _top_distance, class_grades,
-    finalize_fixed_order, fixed_order_walks, place_records,
+    finalize_fixed_order, fixed_order_optional_sums, place_records,
 )
 from .popcount import popcount64
 
@@ -77,8 +77,8 @@ def _finalize_top(kind, hist_q, first, records, record_grades, n_found, top, gai
     )
 
 
-def _finalize_stable_top_kernel(walks):
-    """:func:`finalize_stable_top`, and with ``walks`` (WAP or RBP asked) ``finalize_stable_top_walks``:
+def _finalize_stable_top_kernel(optional_sums):
+    """:func:`finalize_stable_top`, and with ``optional_sums`` ``finalize_stable_top_optional``:
     one source, two kernels (:func:`._jit.jit_variant`)."""
 
     def finalize_stable_top(
@@ -151,14 +151,14 @@ def _finalize_stable_top_kernel(walks):
                     log_p, discount, optional, out[i + h], scalars[i + h], err_cutoffs, err_out[i + h], rel_first,
                     ranks, grades, item_gains, relevant,
                 )
-                if walks:
+                if optional_sums:
                     n = found[h]
-                    fixed_order_walks(hist[i + h], ranks[:n], grades[:n], item_gains[:n], relevant[:n], gains,
-                                      cutoffs, log_p, optional, out[i + h])
+                    fixed_order_optional_sums(hist[i + h], ranks[:n], grades[:n], item_gains[:n], relevant[:n],
+                                              gains, cutoffs, log_p, optional, out[i + h], scalars[i + h])
 
-    return jit_variant(finalize_stable_top, "finalize_stable_top_walks" if walks else "finalize_stable_top")
+    return jit_variant(finalize_stable_top, "finalize_stable_top_optional" if optional_sums else "finalize_stable_top")
 
 
-finalize_stable_top = _finalize_stable_top_kernel(walks=False)
-finalize_stable_top_walks = _finalize_stable_top_kernel(walks=True)
+finalize_stable_top = _finalize_stable_top_kernel(optional_sums=False)
+finalize_stable_top_optional = _finalize_stable_top_kernel(optional_sums=True)
 

@@ -1,0 +1,85 @@
+"""The optional sums of the finalizers (bpref, interpolated precision, RBP, a fixed order's WAP)
+run in kernels of their own: each driver comes as a kernel without them and an ``..._optional``
+one made from the same source (the tie walks of ties="average" / "optimistic" / "pessimistic",
+the stable pass, the bounded stable pass, the ranked lists' fixed orders; the sharded finalize is
+in tests/test_dask.py).
+
+The facade picks the variant by the metrics asked. Asking for an optional sum must change no
+other metric's bits, and must be what picks the ``_optional`` kernel; tests/test_signatures.py
+checks that the other kernels do not compile those sums at all.
+"""
+
+import numpy as np
+import pytest
+
+import fasttie as ft
+import fasttie.hamming_engine as engine
+import fasttie.ranking as ranking
+from test_stable_top import _inputs
+
+WHOLE = ["AP", "AP@9", "nDCG@20", "P@10", "RR", "Rprec", "ERR@10", "R@30"]
+TOP = ["AP@9", "nDCG@20", "P@10", "RR@10", "ERR@10", "Success@3"]
+WHOLE_SUMS = ["WAP", "WAP@10", "RBP", "RBP(p=0.5)@20", "RBPResid@5", "Bpref"]
+FIXED_ORDER_SUMS = ["IPrec@0.3", "11pt"]  # interpolated precision: no exact average over tie orders
+TOP_SUMS = ["WAP@10", "RBP(p=0.5)@20", "RBPResid@5"]  # cutoffs only: still the bounded pass
+RANKED = ["AP", "nDCG@10", "P@5", "RR", "Rprec", "Judged@10"]
+RANKED_SUMS = ["RBP", "RBP(p=0.5)@20", "RBPResid@5", "Bpref", "RBP(rel=2)"]
+
+
+def _spy(monkeypatch, module, names):
+    """Replace module.<name> for each name with a wrapper that records the name when called."""
+    called = []
+    for name in names:
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name: called.append(_name) or _real(*a))
+    return called
+
+
+def _same_bits(plain, summed, names):
+    for name in names:
+        assert summed.per_query[name].tobytes() == plain.per_query[name].tobytes(), name
+
+
+@pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
+@pytest.mark.parametrize("ties, others, sums, kernel", [
+    ("stable", WHOLE, WHOLE_SUMS + FIXED_ORDER_SUMS, "finalize_stable"),
+    ("stable", TOP, TOP_SUMS, "finalize_stable_top"),
+    ("average", WHOLE, WHOLE_SUMS, "finalize_histograms"),
+    ("pessimistic", WHOLE, WHOLE_SUMS + FIXED_ORDER_SUMS, "finalize_histograms"),
+])
+def test_hamming_optional_sums_change_no_other_metric(kind, ties, others, sums, kernel, monkeypatch):
+    q, db, relevance, _ = _inputs(kind, 9, 400, 24, np.random.default_rng(len(kind)))
+    called = _spy(monkeypatch, engine, [kernel, kernel + "_optional"])
+    plain = ft.evaluate(q, db, metrics=others, ties=ties, empty="zero", n_threads=2, **relevance)
+    assert set(called) == {kernel}
+    called.clear()
+    summed = ft.evaluate(q, db, metrics=others + sums, ties=ties, empty="zero", n_threads=2, **relevance)
+    assert set(called) == {kernel + "_optional"}
+    _same_bits(plain, summed, others)
+
+
+@pytest.mark.parametrize("ties", ["stable", "trec", "average", "optimistic"])
+def test_ranked_list_optional_sums_change_no_other_metric(ties, monkeypatch):
+    rng = np.random.default_rng(5)
+    y_true = rng.integers(0, 4, 300).astype(float)
+    y_pred = rng.integers(0, 30, 300) / 3.0  # many equal scores
+    sizes = [40, 100, 160]
+    docs = np.arange(300)[::-1] if ties == "trec" else None
+    kernel = "finalize_fixed_rankings" if ties in ("stable", "trec") else "finalize_rankings"
+    sums = RANKED_SUMS + (["IPrec@0.3"] if ties != "average" else [])
+    called = _spy(monkeypatch, ranking, [kernel, kernel + "_optional"])
+    plain = ft.rank_evaluate(y_true, y_pred, sizes, metrics=RANKED, ties=ties, doc_ids=docs)
+    assert set(called) == {kernel}
+    called.clear()
+    summed = ft.rank_evaluate(y_true, y_pred, sizes, metrics=RANKED + sums, ties=ties, doc_ids=docs)
+    # RBP(rel=2) has a relevance level of its own: a second pass, also with the optional sums
+    assert called == [kernel + "_optional"] * 2
+    _same_bits(plain, summed, RANKED)
+
+
+def test_wap_of_a_tie_walk_needs_no_optional_kernel(monkeypatch):
+    # ties="average" sums WAP in every tie walk: asking for it keeps the kernel without the sums
+    q, db, relevance, _ = _inputs("class", 5, 300, 16, np.random.default_rng(0))
+    called = _spy(monkeypatch, engine, ["finalize_histograms", "finalize_histograms_optional"])
+    ft.evaluate(q, db, metrics=["AP", "WAP", "WAP@10"], **relevance)
+    assert set(called) == {"finalize_histograms"}
