@@ -256,8 +256,9 @@ class _Finalizer:
 
     def quantities(self, hist, quantities, scalars, err, lo, hi):
         # the optional sums (bpref, IPrec, RBP) in a kernel of their own: the other compiles without them
-        (finalize_histograms_optional if self.optional else finalize_histograms)(hist, self.gains, TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount,
-                            self.need_ratio, self.optional, quantities, scalars, lo, hi)
+        kernel = finalize_histograms_optional if self.optional else finalize_histograms
+        kernel(hist, self.gains, TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount, self.need_ratio,
+               self.optional, quantities, scalars, lo, hi)
         if len(self.err_cutoffs):
             err_histograms(hist, TIE_MODES[self.ties], self.err_cutoffs, err, lo, hi)
 

@@ -11,8 +11,8 @@ from ._kernels.err import MAX_GRADE, err_rankings
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from ._kernels.score_ties import (
-    AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_fixed_rankings, finalize_fixed_rankings_optional, finalize_rankings,
-    finalize_rankings_optional,
+    AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_fixed_rankings, finalize_fixed_rankings_optional,
+    finalize_rankings, finalize_rankings_optional,
 )
 from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
 from .result import Result
