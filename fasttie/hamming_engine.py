@@ -255,8 +255,9 @@ class _Finalizer:
                 np.empty((n, len(self.err_cutoffs))))
 
     def quantities(self, hist, quantities, scalars, err, lo, hi):
-        # the optional sums (bpref, IPrec, RBP) in a kernel of their own: the other compiles without them
-        kernel = finalize_histograms_optional if self.optional else finalize_histograms
+        # the optional sums (bpref, IPrec, RBP) and the ratios in a kernel of their own: the other
+        # compiles without them
+        kernel = finalize_histograms_optional if self.optional or self.need_ratio else finalize_histograms
         kernel(hist, self.gains, TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount, self.need_ratio,
                self.optional, quantities, scalars, lo, hi)
         if len(self.err_cutoffs):

@@ -253,7 +253,7 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
             def finalize(lo, hi):
                 kernel(*arrays, float(level), *extras, cutoffs, log_p, discount, optional, quantities, scalars, lo, hi)
         else:
-            kernel = finalize_rankings_optional if optional else finalize_rankings
+            kernel = finalize_rankings_optional if optional or need_ratio else finalize_rankings
 
             def finalize(lo, hi):
                 kernel(*arrays, float(level), _TIE_MODES[ties], *extras, cutoffs, log_p, discount, need_ratio, optional,

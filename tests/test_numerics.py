@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import hypergeom
 
-from fasttie._kernels.finalize import AP_NUM, AP_RET, DCG, HITS, N_QUANTITIES, N_SCALARS, RR, finalize_ties
+from fasttie._kernels.finalize import AP_NUM, AP_RET, DCG, HITS, N_QUANTITIES, N_SCALARS, RR, finalize_ties_optional
 from fasttie._kernels.tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
 from fasttie.scoring import discount_table
 
@@ -67,7 +67,7 @@ def _finalize(ties, cutoffs, gains=(0.0, 1.0)):
     out = np.zeros((N_QUANTITIES, len(cutoffs)))
     scalars = np.zeros(N_SCALARS)
     cutoffs = np.array(cutoffs, dtype=np.int64)
-    finalize_ties(
+    finalize_ties_optional(  # the kernel with the expected ratios (need_ratio)
         tie_n, tie_r, tie_n - tie_r, tie_r.astype(float), tie_r * gains[1], 0, int((tie_n - tie_r).sum()),
         np.array([gains[1]]), np.array([total]), cutoffs, np.full(len(cutoffs), np.log(0.8)),
         discount_table(int(min(cutoffs.max(), tie_n.sum()))), True, 0, out, scalars,

@@ -1,5 +1,6 @@
-"""The optional sums of the finalizers (bpref, interpolated precision, RBP, a fixed order's WAP)
-run in kernels of their own: each driver comes as a kernel without them and an ``..._optional``
+"""The optional sums of the finalizers (bpref, interpolated precision, RBP, a fixed order's WAP,
+and the tie walk's ratios for AP@k / WAP@k over the retrieved relevant items) run in kernels of
+their own: each driver comes as a kernel without them and an ``..._optional``
 one made from the same source (the tie walks of ties="average" / "optimistic" / "pessimistic",
 the stable pass, the bounded stable pass, the ranked lists' fixed orders; the sharded finalize is
 in tests/test_dask.py).
@@ -50,10 +51,12 @@ def _same_bits(plain, summed, names):
 def test_hamming_optional_sums_change_no_other_metric(kind, ties, others, sums, kernel, monkeypatch):
     q, db, relevance, _ = _inputs(kind, 9, 400, 24, np.random.default_rng(len(kind)))
     called = _spy(monkeypatch, engine, [kernel, kernel + "_optional"])
-    plain = ft.evaluate(q, db, metrics=others, ties=ties, empty="zero", n_threads=2, **relevance)
+    # AP@k over all relevant items: over the retrieved ones, a tie walk takes the _optional kernel (below)
+    options = dict(ties=ties, ap_denominator="total", empty="zero", n_threads=2, **relevance)
+    plain = ft.evaluate(q, db, metrics=others, **options)
     assert set(called) == {kernel}
     called.clear()
-    summed = ft.evaluate(q, db, metrics=others + sums, ties=ties, empty="zero", n_threads=2, **relevance)
+    summed = ft.evaluate(q, db, metrics=others + sums, **options)
     assert set(called) == {kernel + "_optional"}
     _same_bits(plain, summed, others)
 
@@ -81,5 +84,28 @@ def test_wap_of_a_tie_walk_needs_no_optional_kernel(monkeypatch):
     # ties="average" sums WAP in every tie walk: asking for it keeps the kernel without the sums
     q, db, relevance, _ = _inputs("class", 5, 300, 16, np.random.default_rng(0))
     called = _spy(monkeypatch, engine, ["finalize_histograms", "finalize_histograms_optional"])
-    ft.evaluate(q, db, metrics=["AP", "WAP", "WAP@10"], **relevance)
+    ft.evaluate(q, db, metrics=["AP", "WAP", "WAP@10"], ap_denominator="total", **relevance)
     assert set(called) == {"finalize_histograms"}
+
+
+@pytest.mark.parametrize("ties", ["average", "optimistic"])
+def test_ratios_of_a_tie_walk_are_in_the_optional_kernel(ties, monkeypatch):
+    # AP@k over the relevant items retrieved in the top k (hashing's default) needs the expected
+    # ratio, a hypergeometric sum: only the _optional kernel has it; the other metrics keep their bits
+    q, db, relevance, _ = _inputs("multihot", 7, 300, 16, np.random.default_rng(1))
+    others = ["AP", "nDCG@10", "P@10", "RR@10"]
+    called = _spy(monkeypatch, engine, ["finalize_histograms", "finalize_histograms_optional"])
+    total = ft.evaluate(q, db, metrics=others + ["AP@10"], ap_denominator="total", ties=ties, **relevance)
+    assert set(called) == {"finalize_histograms"}
+    called.clear()
+    retrieved = ft.evaluate(q, db, metrics=others + ["AP@10", "WAP@10"], ap_denominator="retrieved", ties=ties,
+                            **relevance)
+    assert set(called) == {"finalize_histograms_optional"}
+    _same_bits(total, retrieved, others)
+    assert not np.array_equal(total.per_query["AP@10"], retrieved.per_query["AP@10"])  # the ratio was computed
+    called = _spy(monkeypatch, ranking, ["finalize_rankings", "finalize_rankings_optional"])
+    y_true, y_pred = np.tile([0.0, 1.0, 2.0, 0.0], 30), np.arange(120) % 7  # ties across grades
+    lists = [ft.rank_evaluate(y_true, y_pred, [60, 60], metrics=["nDCG@10", "AP@10"], ap_denominator=denominator,
+                              ties=ties) for denominator in ("total", "retrieved")]
+    assert called == ["finalize_rankings", "finalize_rankings_optional"]
+    _same_bits(*lists, ["nDCG@10"])

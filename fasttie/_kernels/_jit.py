@@ -11,9 +11,10 @@ slower that way.
 
 numba optimizes and generates the code of every callee again inside each kernel that links it,
 whether that kernel's call runs or not. Code that few calls need (the optional sums of the
-finalizers: bpref, interpolated precision, RBP, a fixed order's WAP; 1.35 s of the stable door's
-cold first call, 0.8 s of rank_evaluate's) goes into a second kernel made from the same source
-(:func:`jit_variant`), named ``..._optional``, which the facade calls only when it is needed.
+finalizers: bpref, interpolated precision, RBP, a fixed order's WAP, and the tie walk's ratios
+for AP@k over the retrieved relevant items; 1.35 s of the stable door's cold first call, 0.8 s
+of rank_evaluate's) goes into a second kernel made from the same source (:func:`jit_variant`),
+named ``..._optional``, which the facade calls only when it is needed.
 
 Allocations spell the dtype as ``np.<type>``: numba compiles np.empty / zeros / ones once per
 spelling (``np.zeros(n)``, ``dtype=float`` and ``dtype=np.float64`` are three compiles of one

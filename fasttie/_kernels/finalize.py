@@ -200,7 +200,8 @@ def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
 def _finalize_ties_kernel(optional_sums):
     """:func:`finalize_ties`, and with ``optional_sums`` ``finalize_ties_optional``: one source, two
     kernels (:func:`._jit.jit_variant`). Only the second computes the optional sums (bpref,
-    interpolated precision, RBP); the first writes them 0, as it does those not asked."""
+    interpolated precision, RBP) and the ratios AP_RET / WAP_RET (``need_ratio``: hypergeometric
+    sums); the first writes them 0, as it does those not asked."""
 
     def finalize_ties(
         tie_n, tie_r, tie_u, tie_s, tie_g, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
@@ -264,7 +265,7 @@ def _finalize_ties_kernel(optional_sums):
                 hits += tie_r[c]
                 rank += tie_n[c]
         weights = np.empty(1, dtype=np.float64)
-        if need_ratio:
+        if optional_sums and need_ratio:
             widest = 1
             for c in range(m):
                 widest = max(widest, min(tie_r[c], tie_n[c]) + 1)
@@ -326,7 +327,7 @@ def _finalize_ties_kernel(optional_sums):
                     out[RBP, kp] = 0.0
                     out[RBP_REL, kp] = 0.0
                     out[RESIDUAL, kp] = 0.0
-                if need_ratio:
+                if optional_sums and need_ratio:
                     ap_ret, wap_ret = _ratio_expectations(
                         t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, wap_prev, weights
                     )
