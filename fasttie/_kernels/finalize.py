@@ -225,7 +225,8 @@ def _finalize_ties_kernel(optional_sums):
                                             ranks up to D only, exact at cutoffs <= D (callers size it
                                             for the DCG metrics asked: read per relevant item of a fixed
                                             order, a whole-list table is a memory stream)
-        need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums)
+        need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums; in
+                                            finalize_ties_optional only, else 0)
         optional : int                      bit mask: OPTIONAL_IPREC, the interpolated precisions
                                             (homogeneous ties only: a fixed order; the caller refuses
                                             the average); OPTIONAL_BPREF, bpref's sum (else 0);
