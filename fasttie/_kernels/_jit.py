@@ -13,7 +13,7 @@ numba optimizes and generates the code of every callee again inside each kernel 
 whether that kernel's call runs or not. Code that few calls need (the optional sums of the
 finalizers: bpref, interpolated precision, RBP, a fixed order's WAP, and the tie walk's ratios
 for AP@k over the retrieved relevant items; 1.35 s of the stable door's cold first call, 0.8 s
-of rank_evaluate's) goes into a second kernel made from the same source (:func:`jit_variant`),
+of rank_evaluate's) goes into a second kernel made from the same source (:func:`jit_pair`),
 named ``..._optional``, which the facade calls only when it is needed.
 
 Allocations spell the dtype as ``np.<type>``: numba compiles np.empty / zeros / ones once per
@@ -93,14 +93,19 @@ def jit(fn=None, **options):
     return _njit(fn, {"nogil": True, "cache": CACHE, **options})
 
 
-def jit_variant(fn, name, **options):
-    """:func:`jit` of ``fn``, a function that a factory makes once per value of a flag it closes
-    over (for example ``optional_sums``), as the kernel ``name``.
+def jit_pair(make, **options):
+    """(kernel, kernel_optional): :func:`jit` of ``make(False)`` and ``make(True)``, a function a
+    factory makes once per value of the flag it closes over (the optional sums), named as the
+    function it returns and that name + ``"_optional"``.
 
     numba takes a closure's variables as constants and prunes the branches they decide before
-    typing, so each variant compiles only the code it runs: what the other needs is neither
-    compiled nor linked. The name gives each variant a cache index of its own (numba names the
-    index after the function): :func:`fasttie.warmup.kernel_cached` reads it.
+    typing, so each kernel compiles only the code it runs: what the other needs is neither
+    compiled nor linked. The name gives each a cache index of its own (numba names the index
+    after the function): :func:`fasttie.warmup.kernel_cached` reads it.
     """
-    fn.__name__ = fn.__qualname__ = name
-    return jit(fn, **options)
+    kernels = []
+    for optional_sums in (False, True):
+        fn = make(optional_sums)
+        fn.__name__ = fn.__qualname__ = fn.__name__ + ("_optional" if optional_sums else "")
+        kernels.append(jit(fn, **options))
+    return tuple(kernels)

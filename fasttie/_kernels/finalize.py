@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ._jit import jit, jit_variant
+from ._jit import jit, jit_pair
 from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
 
 HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS, JUDGED, RBP, RBP_REL, RESIDUAL = range(14)
@@ -199,7 +199,7 @@ def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
 
 def _finalize_ties_kernel(optional_sums):
     """:func:`finalize_ties`, and with ``optional_sums`` ``finalize_ties_optional``: one source, two
-    kernels (:func:`._jit.jit_variant`). Only the second computes the optional sums (bpref,
+    kernels (:func:`._jit.jit_pair`). Only the second computes the optional sums (bpref,
     interpolated precision, RBP) and the ratios AP_RET / WAP_RET (``need_ratio``: hypergeometric
     sums); the first writes them 0, as it does those not asked."""
 
@@ -364,11 +364,10 @@ def _finalize_ties_kernel(optional_sums):
             grade_prev += s
             t = stop
 
-    return jit_variant(finalize_ties, "finalize_ties_optional" if optional_sums else "finalize_ties")
+    return finalize_ties
 
 
-finalize_ties = _finalize_ties_kernel(optional_sums=False)
-finalize_ties_optional = _finalize_ties_kernel(optional_sums=True)
+finalize_ties, finalize_ties_optional = jit_pair(_finalize_ties_kernel)
 
 
 @jit(inline="always")
@@ -533,7 +532,7 @@ def ranked_optional_sums(ranks, grades, gains, relevant, judged, n_items, unlist
     (LLVM speculates WAP's division; RBP's stores keep the sums out of registers: 3.9 -> 1.4 ns
     per listed item), and every kernel that links their code compiles it again (1.35 s of the
     cold first call of evaluate with ties="stable"). The drivers come in two kernels from one
-    source (:func:`._jit.jit_variant`); only the ``..._optional`` one calls this.
+    source (:func:`._jit.jit_pair`); only the ``..._optional`` one calls this.
     """
     if optional & (OPTIONAL_BPREF | OPTIONAL_IPREC):
         _bpref_iprec_walk(ranks, relevant, judged, unlisted_judged, judged_nonrel, optional, scalars)

@@ -16,7 +16,7 @@
 
 import numpy as np
 
-from ._jit import jit, jit_variant
+from ._jit import jit, jit_pair
 from .err import err_ranked
 from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
 from .histogram import _distance
@@ -82,7 +82,7 @@ def _bucket_ties(hist_q, gains, mode):
 
 def _finalize_histograms_kernel(optional_sums):
     """:func:`finalize_histograms`, and with ``optional_sums`` ``finalize_histograms_optional``, which finalizes with
-    :func:`.finalize.finalize_ties_optional`: one source, two kernels (:func:`._jit.jit_variant`)."""
+    :func:`.finalize.finalize_ties_optional`: one source, two kernels (:func:`._jit.jit_pair`)."""
 
     def finalize_histograms(hist, gains, mode, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
                             stop):
@@ -103,11 +103,10 @@ def _finalize_histograms_kernel(optional_sums):
                 log_p, discount, need_ratio, optional, out[i], scalars[i],
             )
 
-    return jit_variant(finalize_histograms, "finalize_histograms_optional" if optional_sums else "finalize_histograms")
+    return finalize_histograms
 
 
-finalize_histograms = _finalize_histograms_kernel(optional_sums=False)
-finalize_histograms_optional = _finalize_histograms_kernel(optional_sums=True)
+finalize_histograms, finalize_histograms_optional = jit_pair(_finalize_histograms_kernel)
 
 
 @jit(inline="always")
@@ -424,7 +423,7 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
 
 def _finalize_stable_kernel(optional_sums):
     """:func:`finalize_stable`, and with ``optional_sums`` ``finalize_stable_optional``:
-    one source, two kernels (:func:`._jit.jit_variant`)."""
+    one source, two kernels (:func:`._jit.jit_pair`)."""
 
     def finalize_stable(
         query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
@@ -493,11 +492,10 @@ def _finalize_stable_kernel(optional_sums):
                     fixed_order_optional_sums(hist[i], ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked],
                                               relevant[:n_ranked], gains, cutoffs, log_p, optional, out[i], scalars[i])
 
-    return jit_variant(finalize_stable, "finalize_stable_optional" if optional_sums else "finalize_stable")
+    return finalize_stable
 
 
-finalize_stable = _finalize_stable_kernel(optional_sums=False)
-finalize_stable_optional = _finalize_stable_kernel(optional_sums=True)
+finalize_stable, finalize_stable_optional = jit_pair(_finalize_stable_kernel)
 
 
 @jit
@@ -546,7 +544,7 @@ def stable_ranks(
 
 def _finalize_ranked_queries_kernel(optional_sums):
     """:func:`finalize_ranked_queries`, and with ``optional_sums``
-    ``finalize_ranked_queries_optional``: one source, two kernels (:func:`._jit.jit_variant`)."""
+    ``finalize_ranked_queries_optional``: one source, two kernels (:func:`._jit.jit_pair`)."""
 
     def finalize_ranked_queries(hist, indptr, ranks, grade_of, gains, cutoffs, log_p, discount, optional, out, scalars,
                                 err_cutoffs, err_out, start, stop):
@@ -576,9 +574,7 @@ def _finalize_ranked_queries_kernel(optional_sums):
                 fixed_order_optional_sums(hist[i], ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found],
                                           relevant[:n_found], gains, cutoffs, log_p, optional, out[i], scalars[i])
 
-    name = "finalize_ranked_queries_optional" if optional_sums else "finalize_ranked_queries"
-    return jit_variant(finalize_ranked_queries, name)
+    return finalize_ranked_queries
 
 
-finalize_ranked_queries = _finalize_ranked_queries_kernel(optional_sums=False)
-finalize_ranked_queries_optional = _finalize_ranked_queries_kernel(optional_sums=True)
+finalize_ranked_queries, finalize_ranked_queries_optional = jit_pair(_finalize_ranked_queries_kernel)

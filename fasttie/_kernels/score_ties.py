@@ -12,7 +12,7 @@ Hamming ranking, fed from a stable sort of the scores instead of distance bucket
 """
 
 import numpy as np
-from ._jit import jit, jit_variant
+from ._jit import jit, jit_pair
 from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
 from .radix_sort import argsort_ascending, argsort_descending
 from .tie_arrays import empty_ties
@@ -150,7 +150,7 @@ def _ideal_runs_sorted(gains, extra_gains):
 
 def _finalize_rankings_kernel(optional_sums):
     """:func:`finalize_rankings`, and with ``optional_sums`` ``finalize_rankings_optional``, which finalizes with
-    :func:`.finalize.finalize_ties_optional`: one source, two kernels (:func:`._jit.jit_variant`)."""
+    :func:`.finalize.finalize_ties_optional`: one source, two kernels (:func:`._jit.jit_pair`)."""
 
     def finalize_rankings(
         offsets, scores, grades, gains, judged, keys, relevance_level, mode, extra_offsets, extra_grades,
@@ -184,16 +184,15 @@ def _finalize_rankings_kernel(optional_sums):
                 log_p, discount, need_ratio, optional, out[q], scalars[q],
             )
 
-    return jit_variant(finalize_rankings, "finalize_rankings_optional" if optional_sums else "finalize_rankings")
+    return finalize_rankings
 
 
-finalize_rankings = _finalize_rankings_kernel(optional_sums=False)
-finalize_rankings_optional = _finalize_rankings_kernel(optional_sums=True)
+finalize_rankings, finalize_rankings_optional = jit_pair(_finalize_rankings_kernel)
 
 
 def _finalize_fixed_rankings_kernel(optional_sums):
     """:func:`finalize_fixed_rankings`, and with ``optional_sums`` ``finalize_fixed_rankings_optional``:
-    one source, two kernels (:func:`._jit.jit_variant`)."""
+    one source, two kernels (:func:`._jit.jit_pair`)."""
 
     def finalize_fixed_rankings(
         offsets, scores, grades, gains, judged, keys, relevance_level, extra_offsets, extra_grades, extra_gains,
@@ -238,9 +237,7 @@ def _finalize_fixed_rankings_kernel(optional_sums):
             if optional_sums:
                 ranked_optional_sums(*listed, judged_nonrel, ideal_gain, cutoffs, log_p, optional, out[q], scalars[q])
 
-    name = "finalize_fixed_rankings_optional" if optional_sums else "finalize_fixed_rankings"
-    return jit_variant(finalize_fixed_rankings, name)
+    return finalize_fixed_rankings
 
 
-finalize_fixed_rankings = _finalize_fixed_rankings_kernel(optional_sums=False)
-finalize_fixed_rankings_optional = _finalize_fixed_rankings_kernel(optional_sums=True)
+finalize_fixed_rankings, finalize_fixed_rankings_optional = jit_pair(_finalize_fixed_rankings_kernel)

@@ -11,7 +11,7 @@ so the fixed order costs about one more histogram pass instead of a slower count
 
 import numpy as np
 
-from ._jit import jit, jit_variant
+from ._jit import jit, jit_pair
 from .hamming_ties import (
     _DISTANCE_MASK, CLASS, MULTIHOT, _count_and_record, _scan_top, _top_distance, class_grades,
     finalize_fixed_order, fixed_order_optional_sums, place_records,
@@ -79,7 +79,7 @@ def _finalize_top(kind, hist_q, first, records, record_grades, n_found, top, gai
 
 def _finalize_stable_top_kernel(optional_sums):
     """:func:`finalize_stable_top`, and with ``optional_sums`` ``finalize_stable_top_optional``:
-    one source, two kernels (:func:`._jit.jit_variant`)."""
+    one source, two kernels (:func:`._jit.jit_pair`)."""
 
     def finalize_stable_top(
         query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr, listed_ids,
@@ -156,9 +156,8 @@ def _finalize_stable_top_kernel(optional_sums):
                     fixed_order_optional_sums(hist[i + h], ranks[:n], grades[:n], item_gains[:n], relevant[:n],
                                               gains, cutoffs, log_p, optional, out[i + h], scalars[i + h])
 
-    return jit_variant(finalize_stable_top, "finalize_stable_top_optional" if optional_sums else "finalize_stable_top")
+    return finalize_stable_top
 
 
-finalize_stable_top = _finalize_stable_top_kernel(optional_sums=False)
-finalize_stable_top_optional = _finalize_stable_top_kernel(optional_sums=True)
+finalize_stable_top, finalize_stable_top_optional = jit_pair(_finalize_stable_top_kernel)
 
