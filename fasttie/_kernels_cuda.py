@@ -27,6 +27,8 @@ from functools import lru_cache
 
 from numba import config, cuda, int32, uint64
 
+from ._kernels._jit import CACHE
+
 THREADS = 128  # threads per block of the small grid-stride kernels; queries per block at most
 # (threads per block, queries per thread) of the histogram pass, by code words: measured on an H100 (10,000 x
 # 10M codes, class labels; G pairs/s of the pass alone) at (256, 1) / (512, 1) / (256, 2) / (512, 2) / (256, 4) /
@@ -46,6 +48,25 @@ def queries_per_block(cells, limit=THREADS):
     while t and t * cells * 4 > SHARED_BYTES:
         t //= 2
     return t
+
+
+def _kernel(fn=None, **options):
+    """``cuda.jit`` of a kernel, cached on disk like the CPU kernels (``FASTTIE_NO_CACHE=1`` turns it off).
+
+    The cache holds the kernel's PTX and cubin for this GPU's compute capability, so a new process
+    loads them instead of running NVVM again (the simulator has no cache). Where numba finds no
+    writable cache location, the kernel compiles without one.
+    """
+    if fn is None:
+        return lambda f: _kernel(f, **options)
+    if not CACHE or config.ENABLE_CUDASIM:
+        return cuda.jit(**options)(fn)
+    try:
+        return cuda.jit(cache=True, **options)(fn)
+    except RuntimeError as error:
+        if "no locator available" not in str(error):
+            raise
+        return cuda.jit(**options)(fn)
 
 
 @cuda.jit(device=True)
@@ -109,7 +130,7 @@ def histogram_kernel(n_words, kind, n_label_words, in_shared, per_thread, thread
     n_label_words = max(1, n_label_words)
     bounds = {} if config.ENABLE_CUDASIM else {"launch_bounds": threads}  # the simulator takes no bounds
 
-    @cuda.jit(**bounds)
+    @_kernel(**bounds)
     def kernel(query_words, db_words, query_labels, db_labels, query_label_words, db_label_words, n_cells, n_grades,
                tile, split_size, out):
         counts = cuda.shared.array(0, int32)
@@ -158,7 +179,7 @@ def histogram_kernel(n_words, kind, n_label_words, in_shared, per_thread, thread
     return kernel
 
 
-@cuda.jit
+@_kernel
 def sum_splits(split_counts, hist):
     """hist[i, c] = sum over splits s of split_counts[s, i, c] (int64; a grid-stride loop)."""
     n_queries, n_cells = hist.shape
@@ -171,7 +192,7 @@ def sum_splits(split_counts, hist):
         hist[i, c] = total
 
 
-@cuda.jit
+@_kernel
 def move_listed(query_words, db_words, query_of, indices, grades, n_grades, hist):
     """Listed relevance: each listed (query, item, grade) moves the item, counted at grade 0 by
     the pass, to its grade (integer atomics: the result is exact in any order)."""
@@ -185,7 +206,7 @@ def move_listed(query_words, db_words, query_of, indices, grades, n_grades, hist
         cuda.atomic.add(hist, (i, d * n_grades + grades[e]), 1)
 
 
-@cuda.jit
+@_kernel
 def rank_bases(split_counts, n_grades, first_slot, item_offsets, slot_offsets, bases, slot_bases):
     """Per query i (a grid-stride loop), for split s and distance d: ``bases[s, i, d]``, the 0-based global
     stable rank of the split's first item at distance d (every item nearer, and those at distance
@@ -234,7 +255,7 @@ def rank_kernel(n_words, kind, n_label_words, emit):
     """
     n_label_words = max(1, n_label_words)
 
-    @cuda.jit
+    @_kernel
     def kernel(query_words, db_words, query_labels, db_labels, query_label_words, db_label_words, indptr,
                listed_ids, listed_grades, limits, bases, slot_bases, split_size, first_item, k, out_a, out_b):
         next_rank = cuda.shared.array(0, int32)
@@ -308,7 +329,7 @@ def rank_kernel(n_words, kind, n_label_words, emit):
     return kernel
 
 
-@cuda.jit
+@_kernel
 def pack_words(codes, words, flags):
     """Bit b of words[r, w] = codes[r, 64 w + b] == 1 (a grid-stride loop over words). flags[0] /
     flags[1]: a -1 / a 0 was seen; flags[2]: the first flat position of any other value (NaN too)."""

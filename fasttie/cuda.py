@@ -21,6 +21,8 @@ a CPU-only machine, which is how the tests check them.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .errors import InputError, InputTypeError
@@ -33,6 +35,7 @@ _RANK_BLOCKS_PER_SM = 8  # the same for calls with a rank pass (32 measured no f
 _MIN_SPLIT = 2048  # database items per block at least (its counters are written once per block)
 _QUERY_BYTES = 256 << 20  # device memory per block of queries for counters (halved on out-of-memory)
 _RANK_BYTES = 1 << 30  # device memory for the ranks of one block of queries (ties="stable")
+_CONFIGURE_LOCK = threading.Lock()  # see _launch
 
 
 def _cuda():
@@ -119,12 +122,19 @@ def pack(codes, n_bits, name):
 
 def _launch(kernel, grid, block, shared, *args):
     """kernel[grid, block, 0, shared](*args), without numba's low-occupancy warning: small calls
-    (a few queries, a small database) launch small grids on purpose."""
+    (a few queries, a small database) launch small grids on purpose.
+
+    numba warns when it builds a launch configuration (and keeps it for the next launch of that
+    shape). ``warnings.catch_warnings`` swaps the process's filter list in and out, which is not
+    safe when several threads do it at once (one thread's exit can restore the filters another
+    entered with): the configuration is built under a lock, the launch runs outside it.
+    """
     import warnings
 
-    with warnings.catch_warnings():
+    with _CONFIGURE_LOCK, warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*Grid size .* low occupancy")
-        kernel[grid, block, 0, shared](*args)
+        configured = kernel[grid, block, 0, shared]
+    configured(*args)
 
 
 def _grid(n_threads):

@@ -124,7 +124,7 @@ def cache_status() -> dict:
 
 def warmup(progress=None) -> dict:
     """Call every front door in every tie mode on tiny data, so every kernel is compiled and
-    cached.
+    cached; on a machine with a GPU that numba-cuda finds, the ``device="cuda"`` passes too.
 
     Parameters
     ----------
@@ -149,22 +149,26 @@ def warmup(progress=None) -> dict:
     ranked = metrics + ("infAP",)  # ranked lists only
     calls = {}
     for ties in ("average", "stable", "optimistic", "pessimistic"):
-        calls[f"evaluate {ties}"] = lambda t=ties: ft.evaluate(q, db, ql, dl, metrics=metrics, ties=t)
+        calls[f"evaluate {ties}"] = lambda t=ties, **device: ft.evaluate(q, db, ql, dl, metrics=metrics, ties=t,
+                                                                         **device)
     wide_q, wide_db = rng.integers(0, 2, (4, 128)), rng.integers(0, 2, (50, 128))
-    calls["evaluate 128 bits"] = lambda: ft.evaluate(wide_q, wide_db, ql, dl, metrics=metrics)
+    calls["evaluate 128 bits"] = lambda **device: ft.evaluate(wide_q, wide_db, ql, dl, metrics=metrics, **device)
     tiled_q, tiled_ql, tiled_db = rng.integers(0, 2, (16, 256)), rng.integers(0, 3, 16), rng.integers(0, 2, (50, 256))
-    calls["evaluate 256 bits"] = lambda: ft.evaluate(tiled_q, tiled_db, tiled_ql, dl, metrics=metrics)  # tiled pass
-    calls["evaluate multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics)
-    calls["evaluate listed"] = lambda: ft.evaluate(q, db, relevance=csr, metrics=metrics)
+    calls["evaluate 256 bits"] = lambda **device: ft.evaluate(tiled_q, tiled_db, tiled_ql, dl, metrics=metrics,
+                                                             **device)  # the tiled pass
+    # AP@k over the retrieved relevant items (the default here) takes the tie walk's _optional kernel: one call without
+    calls["evaluate average total"] = lambda: ft.evaluate(q, db, ql, dl, metrics=metrics, ap_denominator="total")
+    calls["evaluate multi-hot"] = lambda **device: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, **device)
+    calls["evaluate listed"] = lambda **device: ft.evaluate(q, db, relevance=csr, metrics=metrics, **device)
     calls["evaluate stable multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")
     top = ("AP@10", "nDCG@10", "P@10", "ERR@10")  # cutoffs only: the bounded stable pass
-    calls["evaluate stable top"] = lambda: ft.evaluate(q, db, ql, dl, metrics=top, ties="stable")
+    calls["evaluate stable top"] = lambda **device: ft.evaluate(q, db, ql, dl, metrics=top, ties="stable", **device)
     # the ..._optional kernels: with the optional sums (bpref, interpolated precision, RBP, WAP)
     summed = ("Bpref", "RBP(p=0.8)", "WAP", "WAP@10", "RBP(p=0.8)@10")
     for ties in ("average", "stable"):
         calls[f"evaluate {ties} optional sums"] = lambda t=ties: ft.evaluate(q, db, ql, dl, metrics=summed, ties=t)
     calls["evaluate stable top optional sums"] = lambda: ft.evaluate(q, db, ql, dl, metrics=summed[3:], ties="stable")
-    calls["search"] = lambda: (ft.search(q, db, 5), ft.search(q, db, radius=20))
+    calls["search"] = lambda **device: (ft.search(q, db, 5, **device), ft.search(q, db, radius=20, **device))
     for ties in ("average", "stable", "optimistic", "pessimistic"):
         calls[f"rank_evaluate {ties}"] = lambda t=ties: ft.rank_evaluate(y_true, y_pred, sizes, metrics=ranked, ties=t)
     calls["rank_evaluate trec"] = lambda: ft.rank_evaluate(
@@ -177,6 +181,10 @@ def warmup(progress=None) -> dict:
     subtopics = rng.integers(0, 2, (50, 3))
     calls["alpha_ndcg"] = lambda: ft.alpha_ndcg(subtopics, y_pred, sizes, k=[5, 10], ties="trec", doc_ids=np.arange(50))
     calls["alpha_ndcg average"] = lambda: ft.alpha_ndcg(subtopics, y_pred, sizes, k=[5, 10], ties="average")
+    if _gpu_present():  # the GPU kernels are cached too (numba-cuda: PTX and cubin for this GPU)
+        for name in ("evaluate average", "evaluate stable", "evaluate stable top", "evaluate 128 bits",
+                     "evaluate 256 bits", "evaluate multi-hot", "evaluate listed", "search"):
+            calls[f"{name} cuda"] = lambda call=calls[name]: call(device="cuda")
     seconds = {}
     for name, call in calls.items():
         started = time.perf_counter()
@@ -185,6 +193,15 @@ def warmup(progress=None) -> dict:
         if progress is not None:
             progress(name, seconds[name])
     return seconds
+
+
+def _gpu_present():
+    """A real GPU that numba-cuda finds (not the simulator, whose kernels compile nothing)."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return False
+    from .cuda import available
+
+    return available()
 
 
 def _trec_files(ft):

@@ -1,6 +1,7 @@
 """First-call cost of every front door: cold (empty numba cache) and warm (from the cache).
 
     python scripts/bench_compile.py [--repeat N] [--asm] [--skip-demo]
+    python scripts/bench_compile.py --cuda [--repeat N]    # the device="cuda" doors (needs a GPU)
 
 Each measurement runs in a fresh Python process with its own ``NUMBA_CACHE_DIR``:
 
@@ -18,6 +19,11 @@ Wall times on a 2-core machine shared with other work are noisy: ``--repeat`` ta
 minimum of N runs. ``--asm`` compiles once more without a cache and counts ``popcnt`` /
 ``vpopcnt`` in every kernel's assembly (``inspect_asm`` is empty for kernels loaded from the
 cache) and lists kernels with more than one signature.
+
+``--cuda`` times the GPU doors instead (``evaluate`` in the average and stable modes and
+``search`` with ``device="cuda"``), each in fresh processes on one cache folder: cold (nothing
+cached), then with the CPU kernels cached but the GPU kernels' files removed (what every new
+process paid before the GPU kernels were cached: NVVM compiles them again), then warm.
 """
 
 from __future__ import annotations
@@ -72,6 +78,11 @@ VARIANTS = {
     "trec.evaluate": "ft.trec.evaluate(os.path.join(folder, 'qrels'), os.path.join(folder, 'run'), R)",
     "lambdarank": "ft.lambdarank(y_true, y_pred, sizes)",
     "alpha_ndcg": "ft.alpha_ndcg(subtopics, y_pred, sizes, k=[5, 20])",
+}
+CUDA_VARIANTS = {
+    "evaluate cuda": "ft.evaluate(q, db, ql, dl, metrics=M, device='cuda')",
+    "evaluate cuda stable": "ft.evaluate(q, db, ql, dl, metrics=M, ties='stable', device='cuda')",
+    "search cuda": "ft.search(q, db, 10, device='cuda')",
 }
 # the front doors timed on their own (one per public function, plus stable mode)
 FRONT_DOORS = ["evaluate average", "evaluate stable", "search", "rank_evaluate average", "trec.evaluate",
@@ -137,7 +148,8 @@ def _child(code, cache_dir, *args, **extra):
 
 
 def _timed(variants, cache_dir, **extra):
-    return _child(TIMED, cache_dir, json.dumps({name: VARIANTS[name] for name in variants}), **extra)
+    code = {**VARIANTS, **CUDA_VARIANTS}
+    return _child(TIMED, cache_dir, json.dumps({name: code[name] for name in variants}), **extra)
 
 
 def _demo_wall(cache_dir):
@@ -149,6 +161,37 @@ def _demo_wall(cache_dir):
     return time.perf_counter() - t
 
 
+def _drop_gpu_kernels(cache_dir):
+    """Remove the cached GPU kernels (files of fasttie/_kernels_cuda.py) and keep the CPU ones."""
+    for path in Path(cache_dir).rglob("*_kernels_cuda*"):
+        path.unlink()
+
+
+def _cuda_table(repeat):
+    runs = []
+    for _ in range(repeat):
+        run = {}
+        for door in CUDA_VARIANTS:
+            cache = tempfile.mkdtemp(prefix="fasttie-bench-cache-")
+            try:
+                cold = _timed([door], cache)[door]
+                _drop_gpu_kernels(cache)
+                gpu_cold = _timed([door], cache)[door]
+                warm = _timed([door], cache)[door]
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+            run[door] = {"cold": cold["wall"], "gpu_cold": gpu_cold["wall"] - gpu_cold["again"],
+                         "warm": warm["wall"] - warm["again"], "again": warm["again"]}
+        runs.append(run)
+    print(f"{'GPU door, first call':<22} {'cold s':>8} {'GPU kernels compiled, s over the work':>38} "
+          f"{'warm, s over the work':>22} {'repeat s':>9}")
+    for door in CUDA_VARIANTS:
+        best = {field: min(r[door][field] for r in runs) for field in ("cold", "gpu_cold", "warm", "again")}
+        print(f"{door:<22} {best['cold']:8.2f} {best['gpu_cold']:38.2f} {best['warm']:22.3f} {best['again']:9.4f}")
+    print("cold: an empty cache; GPU kernels compiled: the CPU kernels cached, the GPU kernels' cache files\n"
+          "removed (every new process before the GPU kernels were cached); warm: everything cached")
+
+
 def _best(runs, key, field):
     return min(r[key][field] for r in runs)
 
@@ -158,10 +201,15 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="take the minimum of N cold/warm runs (default 1)")
     parser.add_argument("--asm", action="store_true", help="count popcnt/vpopcnt in the compiled kernels")
     parser.add_argument("--skip-demo", action="store_true", help="do not time `fasttie demo`")
+    parser.add_argument("--cuda", action="store_true", help="time the device='cuda' doors instead (needs a GPU)")
     args = parser.parse_args(argv)
-    print(f"command: python scripts/bench_compile.py --repeat {args.repeat}" + (" --asm" if args.asm else ""))
+    print(f"command: python scripts/bench_compile.py --repeat {args.repeat}" + (" --asm" if args.asm else "")
+          + (" --cuda" if args.cuda else ""))
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; tiny data (10 x 1000 codes, 1000 ranked rows)")
     print()
+    if args.cuda:
+        _cuda_table(args.repeat)
+        return 0
     cold_runs, warm_runs, preloaded_runs, bare_runs, all_runs = [], [], [], [], []
     for _ in range(args.repeat):
         cold, warm, preloaded, bare = {}, {}, {}, {}

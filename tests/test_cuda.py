@@ -9,6 +9,8 @@ that the per-split counts, rank bases and output slots must get right.
 import os
 import subprocess
 import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -25,6 +27,7 @@ from fasttie.relevance import make_relevance  # noqa: E402
 
 METRICS = ["AP", "AP@10", "nDCG@20", "DCG@5", "P@5", "R@10", "RR", "Rprec", "ACG@5", "WAP@10", "P(radius=3)"]
 OPTIONS = dict(ap_denominator="retrieved", gain="exp2", empty="zero", curves=False, n_threads=1)
+SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"  # tests/conftest.py: no NVIDIA device here
 
 
 def _relevance(kind, rng, n_q, n_db, n_labels=70):
@@ -249,6 +252,56 @@ def test_stable_ranks_past_the_budget_go_in_smaller_blocks(monkeypatch):
     for metrics in (["P@5", "nDCG@30"], ["AP", "P@5"]):
         _assert_same(ft.evaluate(q, db, **relevance, metrics=metrics, ties="stable", device="cuda"),
                      ft.evaluate(q, db, **relevance, metrics=metrics, ties="stable"))
+
+
+@pytest.mark.skipif(SIMULATOR, reason="the CUDA simulator runs one kernel at a time: it swaps the kernel's module "
+                    "globals and keeps the thread index on the Python thread")
+def test_concurrent_device_calls_from_python_threads():
+    """Four Python threads calling the GPU front doors at once (each on its own CUDA stream of the
+    same context) get the results of serial calls: the GPU path keeps fasttie's threading model."""
+    q, db, relevance, _ = _case(64, "class", 21, n_q=40, n_db=3000)
+    mq, mdb, multihot, _ = _case(130, "multihot", 22, n_q=20, n_db=2000, n_labels=5)
+    calls = [
+        lambda: ft.evaluate(q, db, **relevance, metrics=METRICS, device="cuda").per_query,
+        lambda: ft.evaluate(q, db, **relevance, metrics=["AP", "nDCG@10", "P@5"], ties="stable",
+                            device="cuda").per_query,
+        lambda: ft.evaluate(mq, mdb, **multihot, metrics=["AP", "nDCG@10"], device="cuda").per_query,
+        lambda: dict(enumerate(ft.search(q, db, k=25, device="cuda"))),
+    ]
+    serial = [call() for call in calls]
+    with ThreadPoolExecutor(4) as pool:
+        futures = [(n, pool.submit(calls[n])) for n in (0, 1, 2, 3, 3, 2, 1, 0)]
+        results = [(n, future.result(timeout=600)) for n, future in futures]
+    for n, result in results:
+        assert result.keys() == serial[n].keys()
+        for key in result:
+            np.testing.assert_array_equal(result[key], serial[n][key], err_msg=f"call {n}, {key}")
+
+
+@pytest.mark.skipif(SIMULATOR, reason="the simulator compiles nothing to cache")
+def test_gpu_kernels_load_from_the_cache_in_a_new_process(tmp_path):
+    """A second process on the same NUMBA_CACHE_DIR loads the GPU kernels instead of compiling them."""
+    code = textwrap.dedent("""
+        import gc
+        import numpy as np, fasttie as ft
+        rng = np.random.default_rng(0)
+        q, db = rng.integers(0, 2, (10, 64)), rng.integers(0, 2, (500, 64))
+        ql, dl = rng.integers(0, 3, 10), rng.integers(0, 3, 500)
+        ft.evaluate(q, db, ql, dl, metrics=["AP", "P@5"], device="cuda")
+        ft.evaluate(q, db, ql, dl, metrics=["AP"], ties="stable", device="cuda")
+        kernels = [x for x in gc.get_objects() if type(x).__name__ == "CUDADispatcher"
+                   and getattr(getattr(x, "py_func", None), "__module__", None) == "fasttie._kernels_cuda"]
+        print("STATS", sum(sum(k.stats.cache_misses.values()) for k in kernels),
+              sum(sum(k.stats.cache_hits.values()) for k in kernels))
+    """)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    stats = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+        assert done.returncode == 0, done.stderr
+        stats.append(tuple(int(x) for x in done.stdout.split("STATS")[1].split()))
+    (cold_misses, cold_hits), (warm_misses, warm_hits) = stats
+    assert cold_misses >= 4 and cold_hits == 0 and warm_misses == 0 and warm_hits == cold_misses, stats
 
 
 def test_auto_and_errors():
