@@ -23,8 +23,8 @@ from ._kernels.err import MAX_GRADE, err_histograms
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT
 from ._kernels.hamming_ties import (
     AVERAGE, CLASS, GROUP, GROUP_MIN, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms,
-    finalize_histograms_optional, finalize_ranked_queries, finalize_ranked_queries_optional, finalize_stable,
-    finalize_stable_optional, stable_ranks,
+    finalize_histograms_optional, finalize_histograms_ratios, finalize_ranked_queries, finalize_ranked_queries_optional,
+    finalize_stable, finalize_stable_optional, stable_ranks,
 )
 from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
 from ._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
@@ -255,9 +255,14 @@ class _Finalizer:
                 np.empty((n, len(self.err_cutoffs))))
 
     def quantities(self, hist, quantities, scalars, err, lo, hi):
-        # the optional sums (bpref, IPrec, RBP) and the ratios in a kernel of their own: the other
-        # compiles without them
-        kernel = finalize_histograms_optional if self.optional or self.need_ratio else finalize_histograms
+        # the optional sums (bpref, IPrec, RBP) and the ratios in kernels of their own: a call compiles only what it
+        # needs (AP@k over the retrieved items, the default: the ratios)
+        if self.optional:
+            kernel = finalize_histograms_optional
+        elif self.need_ratio:
+            kernel = finalize_histograms_ratios
+        else:
+            kernel = finalize_histograms
         kernel(hist, self.gains, TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount, self.need_ratio,
                self.optional, quantities, scalars, lo, hi)
         if len(self.err_cutoffs):

@@ -22,8 +22,8 @@ FRONT_DOORS = {
     "evaluate": ("histogram.hist_segments_one_word", "histogram.hist_segments_wide", "histogram.hist_segments_tiled",
                  "histogram.hist_multihot",
                  "histogram.move_relevant", "hamming_ties.finalize_histograms",
-                 "hamming_ties.finalize_histograms_optional", "hamming_ties.finalize_stable",
-                 "hamming_ties.finalize_stable_optional", "stable_top.finalize_stable_top",
+                 "hamming_ties.finalize_histograms_ratios", "hamming_ties.finalize_histograms_optional",
+                 "hamming_ties.finalize_stable", "hamming_ties.finalize_stable_optional", "stable_top.finalize_stable_top",
                  "stable_top.finalize_stable_top_optional", "class_sort.sort_by_class", "err.err_histograms"),
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
     "rank_evaluate": ("score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
@@ -156,7 +156,7 @@ def warmup(progress=None) -> dict:
     tiled_q, tiled_ql, tiled_db = rng.integers(0, 2, (16, 256)), rng.integers(0, 3, 16), rng.integers(0, 2, (50, 256))
     calls["evaluate 256 bits"] = lambda **device: ft.evaluate(tiled_q, tiled_db, tiled_ql, dl, metrics=metrics,
                                                              **device)  # the tiled pass
-    # AP@k over the retrieved relevant items (the default here) takes the tie walk's _optional kernel: one call without
+    # AP@k over the retrieved relevant items (the default here) takes the tie walk's _ratios kernel: one call without
     calls["evaluate average total"] = lambda: ft.evaluate(q, db, ql, dl, metrics=metrics, ap_denominator="total")
     calls["evaluate multi-hot"] = lambda **device: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, **device)
     calls["evaluate listed"] = lambda **device: ft.evaluate(q, db, relevance=csr, metrics=metrics, **device)

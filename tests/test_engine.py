@@ -37,7 +37,7 @@ def test_one_signature_per_kernel(tmp_path):
             for ties in ("average", "stable"):
                 ft.evaluate(q, database, ql.astype(np.int16), labels, metrics=["AP@5", "nDCG"], ties=ties)
     for kernel in (
-        histogram.hist_segments_one_word, hamming_ties.finalize_histograms_optional, hamming_ties.finalize_stable,
+        histogram.hist_segments_one_word, hamming_ties.finalize_histograms_ratios, hamming_ties.finalize_stable,
         class_sort.sort_by_class,
     ):
         assert len(kernel.signatures) == 1, (kernel, kernel.signatures)

@@ -3,7 +3,8 @@ and the tie walk's ratios for AP@k / WAP@k over the retrieved relevant items) ru
 their own: each driver comes as a kernel without them and an ``..._optional``
 one made from the same source (the tie walks of ties="average" / "optimistic" / "pessimistic",
 the stable pass, the bounded stable pass, the ranked lists' fixed orders; the sharded finalize is
-in tests/test_dask.py).
+in tests/test_dask.py). The Hamming tie walk has a third, ``..._ratios``, with the ratios alone:
+AP@k of a Hamming ranking takes them by default.
 
 The facade picks the variant by the metrics asked. Asking for an optional sum must change no
 other metric's bits, and must be what picks the ``_optional`` kernel; tests/test_signatures.py
@@ -51,7 +52,7 @@ def _same_bits(plain, summed, names):
 def test_hamming_optional_sums_change_no_other_metric(kind, ties, others, sums, kernel, monkeypatch):
     q, db, relevance, _ = _inputs(kind, 9, 400, 24, np.random.default_rng(len(kind)))
     called = _spy(monkeypatch, engine, [kernel, kernel + "_optional"])
-    # AP@k over all relevant items: over the retrieved ones, a tie walk takes the _optional kernel (below)
+    # AP@k over all relevant items: over the retrieved ones, a tie walk takes the _ratios kernel (below)
     options = dict(ties=ties, ap_denominator="total", empty="zero", n_threads=2, **relevance)
     plain = ft.evaluate(q, db, metrics=others, **options)
     assert set(called) == {kernel}
@@ -89,20 +90,28 @@ def test_wap_of_a_tie_walk_needs_no_optional_kernel(monkeypatch):
 
 
 @pytest.mark.parametrize("ties", ["average", "optimistic"])
-def test_ratios_of_a_tie_walk_are_in_the_optional_kernel(ties, monkeypatch):
+def test_ratios_of_a_tie_walk_are_in_kernels_of_their_own(ties, monkeypatch):
     # AP@k over the relevant items retrieved in the top k (hashing's default) needs the expected
-    # ratio, a hypergeometric sum: only the _optional kernel has it; the other metrics keep their bits
+    # ratio, a hypergeometric sum: a Hamming tie walk takes the _ratios kernel for it (the
+    # _optional one when an optional sum is asked too), ranked lists the _optional one; the other
+    # metrics keep their bits
     q, db, relevance, _ = _inputs("multihot", 7, 300, 16, np.random.default_rng(1))
     others = ["AP", "nDCG@10", "P@10", "RR@10"]
-    called = _spy(monkeypatch, engine, ["finalize_histograms", "finalize_histograms_optional"])
+    variants = ["finalize_histograms", "finalize_histograms_ratios", "finalize_histograms_optional"]
+    called = _spy(monkeypatch, engine, variants)
     total = ft.evaluate(q, db, metrics=others + ["AP@10"], ap_denominator="total", ties=ties, **relevance)
     assert set(called) == {"finalize_histograms"}
     called.clear()
     retrieved = ft.evaluate(q, db, metrics=others + ["AP@10", "WAP@10"], ap_denominator="retrieved", ties=ties,
                             **relevance)
-    assert set(called) == {"finalize_histograms_optional"}
+    assert set(called) == {"finalize_histograms_ratios"}
     _same_bits(total, retrieved, others)
     assert not np.array_equal(total.per_query["AP@10"], retrieved.per_query["AP@10"])  # the ratio was computed
+    called.clear()
+    summed = ft.evaluate(q, db, metrics=others + ["AP@10", "WAP@10", "Bpref"], ap_denominator="retrieved", ties=ties,
+                         **relevance)
+    assert set(called) == {"finalize_histograms_optional"}
+    _same_bits(retrieved, summed, others + ["AP@10", "WAP@10"])
     called = _spy(monkeypatch, ranking, ["finalize_rankings", "finalize_rankings_optional"])
     y_true, y_pred = np.tile([0.0, 1.0, 2.0, 0.0], 30), np.arange(120) % 7  # ties across grades
     lists = [ft.rank_evaluate(y_true, y_pred, [60, 60], metrics=["nDCG@10", "AP@10"], ap_denominator=denominator,

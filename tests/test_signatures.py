@@ -29,10 +29,11 @@ from fasttie.warmup import warmup
 from fasttie._kernels.finalize import finalize_ties_optional, ranked_optional_sums
 
 rng = np.random.default_rng(0)
-# without bpref, IPrec, RBP or a fixed order's WAP, no kernel compiles those sums
-# (tests/test_optional_sums_kernels.py)
+# without bpref, IPrec, RBP or a fixed order's WAP, no kernel compiles those sums, also where AP@k
+# over the retrieved items takes the tie walk's ratios (tests/test_optional_sums_kernels.py)
 codes, labels = rng.integers(0, 2, (306, 64)), rng.integers(0, 4, 306)
-for ties, metrics in (("stable", ["AP", "P@5"]), ("stable", ["P@5"]), ("average", ["AP", "WAP"])):
+for ties, metrics in (("stable", ["AP", "P@5"]), ("stable", ["P@5"]), ("average", ["AP", "WAP"]),
+                      ("average", ["AP@5", "WAP@5"])):
     ft.evaluate(codes[:6], codes[6:], labels[:6], labels[6:], metrics=metrics, ties=ties)
 for ties in ("stable", "average"):
     ft.rank_evaluate(rng.integers(0, 4, 60), rng.random(60), [20, 40], metrics=["AP", "RR"], ties=ties)

@@ -94,18 +94,23 @@ def jit(fn=None, **options):
 
 
 def jit_pair(make, **options):
-    """(kernel, kernel_optional): :func:`jit` of ``make(False)`` and ``make(True)``, a function a
-    factory makes once per value of the flag it closes over (the optional sums), named as the
-    function it returns and that name + ``"_optional"``.
+    """(kernel, kernel_optional): :func:`jit_variants` of ``make(False)`` and ``make(True)``, a
+    function a factory makes once per value of the flag it closes over (the optional sums)."""
+    return jit_variants(make, {"": (False,), "_optional": (True,)}, **options)
+
+
+def jit_variants(make, flags, **options):
+    """:func:`jit` of ``make(*flags[suffix])`` for each suffix of ``flags`` (a dict, in order),
+    named as the function ``make`` returns + the suffix: a tuple of kernels made from one source.
 
     numba takes a closure's variables as constants and prunes the branches they decide before
-    typing, so each kernel compiles only the code it runs: what the other needs is neither
+    typing, so each kernel compiles only the code it runs: what the others need is neither
     compiled nor linked. The name gives each a cache index of its own (numba names the index
     after the function): :func:`fasttie.warmup.kernel_cached` reads it.
     """
     kernels = []
-    for optional_sums in (False, True):
-        fn = make(optional_sums)
-        fn.__name__ = fn.__qualname__ = fn.__name__ + ("_optional" if optional_sums else "")
+    for suffix, args in flags.items():
+        fn = make(*args)
+        fn.__name__ = fn.__qualname__ = fn.__name__ + suffix
         kernels.append(jit(fn, **options))
     return tuple(kernels)

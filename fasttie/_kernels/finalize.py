@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ._jit import jit, jit_pair
+from ._jit import jit, jit_variants
 from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
 
 HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS, JUDGED, RBP, RBP_REL, RESIDUAL = range(14)
@@ -197,11 +197,12 @@ def _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out):
         kp += 1
 
 
-def _finalize_ties_kernel(optional_sums):
-    """:func:`finalize_ties`, and with ``optional_sums`` ``finalize_ties_optional``: one source, two
-    kernels (:func:`._jit.jit_pair`). Only the second computes the optional sums (bpref,
-    interpolated precision, RBP) and the ratios AP_RET / WAP_RET (``need_ratio``: hypergeometric
-    sums); the first writes them 0, as it does those not asked."""
+def _finalize_ties_kernel(optional_sums, ratios):
+    """:func:`finalize_ties`, ``finalize_ties_ratios`` (``ratios``) and ``finalize_ties_optional``
+    (both flags): one source, three kernels (:func:`._jit.jit_variants`). Only the last computes
+    the optional sums (bpref, interpolated precision, RBP), the last two the ratios AP_RET /
+    WAP_RET (``need_ratio``: hypergeometric sums, which AP@k of a Hamming ranking needs by
+    default); the others write them 0, as they do those not asked."""
 
     def finalize_ties(
         tie_n, tie_r, tie_u, tie_s, tie_g, unranked_relevant, judged_nonrel, ideal_gain, ideal_count, cutoffs,
@@ -226,7 +227,7 @@ def _finalize_ties_kernel(optional_sums):
                                             for the DCG metrics asked: read per relevant item of a fixed
                                             order, a whole-list table is a memory stream)
         need_ratio : bool                   compute AP_RET / WAP_RET (hypergeometric sums; in
-                                            finalize_ties_optional only, else 0)
+                                            finalize_ties_ratios and _optional only, else 0)
         optional : int                      bit mask: OPTIONAL_IPREC, the interpolated precisions
                                             (homogeneous ties only: a fixed order; the caller refuses
                                             the average); OPTIONAL_BPREF, bpref's sum (else 0);
@@ -266,7 +267,7 @@ def _finalize_ties_kernel(optional_sums):
                 hits += tie_r[c]
                 rank += tie_n[c]
         weights = np.empty(1, dtype=np.float64)
-        if optional_sums and need_ratio:
+        if ratios and need_ratio:
             widest = 1
             for c in range(m):
                 widest = max(widest, min(tie_r[c], tie_n[c]) + 1)
@@ -328,7 +329,7 @@ def _finalize_ties_kernel(optional_sums):
                     out[RBP, kp] = 0.0
                     out[RBP_REL, kp] = 0.0
                     out[RESIDUAL, kp] = 0.0
-                if optional_sums and need_ratio:
+                if ratios and need_ratio:
                     ap_ret, wap_ret = _ratio_expectations(
                         t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, wap_prev, weights
                     )
@@ -367,7 +368,8 @@ def _finalize_ties_kernel(optional_sums):
     return finalize_ties
 
 
-finalize_ties, finalize_ties_optional = jit_pair(_finalize_ties_kernel)
+finalize_ties, finalize_ties_ratios, finalize_ties_optional = jit_variants(
+    _finalize_ties_kernel, {"": (False, False), "_ratios": (False, True), "_optional": (True, True)})
 
 
 @jit(inline="always")

@@ -16,9 +16,9 @@
 
 import numpy as np
 
-from ._jit import jit, jit_pair
+from ._jit import jit, jit_pair, jit_variants
 from .err import err_ranked
-from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
+from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, finalize_ties_ratios, ranked_optional_sums
 from .histogram import _distance
 from .popcount import popcount64
 from .tie_arrays import empty_ties
@@ -80,9 +80,11 @@ def _bucket_ties(hist_q, gains, mode):
     return tie_n[:m], tie_r[:m], tie_u[:m], tie_s[:m], tie_g[:m]
 
 
-def _finalize_histograms_kernel(optional_sums):
-    """:func:`finalize_histograms`, and with ``optional_sums`` ``finalize_histograms_optional``, which finalizes with
-    :func:`.finalize.finalize_ties_optional`: one source, two kernels (:func:`._jit.jit_pair`)."""
+def _finalize_histograms_kernel(optional_sums, ratios):
+    """:func:`finalize_histograms`, ``finalize_histograms_ratios`` and ``finalize_histograms_optional``,
+    which finalize with :func:`.finalize.finalize_ties`, ``finalize_ties_ratios`` and
+    ``finalize_ties_optional``: one source, three kernels (:func:`._jit.jit_variants`). AP@k over
+    the retrieved relevant items, the default here, needs the ratios and none of the optional sums."""
 
     def finalize_histograms(hist, gains, mode, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
                             stop):
@@ -98,7 +100,7 @@ def _finalize_histograms_kernel(optional_sums):
             for c in range(tie_u.shape[0]):
                 judged_nonrel += tie_u[c]
             ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
-            (finalize_ties_optional if optional_sums else finalize_ties)(
+            (finalize_ties_optional if optional_sums else finalize_ties_ratios if ratios else finalize_ties)(
                 tie_n, tie_r, tie_u, tie_s, tie_g, np.int64(0), judged_nonrel, ideal_gain, ideal_count, cutoffs,
                 log_p, discount, need_ratio, optional, out[i], scalars[i],
             )
@@ -106,7 +108,8 @@ def _finalize_histograms_kernel(optional_sums):
     return finalize_histograms
 
 
-finalize_histograms, finalize_histograms_optional = jit_pair(_finalize_histograms_kernel)
+finalize_histograms, finalize_histograms_ratios, finalize_histograms_optional = jit_variants(
+    _finalize_histograms_kernel, {"": (False, False), "_ratios": (False, True), "_optional": (True, True)})
 
 
 @jit(inline="always")
