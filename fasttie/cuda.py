@@ -14,6 +14,9 @@ device memory goes in chunks), or arrays already on the GPU, without a copy: any
 are read back to the host (they are small next to the codes). Queries go in blocks whose device
 memory fits; when the device runs out of memory anyway, the block is halved and tried again.
 
+Several Python threads may call it at once (the CPU path's threading model), and its kernels
+are cached on disk like the CPU's, so a new process loads them instead of compiling.
+
 Needs the optional extra ``fasttie[cuda]`` (``numba-cuda``); nothing CUDA is imported unless a
 call asks for the GPU. The CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) runs the same kernels on
 a CPU-only machine, which is how the tests check them.

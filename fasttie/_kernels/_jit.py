@@ -14,7 +14,9 @@ whether that kernel's call runs or not. Code that few calls need (the optional s
 finalizers: bpref, interpolated precision, RBP, a fixed order's WAP, and the tie walk's ratios
 for AP@k over the retrieved relevant items; 1.35 s of the stable door's cold first call, 0.8 s
 of rank_evaluate's) goes into a second kernel made from the same source (:func:`jit_pair`),
-named ``..._optional``, which the facade calls only when it is needed.
+named ``..._optional``, which the facade calls only when it is needed. The Hamming tie walk has
+a third (:func:`jit_variants`), ``..._ratios``, with the ratios alone: AP@k of a Hamming ranking
+needs them by default (about 1 s of that door's cold first call without the optional sums).
 
 Allocations spell the dtype as ``np.<type>``: numba compiles np.empty / zeros / ones once per
 spelling (``np.zeros(n)``, ``dtype=float`` and ``dtype=np.float64`` are three compiles of one
