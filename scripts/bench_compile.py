@@ -188,7 +188,7 @@ def _cuda_table(repeat):
     print(f"{'GPU door, first call':<22} {'cold s':>8} {'GPU kernels compiled, s over the work':>38} "
           f"{'warm, s over the work':>22} {'repeat s':>9}")
     for door in CUDA_VARIANTS:
-        best = {field: min(r[door][field] for r in runs) for field in ("cold", "gpu_cold", "warm", "again")}
+        best = {field: _best(runs, door, field) for field in ("cold", "gpu_cold", "warm", "again")}
         print(f"{door:<22} {best['cold']:8.2f} {best['gpu_cold']:38.2f} {best['warm']:22.3f} {best['again']:9.4f}")
     print("cold: an empty cache; GPU kernels compiled: the CPU kernels cached, the GPU kernels' cache files\n"
           "removed (every new process before the GPU kernels were cached); warm: everything cached")

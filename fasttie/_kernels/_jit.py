@@ -95,6 +95,11 @@ def jit(fn=None, **options):
     return _njit(fn, {"nogil": True, "cache": CACHE, **options})
 
 
+# the flags of a factory with a ratios variant: (optional sums, ratios) -> the plain kernel, the
+# ratios alone, and everything (:func:`jit_variants`)
+WITH_RATIOS = {"": (False, False), "_ratios": (False, True), "_optional": (True, True)}
+
+
 def jit_pair(make, **options):
     """(kernel, kernel_optional): :func:`jit_variants` of ``make(False)`` and ``make(True)``, a
     function a factory makes once per value of the flag it closes over (the optional sums)."""

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ._jit import jit, jit_variants
+from ._jit import WITH_RATIOS, jit, jit_variants
 from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
 
 HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS, JUDGED, RBP, RBP_REL, RESIDUAL = range(14)
@@ -368,8 +368,7 @@ def _finalize_ties_kernel(optional_sums, ratios):
     return finalize_ties
 
 
-finalize_ties, finalize_ties_ratios, finalize_ties_optional = jit_variants(
-    _finalize_ties_kernel, {"": (False, False), "_ratios": (False, True), "_optional": (True, True)})
+finalize_ties, finalize_ties_ratios, finalize_ties_optional = jit_variants(_finalize_ties_kernel, WITH_RATIOS)
 
 
 @jit(inline="always")

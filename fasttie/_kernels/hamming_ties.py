@@ -16,7 +16,7 @@
 
 import numpy as np
 
-from ._jit import jit, jit_pair, jit_variants
+from ._jit import WITH_RATIOS, jit, jit_pair, jit_variants
 from .err import err_ranked
 from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, finalize_ties_ratios, ranked_optional_sums
 from .histogram import _distance
@@ -109,7 +109,7 @@ def _finalize_histograms_kernel(optional_sums, ratios):
 
 
 finalize_histograms, finalize_histograms_ratios, finalize_histograms_optional = jit_variants(
-    _finalize_histograms_kernel, {"": (False, False), "_ratios": (False, True), "_optional": (True, True)})
+    _finalize_histograms_kernel, WITH_RATIOS)
 
 
 @jit(inline="always")
