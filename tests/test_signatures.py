@@ -10,12 +10,15 @@ compile no code of theirs.
 """
 
 import ast
+import importlib
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numba
 import pytest
 
 import fasttie._kernels as kernels
@@ -116,3 +119,17 @@ def test_kernel_allocations_name_their_dtype():
             if not (isinstance(dtype, ast.Attribute) and isinstance(dtype.value, ast.Name) and dtype.value.id == "np"):
                 unnamed.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
     assert not unnamed, "allocations without an np.<type> dtype:\n" + "\n".join(unnamed)
+
+
+def test_every_kernel_skips_the_cfunc_wrapper():
+    # a C-callable wrapper per compiled function that nothing calls: compile time only (fasttie/_kernels/_jit.py)
+    built_elsewhere, checked = [], 0
+    for info in pkgutil.iter_modules(kernels.__path__):
+        module = importlib.import_module(f"fasttie._kernels.{info.name}")
+        for name, obj in vars(module).items():
+            if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.__module__ == module.__name__:
+                checked += 1
+                if not obj.targetoptions.get("no_cfunc_wrapper"):
+                    built_elsewhere.append(f"{info.name}.{name}")
+    assert checked >= 40, checked
+    assert not built_elsewhere, "kernels not made by fasttie._kernels._jit.jit: " + ", ".join(built_elsewhere)
