@@ -65,6 +65,7 @@ def evaluate(
         Codes, (n_db, n_bits) ±1 / 0-1 / bool, or (n_db, n_bytes) uint8 bytes with ``packed=True``,
         chunked along rows (every row chunk is one shard; columns in one chunk). A list of
         ``.npy`` paths is one shard per file, each memory-mapped by the task that reads it.
+        Any layout: shards of any sizes, empty ones (0 rows) included, which add nothing.
     query_labels, db_labels : array_like, optional
         As in :func:`fasttie.evaluate`; ``db_labels`` a dask or numpy array with one row per
         database row (rechunked to the database's shards), or a list of .npy paths matching
@@ -104,7 +105,7 @@ def evaluate(
                               curves=curves)
     from .hamming_engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_counts
 
-    n_db = int(plan.starts[-1])
+    n_db = plan.n_db
     curve_metrics, _ = metrics_for_curves(curves, n_db, plan.queries.n_bits)
     stats, ranked = plan.stable(rank_depth(hashing_metrics(metrics) + curve_metrics, n_db))
     return result_from_counts(stats, metrics, ties="stable", ap_denominator=ap_denominator, gain=gain, empty=empty,
@@ -136,11 +137,18 @@ class _Plan:
         from .codes import pack_codes
 
         self.queries = pack_codes(_computed(queries), name="queries")
-        self.shards = _shards(database, "database")
-        self.label_shards = _label_shards(db_labels, self.shards)
+        shards = _shards(database, "database")
+        label_shards = _label_shards(db_labels, shards)
         self.query_labels = None if query_labels is None else np.asarray(_computed(query_labels))
-        self.starts = np.concatenate([[0], np.cumsum([n for _, n in self.shards])]).astype(np.int64)
-        n_queries, n_db = self.queries.n, int(self.starts[-1])
+        starts = np.concatenate([[0], np.cumsum([n for _, n in shards])]).astype(np.int64)
+        n_queries, n_db = self.queries.n, int(starts[-1])
+        if n_db == 0:
+            raise InputError("database is empty (every shard has 0 rows); need at least one code")
+        # an empty shard (a chunk filtered to nothing, an empty .npy) holds no item and adds zero
+        # counts: left out, it leaves every sum and every later shard's rank base as they are
+        self.shards = [(index, int(starts[index]), block, rows, labels)
+                       for index, ((block, rows), labels) in enumerate(zip(shards, label_shards)) if rows > 0]
+        self.n_db = n_db
         if relevance is not None and (query_labels is not None or db_labels is not None):
             raise InputError("give either query_labels and db_labels, or relevance=, not both")
         self.listed = _listed(relevance, n_queries, n_db) if relevance is not None else None
@@ -164,11 +172,10 @@ class _Plan:
         words = self.queries.words[q0:q1]
         labels = None if self.query_labels is None else self.query_labels[q0:q1]
         out = []
-        for index, ((shard, rows), shard_labels) in enumerate(zip(self.shards, self.label_shards)):
-            lo = int(self.starts[index])
+        for position, (index, lo, shard, rows, shard_labels) in enumerate(self.shards):
             local = None if self.listed is None else _listed_rows(self.listed, q0, q1, lo, lo + rows)
             args = (index, lo, shard, shard_labels, words, self.queries.n_bits, labels, local, self.options)
-            out.append(task(*args) if extra is None else task(*args, *extra[index]))
+            out.append(task(*args) if extra is None else task(*args, *extra[position]))
         return out
 
     def summed(self, split_every):
@@ -203,7 +210,7 @@ class _Plan:
             running = np.cumsum(items, axis=1) - items  # items at smaller distances, whole database
             limits = None
             ranked = np.ones(items.shape, dtype=bool)  # the distances whose items get ranks
-            if depth < self.starts[-1]:
+            if depth < self.n_db:
                 limits = (np.cumsum(items, axis=1) < depth).sum(axis=1)  # the distance holding rank depth
                 ranked = np.arange(items.shape[1])[None, :] <= limits[:, None]
             extra = []

@@ -136,6 +136,34 @@ def test_npy_shards_and_packed_bytes(tmp_path, client):
     _same(expected, got)
 
 
+@pytest.mark.parametrize("position", ["first", "middle", "last", "every other"])
+def test_empty_shards_add_nothing(tmp_path, position):
+    """An empty shard (a chunk filtered to nothing, an empty .npy in a glob) adds zero counts: the
+    call is bitwise one machine's, in every tie mode, whether the shards are dask chunks or files."""
+    dask = pytest.importorskip("dask")
+    queries, database, query_labels, db_labels = _unpacked()
+    rows = {"first": (0, 1000, 2000), "middle": (1000, 0, 2000), "last": (1000, 2000, 0),
+            "every other": (0, 700, 0, 0, 2300, 0)}[position]
+    starts = np.concatenate([[0], np.cumsum(rows)])
+    paths, label_paths = [], []
+    for i, (lo, hi) in enumerate(zip(starts[:-1], starts[1:])):
+        paths.append(str(tmp_path / f"codes_{i}.npy"))
+        label_paths.append(str(tmp_path / f"labels_{i}.npy"))
+        np.save(paths[-1], database[lo:hi])
+        np.save(label_paths[-1], db_labels[lo:hi])
+    for ties, metrics in (("average", METRICS), ("pessimistic", METRICS), ("stable", METRICS),
+                          ("stable", TOP_METRICS)):
+        expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, ties=ties)
+        with dask.config.set(scheduler="threads"):
+            chunked = fd.evaluate(queries, da.from_array(database, chunks=(rows, (64,))), query_labels, db_labels,
+                                  metrics=metrics, ties=ties, query_chunk=10)
+            from_files = fd.evaluate(queries, paths, query_labels, label_paths, metrics=metrics, ties=ties)
+        _same(expected, chunked)
+        _same(expected, from_files)
+    with pytest.raises(ValueError, match=r"database is empty \(every shard has 0 rows\)"):
+        fd.evaluate(queries, da.from_array(database[:0], chunks=((0, 0), (64,))), query_labels, db_labels[:0])
+
+
 def test_bad_shard_fails_the_call_and_names_it():
     queries, database, query_labels, db_labels = _unpacked()
     with_nan = database.astype(float)
