@@ -5,9 +5,11 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from sklearn.metrics import dcg_score, ndcg_score
 
 import fasttie as ft
+from helpers import tie_orders
 from oracle import oracle_evaluate
 
 RANK_METRICS = ["AP", "AP@3", "nDCG", "nDCG@2", "DCG@4", "P@1", "P@5", "R@3", "F1@2", "RR", "RR@2",
@@ -251,3 +253,65 @@ def test_fixed_order_walks_only_listed_rows(seed):
             for name in walked.per_query:
                 np.testing.assert_allclose(fixed.per_query[name], walked.per_query[name], rtol=1e-13, atol=1e-13,
                                            err_msg=f"{name} {ties} {gain}")
+
+
+def _graded_list_values(grades, missing, level, gain, k):
+    """nDCG@k, DCG@k, ACG@k, P@k, R@k, AP of one fixed order of ``grades`` (floats), the judged
+    ``missing`` documents counting in R and in the ideal DCG; None for the values of an empty query."""
+    gains = (np.exp2(grades) - 1.0) if gain == "exp2" else np.asarray(grades, dtype=float)
+    ideal_gains = np.sort(np.concatenate([gains, (np.exp2(missing) - 1.0) if gain == "exp2" else missing]))[::-1]
+    discount = 1.0 / np.log2(np.arange(2, len(ideal_gains) + 2))
+    top = min(k, len(grades))
+    dcg = float(np.sum(gains[:top] * discount[:top]))
+    idcg = float(np.sum(ideal_gains[:k] * discount[: min(k, len(ideal_gains))]))
+    relevant = np.asarray(grades) >= level
+    n_relevant = int(relevant.sum() + (np.asarray(missing) >= level).sum())
+    hits = np.cumsum(relevant)
+    ap = float(np.sum(hits[relevant] / (np.flatnonzero(relevant) + 1))) / n_relevant if n_relevant else None
+    return {f"nDCG@{k}": dcg / idcg if idcg > 0 else None, f"DCG@{k}": dcg, f"ACG@{k}": float(np.sum(grades[:top])) / k,
+            f"P@{k}": hits[top - 1] / k, f"R@{k}": hits[top - 1] / n_relevant if n_relevant else None, "AP": ap}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_fractional_grades_with_unretrieved_documents(data):
+    """Non-integer grades beside judged documents missing from the ranking: every tie mode
+    against the plain metric averaged over every order inside ties (the ideal DCG, R and the
+    empty count take the missing documents too)."""
+    n = data.draw(st.integers(1, 6))
+    grade_values = st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 0.25])
+    grades = np.array(data.draw(st.lists(grade_values, min_size=n, max_size=n)))
+    scores = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=float)
+    missing = np.array(data.draw(st.lists(grade_values, max_size=3)))
+    level = data.draw(st.sampled_from([0.5, 1.0, 2.0]))
+    gain = data.draw(st.sampled_from(["linear", "exp2"]))
+    k = data.draw(st.integers(1, 7))
+    names = [f"nDCG@{k}", f"DCG@{k}", f"ACG@{k}", f"P@{k}", f"R@{k}", "AP"]
+    for ties in ("average", "stable", "optimistic", "pessimistic"):
+        res = ft.rank_evaluate(grades, scores, metrics=names, ties=ties, gain=gain, relevance_level=level,
+                               unretrieved=[missing], empty="skip")
+        if ties in ("optimistic", "pessimistic"):  # each tie by grade, higher (lower) first: one order
+            sign = -1 if ties == "optimistic" else 1
+            orders = [sorted(range(n), key=lambda i: (-scores[i], sign * grades[i]))]
+        else:
+            orders = list(tie_orders(list(scores), ties))
+        values = [_graded_list_values(grades[list(order)], missing, level, gain, k) for order in orders]
+        positive = bool((grades > 0).any() or (missing > 0).any())  # else empty for the graded metrics
+        relevant = bool((grades >= level).any() or (missing >= level).any())  # else for the binary ones
+        for name in names:
+            kept = positive if name.split("@")[0] in ("nDCG", "DCG", "ACG") else relevant  # empty="skip"
+            expected = math.fsum(v[name] for v in values) / len(values) if kept else math.nan
+            assert res.per_query[name][0] == pytest.approx(expected, rel=1e-12, abs=1e-12, nan_ok=True), (name, ties)
+        assert res.n_empty == int(not (positive and relevant)), ties
+
+
+def test_fractional_grades_with_unretrieved_documents_examples():
+    """The reproductions of issue 35: a fractional grade in the ranking and an integer one
+    missing from it took the wrong ideal DCG."""
+    res = ft.rank_evaluate([3.0, 0.5], [2.0, 1.0], metrics=["DCG@1", "nDCG", "ACG@1"], unretrieved=[np.array([0.0])])
+    assert res.mean == pytest.approx({"DCG@1": 3.0, "nDCG": 1.0, "ACG@1": 3.0}) and res.n_empty == 0
+    ideal = 3.0 + 1.0 / math.log2(3) + 0.5 / math.log2(4)
+    dcg = 3.0 + 0.5 / math.log2(3)
+    for ties in ("average", "stable", "optimistic", "pessimistic"):
+        res = ft.rank_evaluate([3.0, 0.5], [2.0, 1.0], metrics=["nDCG"], unretrieved=[np.array([1.0])], ties=ties)
+        assert res.mean["nDCG"] == pytest.approx(dcg / ideal, rel=1e-14)

@@ -79,7 +79,11 @@ _MAX_COUNTED_GRADE = 4096
 
 @jit(inline="always")
 def _top_small_integer(grades, top):
-    """max(top, grades), or -1 when a grade is not an integer in 0.._MAX_COUNTED_GRADE."""
+    """max(top, grades), or -1 when a grade is not an integer in 0.._MAX_COUNTED_GRADE or ``top``
+    is already -1 (a fractional grade among the ranked rows rules the histogram out for the
+    unranked ones too)."""
+    if top < 0.0:
+        return top
     for g in grades:
         if g != np.floor(g) or g > _MAX_COUNTED_GRADE:
             return -1.0
