@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -103,13 +103,13 @@ def rank_evaluate(
     judged : array_like of bool, shape of y_true, optional
         Which rows have a judgment (default: all). Only Bpref looks at it: an unjudged row is
         neither relevant nor judged non-relevant there (trec_eval's bpref); its y_true should be 0.
-        Judged@k counts the judged rows, and NumNonRelJudgedRet the judged rows below the
-        relevance level.
+        NumNonRelJudgedRet counts the judged rows below the relevance level.
     pooled : array_like of bool, shape of y_true, optional
-        Which rows are in the judgment pool (default: the judged ones). Only infAP looks at it:
-        a pooled row without a judgment was sampled out of the pool (trec_eval's qrels
-        relevance -1) and counts as relevant in the proportion of the judged rows above it;
-        an unpooled row counts as non-relevant.
+        Which rows are in the judgment pool (default: the judged ones). infAP: a pooled row
+        without a judgment was sampled out of the pool (trec_eval's qrels relevance -1) and
+        counts as relevant in the proportion of the judged rows above it; an unpooled row
+        counts as non-relevant. Judged@k counts the pooled rows (and the relevant ones), as
+        ir_measures counts every document with a qrels line, a negative grade too.
 
     Returns
     -------
@@ -150,11 +150,19 @@ def rank_evaluate(
     per_query, is_empty = {}, np.zeros(n_queries, dtype=bool)
     for judged_only in sorted({m.judged_only for m in parsed}):  # judged_only=True: a view without unjudged rows
         view = [m for m in parsed if m.judged_only == judged_only]
-        values, empty_here = _evaluate_rows(
-            view, rows.judged_view() if judged_only else rows, unretrieved, ties=ties, gain=gain,
-            ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level, n_threads=n_threads)
-        per_query.update(values)
-        is_empty |= empty_here
+        view_rows = rows.judged_view() if judged_only else rows
+        # Judged@k counts the rows in the pool (ir_measures: any qrels line, a negative grade too)
+        counted = [(view, view_rows)] if pooled is judged else [
+            ([m for m in view if m.base != "Judged"], view_rows),
+            ([m for m in view if m.base == "Judged"], replace(view_rows, judged=view_rows.pooled))]
+        for group_metrics, group_rows in counted:
+            if not group_metrics:
+                continue
+            values, empty_here = _evaluate_rows(
+                group_metrics, group_rows, unretrieved, ties=ties, gain=gain, ap_denominator=ap_denominator,
+                empty=empty, relevance_level=relevance_level, n_threads=n_threads)
+            per_query.update(values)
+            is_empty |= empty_here
     n_empty = int(is_empty.sum())
     check_empty_policy(empty, n_empty, n_queries, "relevant document")
     scale = math.log(log_base) / math.log(2.0)  # 1/log_b(1+i) = (ln b / ln 2) / log2(1+i)

@@ -238,8 +238,8 @@ def _base_value(metric, q, total, n_items, ap_denominator):
         return q[:, RR].copy()
     if metric.base == "Success":  # a relevant item in the top k: 1 - P(hits@k = 0)
         return 1.0 - q[:, MISS]
-    if metric.base == "Judged":  # judged items in the top k, over k (ir_measures)
-        return divide(q[:, JUDGED], asked)
+    if metric.base == "Judged":  # judged items in the top k, over the items there (ir_measures: min(k, retrieved))
+        return divide(q[:, JUDGED], effective)
     if metric.base == "RBP":  # graded, or binary with its own relevance level (ir_measures' RBP(rel=2))
         return q[:, RBP if metric.rel is None else RBP_REL].copy()
     if metric.base == "RBPResid":

@@ -2,11 +2,12 @@
 
 RBP@k = (1 - p) sum_{i<=k} p^(i-1) gain_i, gains divided by the query's largest when that is
 above 1 (trec_eval's rbp); the residual adds the weight of the unjudged documents of the top k
-and the tail p^min(k, N); Judged@k is the judged documents of the top k over k (ir_measures).
+and the tail p^min(k, N); Judged@k is the judged documents of the top k over min(k, N)
+(ir_measures).
 Each is linear in what sits at each rank, so inside a tie every rank holds the tie's mean: the
 closed form is checked here against enumeration of every order inside ties (exact fractions),
 for ranked lists with unjudged rows and for Hamming rankings; trec_eval's own values (rbp,
-rbp_resid, unj_k) are in tests/test_trec_conformance.py.
+rbp_resid) are in tests/test_trec_conformance.py, ir_measures' Judged@k below.
 """
 
 from fractions import Fraction
@@ -29,7 +30,7 @@ def _literal(grades, judged, k, p=P, top=None):
     depth = len(grades) if k is None else min(k, len(grades))
     rbp = sum((Fraction(int(g)) / scale * (1 - p) * p ** i for i, g in enumerate(grades[:depth])), Fraction(0))
     residual = sum(((1 - p) * p ** i for i in range(depth) if not judged[i]), Fraction(0)) + p ** depth
-    judged_at_k = Fraction(sum(bool(j) for j in judged[:depth]), len(grades) if k is None else k)
+    judged_at_k = Fraction(sum(bool(j) for j in judged[:depth]), depth)
     return rbp, residual, judged_at_k
 
 
@@ -83,7 +84,7 @@ def test_hamming_ranking_against_enumeration(seed, ties):
     assert result.mean[f"RBP@{k}"] == pytest.approx(float(expected_rbp), rel=1e-12, abs=1e-15)
     assert result.mean["RBP(p=0.95)"] == pytest.approx(float(expected_long), rel=1e-12, abs=1e-15)
     assert result.mean[f"RBPResid@{k}"] == pytest.approx(0.8 ** min(k, n_db), rel=1e-12)
-    assert result.mean[f"Judged@{k}"] == pytest.approx(min(k, n_db) / k, rel=1e-12)
+    assert result.mean[f"Judged@{k}"] == 1.0  # every item of a Hamming ranking is judged
 
 
 def test_exp2_gains_are_divided_by_the_largest():
@@ -121,3 +122,36 @@ def test_trec_eval_names():
     from fasttie.metrics import parse_metrics
     assert [m.name for m in parse_metrics(["rbp", "rbp_resid", "rbp.p=0.95", "RBP", "RBP(p=0.8)@10"])] == [
         "RBP(p=0.9)", "RBPResid(p=0.9)", "RBP(p=0.95)", "RBP", "RBP@10"]
+
+
+def test_judged_issue_example():
+    """A negative grade is a judgment (ir_measures), and fewer than k documents divide by what
+    is retrieved: 2 judged of the 2 top documents, 3 of the 4 retrieved."""
+    qrels = {"1": {"a": -1, "b": 0, "c": 1}}
+    run = {"1": {"a": 3.0, "b": 2.0, "c": 1.0, "d": 0.5}}
+    assert ft.trec.evaluate(qrels, run, ["Judged@2", "Judged@10"]).mean == {"Judged@2": 1.0, "Judged@10": 0.75}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_judged_against_ir_measures(seed):
+    """Judged@k against ir_measures' own (its judged provider), per query, on random qrels with
+    negative grades and runs shorter and longer than k (distinct scores: ir_measures breaks ties
+    by document id ascending, trec_eval's order descending)."""
+    ir_measures = pytest.importorskip("ir_measures", reason="the Judged@k reference needs ir_measures")
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(12)]
+    qrels, run = {}, {}
+    for q in range(4):
+        judged = rng.choice(docs, int(rng.integers(1, 8)), replace=False)
+        qrels[f"q{q}"] = {d: int(rng.integers(-1, 3)) for d in judged}
+        retrieved = rng.choice(docs, int(rng.integers(1, 12)), replace=False)
+        run[f"q{q}"] = {d: float(s) for d, s in zip(retrieved, rng.permutation(len(retrieved)))}
+    cutoffs = [1, 3, 5, 10]
+    expected = {(m.query_id, str(m.measure)): m.value
+                for m in ir_measures.iter_calc([ir_measures.Judged @ k for k in cutoffs], qrels, run)}
+    for ties in ("trec", "average"):
+        result = ft.trec.evaluate(qrels, run, [f"Judged@{k}" for k in cutoffs], ties=ties)
+        for k in cutoffs:
+            for qid, value in zip(result.query_ids, result.per_query[f"Judged@{k}"]):
+                assert value == pytest.approx(expected[(qid, f"Judged@{k}")], rel=1e-12), (qid, k, ties)
