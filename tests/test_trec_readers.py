@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from decimal import Decimal, localcontext
@@ -188,6 +189,59 @@ def test_file_edges(tmp_path):
     assert run.to_dict() == {"q1": {"d1": 2.0}}
     qrels = trec.read_qrels(write(tmp_path, "q.txt", b"q1 0 d1 1", "wb"))
     assert qrels.to_dict() == {"q1": {"d1": 1}}
+
+
+@pytest.mark.parametrize("ending", ["\r", "mixed"])
+@pytest.mark.parametrize("mappable", [True, False])
+def test_carriage_return_line_endings_are_lines(tmp_path, monkeypatch, ending, mappable):
+    """CR-only line endings (classic Mac OS), or CR, LF and CR LF mixed, are line endings: the
+    file reads as its LF twin, whole blocks and lines cut across blocks alike, mapped or not."""
+    rng = np.random.default_rng(5)
+    text = random_run_text(rng, messy=True)
+    lines = text.splitlines(keepends=True)
+    endings = ["\r"] * len(lines) if ending == "\r" else [["\r", "\n", "\r\n"][i % 3] for i in range(len(lines))]
+    odd = "".join(line.rstrip("\r\n") + end for line, end in zip(lines, endings))
+    path = write(tmp_path, "r.txt", odd.encode(), "wb")
+    if not mappable:
+        monkeypatch.setattr(table.mmap, "mmap", lambda *a, **k: (_ for _ in ()).throw(OSError("not mappable")))
+    for block in (1 << 21, 61):
+        monkeypatch.setattr(table, "_BLOCK", block)
+        assert trec.read_run(path).to_dict() == reference_run(text)
+    qrels = write(tmp_path, "q.txt", "q1 0 d1 1\rq1 0 d2 0\rq2 0 d1 2\r".encode(), "wb")
+    assert trec.read_qrels(qrels).to_dict() == {"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 2}}
+
+
+def test_carriage_return_run_evaluates_as_its_line_feed_twin(tmp_path):
+    """The issue's case: a CR-only run was one line, its first document alone counted."""
+    qrels = write(tmp_path, "q.txt", "q1 0 d2 1\nq1 0 d3 1\n")
+    lf = write(tmp_path, "lf.txt", "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\n")
+    cr = write(tmp_path, "cr.txt", "q1 Q0 d1 1 3 r\rq1 Q0 d2 2 2 r\rq1 Q0 d3 3 1 r\r")
+    for run in (lf, cr):
+        assert trec.evaluate(qrels, run, ["AP", "NumRet"]).mean == {"AP": pytest.approx(7 / 12), "NumRet": 3.0}
+
+
+@pytest.mark.parametrize("raw, line, what", [
+    (b"q1 Q0 d0 1 9 r\nq1 Q0 d1\0x 2 0.5 r\n", 2, "a NUL byte"),
+    (b"q1 Q0 d0 1 9 r\nq1 Q0 d1 2 0.5 r\0\n", 2, "a NUL byte"),
+    (b"\xef\xbb\xbfq1 Q0 d0 1 9 r\n\xef\xbb\xbfq1 Q0 d1 2 0.5 r\n", 2, "byte order mark"),
+    (b"q1 Q0 d0 1 9 r\rq1 Q0 d2 2 8 r\rq1 Q0 d1\0x 3 0.5 r\r", 3, "a NUL byte"),
+    (b"q1 Q0 d0 1 9 r\n\nq1 Q0 \xef\xbb\xbfd1 2 0.5 r\n", 3, "byte order mark"),
+])
+def test_odd_bytes_name_the_file_and_line(tmp_path, monkeypatch, raw, line, what):
+    """A NUL byte (it would split a document id) and a byte order mark past the start (two
+    files concatenated: it would start a query id) are errors that name the file and line,
+    mapped or not; through the command line too (exit 2)."""
+    path = write(tmp_path, "r.txt", raw, "wb")
+    qrels = write(tmp_path, "q.txt", "q1 0 d1 1\n")
+    message = rf"{re.escape(str(path))}, line {line}: .*{what}"
+    with pytest.raises(ValueError, match=message):
+        trec.read_run(path)
+    code = subprocess.run([sys.executable, "-m", "fasttie", "trec", str(qrels), str(path)], capture_output=True,
+                          text=True)
+    assert code.returncode == 2 and re.search(message, code.stderr), code.stderr
+    monkeypatch.setattr(table.mmap, "mmap", lambda *a, **k: (_ for _ in ()).throw(OSError("not mappable")))
+    with pytest.raises(ValueError, match=message):
+        trec.read_run(path)
 
 
 # --------------------------------------------------------------------------------------------

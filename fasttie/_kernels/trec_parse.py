@@ -5,8 +5,9 @@ data row, what the readers keep: the spans of the text columns (document id, qre
 the document id's hash, the number column and the row's line; per run of rows with one query id
 (a segment), the id's span; and the pairs of rows of one segment with the same document id (and
 iteration), found with a small cache-resident hash table: duplicate candidates. It handles the
-common case only: a line with the wrong number of columns or a non-ASCII byte in a kept text
-column stops it (``info[STATUS] = GENERAL``) and the block goes the general numpy way
+common case only: a line with the wrong number of columns, a non-ASCII byte in a kept text
+column, a NUL byte or a carriage return that does not end a line with its line feed stops it
+(``info[STATUS] = GENERAL``) and the block goes the general numpy way
 (:mod:`fasttie.trec.table`), which raises the same errors or decodes UTF-8. Numbers it cannot
 parse exactly (exponents, more than 19 digits, junk) are listed for Python.
 :func:`fill_text` then copies text spans into a zero-padded code point matrix (a numpy str
@@ -104,6 +105,9 @@ def scan_table(source, params, hash_keys, rows, hashes, ints, floats, segments, 
         while True:
             c = source[pos]
             while c <= 32 and c != 10:
+                if c == 0 or (c == 13 and source[pos + 1] != 10):  # NUL, a line ending CR alone
+                    info[STATUS] = GENERAL
+                    return
                 pos += 1
                 c = source[pos]
             if c == 10:

@@ -16,10 +16,37 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ..errors import InputError
 from .grouping import byte_matrix_hash
 
-__all__ = ["Block", "query_segments"]
+__all__ = ["Block", "LineEndings", "query_segments"]
 
 _SNIPPET = 120            # characters of an offending line quoted in error messages
 _BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)  # r low bytes
+
+
+class LineEndings(Exception):
+    """A block holds carriage returns that end lines alone (classic Mac OS, or mixed line
+    endings): :func:`fasttie.trec.table.read_table` reads the file again with every line ending
+    made a line feed."""
+
+
+def _check_bytes(body, line0, path):
+    """Raise for what the tokenizer would read silently wrong: :class:`LineEndings` for a lone
+    carriage return, InputError naming the line for a NUL byte (taken for a blank) or a UTF-8
+    byte order mark past the start of the file (two files concatenated: it would start a query
+    id). A block ends with a line feed, so a carriage return is never its last byte."""
+    carriage = np.flatnonzero(body == 13)
+    if carriage.size and np.any(body[carriage + 1] != 10):
+        raise LineEndings
+    marks = np.flatnonzero(body[:-2] == 0xEF)
+    marks = marks[(body[marks + 1] == 0xBB) & (body[marks + 2] == 0xBF)]
+    nul = np.flatnonzero(body == 0)
+    if marks.size or nul.size:
+        at = int(min(marks[:1].tolist() + nul[:1].tolist()))
+        line = line0 + 1 + int(np.count_nonzero(body[:at] == 10))
+        if nul.size and nul[0] == at:
+            raise InputError(f"{path}, line {line}: a NUL byte; the file is binary or damaged (remove NUL bytes with "
+                             "tr -d '\\000')")
+        raise InputError(f"{path}, line {line}: a UTF-8 byte order mark (U+FEFF) past the start of the file, as when "
+                         "files that begin with one are concatenated; remove it from each file before concatenating")
 
 
 class Block:
@@ -36,6 +63,7 @@ class Block:
         self.source, self.lo, self.hi, self.line0, self.path = source, lo, hi, line0, path
         self.row_lines = None  # 0-based line of each row inside the block; None = row i on line i
         body = source[lo:hi]
+        _check_bytes(body, line0, path)
         space = body <= 32
         sep = np.flatnonzero(space)
         n_lines = len(sep) // n_cols

@@ -1,7 +1,8 @@
 """Reading TREC run and qrels files, and the coercion every front door applies to its inputs.
 
 Formats (whitespace-separated, one record a line; blank lines and comment lines, whose first
-non-blank character is ``#``, are skipped, as trec_eval 10.0 skips them):
+non-blank character is ``#``, are skipped, as trec_eval 10.0 skips them; lines end with LF,
+CR LF or a lone CR (classic Mac OS), mixed or not; a UTF-8 byte order mark may open the file):
 
 - qrels: ``qid iter docno rel``. The second column is kept as text: diversity qrels (TREC Web
   track, ndeval) put the subtopic there. ``rel`` is an integer grade; a negative grade (spam
@@ -14,9 +15,10 @@ Both readers go through one table reader (:func:`fasttie.trec.table.read_table`)
 only in their columns. It parses the file in blocks, in parallel, with one compiled pass a block
 (no per-line Python code on well-formed input), an order of magnitude faster than the usual
 ``line.split()`` loop, and strictly: a wrong number of columns (fewer than six in a run, other
-than four in qrels), a grade or score that is not a number, a NaN or infinite score, and a
-duplicate ``(qid, docno)`` pair in a run (``(qid, iter, docno)`` in qrels) raise ``ValueError``
-naming the file and the 1-based line number.
+than four in qrels), a grade or score that is not a number, a NaN or infinite score, a
+duplicate ``(qid, docno)`` pair in a run (``(qid, iter, docno)`` in qrels), a NUL byte and a
+byte order mark past the start of the file (files concatenated) raise ``ValueError`` naming the
+file and the 1-based line number.
 """
 
 from __future__ import annotations

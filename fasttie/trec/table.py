@@ -6,9 +6,11 @@ Each block is tokenized and parsed by one compiled pass
 (:func:`fasttie._kernels.trec_parse.scan_table`), the blocks in parallel: text spans and
 hashes, numbers, query segments, duplicate candidates. Blank lines and comment lines (first non-blank
 character ``#``, as trec_eval 10.0) hold no row. A block the compiled pass does not take (a line
-with the wrong number of columns, non-ASCII ids) goes the general way
-(:mod:`fasttie.trec.general_block`: a block tokenized with numpy), which raises
-:class:`~fasttie.InputError` naming the file and the 1-based line, or decodes UTF-8.
+with the wrong number of columns, non-ASCII ids, a NUL byte, a lone carriage return) goes the
+general way (:mod:`fasttie.trec.general_block`: a block tokenized with numpy), which raises
+:class:`~fasttie.InputError` naming the file and the 1-based line, or decodes UTF-8. A file
+whose lines end with a carriage return alone (classic Mac OS, or mixed endings) is read again
+with every line ending made a line feed.
 :func:`read_table` then fills the output columns (str arrays without a copy of the text
 through Python) and returns rows with their query segments and line map; the numbers the
 compiled pass leaves over are read by :mod:`fasttie.trec.numeric`.
@@ -28,7 +30,7 @@ from .._kernels import trec_parse
 from ..errors import InputError
 from ..parallel import resolve_threads, run_blocks
 from . import grouping
-from .general_block import Block, query_segments
+from .general_block import Block, LineEndings, query_segments
 from .grouping import ITER_KEY, QUERY_KEY, Segments, byte_matrix_hash, hash_strings
 from .numeric import finish_numbers, parse_floats, parse_ints
 
@@ -41,16 +43,21 @@ _NO_INTS, _NO_FLOATS = np.zeros(0, dtype=np.int64), np.zeros(0)  # the number co
 
 
 @contextmanager
-def _file_blocks(path, block_size=None):
+def _file_blocks(path, block_size=None, line_feeds=False):
     """The blocks of whole lines covering the file, as a list of ``(source, lo, hi)``: bytes
     ``source[lo:hi]`` (a read-only uint8 array) end with a newline.
 
     Regular files are memory-mapped, so blocks are views (no copies) while the context is open;
     other files are read block by block. A last line without a newline gets one, in a copy of
-    that line. The caller empties the list before the context closes.
+    that line. With ``line_feeds`` the file is read whole and every line ending (CR LF, CR)
+    becomes a line feed. The caller empties the list before the context closes.
     """
     block_size = block_size or _BLOCK
     with open(path, "rb") as f:
+        if line_feeds:
+            data = f.read().replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            yield _cut(data, np.frombuffer(data, dtype=np.uint8), block_size)
+            return
         try:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except (ValueError, OSError):  # empty file, pipe, ...
@@ -291,8 +298,15 @@ def read_table(path, kind, n_cols, spec, texts, number, *, extra_ok=False, name_
     with _file_blocks(path) as blocks:
         try:
             return _read_blocks_of(path, blocks, layout, n_threads)
+        except LineEndings:  # carriage returns that end lines alone: read again, every line ending a line feed
+            pass
         finally:
             blocks.clear()  # no view of the mapping may outlive it
+    with _file_blocks(path, line_feeds=True) as blocks:
+        try:
+            return _read_blocks_of(path, blocks, layout, n_threads)
+        finally:
+            blocks.clear()
 
 
 def _read_blocks_of(path, blocks, layout, n_threads):
