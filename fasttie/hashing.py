@@ -68,8 +68,8 @@ def evaluate(
         "pessimistic": higher / lower grades first inside each tie (bounds of any tie order).
     ap_denominator : {"retrieved", "total", "min"}, default "retrieved"
         Denominator of AP@k and WAP@k: relevant items in the top k (hashing code), all relevant
-        items R (trec_eval), or min(k, R). They coincide for the whole list. Under ties,
-        "retrieved" is the exact expectation of the ratio (a hypergeometric sum).
+        items R (trec_eval), or min(k, R) (Spark, Kaggle's ``apk``). They coincide for the whole
+        list. Under ties, "retrieved" is the exact expectation of the ratio (a hypergeometric sum).
     gain : {"exp2", "linear"}, default "exp2"
         Gain of grade g in DCG / nDCG: 2**g - 1, or g (trec_eval, scikit-learn).
     empty : {"zero", "skip", "one", "error", "skip_missed"}, default "zero"

@@ -11,7 +11,7 @@ from ._kernels.lambdarank import lambdarank_queries
 from .parallel import resolve_threads, run_blocks
 from .scoring import group_sizes, read_only
 from .errors import InputError, InputTypeError
-from .validation import numeric_array
+from .validation import first_not_finite, numeric_array
 
 __all__ = ["lambdarank"]
 
@@ -207,10 +207,9 @@ def _validated(y_true, y_pred, group):
     n = len(y_true)
     if n == 0:
         raise InputError("y_true is empty: there is nothing to rank")
-    if not np.isfinite(y_pred.sum()):  # one cheap pass; locate the culprit only on failure
-        bad = ~np.isfinite(y_pred)
-        if bad.any():
-            raise InputError(f"y_pred has a NaN or infinite score at row {int(np.flatnonzero(bad)[0])}")
+    row = first_not_finite(y_pred)
+    if row is not None:
+        raise InputError(f"y_pred has a NaN or infinite score at row {row}")
     if np.issubdtype(y_true.dtype, np.integer) or y_true.dtype == np.bool_:
         labels = np.asarray(y_true, dtype=np.int64)  # no copy when already int64
         if labels.min() < 0:

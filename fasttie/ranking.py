@@ -10,6 +10,7 @@ import numpy as np
 from ._kernels.err import MAX_GRADE, err_rankings
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
+from ._kernels.radix_sort import argsort_ascending
 from ._kernels.score_ties import (
     AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_fixed_rankings, finalize_fixed_rankings_optional,
     finalize_rankings, finalize_rankings_optional,
@@ -22,7 +23,7 @@ from .scoring import (
     optional_sums, read_only,
 )
 from .errors import InputError, InputTypeError
-from .validation import check_empty_policy, numeric_array
+from .validation import check_empty_policy, first_not_finite, numeric_array
 
 __all__ = ["rank_evaluate"]
 
@@ -82,7 +83,8 @@ def rank_evaluate(
         Base of the DCG discount 1/log_b(1 + rank): 2 as trec_eval and scikit-learn, ``math.e``
         as matchzoo. nDCG does not depend on it.
     ap_denominator : {"total", "retrieved", "min"}, default "total"
-        AP@k denominator: R (trec_eval), relevant in the top k, or min(k, R).
+        AP@k denominator: R (trec_eval), relevant in the top k, or min(k, R) with k as asked
+        (Spark's ``meanAveragePrecisionAt``, Kaggle's ``apk``; R counts ``unretrieved`` too).
     empty : {"zero", "skip", "one", "error"}
         Queries without relevant documents, as in :func:`fasttie.evaluate`. A query is empty
         for the binary metrics (AP, P, R, F1, RR, Rprec) when no document reaches
@@ -129,6 +131,17 @@ def rank_evaluate(
     >>> ft.rank_evaluate([1, 0, 0], [0.5, 0.5, 0.1], metrics=["RR", "P@1"]).mean
     {'RR': 0.75, 'P@1': 0.5}
     """
+    return rank_lists(y_true, y_pred, group, qid=qid, metrics=metrics, ties=ties, gain=gain, log_base=log_base,
+                      ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level, n_threads=n_threads,
+                      doc_ids=doc_ids, unretrieved=unretrieved, judged=judged, pooled=pooled, tie_keys=False)
+
+
+def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_denominator, empty, relevance_level,
+               n_threads, doc_ids, unretrieved, judged, pooled, tie_keys) -> Result:
+    """:func:`rank_evaluate` for fasttie's own callers. With ``tie_keys`` the ``doc_ids`` are
+    int64 tie-break keys (ascending), unique within each tie but not within each query
+    (:func:`fasttie.trec.evaluate`'s trec_eval order, from a run read without repeats), not
+    document ids: they are not checked for repeats."""
     parsed = parse_metrics(metrics)
     check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
     if empty == "skip_missed":
@@ -143,7 +156,7 @@ def rank_evaluate(
         raise InputError(f"relevance_level must be a positive number, got {relevance_level!r}")
     y_true, y_pred, sizes, order, query_ids = _grouped(y_true, y_pred, group, qid)
     n_queries = len(sizes)
-    keys = _tie_keys(ties, doc_ids, order, len(y_true))
+    keys = _tie_keys(ties, doc_ids, order, sizes, query_ids, tie_keys)
     judged = _flags(judged, "judged", order, len(y_true))
     pooled = judged if pooled is None else _flags(pooled, "pooled", order, len(y_true))
     rows = _Rows(y_true, y_pred, sizes, keys, judged, pooled)
@@ -352,15 +365,14 @@ def _grouped(y_true, y_pred, group, qid):
         raise InputError("y_true is empty: there is nothing to rank")
     y_true = np.asarray(y_true, dtype=np.float64)  # no copy when already float64
     y_pred = np.asarray(y_pred, dtype=np.float64)
-    # one cheap reduction each; the exact (slower) checks run only when it looks wrong
-    if not np.isfinite(y_pred.sum()):
-        bad = ~np.isfinite(y_pred)
-        if bad.any():
-            raise InputError(f"y_pred has a NaN or infinite score at row {int(np.flatnonzero(bad)[0])}")
-    if not (np.isfinite(y_true.sum()) and y_true.min() >= 0):
-        bad = ~np.isfinite(y_true) | (y_true < 0)
-        if bad.any():
-            raise InputError(f"y_true must be finite and >= 0; row {int(np.flatnonzero(bad)[0])} is {y_true[bad][0]}")
+    row = first_not_finite(y_pred)
+    if row is not None:
+        raise InputError(f"y_pred has a NaN or infinite score at row {row}")
+    row = first_not_finite(y_true)
+    if row is None and y_true.min() < 0:
+        row = int(np.flatnonzero(y_true < 0)[0])
+    if row is not None:
+        raise InputError(f"y_true must be finite and >= 0; row {row} is {y_true[row]}")
     order = None  # rows keep their input order unless qid regroups them
     query_ids = None
     if group is not None and qid is not None:
@@ -379,7 +391,7 @@ def _grouped(y_true, y_pred, group, qid):
     return y_true, y_pred, sizes, order, query_ids
 
 
-def _tie_keys(ties, doc_ids, order, n):
+def _tie_keys(ties, doc_ids, order, sizes, query_ids, given_as_keys):
     """Per-row tie-break key (ascending) for ties="trec"; empty otherwise, where equal scores
     keep the row order (the kernel's sort is stable) or the order does not matter."""
     if ties != "trec":
@@ -387,14 +399,40 @@ def _tie_keys(ties, doc_ids, order, n):
     if doc_ids is None:
         raise InputError("ties='trec' orders equal scores by document id: pass doc_ids")
     doc_ids = np.asarray(doc_ids)
+    n = int(sizes.sum())
     if doc_ids.shape != (n,):
         raise InputError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
     doc_ids = doc_ids if order is None else doc_ids[order]
     if doc_ids.dtype.kind in "iu" and len(doc_ids) and np.iinfo(np.int64).min < doc_ids.min() \
             and doc_ids.max() <= np.iinfo(np.int64).max:
-        return -doc_ids.astype(np.int64)  # integer ids need no ranking: descending id, ascending key
-    _, rank = np.unique(doc_ids, return_inverse=True)
-    return -rank.ravel().astype(np.int64)  # document id descending
+        keys = -doc_ids.astype(np.int64)  # integer ids need no ranking: descending id, ascending key
+    else:
+        _, rank = np.unique(doc_ids, return_inverse=True)
+        keys = -rank.ravel().astype(np.int64)  # document id descending
+    if not given_as_keys:
+        _refuse_repeats(keys, doc_ids, sizes, order, query_ids)
+    return keys
+
+
+def _refuse_repeats(keys, doc_ids, sizes, order, query_ids):
+    """Raise InputError for a document id listed twice in one query: trec_eval and
+    :func:`fasttie.trec.evaluate` refuse such a run (its tie order would be undefined)."""
+    query = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    low = int(keys.min())
+    span = int(keys.max()) - low + 1
+    if len(sizes) * span < 2**62:  # one int64 key (query, doc): a radix sort, about 10x np.lexsort
+        by_key = argsort_ascending(query * span + (keys - low))
+    else:
+        by_key = np.lexsort((keys, query))
+    same = (query[by_key][1:] == query[by_key][:-1]) & (keys[by_key][1:] == keys[by_key][:-1])
+    if same.any():
+        at = int(np.flatnonzero(same)[0])
+        first, second = sorted(by_key[at : at + 2].tolist())
+        rows = (first, second) if order is None else tuple(sorted(int(order[r]) for r in (first, second)))
+        query_id = int(query[first]) if query_ids is None else query_ids[int(query[first])]
+        raise InputError(f"doc_ids repeats {np.asarray(doc_ids[first]).item()!r} within query {query_id!r} (rows "
+                         f"{rows[0]} and {rows[1]}); ties='trec' orders equal scores by document id, and trec_eval "
+                         "refuses a run listing a document twice for a query: drop the repeated row")
 
 
 def _flags(flags, name, order, n):

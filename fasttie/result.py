@@ -243,14 +243,19 @@ class Result:
         Raises
         ------
         ValueError
-            Another extension, or a CSV without a ``query`` first column, with ragged rows or
-            with cells that are not numbers.
+            Another extension, a JSON file that is not a result, or a CSV without a ``query``
+            first column, with ragged rows or with cells that are not numbers; the message
+            names the file.
         """
         path = os.fspath(path)
         kind = _file_kind(path, "load")
         with open(path, encoding="utf-8", newline="") as f:
             if kind == "json":
-                return cls.from_json(f.read())
+                try:
+                    return cls.from_json(f.read())
+                except (ValueError, TypeError) as error:  # not JSON (JSONDecodeError, UnicodeDecodeError), not a Result
+                    raise InputError(f"{path!r} is not a fasttie result (write one with Result.save or 'fasttie "
+                                     f"evaluate --per-query FILE.json'): {error}") from None
             rows = list(csv.reader(f))
         if not rows or not rows[0] or rows[0][0] != "query":
             raise InputError(f"{path!r}: a per-query CSV starts with the header 'query,<metric>,...'")

@@ -265,9 +265,11 @@ def _base_value(metric, q, total, n_items, ap_denominator):
     if ap_denominator == "retrieved":
         # over the whole list hits@N is fixed: no hypergeometric sum needed
         return np.where(effective >= n_items, divide(numerator, q[:, HITS]), ratio)
-    if ap_denominator == "total":
+    if ap_denominator == "total" or metric.k is None:  # min(k, R) is R for the whole list
         return divide(numerator, total)
-    return divide(numerator, np.minimum(effective, total))
+    # min(k, R) with k as asked (Spark's meanAveragePrecisionAt, Kaggle's apk): R, not the list length,
+    # where unretrieved relevant items make R larger than a list shorter than k
+    return divide(numerator, np.minimum(metric.k, total))
 
 
 def apply_empty(value, metric, is_empty, empty):

@@ -41,6 +41,20 @@ def numeric_array(values, name: str, expected: str = "numeric") -> np.ndarray:
     return array
 
 
+def first_not_finite(values) -> int | None:
+    """Index of the first NaN or infinite value of a float array, None when every value is finite.
+
+    One summing pass; the exact check runs only when the sum is not finite, which finite values
+    too large to add up also give (no overflow warning: that is not the caller's error).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = values.sum()
+    if np.isfinite(total):
+        return None
+    bad = np.flatnonzero(~np.isfinite(values))
+    return int(bad[0]) if bad.size else None
+
+
 def mean_of_kept(values) -> float:
     """Mean over the values that are not NaN (queries left out by the empty policy); NaN when
     none is left."""

@@ -631,3 +631,13 @@ def test_process_trec_and_help():
     values = parse_trec(done.stdout)
     assert values[("AP", "all")] == round(expected.mean["AP"], 4)
     assert run_process("--help").returncode == 0
+
+
+@pytest.mark.parametrize("content", ['{"a": 1}', "not json", "[1, 2]", b"\xff\xfe"])
+def test_compare_names_a_file_that_is_not_a_result(data, capsys, tmp_path, content):
+    """A file that is not a saved Result is a one-line usage error naming that file."""
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content if isinstance(content, bytes) else content.encode())
+    code, out, err = run_main(capsys, "compare", f"good={data['dir'] / 'one.json'}", f"bad={bad}")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"fasttie: error: {str(bad)!r} is not a fasttie result"), err

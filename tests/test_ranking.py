@@ -315,3 +315,38 @@ def test_fractional_grades_with_unretrieved_documents_examples():
     for ties in ("average", "stable", "optimistic", "pessimistic"):
         res = ft.rank_evaluate([3.0, 0.5], [2.0, 1.0], metrics=["nDCG"], unretrieved=[np.array([1.0])], ties=ties)
         assert res.mean["nDCG"] == pytest.approx(dcg / ideal, rel=1e-14)
+
+
+def test_min_denominator_takes_k_as_asked():
+    """ap_denominator="min" divides by min(k, R) with k as asked (Spark's meanAveragePrecisionAt,
+    Kaggle's apk), also where the list is shorter than k and relevant documents are missing
+    from it; the whole list divides by R."""
+    numerator = 1 + 2 / 3  # relevant at ranks 1 and 3
+    res = ft.rank_evaluate([1, 0, 1], [3.0, 2.0, 1.0], metrics=["AP@10", "AP@2", "AP"], ap_denominator="min",
+                           unretrieved=[[1, 1]])  # R = 4 > N = 3
+    assert res.mean["AP@10"] == pytest.approx(numerator / 4)
+    assert res.mean["AP@2"] == pytest.approx(1 / 2)
+    assert res.mean["AP"] == pytest.approx(numerator / 4)
+
+
+def test_trec_ties_refuse_a_repeated_document():
+    """ties="trec" orders equal scores by document id: a document listed twice in one query is
+    refused, as trec_eval and fasttie.trec.evaluate refuse it, naming the id, query and rows."""
+    with pytest.raises(ValueError, match=r"doc_ids repeats 'c' within query 1 \(rows 2 and 3\)"):
+        ft.rank_evaluate([1, 0, 1, 0], [1, 1, 2, 3], [2, 2], ties="trec", doc_ids=["a", "b", "c", "c"])
+    with pytest.raises(ValueError, match=r"doc_ids repeats 7 within query 'y' \(rows 1 and 3\)"):
+        ft.rank_evaluate([1, 0, 1, 0], [1, 1, 2, 3], qid=["x", "y", "x", "y"], ties="trec", doc_ids=[5, 7, 7, 7])
+    # the same id in two queries is fine
+    res = ft.rank_evaluate([1, 0, 1, 0], [1, 1, 2, 3], [2, 2], ties="trec", doc_ids=["a", "b", "a", "b"])
+    assert res.per_query["RR"].tolist() == [0.5, 0.5]  # equal scores: the greater id first
+
+
+def test_huge_finite_scores_are_not_an_overflow():
+    """Finite scores whose sum overflows are fine (the finiteness check sums them first: no
+    RuntimeWarning, an error under the suite's -W error); NaN and infinity are still refused."""
+    assert ft.rank_evaluate([1, 0], [1e308, 1e308], metrics=["RR"]).mean == {"RR": 0.75}
+    assert ft.lambdarank([1, 0], [1e308, 1e308])[0].shape == (2,)
+    with pytest.raises(ValueError, match="y_pred has a NaN or infinite score at row 1"):
+        ft.rank_evaluate([1, 0], [1e308, np.inf])
+    with pytest.raises(ValueError, match=r"y_true must be finite and >= 0; row 0 is -1.0"):
+        ft.rank_evaluate([-1, 1e308], [1.0, 2.0])

@@ -13,7 +13,7 @@ from .._kernels.trec_order import trec_tie_keys
 from ..diversity_inputs import TIE_RULES, empty_value
 from ..errors import InputError, InputTypeError
 from ..metrics import aggregate, diversity_settings, parse_metrics, split_metric_names
-from ..ranking import rank_evaluate
+from ..ranking import rank_lists
 from ..result import Result
 from ..scoring import check_options
 from ..validation import check_empty_policy, mean_of_kept
@@ -179,6 +179,9 @@ def evaluate(
     {'alpha_nDCG@2': 0.8801, 'alpha_nDCG@3': 0.9773, 'P@2': 1.0}
     """
     ranking, diversity, order = split_metric_names(metrics)
+    unknown = set(options) - {"n_threads", "log_base"}
+    if unknown:
+        raise InputTypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
     if diversity and ties not in TIE_RULES:
         raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
                          f"(no optimistic or pessimistic order of subtopics), got {ties!r}")
@@ -205,10 +208,11 @@ def evaluate(
             if doc_ids is not None:
                 doc_ids = np.insert(doc_ids, at, "" if doc_ids.dtype.kind == "U" else 0)
             sizes = np.maximum(sizes, 1)
-        result = rank_evaluate(
-            grade, score, group=sizes, metrics=ranking, ties="trec" if ties == "pyndeval" else ties, gain=gain,
+        result = rank_lists(
+            grade, score, sizes, qid=None, metrics=ranking, ties="trec" if ties == "pyndeval" else ties, gain=gain,
             ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
-            doc_ids=doc_ids, unretrieved=aligned.unretrieved, judged=judged, pooled=pooled, **options,
+            doc_ids=doc_ids, unretrieved=aligned.unretrieved, judged=judged, pooled=pooled, tie_keys=True,
+            log_base=options.get("log_base", 2), n_threads=options.get("n_threads"),
         )
         result.settings["ties"] = ties
         if empty_rows.size:  # the placeholder row was not retrieved
@@ -218,9 +222,6 @@ def evaluate(
                     result.mean[name] = aggregate(name, values)
     if diversity:
         check_options(ties="trec", tie_modes=("trec",), empty=empty)
-        unknown = set(options) - {"n_threads", "log_base"}
-        if unknown:
-            raise InputTypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
         parts, is_empty = diversity_columns(qrels, aligned, diversity, ties, relevance_level,
                                             options.get("n_threads"))
         n_empty = int(is_empty.sum())
