@@ -65,7 +65,9 @@ def evaluate(
     ties : {"average", "stable", "optimistic", "pessimistic"}, default "average"
         "average": exact expectation over orderings inside ties. "stable": ties in database
         index order, the ranking of ``np.argsort(distances, kind="stable")``. "optimistic" /
-        "pessimistic": higher / lower grades first inside each tie (bounds of any tie order).
+        "pessimistic": higher / lower grades first inside each tie, reproducible orders that
+        are the best / worst tie order of most metrics, but not of AP@k and WAP@k with
+        ``ap_denominator="retrieved"`` (see :func:`fasttie.metrics.grade_order_bounds`).
     ap_denominator : {"retrieved", "total", "min"}, default "retrieved"
         Denominator of AP@k and WAP@k: relevant items in the top k (hashing code), all relevant
         items R (trec_eval), or min(k, R) (Spark, Kaggle's ``apk``). They coincide for the whole

@@ -8,6 +8,7 @@ import subprocess
 import textwrap
 import time
 
+from ..metrics import grade_order_bounds, parse_metrics
 from .common import DEMO_METRICS, DIGITS_METRICS, TIE_MODES, UsageError
 
 _HELPER_TIMEOUT = 300  # seconds; a helper compiles in about 5 s on a 2-core machine
@@ -85,18 +86,23 @@ def _demo(args) -> int:
         )
     elapsed = time.perf_counter() - started
     names = list(results["average"].mean)
+    bounded = {m.name: grade_order_bounds(m, "retrieved") for m in parse_metrics(names)}
     width = max(len(n) for n in names) + 2
     print(f"\n{'metric':<{width}}" + "".join(f"{t:>13}" for t in TIE_MODES) + f"{'opt - pess':>13}")
     for name in names:
         row = [results[t].mean[name] for t in TIE_MODES]
-        print(f"{name:<{width}}" + "".join(f"{v:>13.6f}" for v in row) + f"{row[2] - row[3]:>13.6f}")
+        mark = "" if bounded[name] else "*"
+        print(f"{name:<{width}}" + "".join(f"{v:>13.6f}" for v in row) + f"{row[2] - row[3]:>13.6f}{mark}")
     average = results["average"]
+    unbounded = [name for name in names if not bounded[name]]
     legend = (
         "average = exact expectation over all orderings inside ties (fasttie's default); stable = "
         "ties in database index order (np.argsort(kind='stable')); optimistic / pessimistic = "
-        "relevant first / last inside each tie. AP@k divides by the relevant items retrieved in "
-        "the top k; radius means Hamming distance <= r. Queries without relevant items: "
-        f"{average.n_empty} (policy: {average.settings['empty']})."
+        "each tie by grade, relevant first / last: reproducible orders, and the best and worst "
+        "tie orders of every metric here"
+        + (f" but {', '.join(unbounded)} (*: there opt - pess is not the range over tie orders)" if unbounded else "")
+        + ". AP@k divides by the relevant items retrieved in the top k; radius means Hamming "
+        f"distance <= r. Queries without relevant items: {average.n_empty} (policy: {average.settings['empty']})."
     )
     print("\n" + textwrap.fill(legend, width=95))
     print(f"4 evaluations in {elapsed:.2f} s (first call includes compilation unless cached)")

@@ -43,8 +43,8 @@ One concept per module:
 """
 
 from .conventions import (
-    COUNTS, DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GEOMETRIC, GEOMETRIC_FLOOR, GRADED, KEPT_WHEN_EMPTY, PERSISTENT,
-    RATIO_BASES, UNDEFINED_WHEN_EMPTY, aggregate, base_of,
+    COUNTS, DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GEOMETRIC, GEOMETRIC_FLOOR, GRADED, KEPT_WHEN_EMPTY,
+    NOT_BOUNDED_BY_GRADE_ORDER, PERSISTENT, RATIO_BASES, UNDEFINED_WHEN_EMPTY, aggregate, base_of, grade_order_bounds,
 )
 from .diversity_names import (
     DEFAULT_ALPHA, DEFAULT_BETA, DiversityMetric, check_alpha, diversity_metric_name, diversity_settings,
@@ -57,9 +57,10 @@ from .trec_eval_names import TREC_EVAL_PERSISTENCE, from_trec_eval
 
 __all__ = [
     "COUNTS", "DEFAULT_ALPHA", "DEFAULT_BETA", "DEFAULT_PERSISTENCE", "FIXED_ORDER_ONLY", "GEOMETRIC",
-    "GEOMETRIC_FLOOR", "GRADED", "KEPT_WHEN_EMPTY", "KNOWN", "MAX_CUTOFF", "PERSISTENT", "RATIO_BASES",
+    "GEOMETRIC_FLOOR", "GRADED", "KEPT_WHEN_EMPTY", "KNOWN", "MAX_CUTOFF", "NOT_BOUNDED_BY_GRADE_ORDER", "PERSISTENT",
+    "RATIO_BASES",
     "TREC_EVAL_PERSISTENCE", "UNDEFINED_WHEN_EMPTY", "DiversityMetric", "Metric", "aggregate", "base_of",
     "check_alpha", "diversity_metric_name", "diversity_settings", "from_trec_eval", "is_diversity_metric",
-    "metric_names", "parse_diversity_metric", "parse_diversity_metrics", "parse_metric", "parse_metrics", "passes",
+    "grade_order_bounds", "metric_names", "parse_diversity_metric", "parse_diversity_metrics", "parse_metric", "parse_metrics", "passes",
     "split_metric_names", "suggest", "suggest_diversity",
 ]

@@ -35,6 +35,53 @@ PERSISTENT = ("RBP", "RBPResid")
 DEFAULT_PERSISTENCE = 0.8  # ir_measures' default; trec_eval's rbp takes 0.9
 
 
+# "optimistic" / "pessimistic" are reproducible orders: each tie by grade, higher / lower first
+# (TRM's maximum and minimum). For most metrics they are also the highest / lowest value over
+# every order inside ties; not for these, which count judgments (the modes do not order a tie
+# by judged-ness) or, for infAP, rise when a pooled unjudged item stands above a relevant one
+NOT_BOUNDED_BY_GRADE_ORDER = ("infAP", "Judged", "RBPResid", "NumNonRelJudgedRet")
+
+
+def grade_order_bounds(metric, ap_denominator: str = "retrieved") -> bool:
+    """Whether ``ties="optimistic"`` / ``"pessimistic"`` give the highest / lowest value of
+    ``metric`` over every order inside ties.
+
+    They do for every metric that rises when a higher grade moves up a rank (a pairwise
+    exchange never lowers it): P, R, F1, Success, NumRelRet, RR, AP and WAP over R or min(k, R),
+    AP and WAP of the whole list, GMAP, Rprec, Bpref, ACG, DCG, nDCG, RBP, ERR, interpolated
+    precision; and for those no tie order changes (the counts, SetAP, the radius metrics).
+    They do not for AP@k and WAP@k (GMAP@k) with ``ap_denominator="retrieved"``: the hits in
+    the top k divide the sum, so a relevant item moved into the top k can lower it; for the
+    metrics of :data:`NOT_BOUNDED_BY_GRADE_ORDER`; nor for graded metrics whose gain table of
+    their own (``gains={...}``) does not rise with the grade.
+
+    Parameters
+    ----------
+    metric : Metric
+    ap_denominator : {"retrieved", "total", "min"}
+        The call's option.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from fasttie.metrics import parse_metrics
+    >>> [grade_order_bounds(m) for m in parse_metrics(["AP", "AP@10", "nDCG@10", "Judged@10"])]
+    [True, False, True, False]
+    """
+    if metric.base in NOT_BOUNDED_BY_GRADE_ORDER:
+        return False
+    if metric.base in RATIO_BASES and metric.k is not None and ap_denominator == "retrieved":
+        return False
+    table = metric.gain_table()
+    if isinstance(table, dict):
+        gains = [gain for _, gain in sorted(table.items())]
+        return all(a <= b for a, b in zip(gains, gains[1:]))
+    return True
+
+
 def base_of(name: str) -> str:
     """The base of a canonical metric name: ``"GMAP@10"`` -> ``"GMAP"``, ``"P(radius=2)"`` -> ``"P"``."""
     return re.split(r"[@(]", name, maxsplit=1)[0]
