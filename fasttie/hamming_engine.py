@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ._kernels.class_sort import sort_by_class
+from ._kernels.class_sort import count_classes, scatter_by_class
 from ._kernels.err import MAX_GRADE, err_histograms
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT
 from ._kernels.hamming_ties import (
@@ -140,11 +140,35 @@ def progress_block(n_db, n_words, n_threads):
     return max(step, math.ceil(_BLOCK_SECONDS / seconds_per_query / step) * step)
 
 
+_SORT_CHUNK = 1 << 20  # database rows per chunk of the class sort (the blocks its threads share)
+
+
+def _class_sorted(db_words, db_ids, n_classes, n_threads):
+    """(words ordered by class, each class's [start, stop) segment): the words as they are where
+    the database is already in class order, else a stable class-sorted copy (a counting sort in
+    chunks of rows on ``n_threads`` threads)."""
+    n_db = len(db_ids)
+    bounds = np.unique(np.r_[np.arange(0, n_db, _SORT_CHUNK), n_db]).astype(np.int64)
+    counts = np.zeros((len(bounds) - 1, n_classes), dtype=np.int64)
+    ascending = np.empty(len(bounds) - 1, dtype=np.bool_)
+    threads = resolve_threads(n_threads, n_db)
+    run_blocks(lambda lo, hi: count_classes(db_ids, _ro(bounds), counts, ascending, lo, hi), len(bounds) - 1, threads)
+    ends = np.cumsum(counts.sum(axis=0))
+    segments = np.stack([ends - counts.sum(axis=0), ends], axis=1).astype(np.int64)
+    if ascending.all() and (db_ids[bounds[1:-1]] >= db_ids[bounds[1:-1] - 1]).all():
+        return db_words, segments
+    cursors = _ro(segments[:, 0] + np.cumsum(counts, axis=0) - counts)  # each chunk's first slot per class
+    out = np.empty(db_words.shape, dtype=np.uint64)
+    run_blocks(lambda lo, hi: scatter_by_class(db_words, db_ids, _ro(bounds), cursors, out, lo, hi), len(bounds) - 1,
+               threads)
+    return _ro(out), segments
+
+
 class _DatabasePass:
     """The database side of the histogram pass, prepared once per call: the class-sorted copy
     (class ids) and the arrays every kernel takes, then counts or stable ranks per query block."""
 
-    def __init__(self, db_codes, spec, stable):
+    def __init__(self, db_codes, spec, stable, n_threads):
         self.spec, self.n_bits, self.stable = spec, db_codes.n_bits, stable
         self.db_words = _ro(db_codes.words)
         self.db_labels, self.db_label_words = _ro(spec.db_labels), _ro(spec.db_label_words)
@@ -153,19 +177,9 @@ class _DatabasePass:
             # query's relevant count (its scratch size) is its class size
             self.class_sizes = class_sizes(spec)
         elif spec.kind == "class":
-            # each query's relevant items must be one contiguous segment of the database: a
-            # database already ordered by class is used as it is, otherwise a class-sorted copy
-            n_classes = int(max(spec.query_labels.max(), spec.db_labels.max())) + 1
-            if (np.diff(spec.db_labels) >= 0).all():
-                classes = np.arange(n_classes)
-                self.segments = np.stack(
-                    [np.searchsorted(spec.db_labels, classes), np.searchsorted(spec.db_labels, classes, "right")],
-                    axis=1,
-                ).astype(np.int64)
-                self.hist_db_words = self.db_words
-            else:
-                hist_db_words, self.segments = sort_by_class(self.db_words, self.db_labels, n_classes)
-                self.hist_db_words = _ro(hist_db_words)
+            # each query's relevant items must be one contiguous segment of the database
+            self.hist_db_words, self.segments = _class_sorted(
+                self.db_words, self.db_labels, int(max(spec.query_labels.max(), spec.db_labels.max())) + 1, n_threads)
 
     def chunk(self, query_words, rows):
         """Per-chunk inputs (query rows ``rows`` of the relevance spec)."""
@@ -373,7 +387,7 @@ def evaluate_chunks(
     # that grades only the items near enough to reach them, unless queries of one class share sweeps of
     # the full pass (cheaper than the two passes per query)
     full_stable = ties == "stable" and (fin.depth >= n_db or swept_share(spec) >= 0.5)
-    database = _DatabasePass(db_codes, spec, stable=full_stable)
+    database = _DatabasePass(db_codes, spec, stable=full_stable, n_threads=n_threads)
     per_query = {m.name: np.empty(n_queries) for m in metrics}
     n_empty = 0
     chunk = _chunk_size(n_queries, n_bits, spec.n_grades, block)  # one more pass of the kernels per block at most
@@ -397,8 +411,8 @@ def evaluate_chunks(
 
         if full_stable:
             run_blocks(block_pass, len(c["group_ptr"]) - 1, n_threads)
-        else:
-            run_blocks(block_pass, stop - start, n_threads, granule=2)
+        else:  # queries of equal cost: one block per thread reads the database once
+            run_blocks(block_pass, stop - start, n_threads, granule=2, blocks_per_thread=1 if ties != "stable" else 4)
         values, chunk_empty = fin.values(quantities, scalars, hist, err)
         n_empty += int(chunk_empty.sum())
         for name, v in values.items():
@@ -418,11 +432,11 @@ def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance
     query_codes, db_codes = pack_pair(queries, database)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
-    database_pass = _DatabasePass(db_codes, spec, stable=False)
+    database_pass = _DatabasePass(db_codes, spec, stable=False, n_threads=n_threads)
     counts = np.zeros((n_queries, n_bits + 1, spec.n_grades), dtype=np.int64)
     c = database_pass.chunk(query_codes.words, spec.rows(0, n_queries))
     run_blocks(lambda lo, hi: database_pass.counts(c, counts, lo, hi), n_queries,
-               resolve_threads(n_threads, n_queries * n_db), granule=2)
+               resolve_threads(n_threads, n_queries * n_db), granule=2, blocks_per_thread=1)
     return TieStats(counts, n_bits, spec.kind)
 
 
@@ -437,7 +451,7 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
     """
     query_codes, db_codes = pack_pair(queries, database)
     spec = make_relevance(query_labels, db_labels, relevance, query_codes.n, db_codes.n)
-    database_pass = _DatabasePass(db_codes, spec, stable=True)
+    database_pass = _DatabasePass(db_codes, spec, stable=True, n_threads=n_threads)
     c = database_pass.chunk(query_codes.words, spec.rows(0, query_codes.n))
     indptr = np.concatenate([[0], np.cumsum(n_relevant)]).astype(np.int64)
     ranks = np.empty(indptr[-1], dtype=np.int64)

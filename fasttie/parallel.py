@@ -76,7 +76,8 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
-def run_blocks(kernel_call, n_items: int, n_threads: int, *, granule: int = 1) -> None:
+def run_blocks(kernel_call, n_items: int, n_threads: int, *, granule: int = 1,
+               blocks_per_thread: int = _BLOCKS_PER_THREAD) -> None:
     """Call ``kernel_call(start, stop)`` on consecutive blocks that cover ``range(n_items)``.
 
     Parameters
@@ -89,6 +90,10 @@ def run_blocks(kernel_call, n_items: int, n_threads: int, *, granule: int = 1) -
         Threads working at once, the calling thread included (see :func:`resolve_threads`).
     granule : int, default 1
         Block starts are multiples of it (the histogram kernel takes queries in pairs).
+    blocks_per_thread : int, default 4
+        Blocks per thread: several even out items of uneven cost; one suits items of equal cost
+        whose block reads a large input once (the histogram pass reads the database once per
+        block of queries).
 
     Raises
     ------
@@ -97,7 +102,7 @@ def run_blocks(kernel_call, n_items: int, n_threads: int, *, granule: int = 1) -
     """
     if n_items <= 0:
         return
-    n_blocks = min(math.ceil(n_items / granule), n_threads * _BLOCKS_PER_THREAD)
+    n_blocks = min(math.ceil(n_items / granule), n_threads * blocks_per_thread)
     if n_threads <= 1 or n_blocks <= 1:
         kernel_call(0, n_items)
         return

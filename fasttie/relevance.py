@@ -114,8 +114,8 @@ def _classes(query_labels, db_labels) -> RelevanceSpec:
     if lo >= 0 and hi < max(_DENSE_IDS, len(query_labels) + len(db_labels)):
         # non-negative ids no larger than the data: used as they are (the class sort and the
         # segment table cost O(max id)); larger or negative ids are remapped to 0..n_classes-1
-        query_ids = query_labels.astype(np.int32)
-        db_ids = db_labels.astype(np.int32)
+        query_ids = query_labels.astype(np.int32, copy=False)
+        db_ids = db_labels.astype(np.int32, copy=False)
     else:
         classes, inverse = np.unique(np.concatenate([query_labels, db_labels]), return_inverse=True)
         if len(classes) >= (1 << 31):

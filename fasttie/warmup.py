@@ -15,16 +15,17 @@ import time
 
 import numpy as np
 
-__all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "kernel_cached", "warmup"]
+__all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "door_kernels", "kernel_cached", "warmup"]
 
-# the driver kernels each front door calls (their callees are compiled into them)
+# the driver kernels each front door calls (their callees are compiled into them); evaluate's
+# pass of one-word codes is the one this CPU runs (:func:`door_kernels`)
 FRONT_DOORS = {
-    "evaluate": ("histogram.hist_segments_one_word", "histogram.hist_segments_wide", "histogram.hist_segments_tiled",
-                 "histogram.hist_multihot",
+    "evaluate": ("histogram.hist_segments_wide", "histogram.hist_segments_tiled", "histogram.hist_multihot",
                  "histogram.move_relevant", "hamming_ties.finalize_histograms",
                  "hamming_ties.finalize_histograms_ratios", "hamming_ties.finalize_histograms_optional",
                  "hamming_ties.finalize_stable", "hamming_ties.finalize_stable_optional", "stable_top.finalize_stable_top",
-                 "stable_top.finalize_stable_top_optional", "class_sort.sort_by_class", "err.err_histograms"),
+                 "stable_top.finalize_stable_top_optional", "class_sort.count_classes", "class_sort.scatter_by_class",
+                 "err.err_histograms"),
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
     "rank_evaluate": ("score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
                       "score_ties.finalize_fixed_rankings",
@@ -41,6 +42,20 @@ FRONT_DOORS = {
 }
 
 
+def door_kernels() -> dict:
+    """:data:`FRONT_DOORS` with the pass of one-word codes that this CPU runs added to evaluate's
+    kernels: the bit-sliced pass (AVX-512, or forced by ``FASTTIE_KERNEL``) or the portable one.
+
+    Returns
+    -------
+    dict of str to tuple of str
+    """
+    from ._kernels.cpu import bitsliced_pass
+
+    one_word = "bitsliced.hist_segments_bitsliced" if bitsliced_pass() else "histogram.hist_segments_one_word"
+    return {door: (one_word, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}
+
+
 def _kernel(path):
     import importlib
 
@@ -54,7 +69,7 @@ def kernel_cached(path) -> bool | None:
     Parameters
     ----------
     path : str
-        ``"module.name"`` of a kernel in ``fasttie._kernels``, as in :data:`FRONT_DOORS`.
+        ``"module.name"`` of a kernel in ``fasttie._kernels``, as in :func:`door_kernels`.
 
     Returns
     -------
@@ -115,7 +130,7 @@ def cache_status() -> dict:
     dict of str to str
     """
     status = {}
-    for door, kernels in FRONT_DOORS.items():
+    for door, kernels in door_kernels().items():
         states = {"cache off" if cached is None else "cached" if cached else "not cached"
                   for cached in map(kernel_cached, kernels)}
         status[door] = "cached" if states == {"cached"} else "cache off" if "cache off" in states else "not cached"

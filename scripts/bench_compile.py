@@ -17,8 +17,9 @@ Each measurement runs in a fresh Python process with its own ``NUMBA_CACHE_DIR``
 
 Wall times on a 2-core machine shared with other work are noisy: ``--repeat`` takes the
 minimum of N runs. ``--asm`` compiles once more without a cache and counts ``popcnt`` /
-``vpopcnt`` in every kernel's assembly (``inspect_asm`` is empty for kernels loaded from the
-cache) and lists kernels with more than one signature.
+``vpopcnt`` / ``vpternlog`` (the bit-sliced pass's carry-save adders) in every kernel's
+assembly (``inspect_asm`` is empty for kernels loaded from the cache) and lists kernels with
+more than one signature.
 
 ``--cuda`` times the GPU doors instead (``evaluate`` in the average and stable modes and
 ``search`` with ``device="cuda"``), each in fresh processes on one cache folder: cold (nothing
@@ -127,7 +128,8 @@ for info in pkgutil.iter_modules(kernels.__path__):
             asm = "".join(obj.inspect_asm(sig) for sig in obj.signatures)
             rows.append({"kernel": f"{info.name}.{name}", "signatures": len(obj.signatures),
                          "popcnt": len(re.findall(r"\spopcnt[lq]?\s", asm)),
-                         "vpopcnt": len(re.findall(r"\svpopcnt[bwdq]\s", asm))})
+                         "vpopcnt": len(re.findall(r"\svpopcnt[bwdq]\s", asm)),
+                         "vpternlog": len(re.findall(r"\svpternlog[dq]\s", asm))})
 print("RESULT " + json.dumps(rows))
 """
 
@@ -201,7 +203,7 @@ def _best(runs, key, field):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=1, help="take the minimum of N cold/warm runs (default 1)")
-    parser.add_argument("--asm", action="store_true", help="count popcnt/vpopcnt in the compiled kernels")
+    parser.add_argument("--asm", action="store_true", help="count popcnt/vpopcnt/vpternlog in the compiled kernels")
     parser.add_argument("--skip-demo", action="store_true", help="do not time `fasttie demo`")
     parser.add_argument("--cuda", action="store_true", help="time the device='cuda' doors instead (needs a GPU)")
     args = parser.parse_args(argv)
@@ -273,9 +275,10 @@ def main(argv=None) -> int:
         finally:
             shutil.rmtree(cache, ignore_errors=True)
         print()
-        print("kernels compiled by evaluate() at 64/128/256 bits (no cache): signatures, popcnt, vpopcnt")
+        print("kernels compiled by evaluate() at 64/128/256 bits (no cache): signatures, popcnt, vpopcnt, vpternlog")
         for row in rows:
-            print(f"  {row['kernel']:<40} {row['signatures']:>3} {row['popcnt']:>5} {row['vpopcnt']:>5}")
+            print(f"  {row['kernel']:<40} {row['signatures']:>3} {row['popcnt']:>5} {row['vpopcnt']:>5} "
+                  f"{row['vpternlog']:>5}")
     return 0
 
 

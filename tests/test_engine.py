@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-from fasttie._kernels import class_sort, hamming_ties, histogram
+from fasttie._kernels import bitsliced, class_sort, cpu, hamming_ties, histogram
 from helpers import random_codes
 
 
@@ -19,7 +19,9 @@ def test_import_compiles_nothing():
     code = (
         "import fasttie, numba.core.registry as r\n"
         "from fasttie._kernels import histogram, hamming_ties\n"
-        "assert not histogram.hist_segments_one_word.signatures and not hamming_ties.finalize_histograms.signatures\n"
+        "from fasttie._kernels import bitsliced\n"
+        "assert not histogram.hist_segments_one_word.signatures and not bitsliced.hist_segments_bitsliced.signatures\n"
+        "assert not hamming_ties.finalize_histograms.signatures\n"
         "print('ok')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -36,10 +38,9 @@ def test_one_signature_per_kernel(tmp_path):
         for labels in (dl, dl.astype(np.uint8), dl.astype(np.int64)):
             for ties in ("average", "stable"):
                 ft.evaluate(q, database, ql.astype(np.int16), labels, metrics=["AP@5", "nDCG"], ties=ties)
-    for kernel in (
-        histogram.hist_segments_one_word, hamming_ties.finalize_histograms_ratios, hamming_ties.finalize_stable,
-        class_sort.sort_by_class,
-    ):
+    one_word = bitsliced.hist_segments_bitsliced if cpu.bitsliced_pass() else histogram.hist_segments_one_word
+    for kernel in (one_word, hamming_ties.finalize_histograms_ratios, hamming_ties.finalize_stable,
+                   class_sort.count_classes, class_sort.scatter_by_class):
         assert len(kernel.signatures) == 1, (kernel, kernel.signatures)
 
 

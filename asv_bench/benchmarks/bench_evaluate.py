@@ -69,6 +69,43 @@ class Evaluate:
     track_pairs_per_second.unit = "pairs/s"
 
 
+class EvaluateLarge:
+    """The histogram pass where the database outgrows the cache: 32 and 64 bits at 10**6 and
+    2 x 10**7 codes, 64 queries, one thread, on each pass (``FASTTIE_KERNEL``: the bit-sliced
+    one where the CPU has AVX-512, the portable one everywhere); the ratio to the portable pass
+    at 10**6 is what the query blocking and the bit-sliced counting change."""
+
+    params = ([32, 64], [1_000_000, 20_000_000], ["auto", "portable"])
+    param_names = ["n_bits", "n_db", "kernel"]
+    n_queries = 64
+    timeout = 900
+
+    def setup(self, n_bits, n_db, kernel):
+        os.environ["FASTTIE_KERNEL"] = kernel
+        self.data, self.queries, self.database = _packed_data(self.n_queries, n_db, n_bits)
+        self._run()
+
+    def teardown(self, n_bits, n_db, kernel):
+        os.environ.pop("FASTTIE_KERNEL", None)
+
+    def _run(self):
+        return ft.evaluate(self.queries, self.database, self.data.query_labels, self.data.db_labels,
+                           metrics=METRICS, n_threads=1)
+
+    def time_evaluate(self, n_bits, n_db, kernel):
+        self._run()
+
+    def peakmem_evaluate(self, n_bits, n_db, kernel):
+        self._run()
+
+    def track_pairs_per_second(self, n_bits, n_db, kernel):
+        t0 = time.perf_counter()
+        self._run()
+        return self.n_queries * n_db / (time.perf_counter() - t0)
+
+    track_pairs_per_second.unit = "pairs/s"
+
+
 class EvaluateThreads:
     """Thread scaling at 64 bits, 10**6 database codes."""
 

@@ -1,4 +1,10 @@
-"""Counting sort of the database by class, so each class is one contiguous segment."""
+"""Counting sort of the database by class, so each class is one contiguous segment.
+
+Two kernels over chunks of rows, so the sort runs on several threads (:mod:`fasttie.parallel`)
+and stays stable: each chunk counts its rows per class, the caller turns the counts into each
+chunk's first slot per class (a prefix sum over chunks within each class), and each chunk then
+writes its rows there.
+"""
 
 import numpy as np
 
@@ -6,27 +12,37 @@ from ._jit import jit
 
 
 @jit
-def sort_by_class(db_words, db_ids, n_classes):
-    """Database words reordered by class (stable) and each class's [start, stop) segment.
+def count_classes(db_ids, bounds, counts, ascending, start, stop):
+    """counts[c, k] = rows of chunk c, ``db_ids[bounds[c]:bounds[c + 1]]``, in class k, and
+    ascending[c] = whether the chunk's ids never decrease, for chunks start..stop-1.
 
-    db_ids : (n_db,) int32 dense class ids in [0, n_classes). O(n_db), one copy of the words.
+    db_ids : (n_db,) int32 dense class ids in [0, n_classes); bounds : (n_chunks + 1,) int64;
+    counts : (n_chunks, n_classes) int64, zero on entry; ascending : (n_chunks,) bool.
     """
-    counts = np.zeros(n_classes, dtype=np.int64)
-    for j in range(db_ids.shape[0]):
-        counts[db_ids[j]] += 1
-    segments = np.empty((n_classes, 2), dtype=np.int64)
-    cursor = np.empty(n_classes, dtype=np.int64)  # next free slot of each class
-    start = 0
-    for c in range(n_classes):
-        segments[c, 0] = start
-        cursor[c] = start
-        start += counts[c]
-        segments[c, 1] = start
+    for c in range(start, stop):
+        in_order = True
+        for j in range(bounds[c], bounds[c + 1]):
+            counts[c, db_ids[j]] += 1
+            if j > bounds[c] and db_ids[j] < db_ids[j - 1]:
+                in_order = False
+        ascending[c] = in_order
+
+
+@jit
+def scatter_by_class(db_words, db_ids, bounds, cursors, out, start, stop):
+    """The rows of chunks start..stop-1 written to ``out`` by class, in row order: chunk c's
+    rows of class k from out[cursors[c, k]] on.
+
+    cursors : (n_chunks, n_classes) int64, each chunk's first slot per class (a copy is used).
+    out : like db_words, written; allocated by the caller with numpy, which asks for huge pages
+    where it can (numba's allocator does not): a 20M-code copy otherwise spends more time in
+    page faults than in copying.
+    """
     n_words = db_words.shape[1]
-    out = np.empty_like(db_words)
-    for j in range(db_ids.shape[0]):
-        slot = cursor[db_ids[j]]
-        for w in range(n_words):  # word by word: a row assignment drags in shape-check code
-            out[slot, w] = db_words[j, w]
-        cursor[db_ids[j]] = slot + 1
-    return out, segments
+    for c in range(start, stop):
+        cursor = cursors[c].copy()
+        for j in range(bounds[c], bounds[c + 1]):
+            slot = cursor[db_ids[j]]
+            for w in range(n_words):  # word by word: a row assignment drags in shape-check code
+                out[slot, w] = db_words[j, w]
+            cursor[db_ids[j]] = slot + 1

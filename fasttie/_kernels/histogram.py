@@ -8,25 +8,33 @@ pass, so its inner loops are written for the hardware:
 * class labels never enter the hot loop: the facade orders the database by class (a counting
   sort, O(n_db)), so for a query of class ``c`` the relevant items are one contiguous segment and
   the grade is constant on each range of the loop;
+* query blocking: the database goes by tiles that stay in cache while every query of the block
+  passes over them, so a database larger than the cache is read from memory once per block, not
+  once per query;
 * queries go in pairs, so each database code is loaded once for two queries; at most 64 bits
   the pair shares one joint (distance_0, distance_1) histogram: half the memory increments,
   spread over (bits+1)^2 buckets rather than queueing on the few most common distances. The
   marginals are summed afterwards;
-* from three words (256 bits) on, where scalar popcounts bound the loop, the database goes by
-  tiles copied to word-major order, so LLVM vectorizes the distances of a pair to a whole tile
-  (a vpshufb popcount on AVX2), and each tile serves every pair of the block of queries.
+* from three words (256 bits) on, where scalar popcounts bound the loop, the tiles are copied
+  to word-major order, so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb
+  popcount on AVX2);
+* on CPUs with AVX-512 VPOPCNTDQ, codes of one word are counted bit-sliced instead
+  (:mod:`.bitsliced`, chosen by :mod:`.cpu`): no memory increment per code at all.
 
-Counts are int32 inside a database slice of at most 2**30 items and flushed to int64.
-"""
+Counts are int32 inside a database slice of at most 2**30 items and flushed to int64."""
 
 import numpy as np
 from ._jit import jit
+from .bitsliced import hist_segments_bitsliced
+from .cpu import bitsliced_pass
 from .popcount import popcount64
 
 _SLICE = 1 << 30  # database items per int32 accumulation round
 _TILE = 4096  # codes per tile of the tiled pass: 32 KB per word, stays in L2 while a block of queries passes
+_TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two words): read from memory once per block
 # copying a tile costs about one pass of a pair over it: fewer queries go the row-major way
 _TILED_MIN_QUERIES = 16
+_BITSLICED_WORDS = (1,)  # code widths (in words) the bit-sliced pass takes where it runs
 
 
 @jit
@@ -157,87 +165,102 @@ def _grade_range(bounds, b, lo, hi, rel_0, rel_1):
     return start, stop, r0, r1
 
 
-@jit
-def _pair_counts_one_word(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, out_1):
-    """Histograms (distance, relevant) of two queries in one sweep of one-word codes, through
-    one joint histogram (half the increments).
+@jit(inline="always")
+def _pair_bounds(rel_segments, n_db, start, stop):
+    """(n_pairs, 6) sorted segment ends of each query pair of queries start..stop-1 (an odd
+    query out pairs with itself): see :func:`_segment_bounds`."""
+    n_pairs = (stop - start + 1) // 2
+    bounds = np.empty((n_pairs, 6), dtype=np.int64)
+    for p in range(n_pairs):
+        i = start + 2 * p
+        j = i + 1 if i + 1 < stop else i
+        pair_bounds = _segment_bounds(rel_segments[i], rel_segments[j], n_db)
+        for b in range(6):
+            bounds[p, b] = pair_bounds[b]
+    return bounds
 
-    rel_q = (start, stop) of the query's relevant segment ((0, 0) for none);
-    out_q[distance, relevant] accumulates (int64).
+
+@jit
+def hist_segments_one_word(query_words, db_words, rel_segments, n_bits, hist, start, stop):
+    """:func:`hist_segments` for codes of at most 64 bits, query pairs through joint histograms.
+
+    Each pair shares one joint (distance_0, distance_1) histogram: one increment per code for
+    two queries, spread over (bits+1)^2 buckets rather than queueing on the few most common
+    distances; the marginals are summed at each flush. The database goes by tiles of _TILE_ROWS
+    codes, each read from memory once for every pair of the block (query blocking).
     """
     n_db = db_words.shape[0]
     n_dist = n_bits + 1
     stride = np.uint64(n_dist)
-    joint = np.zeros(4 * n_dist * n_dist, dtype=np.int32)
-    bounds = _segment_bounds(rel_0, rel_1, n_db)
-    for lo in range(0, n_db, _SLICE):
-        hi = min(lo + _SLICE, n_db)
-        for b in range(5):
-            start, stop, r0, r1 = _grade_range(bounds, b, lo, hi, rel_0, rel_1)
-            if start < stop:
-                offset = (np.uint64(2) * r0 + r1) * stride * stride
-                _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start, stop)
+    n_pairs = (stop - start + 1) // 2
+    joint = np.zeros((n_pairs, 4 * n_dist * n_dist), dtype=np.int32)
+    bounds = _pair_bounds(rel_segments, n_db, start, stop)
+    for lo_slice in range(0, n_db, _SLICE):
+        hi_slice = min(lo_slice + _SLICE, n_db)
+        for lo in range(lo_slice, hi_slice, _TILE_ROWS):
+            hi = min(lo + _TILE_ROWS, hi_slice)
+            for p in range(n_pairs):
+                i = start + 2 * p
+                j = i + 1 if i + 1 < stop else i
+                for b in range(5):
+                    first, last, r0, r1 = _grade_range(bounds[p], b, lo, hi, rel_segments[i], rel_segments[j])
+                    if first < last:
+                        offset = (np.uint64(2) * r0 + r1) * stride * stride
+                        _count_range_joint(joint[p], offset, stride, query_words[i], query_words[j], db_words, first,
+                                           last)
         # flush before int32 could overflow; the marginals are the two histograms
-        for r0 in range(2):
-            for r1 in range(2):
-                base = (2 * r0 + r1) * n_dist * n_dist
-                for d0 in range(n_dist):
-                    row = base + d0 * n_dist
-                    for d1 in range(n_dist):
-                        c = joint[row + d1]
-                        if c:
-                            out_0[d0, r0] += c
-                            out_1[d1, r1] += c
-        joint[:] = 0
-
-
-@jit
-def _pair_counts_wide(query_0, query_1, rel_0, rel_1, db_words, n_bits, out_0, out_1):
-    """:func:`_pair_counts_one_word` for codes of two or more words: one histogram per query."""
-    n_db = db_words.shape[0]
-    n_dist = n_bits + 1
-    stride = np.uint64(n_dist)
-    counts_0 = np.zeros(2 * n_dist, dtype=np.int32)
-    counts_1 = np.zeros(2 * n_dist, dtype=np.int32)
-    bounds = _segment_bounds(rel_0, rel_1, n_db)
-    for lo in range(0, n_db, _SLICE):
-        hi = min(lo + _SLICE, n_db)
-        for b in range(5):
-            start, stop, r0, r1 = _grade_range(bounds, b, lo, hi, rel_0, rel_1)
-            if start < stop:
-                _count_range_two(counts_0, counts_1, r0 * stride, r1 * stride, query_0, query_1, db_words, start, stop)
-        for r in range(2):  # flush before int32 could overflow
-            for d in range(n_dist):
-                out_0[d, r] += counts_0[r * n_dist + d]
-                out_1[d, r] += counts_1[r * n_dist + d]
-        counts_0[:] = 0
-        counts_1[:] = 0
-
-
-# One driver per code width, so that a call compiles only the pass it runs. The first two differ
-# only in the pair kernel they call (numba would compile a driver that takes the kernel as an
-# argument once per kernel anyway).
-@jit
-def hist_segments_one_word(query_words, db_words, rel_segments, n_bits, hist, start, stop):
-    """:func:`hist_segments` for codes of at most 64 bits."""
-    for i in range(start, stop, 2):
-        j = i + 1 if i + 1 < stop else i  # an odd query out pairs with itself, into scratch
-        out_1 = hist[j] if j > i else np.zeros_like(hist[i])
-        _pair_counts_one_word(
-            query_words[i], query_words[j], rel_segments[i], rel_segments[j], db_words, n_bits, hist[i], out_1
-        )
+        for p in range(n_pairs):
+            i = start + 2 * p
+            j = i + 1 if i + 1 < stop else i
+            for r0 in range(2):
+                for r1 in range(2):
+                    base = (2 * r0 + r1) * n_dist * n_dist
+                    for d0 in range(n_dist):
+                        row = base + d0 * n_dist
+                        for d1 in range(n_dist):
+                            c = joint[p, row + d1]
+                            if c:
+                                hist[i, d0, r0] += c
+                                if j > i:
+                                    hist[j, d1, r1] += c
+                                joint[p, row + d1] = 0
 
 
 @jit
 def hist_segments_wide(query_words, db_words, rel_segments, n_bits, hist, start, stop):
     """:func:`hist_segments` for codes of two words, and for blocks of fewer than
-    _TILED_MIN_QUERIES queries of wider codes."""
-    for i in range(start, stop, 2):
-        j = i + 1 if i + 1 < stop else i
-        out_1 = hist[j] if j > i else np.zeros_like(hist[i])
-        _pair_counts_wide(
-            query_words[i], query_words[j], rel_segments[i], rel_segments[j], db_words, n_bits, hist[i], out_1
-        )
+    _TILED_MIN_QUERIES queries of wider codes: query pairs, one histogram per query, the
+    database by tiles of _TILE_ROWS codes, each read once for every pair of the block."""
+    n_db = db_words.shape[0]
+    n_dist = n_bits + 1
+    stride = np.uint64(n_dist)
+    n_pairs = (stop - start + 1) // 2
+    # one int32 row per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
+    counts = np.zeros((2 * n_pairs, 2 * n_dist), dtype=np.int32)
+    bounds = _pair_bounds(rel_segments, n_db, start, stop)
+    for lo_slice in range(0, n_db, _SLICE):
+        hi_slice = min(lo_slice + _SLICE, n_db)
+        for lo in range(lo_slice, hi_slice, _TILE_ROWS):
+            hi = min(lo + _TILE_ROWS, hi_slice)
+            for p in range(n_pairs):
+                i = start + 2 * p
+                j = i + 1 if i + 1 < stop else i
+                for b in range(5):
+                    first, last, r0, r1 = _grade_range(bounds[p], b, lo, hi, rel_segments[i], rel_segments[j])
+                    if first < last:
+                        _count_range_two(counts[2 * p], counts[2 * p + 1], r0 * stride, r1 * stride, query_words[i],
+                                         query_words[j], db_words, first, last)
+        _flush_counts(counts, hist, n_dist, start, stop)
+
+
+@jit(inline="always")
+def _flush_counts(counts, hist, n_dist, start, stop):
+    """hist[start + q, d, r] += counts[q, r * n_dist + d] (int32 to int64), and counts back to 0."""
+    for q in range(stop - start):
+        for r in range(2):
+            for d in range(n_dist):
+                hist[start + q, d, r] += counts[q, r * n_dist + d]
+                counts[q, r * n_dist + d] = 0
 
 
 @jit
@@ -264,13 +287,7 @@ def hist_segments_tiled(query_words, db_words, rel_segments, n_bits, hist, start
     n_pairs = (stop - start + 1) // 2
     # one int32 row per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
     counts = np.zeros((2 * n_pairs, 2 * n_dist), dtype=np.int32)
-    bounds = np.empty((n_pairs, 6), dtype=np.int64)
-    for p in range(n_pairs):
-        i = start + 2 * p
-        j = i + 1 if i + 1 < stop else i
-        pair_bounds = _segment_bounds(rel_segments[i], rel_segments[j], n_db)
-        for b in range(6):
-            bounds[p, b] = pair_bounds[b]
+    bounds = _pair_bounds(rel_segments, n_db, start, stop)
     tile = np.empty((n_words, _TILE), dtype=np.uint64)
     dist_0 = np.empty(_TILE, dtype=np.uint64)
     dist_1 = np.empty(_TILE, dtype=np.uint64)
@@ -290,11 +307,7 @@ def hist_segments_tiled(query_words, db_words, rel_segments, n_bits, hist, start
                     if first < last:
                         c0, c1 = counts[2 * p], counts[2 * p + 1]
                         _count_tile_range(c0, c1, r0 * stride, r1 * stride, dist_0, dist_1, first - lo, last - lo)
-        for q in range(stop - start):
-            for r in range(2):
-                for d in range(n_dist):
-                    hist[start + q, d, r] += counts[q, r * n_dist + d]
-                    counts[q, r * n_dist + d] = 0
+        _flush_counts(counts, hist, n_dist, start, stop)
 
 
 def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop):
@@ -314,7 +327,9 @@ def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop
         The queries to count.
     """
     n_words = db_words.shape[1]
-    if n_words == 1:
+    if n_words in _BITSLICED_WORDS and bitsliced_pass():
+        kernel = hist_segments_bitsliced
+    elif n_words == 1:
         kernel = hist_segments_one_word
     elif n_words >= 3 and stop - start >= _TILED_MIN_QUERIES:
         kernel = hist_segments_tiled
@@ -326,7 +341,8 @@ def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop
 @jit
 def hist_multihot(query_words, db_words, query_label_words, db_label_words, n_bits, hist, start, stop):
     """Histogram pass for graded relevance = number of shared labels (multi-hot), queries
-    start..stop-1.
+    start..stop-1; the database by tiles of _TILE_ROWS codes, each read once for every query of
+    the block.
 
     query_label_words : (n_queries, n_label_words) uint64, db_label_words : (n_db, n_label_words)
     hist : (n_queries, n_bits + 1, n_grades) int64, zero on entry; grades above n_grades - 1
@@ -336,29 +352,34 @@ def hist_multihot(query_words, db_words, query_label_words, db_label_words, n_bi
     n_words = db_words.shape[1]
     n_label_words = db_label_words.shape[1]
     n_grades = hist.shape[2]
-    for i in range(start, stop):
-        query = query_words[i]
-        labels = query_label_words[i]
-        counts = np.zeros((n_bits + 1) * n_grades, dtype=np.int32)
-        stride = np.uint64(n_grades)
-        for lo in range(0, n_db, _SLICE):
-            hi = min(lo + _SLICE, n_db)
-            if n_words == 1 and n_label_words == 1:
-                q0 = query[0]
-                l0 = labels[0]
-                for j in range(np.uint64(lo), np.uint64(hi)):
-                    g = popcount64(l0 & db_label_words[j, 0])
-                    counts[stride * popcount64(q0 ^ db_words[j, 0]) + g] += 1
-            else:
-                for j in range(np.uint64(lo), np.uint64(hi)):
-                    g = np.uint64(0)
-                    for w in range(n_label_words):
-                        g += popcount64(labels[w] & db_label_words[j, w])
-                    counts[stride * _distance(query, db_words, j, n_words) + g] += 1
+    n_cells = (n_bits + 1) * n_grades
+    counts = np.zeros((stop - start, n_cells), dtype=np.int32)
+    stride = np.uint64(n_grades)
+    for lo_slice in range(0, n_db, _SLICE):
+        hi_slice = min(lo_slice + _SLICE, n_db)
+        for lo in range(lo_slice, hi_slice, _TILE_ROWS):
+            hi = min(lo + _TILE_ROWS, hi_slice)
+            for i in range(start, stop):
+                query = query_words[i]
+                labels = query_label_words[i]
+                out = counts[i - start]
+                if n_words == 1 and n_label_words == 1:
+                    q0 = query[0]
+                    l0 = labels[0]
+                    for j in range(np.uint64(lo), np.uint64(hi)):
+                        g = popcount64(l0 & db_label_words[j, 0])
+                        out[stride * popcount64(q0 ^ db_words[j, 0]) + g] += 1
+                else:
+                    for j in range(np.uint64(lo), np.uint64(hi)):
+                        g = np.uint64(0)
+                        for w in range(n_label_words):
+                            g += popcount64(labels[w] & db_label_words[j, w])
+                        out[stride * _distance(query, db_words, j, n_words) + g] += 1
+        for i in range(start, stop):  # flush before int32 could overflow
             for d in range(n_bits + 1):
                 for g in range(n_grades):
-                    hist[i, d, g] += counts[d * n_grades + g]
-            counts[:] = 0
+                    hist[i, d, g] += counts[i - start, d * n_grades + g]
+                    counts[i - start, d * n_grades + g] = 0
 
 
 @jit

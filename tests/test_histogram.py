@@ -1,0 +1,132 @@
+"""The histogram pass (fasttie/_kernels/histogram.py, bitsliced.py, cpu.py): the portable and the
+bit-sliced pass count bitwise alike and as numpy's distances say, at every code width up to 128
+bits and around every tile, block and flush boundary; FASTTIE_KERNEL picks the pass; on AVX-512
+the compiled bit-sliced loop holds vpopcntq and vpternlogq."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fasttie as ft
+from fasttie._kernels import bitsliced, cpu, histogram
+from helpers import random_codes
+
+PASSES = ("portable", "bitsliced")
+
+
+def _expected(q, db, rel_segments):
+    """Counts by (distance, in the segment) from numpy's distances: the argsort-free oracle."""
+    dist = (q[:, None, :] != db[None]).sum(axis=2)
+    expected = np.zeros((len(q), q.shape[1] + 1, 2), dtype=np.int64)
+    for i in range(len(q)):
+        relevant = np.zeros(db.shape[0], dtype=np.int64)
+        relevant[rel_segments[i, 0]:rel_segments[i, 1]] = 1
+        np.add.at(expected[i], (dist[i], relevant), 1)
+    return expected
+
+
+def _counts(monkeypatch, kernel, q, db, rel_segments, start, stop):
+    monkeypatch.setenv("FASTTIE_KERNEL", kernel)
+    query_words, db_words = ft.pack_codes(q).words, ft.pack_codes(db).words
+    for array in (query_words, db_words, rel_segments):
+        array.setflags(write=False)  # as the engine passes them: one compiled signature per kernel
+    hist = np.zeros((len(q), q.shape[1] + 1, 2), dtype=np.int64)
+    histogram.hist_segments(query_words, db_words, rel_segments, q.shape[1], hist, start, stop)
+    return hist
+
+
+@pytest.mark.parametrize("n_bits", [1, 2, 7, 16, 31, 32, 48, 63, 64, 65, 96, 127, 128])
+def test_both_passes_count_what_numpy_distances_give(monkeypatch, n_bits):
+    """Every width up to two words; database sizes off every group of 128 codes, a segment
+    that is everything, one that is nothing, one inside a group, codes at distance 0 and at
+    n_bits (the distance of 64- and 128-bit codes that no one-hot word holds)."""
+    rng = np.random.default_rng(n_bits)
+    for n_db in (1, 127, 128, 129, 1000, 2 * bitsliced._GROUP + 61):
+        q, db = rng.integers(0, 2, (9, n_bits)), rng.integers(0, 2, (n_db, n_bits))
+        q[0], q[1] = db[0], 1 - db[-1]  # distance 0 and n_bits
+        rel_segments = np.sort(rng.integers(0, n_db + 1, (9, 2)), axis=1)
+        rel_segments[2], rel_segments[3], rel_segments[4] = (0, n_db), (0, 0), (n_db // 2, n_db // 2 + 1)
+        expected = _expected(q, db, rel_segments)
+        for kernel in PASSES:
+            for start, stop in ((0, 9), (2, 7)):  # an odd query out; a block that does not start at 0
+                hist = _counts(monkeypatch, kernel, q, db, rel_segments, start, stop)
+                np.testing.assert_array_equal(hist[start:stop], expected[start:stop], err_msg=f"{kernel} {n_db}")
+                assert not hist[:start].any() and not hist[stop:].any()
+
+
+@pytest.mark.parametrize("n_bits", [64, 128])
+def test_tiles_and_flushes(monkeypatch, n_bits):
+    """A database over several tiles of both passes and past the bit-sliced pass's flush (its
+    counters would overflow): segments across tile and flush boundaries."""
+    rng = np.random.default_rng(7)
+    n_db = bitsliced._FLUSH + histogram._TILE_ROWS + 555
+    db = rng.integers(0, 2, (n_db, n_bits), dtype=np.int8)
+    q = rng.integers(0, 2, (5, n_bits), dtype=np.int8)
+    q[0] = db[3]
+    rel_segments = np.array([[bitsliced._TILE - 5, bitsliced._FLUSH + 3], [0, n_db], [0, 0],
+                             [histogram._TILE_ROWS - 1, histogram._TILE_ROWS + 1], [n_db - 200, n_db]],
+                            dtype=np.int64)
+    expected = _expected(q, db, rel_segments)
+    for kernel in PASSES:
+        np.testing.assert_array_equal(_counts(monkeypatch, kernel, q, db, rel_segments, 0, 5), expected,
+                                      err_msg=kernel)
+
+
+@pytest.mark.parametrize("labels", ["class", "multihot", "listed"])
+@pytest.mark.parametrize("n_bits", [24, 64, 100])
+def test_evaluate_is_bitwise_the_same_on_both_passes(monkeypatch, labels, n_bits):
+    """Whole evaluations, every relevance kind and tie mode, 1 to 3 threads: the passes agree
+    to the bit."""
+    q, db, ql, dl = random_codes(n_bits=n_bits, n_q=11, n_db=3000, seed=n_bits)
+    rng = np.random.default_rng(n_bits)
+    if labels == "class":
+        kwargs = dict(query_labels=ql, db_labels=dl)
+    elif labels == "multihot":
+        kwargs = dict(query_labels=rng.integers(0, 2, (11, 5)), db_labels=rng.integers(0, 2, (3000, 5)))
+    else:
+        counts = rng.integers(0, 40, 11)
+        indices = np.concatenate([rng.choice(3000, c, replace=False) for c in counts])
+        kwargs = dict(relevance=(np.r_[0, np.cumsum(counts)], indices, rng.integers(1, 4, len(indices))))
+    metrics = ["AP", "AP@50", "nDCG@20", "P@10", "RR", "Rprec", "P(radius=10)"]
+    for ties in ("average", "stable", "optimistic", "pessimistic"):
+        results = []
+        for kernel in PASSES:
+            monkeypatch.setenv("FASTTIE_KERNEL", kernel)
+            for threads in (1, 2, 3):
+                results.append(ft.evaluate(q, db, metrics=metrics, ties=ties, n_threads=threads, **kwargs))
+        for name in metrics:
+            assert len({r.per_query[name].tobytes() for r in results}) == 1, (name, ties)
+
+
+def test_the_choice_of_pass(monkeypatch):
+    monkeypatch.setenv("FASTTIE_KERNEL", "portable")
+    assert not cpu.bitsliced_pass()
+    monkeypatch.setenv("FASTTIE_KERNEL", "bitsliced")
+    assert cpu.bitsliced_pass()
+    monkeypatch.delenv("FASTTIE_KERNEL")
+    assert cpu.bitsliced_pass() == cpu.host_has_avx512() == ({"avx512f", "avx512vpopcntdq"} <= cpu.host_features())
+    monkeypatch.setenv("FASTTIE_KERNEL", "fast")
+    with pytest.raises(ValueError, match=r"FASTTIE_KERNEL must be one of \('auto', 'portable', 'bitsliced'\)"):
+        ft.evaluate(*random_codes(n_bits=8, n_q=2, n_db=10))
+
+
+@pytest.mark.skipif(not cpu.host_has_avx512(), reason="the instructions of the bit-sliced pass need AVX-512 "
+                    "F and VPOPCNTDQ, which this CPU lacks (the pass still runs here, split into narrower vectors)")
+def test_bit_sliced_loop_is_avx512():
+    """The compiled loop of the bit-sliced pass: vector popcounts, variable shifts and ternary
+    logic on zmm registers (a fresh compile: code loaded from numba's cache has no assembly)."""
+    code = (
+        "import numpy as np\n"
+        "from fasttie._kernels import bitsliced\n"
+        "w = np.zeros((256, 1), np.uint64); w.setflags(write=False)\n"
+        "bitsliced._sum_range(w, w[0], 0, 256, np.zeros((bitsliced._ROWS, 8), np.uint64))\n"
+        "asm = ''.join(bitsliced._sum_range.inspect_asm().values())\n"
+        "print(*(asm.count(i) for i in ('vpopcntq', 'vpternlogq', 'vpsllvq', 'zmm')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FASTTIE_NO_CACHE": "1"})
+    popcounts, ternary, shifts, zmm = map(int, out.stdout.split())
+    assert popcounts >= 16 and ternary >= 16 and shifts >= 16 and zmm > 100, out.stdout
