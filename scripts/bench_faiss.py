@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     print(f"{cpu_model()}; fasttie {ft.__version__} ({'bit-sliced' if bitsliced_pass() else 'portable'} pass), "
           f"faiss {faiss.__version__}; {args.n_queries} queries x {args.n_db:,} codes")
     for bits in parse_int_list(args.bits):
-        data = make_hashing_data(args.n_queries, args.n_db, bits, seed=0)
+        data = make_hashing_data(args.n_queries, args.n_db, -(-bits // 64) * 64, seed=0)  # the first `bits` used
         queries = ft.pack_codes(data.query_words.view("u1")[:, : bits // 8], packed=True, n_bits=bits, bitorder="little")
         database = ft.pack_codes(data.db_words.view("u1")[:, : bits // 8], packed=True, n_bits=bits, bitorder="little")
         index = baselines.faiss_build(words_to_bytes(data.db_words)[:, : bits // 8], bits)

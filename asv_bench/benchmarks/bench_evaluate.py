@@ -29,11 +29,14 @@ METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000")
 
 
 def _packed_data(n_queries, n_db, n_bits, seed=0):
-    data = make_hashing_data(n_queries, n_db, n_bits, n_classes=10, flip=0.25, seed=seed)
+    """Codes of n_bits (a multiple of 8): the first n_bits of the generator's (whole words)."""
+    data = make_hashing_data(n_queries, n_db, -(-n_bits // 64) * 64, n_classes=10, flip=0.25, seed=seed)
     # wrap the generator's little-endian words as packed bytes: no (n, n_bits) bool temporary,
     # so peakmem reflects the packed inputs (8 bytes per 64 bits) plus what evaluate() allocates
-    queries = ft.pack_codes(words_to_bytes(data.query_words), packed=True, n_bits=n_bits, bitorder="little")
-    database = ft.pack_codes(words_to_bytes(data.db_words), packed=True, n_bits=n_bits, bitorder="little")
+    queries = ft.pack_codes(words_to_bytes(data.query_words)[:, : n_bits // 8], packed=True, n_bits=n_bits,
+                            bitorder="little")
+    database = ft.pack_codes(words_to_bytes(data.db_words)[:, : n_bits // 8], packed=True, n_bits=n_bits,
+                             bitorder="little")
     return data, queries, database
 
 

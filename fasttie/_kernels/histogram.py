@@ -35,6 +35,7 @@ _TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two word
 # copying a tile costs about one pass of a pair over it: fewer queries go the row-major way
 _TILED_MIN_QUERIES = 16
 _BITSLICED_WORDS = (1,)  # code widths (in words) the bit-sliced pass takes where it runs
+_JOINT_BLOCK = 32  # queries per block of the joint pass (even): 16 joint histograms of up to 68 KB
 
 
 @jit
@@ -186,9 +187,18 @@ def hist_segments_one_word(query_words, db_words, rel_segments, n_bits, hist, st
 
     Each pair shares one joint (distance_0, distance_1) histogram: one increment per code for
     two queries, spread over (bits+1)^2 buckets rather than queueing on the few most common
-    distances; the marginals are summed at each flush. The database goes by tiles of _TILE_ROWS
-    codes, each read from memory once for every pair of the block (query blocking).
+    distances; the marginals are summed at each flush. The queries go by blocks of _JOINT_BLOCK
+    (their joint histograms stay in cache), the database by tiles of _TILE_ROWS codes, each
+    read from memory once for every pair of the block (query blocking).
     """
+    for block_start in range(start, stop, _JOINT_BLOCK):
+        _one_word_block(query_words, db_words, rel_segments, n_bits, hist, block_start,
+                        min(block_start + _JOINT_BLOCK, stop))
+
+
+@jit
+def _one_word_block(query_words, db_words, rel_segments, n_bits, hist, start, stop):
+    """:func:`hist_segments_one_word` of one block of queries."""
     n_db = db_words.shape[0]
     n_dist = n_bits + 1
     stride = np.uint64(n_dist)

@@ -32,6 +32,13 @@ def _info(args) -> int:
     print(f"fasttie {fasttie.__version__}")
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, numba {numba.__version__}, llvmlite {llvmlite.__version__}")
     print(f"cpu {llvm.get_host_cpu_name()}, features used: {', '.join(used) or 'none (software popcount)'}")
+    from fasttie._kernels.cpu import bitsliced_pass, host_has_avx512
+
+    forced = os.environ.get("FASTTIE_KERNEL", "").strip()
+    pass_name = "bit-sliced (AVX-512)" if bitsliced_pass() else "portable"
+    print(f"histogram pass up to 64 bits: {pass_name}"
+          + (f" (FASTTIE_KERNEL={forced})" if forced else " (from the CPU's features; FASTTIE_KERNEL forces one)")
+          + ("" if host_has_avx512() or not bitsliced_pass() else "; this CPU has no AVX-512: slower"))
     from fasttie.parallel import available_threads
 
     print(f"threads per call {available_threads()} (FASTTIE_NUM_THREADS or usable CPUs; serial nogil kernels on a "
