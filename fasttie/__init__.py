@@ -7,14 +7,13 @@ from . import datasets, trec
 from .codes import PackedCodes, pack_codes, unpack_codes
 from .diversity import alpha_ndcg, diversity_evaluate
 from .errors import InputError, InputTypeError
-from .significance import Comparison, compare
-from .hashing import evaluate, search
-from .lambdarank import lambdarank
+from .gradients import lambdarank
+from .hamming import TieStats, evaluate, merge, search, tie_stats
 from .metrics import Metric, parse_metrics
-from .result import Result
 from .plots import plot_curves
 from .ranking import rank_evaluate
-from .tie_stats import TieStats, merge, tie_stats
+from .result import Result
+from .significance import Comparison, compare
 
 __version__ = "0.1.0"
 

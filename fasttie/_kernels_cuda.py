@@ -1,6 +1,7 @@
 """The GPU kernels (numba-cuda), kept apart from the CPU kernels of ``_kernels``.
 
-Imported only by :mod:`fasttie.cuda`, on first use: importing fasttie imports nothing CUDA.
+Imported only by :mod:`fasttie.hamming.gpu` and :mod:`fasttie._device`, on first use: importing
+fasttie imports nothing CUDA.
 Under ``NUMBA_ENABLE_CUDASIM=1`` the simulator runs the same kernels on the CPU.
 
 Work layout: the grid is (query tiles, database splits). A block takes a tile of queries and
@@ -28,6 +29,7 @@ from functools import lru_cache
 from numba import config, cuda, int32, uint64
 
 from ._kernels._jit import CACHE
+from ._kernels.modes import CLASS, LISTED, MULTIHOT  # noqa: F401 (the GPU path reads them here)
 
 THREADS = 128  # threads per block of the small grid-stride kernels; queries per block at most
 # (threads per block, queries per thread) of the histogram pass, by code words: measured on an H100 (10,000 x
@@ -38,7 +40,9 @@ THREADS = 128  # threads per block of the small grid-stride kernels; queries per
 HIST_SHAPE = {1: (256, 8), 2: (512, 4)}
 HIST_SHAPE_WIDE = (512, 2)
 SHARED_BYTES = 40 << 10  # shared memory for a block's counters (a block may take 48 KiB without opt-in)
-CLASS, MULTIHOT, NO_GRADE = 0, 1, 2  # how the pass finds an item's grade (listed grades move afterwards)
+# how the pass finds an item's grade: the CPU kernels' relevance kinds; listed relevance counts
+# distances only (NO_GRADE), its grades move in afterwards
+NO_GRADE = LISTED
 RELEVANT, NEAREST, WITHIN = 0, 1, 2  # what the rank pass emits
 
 

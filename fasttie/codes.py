@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import cuda as gpu
+from . import _device
 from .errors import InputError, InputTypeError
 from .validation import numeric_array
 
-__all__ = ["PackedCodes", "pack_codes", "unpack_codes"]
+__all__ = ["PackedCodes", "pack_codes", "pack_pair", "unpack_codes"]
 
 _ROWS_PER_CHUNK = 1 << 16  # pack large matrices in slices: temporaries stay small
 _REVERSE_BITS = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.uint8)
@@ -42,8 +42,8 @@ class PackedCodes:
     n_bits: int
 
     def __post_init__(self):
-        if gpu.is_device_array(self.words):
-            object.__setattr__(self, "words", gpu.device_view(self.words))
+        if _device.is_device_array(self.words):
+            object.__setattr__(self, "words", _device.device_view(self.words))
         words = self.words
         on_device = self.on_device
         if not (isinstance(words, np.ndarray) or on_device) or words.dtype != np.uint64 or words.ndim != 2:
@@ -160,10 +160,10 @@ def pack_codes(
         if n_bits is not None and n_bits != codes.n_bits:
             raise InputError(f"{name} has {codes.n_bits} bits but n_bits={n_bits} was asked for")
         return codes
-    if gpu.is_device_array(codes):
+    if _device.is_device_array(codes):
         if packed:  # bytes are small: packed on the host, the words go back to the device
-            return PackedCodes(gpu.to_device(_pack_bytes(gpu.to_host(codes), n_bits, bitorder, name).words), n_bits)
-        return gpu.pack(codes, n_bits, name)
+            return PackedCodes(_device.to_device(_pack_bytes(_device.to_host(codes), n_bits, bitorder, name).words), n_bits)
+        return PackedCodes(*_device.pack_words(codes, n_bits, name))
     if packed:
         return _pack_bytes(codes, n_bits, bitorder, name)
     if bitorder not in ("big", "little"):
@@ -247,6 +247,21 @@ def _pack_bytes(raw, n_bits, bitorder, name) -> PackedCodes:
         little = _REVERSE_BITS[chunk] if bitorder == "big" else chunk
         words[start : start + len(chunk)] = _bytes_to_words(little, n_bits)
     return PackedCodes(words, n_bits)
+
+
+def pack_pair(queries, database, keep_device=False):
+    """Pack queries and database; their code lengths must agree. Codes on a GPU stay there with
+    ``keep_device`` (the GPU passes), else they are copied to the host."""
+    query_codes = pack_codes(queries, name="queries")
+    db_codes = pack_codes(database, name="database")
+    if not keep_device:
+        query_codes, db_codes = query_codes.to_host(), db_codes.to_host()
+    if query_codes.n_bits != db_codes.n_bits:
+        raise InputError(
+            f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
+            "pack both with the same n_bits"
+        )
+    return query_codes, db_codes
 
 
 def unpack_codes(packed: PackedCodes) -> np.ndarray:

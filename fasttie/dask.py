@@ -20,7 +20,15 @@ import os
 
 import numpy as np
 
+from .codes import PackedCodes, pack_codes
 from .errors import InputError
+from .hamming.engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_counts, shard_ranks
+from .hamming.stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query
+from .hamming import stats
+from .ranking import rank_evaluate as evaluate_lists
+from .relevance import make_relevance
+from .trec import Qrels, Run, evaluate as evaluate_run
+from .trec.readers import as_qrels
 
 __all__ = ["evaluate", "rank_evaluate", "tie_stats", "trec_evaluate"]
 
@@ -100,15 +108,13 @@ def evaluate(
     plan = _Plan(queries, database, query_labels, db_labels, relevance, packed, n_bits, bitorder, query_chunk,
                  threads_per_task)
     if ties != "stable":
-        stats = plan.summed(split_every)
-        return stats.finalize(metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
-                              curves=curves)
-    from .hamming_engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_counts
+        return plan.summed(split_every).finalize(metrics, ties=ties, ap_denominator=ap_denominator, gain=gain,
+                                                 empty=empty, curves=curves)
 
     n_db = plan.n_db
     curve_metrics, _ = metrics_for_curves(curves, n_db, plan.queries.n_bits)
-    stats, ranked = plan.stable(rank_depth(hashing_metrics(metrics) + curve_metrics, n_db))
-    return result_from_counts(stats, metrics, ties="stable", ap_denominator=ap_denominator, gain=gain, empty=empty,
+    counted, ranked = plan.stable(rank_depth(hashing_metrics(metrics) + curve_metrics, n_db))
+    return result_from_counts(counted, metrics, ties="stable", ap_denominator=ap_denominator, gain=gain, empty=empty,
                               curves=curves, n_threads=None, ranked=ranked)
 
 
@@ -131,10 +137,8 @@ def tie_stats(
 
 class _Plan:
     """Validated inputs and the (query block, shard) tasks of one sharded evaluation."""
-
     def __init__(self, queries, database, query_labels, db_labels, relevance, packed, n_bits, bitorder, query_chunk,
                  threads_per_task):
-        from .codes import pack_codes
 
         self.queries = pack_codes(_computed(queries), name="queries")
         shards = _shards(database, "database")
@@ -181,56 +185,41 @@ class _Plan:
     def summed(self, split_every):
         """TieStats of every query over the whole database: tree sums per query block."""
         dask, _ = _dask()
-        from .tie_stats import TieStats
 
-        merge_task = dask.delayed(_merge, pure=True)
+        merge_task = dask.delayed(stats.merge, pure=True)
         roots = []
         for q0, q1 in self.blocks:
             nodes = self._tasks(_shard_stats, q0, q1)
             while len(nodes) > 1:
                 nodes = [merge_task(nodes[i : i + split_every]) for i in range(0, len(nodes), split_every)]
             roots.append(nodes[0])
-        parts = _same_grades(dask.compute(*roots))
-        return TieStats(np.concatenate([p.counts for p in parts], axis=0), self.queries.n_bits, parts[0].relevance)
+        return stats.stack(dask.compute(*roots))
 
     def stable(self, depth):
         """(TieStats, (indptr, ranks, grades)): counts, then the global rank in database index
         order of every relevant item, sorted per query; with ``depth`` (the ranks the metrics look
-        at, see :func:`fasttie.hamming_engine.rank_depth`) below the database size, of those at
+        at, see :func:`fasttie.hamming.engine.rank_depth`) below the database size, of those at
         the distances that reach it only (the bounded pass of fasttie.evaluate)."""
         dask, _ = _dask()
-        from .tie_stats import TieStats, merge
 
         per_block = dask.compute(*[self._tasks(_shard_stats, q0, q1) for q0, q1 in self.blocks])
         rank_tasks, totals = [], []
         for (q0, q1), shard_stats in zip(self.blocks, per_block):
-            total = merge(shard_stats)
+            total = stats.merge(shard_stats)
             totals.append(total)
-            items = total.counts.sum(axis=2)
-            running = np.cumsum(items, axis=1) - items  # items at smaller distances, whole database
-            limits = None
-            ranked = np.ones(items.shape, dtype=bool)  # the distances whose items get ranks
-            if depth < self.n_db:
-                limits = (np.cumsum(items, axis=1) < depth).sum(axis=1)  # the distance holding rank depth
-                ranked = np.arange(items.shape[1])[None, :] <= limits[:, None]
-            extra = []
-            for part in shard_stats:
-                relevant = (part.counts[:, :, 1:].sum(axis=2) * ranked).sum(axis=1).astype(np.int64)
-                extra.append((running.copy(), relevant, limits))
-                running += part.counts.sum(axis=2)  # then the earlier shards' items at each distance
+            limits = rank_limits(total.counts.sum(axis=2), depth, self.n_db, self.queries.n_bits)
+            ranked = ranked_distances(limits, total.counts.shape[1])  # the distances whose items get ranks
+            bases = part_rank_bases([part.counts.sum(axis=2) for part in shard_stats])
+            extra = [(base, (part.counts[:, :, 1:].sum(axis=2) * ranked).sum(axis=1).astype(np.int64), limits)
+                     for base, part in zip(bases, shard_stats)]
             rank_tasks.append(self._tasks(_shard_ranks, q0, q1, extra))
         pieces = dask.compute(*rank_tasks)
-        totals = _same_grades(totals)
-        stats = TieStats(np.concatenate([t.counts for t in totals], axis=0), self.queries.n_bits, totals[0].relevance)
-        return stats, _sorted_ranks(pieces, self.blocks, self.queries.n)
+        return stats.stack(totals), _sorted_ranks(pieces, self.blocks, self.queries.n)
 
 
 def _shard_ranks(index, lo, codes, labels, query_words, n_bits, query_labels, listed, options, first, n_relevant,
                  limits):
     """Global stable ranks of one shard's relevant items for a block of queries (a Dask task)."""
-    from .codes import PackedCodes
-    from .hamming_engine import shard_ranks
-
     database = _shard_codes(index, lo, _load(codes), options)
     queries = PackedCodes(np.ascontiguousarray(query_words), n_bits)
     return shard_ranks(queries, database, query_labels, None if labels is None else _load(labels), listed, first,
@@ -249,15 +238,7 @@ def _sorted_ranks(pieces, blocks, n_queries):
     query_of = np.concatenate(queries) if queries else np.zeros(0, dtype=np.int64)
     ranks = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.int64)
     grades = np.concatenate(grades) if grades else np.zeros(0, dtype=np.int64)
-    span = int(ranks.max()) + 1 if len(ranks) else 1
-    if n_queries * span < 2**62:  # one int64 key (query, rank): a radix sort, 5.7x np.lexsort on 20M ranks
-        from ._kernels.radix_sort import argsort_ascending
-
-        order = argsort_ascending(query_of.astype(np.int64) * span + ranks)
-    else:
-        order = np.lexsort((ranks, query_of))
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(query_of, minlength=n_queries))]).astype(np.int64)
-    return indptr, ranks[order].astype(np.int64), grades[order].astype(np.int64)
+    return ranks_by_query(query_of, ranks, grades, n_queries)
 
 
 def _computed(array):
@@ -309,8 +290,6 @@ def _label_shards(db_labels, shards):
 
 def _listed(relevance, n_queries, n_db):
     """Validated global CSR (indptr, indices, grades), ids sorted within each query."""
-    from .relevance import make_relevance
-
     spec = make_relevance(None, None, relevance, n_queries, n_db)
     return spec.indptr, spec.indices, spec.grades
 
@@ -336,8 +315,6 @@ def _load(block):
 
 def _shard_codes(index, lo, codes, options):
     """A shard's codes packed, errors naming the shard and its rows."""
-    from .codes import pack_codes
-
     try:
         if options["packed"]:
             return pack_codes(codes, packed=True, n_bits=options["n_bits"], bitorder=options["bitorder"],
@@ -349,31 +326,14 @@ def _shard_codes(index, lo, codes, options):
 
 def _shard_stats(index, lo, codes, labels, query_words, n_bits, query_labels, listed, options):
     """TieStats of one shard for one block of queries (runs in a Dask task)."""
-    from .codes import PackedCodes
-    from .hamming_engine import counts_of
-
     codes = _load(codes)
     database = _shard_codes(index, lo, codes, options)
     try:
         queries = PackedCodes(np.ascontiguousarray(query_words), n_bits)
-        return counts_of(queries, database, query_labels, None if labels is None else _load(labels),
+        return stats.tie_stats(queries, database, query_labels, None if labels is None else _load(labels),
                          relevance=listed, n_threads=options["threads"])
     except (ValueError, TypeError) as error:
         raise type(error)(f"database shard {index} (rows {lo}..{lo + len(codes) - 1}): {error}") from None
-
-
-def _merge(parts):
-    from .tie_stats import merge
-
-    return merge(parts)
-
-
-def _same_grades(parts):
-    """Query blocks with the grade axis padded to the widest (listed grades differ by block)."""
-    n_grades = max(p.counts.shape[2] for p in parts)
-    from .tie_stats import _padded
-
-    return [type(p)(_padded(p.counts, n_grades), p.n_bits, p.relevance) for p in parts]
 
 
 def rank_evaluate(frame, metrics=("AP", "nDCG@10", "P@10", "RR"), *, query="query_id", label="relevance",
@@ -433,7 +393,6 @@ def _by_query(frame, query, grouped, function, args, nothing):
 
 
 def _rank_partition(part, metrics, query, label, score, doc, threads, options):
-    from .ranking import rank_evaluate as evaluate_lists
 
     if len(part) == 0:
         return None
@@ -490,15 +449,12 @@ def trec_evaluate(qrels, runs, metrics, *, threads_per_task=1, query="query_id",
 
 
 def _trec_run(qrels, path, metrics, threads, options):
-    from .trec import evaluate as evaluate_run
 
     return evaluate_run(qrels, path, metrics, n_threads=threads, **options).to_frame()
 
 
 def _trec_frame(qrels, frame, metrics, query, doc, score, grouped, threads, options):
     """One run as a DataFrame: per partition, the partition's queries against their judgments."""
-    from .trec.readers import as_qrels
-
     if options.get("complete"):
         raise InputError("complete=True (trec_eval -c) needs the whole run: evaluate run files, not a DataFrame")
     missing = [c for c in (query, doc, score) if c not in frame.columns]
@@ -510,7 +466,6 @@ def _trec_frame(qrels, frame, metrics, query, doc, score, grouped, threads, opti
 
 
 def _trec_partition(part, judgments, metrics, query, doc, score, threads, options):
-    from .trec import Qrels, Run, evaluate as evaluate_run
 
     qids = {str(q) for q in part[query].unique()} & set(judgments)
     if not qids:

@@ -153,7 +153,7 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
     ap_denominator, empty : str, the options of evaluate
     radius_values : dict of name -> ((n,) float64, (n,) float64), the values of the radius metrics
         and the queries' chance of nothing relevant within the radius (0 or 1), computed from
-        the distances (Hamming ranking only: fasttie.hamming_engine.radius_values)
+        the distances (Hamming ranking only: fasttie.hamming.engine.radius_values)
     err : dict of name -> (n,) float64, the ERR values (their own kernel, fasttie._kernels.err)
 
     Returns

@@ -15,6 +15,16 @@ import time
 
 import numpy as np
 
+from . import trec
+from ._device import available
+from ._kernels import _jit
+from ._kernels.cpu import bitsliced_pass
+from .diversity import alpha_ndcg
+from .gradients import lambdarank
+from .hamming import evaluate, search
+from .parallel import available_threads
+from .ranking import rank_evaluate
+
 __all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "door_kernels", "kernel_cached", "warmup"]
 
 # the driver kernels each front door calls (their callees are compiled into them); evaluate's
@@ -50,8 +60,6 @@ def door_kernels() -> dict:
     -------
     dict of str to tuple of str
     """
-    from ._kernels.cpu import bitsliced_pass
-
     one_word = "bitsliced.hist_segments_bitsliced" if bitsliced_pass() else "histogram.hist_segments_one_word"
     return {door: (one_word, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}
 
@@ -113,9 +121,6 @@ def compile_in_helper(ties, metrics, n_bits) -> subprocess.Popen | None:
         call compiles them itself), or None where it would not help: caching off, or fewer than
         two usable CPUs.
     """
-    from ._kernels import _jit
-    from .parallel import available_threads
-
     if not _jit.CACHE or available_threads() < 2:
         return None
     code = _HELPER_CALL.format(n_bits=int(n_bits), metrics=[str(m) for m in metrics], ties=str(ties))
@@ -151,8 +156,6 @@ def warmup(progress=None) -> dict:
     dict of str to float
         Seconds per call (compile included where the cache was empty).
     """
-    import fasttie as ft
-
     rng = np.random.default_rng(0)
     q, db = rng.integers(0, 2, (4, 64)), rng.integers(0, 2, (50, 64))
     ql, dl = rng.integers(0, 3, 4), rng.integers(0, 3, 50)
@@ -164,38 +167,38 @@ def warmup(progress=None) -> dict:
     ranked = metrics + ("infAP",)  # ranked lists only
     calls = {}
     for ties in ("average", "stable", "optimistic", "pessimistic"):
-        calls[f"evaluate {ties}"] = lambda t=ties, **device: ft.evaluate(q, db, ql, dl, metrics=metrics, ties=t,
+        calls[f"evaluate {ties}"] = lambda t=ties, **device: evaluate(q, db, ql, dl, metrics=metrics, ties=t,
                                                                          **device)
     wide_q, wide_db = rng.integers(0, 2, (4, 128)), rng.integers(0, 2, (50, 128))
-    calls["evaluate 128 bits"] = lambda **device: ft.evaluate(wide_q, wide_db, ql, dl, metrics=metrics, **device)
+    calls["evaluate 128 bits"] = lambda **device: evaluate(wide_q, wide_db, ql, dl, metrics=metrics, **device)
     tiled_q, tiled_ql, tiled_db = rng.integers(0, 2, (16, 256)), rng.integers(0, 3, 16), rng.integers(0, 2, (50, 256))
-    calls["evaluate 256 bits"] = lambda **device: ft.evaluate(tiled_q, tiled_db, tiled_ql, dl, metrics=metrics,
+    calls["evaluate 256 bits"] = lambda **device: evaluate(tiled_q, tiled_db, tiled_ql, dl, metrics=metrics,
                                                              **device)  # the tiled pass
     # AP@k over the retrieved relevant items (the default here) takes the tie walk's _ratios kernel: one call without
-    calls["evaluate average total"] = lambda: ft.evaluate(q, db, ql, dl, metrics=metrics, ap_denominator="total")
-    calls["evaluate multi-hot"] = lambda **device: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, **device)
-    calls["evaluate listed"] = lambda **device: ft.evaluate(q, db, relevance=csr, metrics=metrics, **device)
-    calls["evaluate stable multi-hot"] = lambda: ft.evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")
+    calls["evaluate average total"] = lambda: evaluate(q, db, ql, dl, metrics=metrics, ap_denominator="total")
+    calls["evaluate multi-hot"] = lambda **device: evaluate(q, db, mh_q, mh_db, metrics=metrics, **device)
+    calls["evaluate listed"] = lambda **device: evaluate(q, db, relevance=csr, metrics=metrics, **device)
+    calls["evaluate stable multi-hot"] = lambda: evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")
     top = ("AP@10", "nDCG@10", "P@10", "ERR@10")  # cutoffs only: the bounded stable pass
-    calls["evaluate stable top"] = lambda **device: ft.evaluate(q, db, ql, dl, metrics=top, ties="stable", **device)
+    calls["evaluate stable top"] = lambda **device: evaluate(q, db, ql, dl, metrics=top, ties="stable", **device)
     # the ..._optional kernels: with the optional sums (bpref, interpolated precision, RBP, WAP)
     summed = ("Bpref", "RBP(p=0.8)", "WAP", "WAP@10", "RBP(p=0.8)@10")
     for ties in ("average", "stable"):
-        calls[f"evaluate {ties} optional sums"] = lambda t=ties: ft.evaluate(q, db, ql, dl, metrics=summed, ties=t)
-    calls["evaluate stable top optional sums"] = lambda: ft.evaluate(q, db, ql, dl, metrics=summed[3:], ties="stable")
-    calls["search"] = lambda **device: (ft.search(q, db, 5, **device), ft.search(q, db, radius=20, **device))
+        calls[f"evaluate {ties} optional sums"] = lambda t=ties: evaluate(q, db, ql, dl, metrics=summed, ties=t)
+    calls["evaluate stable top optional sums"] = lambda: evaluate(q, db, ql, dl, metrics=summed[3:], ties="stable")
+    calls["search"] = lambda **device: (search(q, db, 5, **device), search(q, db, radius=20, **device))
     for ties in ("average", "stable", "optimistic", "pessimistic"):
-        calls[f"rank_evaluate {ties}"] = lambda t=ties: ft.rank_evaluate(y_true, y_pred, sizes, metrics=ranked, ties=t)
-    calls["rank_evaluate trec"] = lambda: ft.rank_evaluate(
+        calls[f"rank_evaluate {ties}"] = lambda t=ties: rank_evaluate(y_true, y_pred, sizes, metrics=ranked, ties=t)
+    calls["rank_evaluate trec"] = lambda: rank_evaluate(
         y_true, y_pred, sizes, metrics=ranked, ties="trec", doc_ids=np.arange(50))
     for ties in ("average", "stable"):
-        calls[f"rank_evaluate {ties} optional sums"] = lambda t=ties: ft.rank_evaluate(
+        calls[f"rank_evaluate {ties} optional sums"] = lambda t=ties: rank_evaluate(
             y_true, y_pred, sizes, metrics=("Bpref", "RBP"), ties=t)
-    calls["trec.evaluate"] = lambda: _trec_files(ft)
-    calls["lambdarank"] = lambda: ft.lambdarank(y_true, y_pred, sizes)
+    calls["trec.evaluate"] = lambda: _trec_files()
+    calls["lambdarank"] = lambda: lambdarank(y_true, y_pred, sizes)
     subtopics = rng.integers(0, 2, (50, 3))
-    calls["alpha_ndcg"] = lambda: ft.alpha_ndcg(subtopics, y_pred, sizes, k=[5, 10], ties="trec", doc_ids=np.arange(50))
-    calls["alpha_ndcg average"] = lambda: ft.alpha_ndcg(subtopics, y_pred, sizes, k=[5, 10], ties="average")
+    calls["alpha_ndcg"] = lambda: alpha_ndcg(subtopics, y_pred, sizes, k=[5, 10], ties="trec", doc_ids=np.arange(50))
+    calls["alpha_ndcg average"] = lambda: alpha_ndcg(subtopics, y_pred, sizes, k=[5, 10], ties="average")
     if _gpu_present():  # the GPU kernels are cached too (numba-cuda: PTX and cubin for this GPU)
         for name in ("evaluate average", "evaluate stable", "evaluate stable top", "evaluate 128 bits",
                      "evaluate 256 bits", "evaluate multi-hot", "evaluate listed", "search"):
@@ -214,16 +217,14 @@ def _gpu_present():
     """A real GPU that numba-cuda finds (not the simulator, whose kernels compile nothing)."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         return False
-    from .cuda import available
-
     return available()
 
 
-def _trec_files(ft):
+def _trec_files():
     with tempfile.TemporaryDirectory() as folder:
         qrels, run = os.path.join(folder, "qrels"), os.path.join(folder, "run")
         with open(qrels, "w") as f:
             f.write("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
         with open(run, "w") as f:
             f.write("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 2.0 t\nq2 Q0 d4 1 1.0 t\n")
-        return ft.trec.evaluate(qrels, run, ["AP", "nDCG@10", "P@5"])
+        return trec.evaluate(qrels, run, ["AP", "nDCG@10", "P@5"])

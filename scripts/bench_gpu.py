@@ -36,7 +36,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import fasttie as ft  # noqa: E402
-from fasttie import cuda as ft_cuda  # noqa: E402
+from fasttie import _device  # noqa: E402
+from fasttie.hamming import gpu as ft_cuda  # noqa: E402
 
 METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000")
 
@@ -121,7 +122,7 @@ def main(argv=None) -> int:
     parser.add_argument("--cpu-queries", type=int, default=500, help="queries timed on the CPU (scaled)")
     parser.add_argument("--torch-queries", type=int, default=1000, help="queries timed with torch (scaled)")
     args = parser.parse_args(argv)
-    if not ft_cuda.available():
+    if not _device.available():
         print("no GPU found by numba-cuda (pip install 'fasttie[cuda]' on a machine with an NVIDIA GPU)")
         return 1
     print(f"command: python scripts/bench_gpu.py --n-queries {args.n_queries} --n-db {args.n_db} --bits {args.bits}")

@@ -107,7 +107,7 @@ def main(argv=None) -> int:
 
     import numba
 
-    from fasttie.lambdarank import lambdarank
+    from fasttie.gradients import lambdarank
     from fasttie.parallel import available_threads
 
     argv_shown = sys.argv[1:] if argv is None else argv

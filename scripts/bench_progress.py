@@ -34,7 +34,7 @@ from measure import LoadMeter  # noqa: E402
 
 import fasttie as ft  # noqa: E402
 from fasttie.parallel import available_threads  # noqa: E402
-from fasttie import hamming_engine  # noqa: E402
+from fasttie.hamming import engine as hamming_engine  # noqa: E402
 
 
 def main(argv=None) -> int:

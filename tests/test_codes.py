@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-from fasttie._kernels.histogram import _distance
+from fasttie._kernels.popcount import distance
 
 N_BITS = [1, 7, 8, 63, 64, 65, 1024]
 
@@ -45,7 +45,7 @@ def test_hamming_distances_match_unpackbits(n_bits):
     raw_a, raw_b = np.packbits(a, axis=1), np.packbits(b, axis=1)
     for i in range(len(a)):
         expected = np.unpackbits(raw_a[i] ^ raw_b, axis=1).sum(axis=1)
-        got = [_distance(pa.words[i], pb.words, j, pb.n_words) for j in range(len(b))]
+        got = [distance(pa.words[i], pb.words, j, pb.n_words) for j in range(len(b))]
         np.testing.assert_array_equal(got, expected)
 
 

@@ -1,4 +1,4 @@
-"""The GPU passes (fasttie.cuda) give the CPU's counts, ranks and neighbours bitwise, so the same metrics.
+"""The GPU passes (fasttie.hamming.gpu) give the CPU's counts, ranks and neighbours bitwise, so the same metrics.
 
 CI has no GPU: tests/conftest.py turns the CUDA simulator on (NUMBA_ENABLE_CUDASIM=1) where no
 NVIDIA device is present, and the same kernels run on the CPU; on a GPU machine they run there.
@@ -21,7 +21,7 @@ pytest.importorskip("numba_cuda", reason="device='cuda' needs numba-cuda (pip in
 
 from numba import cuda as numba_cuda  # noqa: E402
 
-from fasttie import cuda  # noqa: E402
+from fasttie.hamming import gpu as cuda  # noqa: E402
 from fasttie import _kernels_cuda as kernels  # noqa: E402
 from fasttie.relevance import make_relevance  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""fasttie.hashing: search() (exact distances, ids in stable-argsort order, radius search with
+"""fasttie.hamming.facade: search() (exact distances, ids in stable-argsort order, radius search with
 <=) and evaluate()'s inputs (packed codes, multi-hot and listed relevance, remapped class ids,
 database order, curves); evaluate's values are checked in test_against_oracle.py and
 test_properties.py, its errors in test_errors.py."""

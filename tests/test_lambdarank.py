@@ -1,4 +1,4 @@
-"""fasttie.lambdarank: LambdaRank gradients and hessians.
+"""fasttie.lambdarank (fasttie/gradients.py): LambdaRank gradients and hessians.
 
 References (none of them uses fasttie's kernel):
 
@@ -26,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fasttie._kernels.lambdarank import lambdarank_queries
-from fasttie.lambdarank import lambdarank
+from fasttie.gradients import lambdarank
 
 mpmath.mp.dps = 50
 

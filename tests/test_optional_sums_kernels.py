@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-import fasttie.hamming_engine as engine
+import fasttie.hamming.engine as engine
 import fasttie.ranking as ranking
 from test_stable_top import _inputs
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-from fasttie import hamming_engine
+from fasttie.hamming import engine as hamming_engine
 
 
 def _data(kind, seed=0, n_q=37, n_db=300, n_bits=24):

@@ -1,6 +1,6 @@
 """The full stable pass of class labels sweeps the database once for up to 16 queries of a class.
 
-hamming_engine.stable_groups orders the queries by class and cuts each class into groups;
+fasttie.hamming.engine.stable_groups orders the queries by class and cuts each class into groups;
 hamming_ties._scan_class_group counts and records a whole group per database item. Its values
 must be bitwise those of each query scanned alone (a call with that one query takes the
 single-query scan), for any thread count, and equal the metrics of np.argsort(kind="stable").
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fasttie as ft
-import fasttie.hamming_engine as engine
+import fasttie.hamming.engine as engine
 from fasttie._kernels.hamming_ties import GROUP, GROUP_MIN
 from helpers import assert_stable_argsort_order
 from oracle import grades_from_labels

@@ -54,7 +54,7 @@ def test_the_top_pass_runs_only_without_whole_list_metrics(monkeypatch):
     """It replaces the full pass exactly when no metric needs the ranks past the largest cutoff."""
     calls = []
     original = stable_top.finalize_stable_top
-    import fasttie.hamming_engine as engine
+    import fasttie.hamming.engine as engine
 
     monkeypatch.setattr(engine, "finalize_stable_top", lambda *a: (calls.append(1), original(*a))[1])
     q, db, relevance, _ = _inputs("class", 4, 200, 16, np.random.default_rng(0))

@@ -18,7 +18,7 @@ custom objective returning precomputed arrays) over fasttie's call with the same
 from ._common import best_seconds, import_fasttie, load_script
 
 import_fasttie("lambdarank")
-from fasttie.lambdarank import lambdarank  # noqa: E402
+from fasttie.gradients import lambdarank  # noqa: E402
 
 # scripts/bench_lambdarank.py: data generator, numpy baseline, LightGBM settings
 _script = load_script("bench_lambdarank")

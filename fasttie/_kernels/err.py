@@ -23,7 +23,8 @@ import math
 import numpy as np
 
 from ._jit import jit
-from .score_ties import AVERAGE, OPTIMISTIC, _rank_order, run_end  # hamming_ties' AVERAGE, OPTIMISTIC are the same
+from .modes import AVERAGE, OPTIMISTIC
+from .score_ties import _rank_order, run_end
 
 MAX_GRADE = 4.0  # gdeval.pl's MAX_JUDGMENT: R = (2**g - 1) / 2**MAX_GRADE
 TOLERANCE = 1e-18  # what a truncation may drop, relative to the tie's (or the query's) ERR

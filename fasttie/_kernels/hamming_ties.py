@@ -19,12 +19,10 @@ import numpy as np
 from ._jit import WITH_RATIOS, jit, jit_pair, jit_variants
 from .err import err_ranked
 from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, finalize_ties_ratios, ranked_optional_sums
-from .histogram import _distance
-from .popcount import popcount64
+from .modes import AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC
+from .popcount import distance, popcount64
 from .tie_arrays import empty_ties
 
-AVERAGE, OPTIMISTIC, PESSIMISTIC = 0, 1, 2
-CLASS, MULTIHOT, LISTED = 0, 1, 2  # how the stable pass finds an item's grade
 
 
 @jit(inline="always")
@@ -178,7 +176,7 @@ def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_ro
         return m
     cursor = np.int64(0)
     for j in range(np.uint64(n_db)):
-        m, cursor = _count_and_record(j, _distance(query, db_words, j, n_words), kind, query_label, db_labels,
+        m, cursor = _count_and_record(j, distance(query, db_words, j, n_words), kind, query_label, db_labels,
                                       label_row, db_label_words, ids, id_grades, cursor, count, records,
                                       record_grades, m)
     return m
@@ -229,7 +227,7 @@ def _scan_top(query, db_words, kind, query_label, db_labels, label_row, db_label
             j = _next_near(word, db_words, j + np.uint64(1), limit)
         return m
     for j in range(np.uint64(n_db)):
-        d = _distance(query, db_words, j, n_words)
+        d = distance(query, db_words, j, n_words)
         if d <= limit:
             m, cursor = _count_and_record(j, d, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades,
                                     cursor, count, records, record_grades, m)

@@ -27,7 +27,7 @@ import numpy as np
 from ._jit import jit
 from .bitsliced import hist_segments_bitsliced
 from .cpu import bitsliced_pass
-from .popcount import popcount64
+from .popcount import distance, popcount64
 
 _SLICE = 1 << 30  # database items per int32 accumulation round
 _TILE = 4096  # codes per tile of the tiled pass: 32 KB per word, stays in L2 while a block of queries passes
@@ -36,15 +36,6 @@ _TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two word
 _TILED_MIN_QUERIES = 16
 _BITSLICED_WORDS = (1,)  # code widths (in words) the bit-sliced pass takes where it runs
 _JOINT_BLOCK = 32  # queries per block of the joint pass (even): 16 joint histograms of up to 68 KB
-
-
-@jit
-def _distance(query, db_words, j, n_words):
-    """Hamming distance of query and database row j (pass j as uint64: one compiled signature)."""
-    d = np.uint64(0)
-    for w in range(np.uint64(n_words)):
-        d += popcount64(query[w] ^ db_words[j, w])
-    return d
 
 
 @jit
@@ -97,8 +88,8 @@ def _count_range_two(counts_0, counts_1, offset_0, offset_1, query_0, query_1, d
             ] += 1
     else:
         for j in range(np.uint64(start), np.uint64(stop)):
-            counts_0[offset_0 + _distance(query_0, db_words, j, n_words)] += 1
-            counts_1[offset_1 + _distance(query_1, db_words, j, n_words)] += 1
+            counts_0[offset_0 + distance(query_0, db_words, j, n_words)] += 1
+            counts_1[offset_1 + distance(query_1, db_words, j, n_words)] += 1
 
 
 @jit
@@ -384,7 +375,7 @@ def hist_multihot(query_words, db_words, query_label_words, db_label_words, n_bi
                         g = np.uint64(0)
                         for w in range(n_label_words):
                             g += popcount64(labels[w] & db_label_words[j, w])
-                        out[stride * _distance(query, db_words, j, n_words) + g] += 1
+                        out[stride * distance(query, db_words, j, n_words) + g] += 1
         for i in range(start, stop):  # flush before int32 could overflow
             for d in range(n_bits + 1):
                 for g in range(n_grades):
@@ -403,7 +394,7 @@ def move_relevant(query_words, db_words, indptr, indices, grades, hist, start, s
     for i in range(start, stop):
         query = query_words[i]
         for p in range(indptr[i], indptr[i + 1]):
-            d = _distance(query, db_words, np.uint64(indices[p]), n_words)
+            d = distance(query, db_words, np.uint64(indices[p]), n_words)
             g = grades[p]
             hist[i, d, 0] -= 1
             hist[i, d, g] += 1

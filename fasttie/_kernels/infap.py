@@ -29,7 +29,8 @@ Serial, nogil, no global state: thread safe.
 import numpy as np
 
 from ._jit import jit
-from .score_ties import AVERAGE, FIXED, OPTIMISTIC, _rank_order, run_end
+from .modes import AVERAGE, FIXED, OPTIMISTIC
+from .score_ties import _rank_order, run_end
 from .tie_math import hypergeometric_weights
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON

@@ -7,7 +7,7 @@ of the distances, truncated at k (or at the radius).
 
 import numpy as np
 from ._jit import jit
-from .histogram import _distance
+from .popcount import distance
 
 
 @jit
@@ -19,7 +19,7 @@ def knn(query_words, db_words, n_bits, k, ids, distances, start, stop):
         query = query_words[i]
         counts = np.zeros(n_bits + 1, dtype=np.int64)
         for j in range(n_db):
-            counts[_distance(query, db_words, np.uint64(j), n_words)] += 1
+            counts[distance(query, db_words, np.uint64(j), n_words)] += 1
         # first slot of each distance; buckets past the k-th item get no slot
         start = np.full(n_bits + 1, k, dtype=np.int64)
         filled = 0
@@ -29,7 +29,7 @@ def knn(query_words, db_words, n_bits, k, ids, distances, start, stop):
             start[d] = filled
             filled += counts[d]
         for j in range(n_db):
-            d = _distance(query, db_words, np.uint64(j), n_words)
+            d = distance(query, db_words, np.uint64(j), n_words)
             slot = start[d]
             if slot < k:
                 ids[i, slot] = j
@@ -45,7 +45,7 @@ def radius_counts(query_words, db_words, radius, counts, start, stop):
     for i in range(start, stop):
         query = query_words[i]
         for j in range(n_db):
-            d = _distance(query, db_words, np.uint64(j), n_words)
+            d = distance(query, db_words, np.uint64(j), n_words)
             if d <= radius:
                 counts[i, d] += 1
 
@@ -63,7 +63,7 @@ def radius_fill(query_words, db_words, radius, counts, offsets, ids, distances, 
             start[d] = filled
             filled += counts[i, d]
         for j in range(n_db):
-            d = _distance(query, db_words, np.uint64(j), n_words)
+            d = distance(query, db_words, np.uint64(j), n_words)
             if d <= radius:
                 ids[start[d]] = j
                 distances[start[d]] = d

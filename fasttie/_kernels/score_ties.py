@@ -14,10 +14,10 @@ Hamming ranking, fed from a stable sort of the scores instead of distance bucket
 import numpy as np
 from ._jit import jit, jit_pair
 from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
+from .modes import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC
 from .radix_sort import argsort_ascending, argsort_descending
 from .tie_arrays import empty_ties
 
-AVERAGE, OPTIMISTIC, PESSIMISTIC, FIXED = 0, 1, 2, 3
 
 
 @jit(inline="always")

@@ -13,9 +13,10 @@ import numpy as np
 
 from ._jit import jit, jit_pair
 from .hamming_ties import (
-    _DISTANCE_MASK, CLASS, MULTIHOT, _count_and_record, _scan_top, _top_distance, class_grades,
+    _DISTANCE_MASK, _count_and_record, _scan_top, _top_distance, class_grades,
     finalize_fixed_order, fixed_order_optional_sums, place_records,
 )
+from .modes import CLASS, MULTIHOT
 from .popcount import popcount64
 
 

@@ -9,7 +9,12 @@ import os
 import re
 import sys
 
+import fasttie as ft
+
 from ..errors import InputError
+from ..loaders import load_array, load_codes, load_relevance, split_key
+from ..metrics import parse_metric
+from ..plots import plot_curves
 
 
 DEMO_METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000", "R@1000", "P(radius=2)", "P(radius=20)")
@@ -110,7 +115,6 @@ def resolve_metrics(names, *, trec_names=False):
     UsageError
         An unknown name, with the closest valid one suggested.
     """
-    from ..metrics import parse_metric
 
     out = []
     for name in names:
@@ -159,7 +163,6 @@ def _note(args, text):
 def _load_relevance_inputs(args):
     """(query_labels, db_labels, relevance, relevance matrix shape or None) from
     --query-labels/--db-labels or --relevance."""
-    from ..loaders import load_array, load_relevance
 
     labels = (args.query_labels, args.db_labels)
     if args.relevance is not None:
@@ -183,7 +186,6 @@ def _load_relevance_inputs(args):
 
 
 def _load_codes(args, spec, option, default_key):
-    from ..loaders import load_codes
 
     return load_codes(spec, option=option, default_key=default_key, packed=args.packed, n_bits=args.bits,
                       bitorder=args.bitorder)
@@ -211,7 +213,6 @@ def cli_words(message, options=_EVALUATE_OPTIONS):
 
 
 def _run_evaluate(args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics):
-    import fasttie as ft
 
     if relevance_shape is not None and relevance_shape != (queries.n, database.n):
         raise UsageError(
@@ -237,7 +238,6 @@ def _hashing_metrics(args):
 
 
 def _plot(args, results):
-    from ..plots import plot_curves
 
     plot_curves(results, args.plot, size=args.plot_size)
     _note(args, f"wrote {args.plot} ({args.plot_size[0]}x{args.plot_size[1]} pixels)")
@@ -245,7 +245,6 @@ def _plot(args, results):
 
 def _stem(spec):
     """File name without folder, extension or :KEY (a default method / legend name)."""
-    from ..loaders import split_key
 
     return os.path.splitext(os.path.basename(split_key(spec)[0]))[0]
 

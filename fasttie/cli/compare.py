@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 
+from ..result import Result
+from ..significance import compare
+
 from .common import (
     UsageError, _check_plot, _hashing_metrics, _load_codes, _load_relevance_inputs, _named, _plot, _run_evaluate,
     resolve_metrics,
@@ -11,8 +14,6 @@ from .common import (
 
 
 def _compare(args) -> int:
-    from ..significance import compare
-    from ..result import Result
 
     if args.results and args.method:
         raise UsageError("give result files or --method NAME=QUERIES options, not both")

@@ -8,6 +8,9 @@ import subprocess
 import textwrap
 import time
 
+import fasttie as ft
+
+from .. import warmup
 from ..metrics import grade_order_bounds, parse_metrics
 from .common import DEMO_METRICS, DIGITS_METRICS, TIE_MODES, UsageError
 
@@ -15,7 +18,6 @@ _HELPER_TIMEOUT = 300  # seconds; a helper compiles in about 5 s on a 2-core mac
 
 
 def _demo_data(args):
-    import fasttie as ft
 
     if args.dataset == "digits":
         for option, value in (("--db", args.db), ("--classes", args.classes), ("--flip", args.flip)):
@@ -46,7 +48,6 @@ def _save_demo(folder, queries, database, query_labels, db_labels):
     """Write the demo's data as .npy files and return the command that evaluates them."""
     import numpy as np
 
-    import fasttie as ft
 
     os.makedirs(folder, exist_ok=True)
     arrays = {
@@ -63,8 +64,6 @@ def _save_demo(folder, queries, database, query_labels, db_labels):
 
 
 def _demo(args) -> int:
-    import fasttie as ft
-    from fasttie import warmup
 
     (queries, database, query_labels, db_labels), about = _demo_data(args)
     print(f"fasttie demo: {about}")

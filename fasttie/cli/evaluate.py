@@ -7,6 +7,10 @@ import json
 import os
 import time
 
+import fasttie.dask as fdask
+
+from ..loaders import load_array, load_relevance
+from ..report import format_csv, format_table
 from .common import (
     RESULT_EXTENSIONS, UsageError, _check_output_path, _check_plot, _evaluate_options, _hashing_metrics,
     _load_codes, _load_relevance_inputs, _note, _plot, _run_evaluate, _stem, cli_words,
@@ -52,19 +56,11 @@ def _shard_paths(spec, option):
 def _run_dask(args, queries, metrics):
     """evaluate on Dask: the database (and its labels) as .npy shards, on a local cluster, a
     cluster at --scheduler, or Dask's threaded scheduler."""
-    try:
-        import fasttie.dask as fdask
-    except ImportError as error:
-        raise ImportError(f"{error} (needed by --dask, --scheduler and shard globs)") from None
-    from ..loaders import load_array
-
     paths = _zarr(args.database, "--database") if _is_zarr(args.database) else _shard_paths(args.database, "--database")
     query_labels, db_labels, relevance = None, None, None
     if args.relevance is not None:
         if args.query_labels is not None or args.db_labels is not None:
             raise UsageError("give --query-labels and --db-labels, or --relevance, not both")
-        from ..loaders import load_relevance
-
         relevance, _ = load_relevance(args.relevance)
     elif args.query_labels is None or args.db_labels is None:
         raise UsageError("give --query-labels and --db-labels (class ids or multi-hot), or --relevance (a CSR .npz)")
@@ -107,7 +103,6 @@ _RELEVANCE_WORDS = {"class": "class labels", "multihot": "multi-hot labels (grad
 
 
 def _evaluate(args) -> int:
-    from ..report import format_csv, format_table
 
     metrics = _hashing_metrics(args)
     if args.per_query is not None:

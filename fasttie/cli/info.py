@@ -6,9 +6,14 @@ import importlib.util
 import os
 import time
 
+import fasttie
+
+from .._kernels._jit import CACHE
+from .._kernels.cpu import bitsliced_pass, host_has_avx512
+from ..parallel import available_threads
+from ..warmup import cache_status, warmup
 
 def _warmup(args) -> int:
-    from ..warmup import warmup
 
     started = time.perf_counter()
     seconds = warmup(progress=None if args.quiet else lambda name, t: print(f"{name:<28} {t:6.2f} s", flush=True))
@@ -24,28 +29,23 @@ def _info(args) -> int:
     import numba
     import numpy
 
-    import fasttie
-    from fasttie._kernels._jit import CACHE
 
     features = llvm.get_host_cpu_features()
     used = [f for f in ("popcnt", "avx2", "avx512f", "avx512vpopcntdq") if features.get(f)]
     print(f"fasttie {fasttie.__version__}")
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, numba {numba.__version__}, llvmlite {llvmlite.__version__}")
     print(f"cpu {llvm.get_host_cpu_name()}, features used: {', '.join(used) or 'none (software popcount)'}")
-    from fasttie._kernels.cpu import bitsliced_pass, host_has_avx512
 
     forced = os.environ.get("FASTTIE_KERNEL", "").strip()
     pass_name = "bit-sliced (AVX-512)" if bitsliced_pass() else "portable"
     print(f"histogram pass up to 64 bits: {pass_name}"
           + (f" (FASTTIE_KERNEL={forced})" if forced else " (from the CPU's features; FASTTIE_KERNEL forces one)")
           + ("" if host_has_avx512() or not bitsliced_pass() else "; this CPU has no AVX-512: slower"))
-    from fasttie.parallel import available_threads
 
     print(f"threads per call {available_threads()} (FASTTIE_NUM_THREADS or usable CPUs; serial nogil kernels on a "
           "thread pool)")
     where = numba.config.CACHE_DIR or f"beside the package ({os.path.join(os.path.dirname(fasttie.__file__), '**', '__pycache__')})"
     print(f"compile cache: {where}" + ("" if CACHE else " (off: FASTTIE_NO_CACHE)"))
-    from fasttie.warmup import cache_status
 
     states = cache_status()
     print("kernels: " + ", ".join(f"{door} {state}" for door, state in states.items())

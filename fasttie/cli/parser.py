@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import __version__
 from .common import (
     DEFAULT_METRICS, PROTOCOLS, TIE_MODES, _digits, _Parser, _plot_size, _positive_int,
 )
@@ -83,7 +84,6 @@ def build_parser() -> argparse.ArgumentParser:
         With subcommands evaluate, trec, compare, demo and info; its errors are one line on
         stderr and exit code 2.
     """
-    from .. import __version__
 
     formatter = argparse.RawDescriptionHelpFormatter
     parser = _Parser(

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 
+import fasttie as ft
+
+from ..report import format_trec, format_trec_csv
 from .common import (
     _TREC_OPTIONS, RESULT_EXTENSIONS, TREC_METRICS, UsageError, _check_output_path, cli_words, resolve_metrics,
 )
@@ -13,9 +16,7 @@ _OPTIONS = {**_TREC_OPTIONS, "max_retrieved": "-M/--max-retrieved", "judged_only
 
 
 def _trec(args) -> int:
-    import fasttie as ft
 
-    from ..report import format_trec, format_trec_csv
 
     default = TREC_METRICS
     if args.ties == "average":  # interpolated precision needs a fixed order (ties="average" refuses it)

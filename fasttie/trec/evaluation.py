@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.trec_order import trec_tie_keys
-from ..diversity_inputs import TIE_RULES, empty_value
+from ..diversity.inputs import TIE_RULES, empty_value
 from ..errors import InputError, InputTypeError
 from ..metrics import aggregate, diversity_settings, parse_metrics, split_metric_names
 from ..ranking import rank_lists

@@ -32,31 +32,31 @@ Public: :func:`diversity_evaluate` (any set of measures, a :class:`fasttie.Resul
 :func:`fasttie.trec.evaluate`: :func:`diversity_values` (validated inputs -> per-query values
 before the empty-query policy) and :func:`alpha_dcg` (run and ideal alpha-DCG). The measures'
 names are read by :mod:`fasttie.metrics.diversity_names` (the one metric grammar; its names stay
-importable from here), the inputs validated and packed by :mod:`fasttie.diversity_inputs`.
+importable from here), the inputs validated and packed by :mod:`fasttie.diversity.inputs`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._kernels.diversity_measures import (
+from .._kernels.diversity_measures import (
     AP_SUM, AVERAGE, COVERED, FULL_IDEAL, FULL_RUN, IDEAL, IDEAL_DCG, IDEAL_ERR, IDEAL_NRBP, N_CUT, N_SCALARS,
     N_SUBTOPICS, PAIRS, RUN_DCG, RUN_ERR, RUN_NRBP, WANT_AP, diversity_queries,
 )
-from ._kernels.diversity_ties import average_queries
-from .diversity_inputs import TIE_RULES, DiversityInputs, check_cutoffs, empty_value, is_scalar_k, prepare_inputs
-from .errors import InputError
-from .metrics.diversity_names import (
+from .._kernels.diversity_ties import average_queries
+from .inputs import TIE_RULES, DiversityInputs, check_cutoffs, empty_value, is_scalar_k, prepare_inputs
+from ..errors import InputError
+from ..metrics.diversity_names import (
     ALPHA_FREE, DEFAULT_ALPHA, DEFAULT_BETA, TAKES_BETA, DiversityMetric, check_alpha, diversity_metric_name,
     diversity_settings, is_diversity_metric, parse_diversity_metric, parse_diversity_metrics,
 )
-from .parallel import resolve_threads, run_blocks
-from .result import Result
-from .scoring import read_only
-from .validation import mean_of_kept
+from ..parallel import resolve_threads, run_blocks
+from ..result import Result
+from ..scoring import read_only
+from ..validation import mean_of_kept
 
 # the public functions, then names of the grammar and of the input checks that stay importable
-# from here, where they were before they moved (fasttie.metrics, fasttie.diversity_inputs)
+# from here, where they were before they moved (fasttie.metrics, fasttie.diversity.inputs)
 __all__ = [
     "alpha_ndcg", "diversity_evaluate",
     "TIE_RULES", "diversity_settings", "empty_value", "is_diversity_metric", "parse_diversity_metric",

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
+from .engine import counts_of, result_from_counts
 
-__all__ = ["TieStats", "merge", "tie_stats"]
+__all__ = ["TieStats", "merge", "padded", "stack", "tie_stats"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class TieStats:
         if other.relevance != self.relevance:
             raise InputError(f"cannot add tie statistics of {self.relevance!r} and {other.relevance!r} relevance")
         n_grades = max(self.counts.shape[2], other.counts.shape[2])
-        total = _padded(self.counts, n_grades) + _padded(other.counts, n_grades)
+        total = padded(self.counts, n_grades) + padded(other.counts, n_grades)
         return TieStats(total, self.n_bits, self.relevance)
 
     def finalize(
@@ -92,8 +93,6 @@ class TieStats:
         -------
         Result
         """
-        from .hamming_engine import result_from_counts
-
         if ties == "stable":
             raise InputError(
                 "ties='stable' needs each item's database index, which tie statistics do not keep; use "
@@ -105,7 +104,8 @@ class TieStats:
         )
 
 
-def _padded(counts, n_grades):
+def padded(counts, n_grades):
+    """Counts with the grade axis widened to ``n_grades`` (zeros), as tables of several grades add up."""
     if counts.shape[2] == n_grades:
         return counts
     out = np.zeros(counts.shape[:2] + (n_grades,), dtype=np.int64)
@@ -130,6 +130,27 @@ def merge(stats) -> TieStats:
     while len(stats) > 1:  # pairwise: a balanced tree, as a distributed reduction would do
         stats = [stats[i] + stats[i + 1] if i + 1 < len(stats) else stats[i] for i in range(0, len(stats), 2)]
     return stats[0]
+
+
+def stack(parts) -> TieStats:
+    """The tie statistics of consecutive blocks of queries as one table (their grade axes padded
+    to the widest: listed grades differ from block to block).
+
+    Parameters
+    ----------
+    parts : sequence of TieStats
+        Of the same database, in query order.
+
+    Returns
+    -------
+    TieStats
+    """
+    parts = list(parts)
+    if not parts:
+        raise InputError("stack needs at least one TieStats")
+    n_grades = max(p.counts.shape[2] for p in parts)
+    return TieStats(np.concatenate([padded(p.counts, n_grades) for p in parts], axis=0), parts[0].n_bits,
+                    parts[0].relevance)
 
 
 def tie_stats(queries, database, query_labels=None, db_labels=None, *, relevance=None, n_threads=None) -> TieStats:
@@ -157,6 +178,4 @@ def tie_stats(queries, database, query_labels=None, db_labels=None, *, relevance
     >>> parts.finalize(["AP", "P@1"]).mean == whole.mean
     True
     """
-    from .hamming_engine import counts_of
-
-    return counts_of(queries, database, query_labels, db_labels, relevance=relevance, n_threads=n_threads)
+    return TieStats(*counts_of(queries, database, query_labels, db_labels, relevance=relevance, n_threads=n_threads))

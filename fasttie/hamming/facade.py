@@ -1,19 +1,22 @@
 """Facades for Hamming ranking: :func:`evaluate` and :func:`search` validate and pack their
-inputs, then hand the work to :mod:`fasttie.hamming_engine` (metrics) or the k-NN kernels."""
+inputs, then hand the work to :mod:`fasttie.hamming.engine` (metrics), :mod:`fasttie.hamming.gpu`
+(``device="cuda"``) or the k-NN kernels."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._kernels.knn import knn, radius_counts, radius_fill
-from .hamming_engine import (
-    TIE_MODES, metrics_for_curves, evaluate_chunks, hashing_metrics, pack_pair, progress_bar, hashing_result,
-)
-from .result import Result
-from .relevance import make_relevance
-from .parallel import resolve_threads, run_blocks
-from .scoring import check_options, read_only
-from .errors import InputError
+from .. import _device
+from .._kernels.knn import knn, radius_counts, radius_fill
+from .._kernels.modes import HAMMING_TIES
+from ..codes import pack_pair
+from ..errors import InputError
+from ..parallel import resolve_threads, run_blocks
+from ..relevance import make_relevance
+from ..result import Result
+from ..scoring import check_options, read_only
+from . import gpu
+from .engine import evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar
 
 __all__ = ["evaluate", "search"]
 
@@ -94,7 +97,7 @@ def evaluate(
         log-spaced N up to n_db when True. Same pass, same tie convention and empty policy.
     device : {"cpu", "cuda", "auto"}, default "cpu"
         Where the histogram pass runs: "cuda" on an NVIDIA GPU through numba-cuda
-        (``pip install 'fasttie[cuda]'``; :mod:`fasttie.cuda`), "auto" on the GPU when
+        (``pip install 'fasttie[cuda]'``; :mod:`fasttie.hamming.gpu`), "auto" on the GPU when
         numba-cuda finds one, else the CPU. The metrics are finalized on the CPU from the same
         integer counts and ranks, so every device gives bitwise the same results; every tie
         mode runs there. Inputs already on the GPU (CuPy arrays, torch CUDA tensors, anything
@@ -148,16 +151,14 @@ def evaluate(
     {'AP': 1.0}
     """
     parsed = hashing_metrics(metrics)
-    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=TIE_MODES)
+    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=HAMMING_TIES)
     on_gpu = _on_gpu(device)
     query_codes, db_codes = pack_pair(queries, database, keep_device=on_gpu)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     query_labels, db_labels, relevance = _host_labels(query_labels, db_labels, relevance)
     spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
     if on_gpu:
-        from . import cuda
-
-        return cuda.evaluate(query_codes, db_codes, spec, metrics, ties=ties, ap_denominator=ap_denominator,
+        return gpu.evaluate(query_codes, db_codes, spec, metrics, ties=ties, ap_denominator=ap_denominator,
                              gain=gain, empty=empty, curves=curves, n_threads=n_threads)
     curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
@@ -182,17 +183,12 @@ def _on_gpu(device):
         raise InputError(f"device must be 'cpu', 'cuda' or 'auto', got {device!r}")
     if device == "cpu":
         return False
-    from . import cuda
-
-    if device == "auto":
-        return cuda.available()
-    return True
+    return _device.available() if device == "auto" else True
 
 
 def _host_labels(query_labels, db_labels, relevance):
     """Labels and listed relevance in host memory (copied from the GPU where they live there)."""
-    from .cuda import to_host  # anything not on a GPU comes back as it is
-
+    to_host = _device.to_host  # anything not on a GPU comes back as it is
     if isinstance(relevance, tuple):
         relevance = tuple(to_host(x) for x in relevance)
     return to_host(query_labels), to_host(db_labels), relevance
@@ -249,9 +245,7 @@ def search(queries, database, k=None, *, radius=None, n_threads=None, device="cp
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= db_codes.n:
             raise InputError(f"k must be an integer in [1, n_db={db_codes.n}], got {k!r}")
         if on_gpu:
-            from . import cuda
-
-            return cuda.knn(query_codes, db_codes, int(k))
+            return gpu.knn(query_codes, db_codes, int(k))
         query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
         ids = np.empty((n_queries, int(k)), dtype=np.int64)
         distances = np.empty((n_queries, int(k)), dtype=np.int32)
@@ -262,9 +256,7 @@ def search(queries, database, k=None, *, radius=None, n_threads=None, device="cp
         raise InputError(f"radius must be an integer >= 0, got {radius!r}")
     radius = int(min(radius, n_bits))
     if on_gpu:
-        from . import cuda
-
-        return cuda.radius_search(query_codes, db_codes, radius)
+        return gpu.radius_search(query_codes, db_codes, radius)
     query_words, db_words = _ro(query_codes.words), _ro(db_codes.words)
     counts = np.zeros((n_queries, radius + 1), dtype=np.int64)
     run_blocks(lambda lo, hi: radius_counts(query_words, db_words, radius, counts, lo, hi), n_queries, n_threads)

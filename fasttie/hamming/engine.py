@@ -3,7 +3,7 @@
 One pass per query block counts database items by (Hamming distance, grade), or ranks the
 relevant items in database index order for ``ties="stable"``; the finalizer turns those counts
 into base quantities and metric values, and :func:`result_from_counts` into a
-:class:`~fasttie.Result`. Behind :func:`fasttie.evaluate` (the facade in :mod:`fasttie.hashing`),
+:class:`~fasttie.Result`. Behind :func:`fasttie.evaluate` (the facade in :mod:`fasttie.hamming.facade`),
 :func:`fasttie.tie_stats` / :meth:`fasttie.TieStats.finalize`, :mod:`fasttie.dask` and the GPU
 path, which all finalize the same integer counts. The radius metrics (precision and recall
 within a Hamming radius) are computed here, from the counts, since only Hamming ranking has
@@ -18,30 +18,29 @@ import time
 
 import numpy as np
 
-from ._kernels.class_sort import count_classes, scatter_by_class
-from ._kernels.err import MAX_GRADE, err_histograms
-from ._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT
-from ._kernels.hamming_ties import (
-    AVERAGE, CLASS, GROUP, GROUP_MIN, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC, finalize_histograms,
+from .._kernels.class_sort import count_classes, scatter_by_class
+from .._kernels.err import MAX_GRADE, err_histograms
+from .._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT
+from .._kernels.hamming_ties import (
+    GROUP, GROUP_MIN, finalize_histograms,
     finalize_histograms_optional, finalize_histograms_ratios, finalize_ranked_queries, finalize_ranked_queries_optional,
     finalize_stable, finalize_stable_optional, stable_ranks,
 )
-from ._kernels.histogram import hist_multihot, hist_segments, move_relevant
-from ._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
-from .codes import pack_codes
-from .metrics import RATIO_BASES, Metric, aggregate, parse_metrics
-from .result import Result
-from .relevance import make_relevance
-from .parallel import resolve_threads, run_blocks
-from .scoring import (
+from .._kernels.histogram import hist_multihot, hist_segments, move_relevant
+from .._kernels.modes import HAMMING_TIES, KIND_CODES, TIE_CODES
+from .._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
+from ..codes import pack_pair
+from ..metrics import RATIO_BASES, Metric, aggregate, parse_metrics
+from ..result import Result
+from ..relevance import make_relevance
+from ..parallel import resolve_threads, run_blocks
+from ..scoring import (
     check_options, cutoff_list, dcg_depth, discount_table, divide, gain_table, metric_values, optional_sums, read_only,
     WHOLE_LIST,
 )
-from .errors import InputError, InputTypeError
-from .validation import check_empty_policy
+from ..errors import InputError, InputTypeError
+from ..validation import check_empty_policy
 
-TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": None}
-_KIND = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}
 _HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
 # bytes of relevant-item records per thread of the stable pass when GROUP queries of a class share
 # a sweep (16 x 8 bytes per relevant item): larger classes go one query at a time
@@ -57,21 +56,6 @@ _AUTO_SECONDS = 2.0
 
 
 _ro = read_only
-
-
-def pack_pair(queries, database, keep_device=False):
-    """Pack queries and database; their code lengths must agree. Codes on a GPU stay there with
-    ``keep_device`` (the GPU passes), else they are copied to the host."""
-    query_codes = pack_codes(queries, name="queries")
-    db_codes = pack_codes(database, name="database")
-    if not keep_device:
-        query_codes, db_codes = query_codes.to_host(), db_codes.to_host()
-    if query_codes.n_bits != db_codes.n_bits:
-        raise InputError(
-            f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
-            "pack both with the same n_bits"
-        )
-    return query_codes, db_codes
 
 
 def hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):
@@ -221,7 +205,7 @@ class _DatabasePass:
             self.counts(c, hist, lo, hi)
             c["n_relevant"][lo:hi] = hist[lo:hi, :, 1:].sum(axis=(1, 2))
         (finalize_stable_optional if fin.optional else finalize_stable)(
-            c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
+            c["query_words"], self.db_words, KIND_CODES[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"],
             c["order"], c["group_ptr"], fin.depth, hist, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
             quantities, scalars, fin.err_cutoffs, err, lo, hi,
@@ -232,7 +216,7 @@ class _DatabasePass:
         whose metrics look at the top ``fin.depth`` ranks only."""
         self.counts(c, hist, lo, hi)
         (finalize_stable_top_optional if fin.optional else finalize_stable_top)(
-            c["query_words"], self.db_words, _KIND[self.spec.kind], c["query_labels"], self.db_labels,
+            c["query_words"], self.db_words, KIND_CODES[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], fin.depth, hist,
             fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional, quantities, scalars, fin.err_cutoffs, err,
             lo, hi,
@@ -277,10 +261,10 @@ class _Finalizer:
             kernel = finalize_histograms_ratios
         else:
             kernel = finalize_histograms
-        kernel(hist, self.gains, TIE_MODES[self.ties], self.cutoffs, self.log_p, self.discount, self.need_ratio,
+        kernel(hist, self.gains, TIE_CODES[self.ties], self.cutoffs, self.log_p, self.discount, self.need_ratio,
                self.optional, quantities, scalars, lo, hi)
         if len(self.err_cutoffs):
-            err_histograms(hist, TIE_MODES[self.ties], self.err_cutoffs, err, lo, hi)
+            err_histograms(hist, TIE_CODES[self.ties], self.err_cutoffs, err, lo, hi)
 
     def values(self, quantities, scalars, hist, err):
         err_values = {m.name: err[:, self.err_column[WHOLE_LIST if m.k is None else m.k]]
@@ -426,9 +410,8 @@ def evaluate_chunks(
 
 
 def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance=None, n_threads=None):
-    """TieStats of a database (or shard): see :func:`fasttie.tie_stats`."""
-    from .tie_stats import TieStats
-
+    """(counts, n_bits, relevance kind) of a database (or shard), the parts of a TieStats:
+    see :func:`fasttie.tie_stats`."""
     query_codes, db_codes = pack_pair(queries, database)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
@@ -437,7 +420,7 @@ def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance
     c = database_pass.chunk(query_codes.words, spec.rows(0, n_queries))
     run_blocks(lambda lo, hi: database_pass.counts(c, counts, lo, hi), n_queries,
                resolve_threads(n_threads, n_queries * n_db), granule=2, blocks_per_thread=1)
-    return TieStats(counts, n_bits, spec.kind)
+    return counts, n_bits, spec.kind
 
 
 def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_relevant, n_threads, limits=None):
@@ -460,7 +443,7 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
     offsets = _ro(indptr)
     limits = _ro(np.asarray(np.full(query_codes.n, db_codes.n_bits) if limits is None else limits, dtype=np.uint64))
     run_blocks(lambda lo, hi: stable_ranks(
-        c["query_words"], database_pass.db_words, _KIND[spec.kind], c["query_labels"], database_pass.db_labels,
+        c["query_words"], database_pass.db_words, KIND_CODES[spec.kind], c["query_labels"], database_pass.db_labels,
         c["label_words"], database_pass.db_label_words, c["indptr"], c["indices"], c["grades"], limits, first,
         offsets, ranks, grades, lo, hi,
     ), query_codes.n, resolve_threads(n_threads, query_codes.n * db_codes.n))
@@ -521,7 +504,7 @@ def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, met
     path streams blocks of queries through this).
     """
     parsed = hashing_metrics(metrics)
-    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=TIE_MODES)
+    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=HAMMING_TIES)
     curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
     fin = _Finalizer(all_metrics, n_db, n_grades, ties, ap_denominator, gain, empty)

@@ -3,9 +3,10 @@
 Everything fasttie reports for a Hamming ranking comes from per-query counts of database items
 by (Hamming distance, grade) (:class:`fasttie.TieStats`) and, for ``ties="stable"``, the
 global ranks of the relevant items in database index order. This module computes both on the
-GPU (kernels in :mod:`fasttie._kernels_cuda`); the finalizers are the CPU code every other path
-uses, so ``ft.evaluate(..., device="cuda")`` gives bitwise the results of the CPU (counts and
-ranks are integers). ``ft.search(..., device="cuda")`` takes the same rank pass.
+GPU (kernels in :mod:`fasttie._kernels_cuda`, device arrays in :mod:`fasttie._device`); the
+finalizers are the CPU code every other path uses, so ``ft.evaluate(..., device="cuda")`` gives
+bitwise the results of the CPU (counts and ranks are integers). ``ft.search(...,
+device="cuda")`` takes the same rank pass.
 
 Inputs: numpy arrays (copied to the device once per call; a database too large for the free
 device memory goes in chunks), or arrays already on the GPU, without a copy: anything with
@@ -24,134 +25,20 @@ a CPU-only machine, which is how the tests check them.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-from .errors import InputError, InputTypeError
+from .._device import grid, launch, multiprocessors, require_gpu, to_device
+from ..errors import InputError
+from .engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_blocks
+from .stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query
 
-__all__ = ["available", "counts", "evaluate", "knn", "radius_search", "is_device_array", "device_view", "to_device",
-           "to_host", "pack"]
+__all__ = ["counts", "evaluate", "knn", "radius_search"]
 
 _BLOCKS_PER_SM = 8  # blocks of the histogram pass per multiprocessor: enough to hide latency
 _RANK_BLOCKS_PER_SM = 8  # the same for calls with a rank pass (32 measured no faster on an H100)
 _MIN_SPLIT = 2048  # database items per block at least (its counters are written once per block)
 _QUERY_BYTES = 256 << 20  # device memory per block of queries for counters (halved on out-of-memory)
 _RANK_BYTES = 1 << 30  # device memory for the ranks of one block of queries (ties="stable")
-_CONFIGURE_LOCK = threading.Lock()  # see _launch
-
-
-def _cuda():
-    try:
-        from numba import cuda
-    except ImportError:
-        raise ImportError("device='cuda' needs numba-cuda: pip install 'fasttie[cuda]'") from None
-    return cuda
-
-
-def available() -> bool:
-    """True when numba-cuda is installed and finds a GPU (or the CUDA simulator is on)."""
-    try:
-        return bool(_cuda().is_available())
-    except ImportError:
-        return False
-
-
-def _require_gpu():
-    cuda = _cuda()
-    if not cuda.is_available():
-        raise InputError("device='cuda': numba-cuda finds no GPU (set NUMBA_ENABLE_CUDASIM=1 for the simulator, "
-                         "or use device='cpu' / 'auto')")
-    return cuda
-
-
-def is_device_array(x) -> bool:
-    """Whether ``x`` lives on a GPU: it has ``__cuda_array_interface__`` (CuPy, torch CUDA) or is a
-    numba device array (also the simulator's)."""
-    if isinstance(x, np.ndarray):
-        return False
-    try:
-        return bool(getattr(x, "__cuda_ndarray__", False)) or getattr(x, "__cuda_array_interface__", None) is not None
-    except RuntimeError as error:  # torch: a tensor that requires grad refuses the interface
-        raise InputError(f"a GPU tensor that requires grad cannot be read ({error}); pass tensor.detach()") from None
-
-
-def device_view(x):
-    """A numba device array over the GPU array ``x`` (no copy)."""
-    return x if getattr(x, "__cuda_ndarray__", False) else _cuda().as_cuda_array(x)
-
-
-def to_host(x) -> np.ndarray:
-    """A numpy copy of a GPU array (numpy input is returned as it is)."""
-    return device_view(x).copy_to_host() if is_device_array(x) else x
-
-
-def pack(codes, n_bits, name):
-    """Pack a (n, n_bits) GPU matrix of ±1, 0/1 or bool codes into uint64 words on the GPU.
-
-    The checks of :func:`fasttie.pack_codes` run on the device: values other than -1, 0 and 1
-    (NaN included) and a mix of -1 and 0 are errors naming the first bad position.
-    """
-    cuda = _require_gpu()
-    from . import _kernels_cuda as k
-    from .codes import PackedCodes
-
-    array = device_view(codes)
-    if array.ndim != 2:
-        raise InputError(f"{name} must be 2-D (n_codes, n_bits), got shape {array.shape}; "
-                         "reshape a single code with codes[None, :]")
-    n, width = array.shape
-    if n == 0 or width == 0:
-        raise InputError(f"{name} is empty (shape {array.shape}); need at least one code and one bit")
-    if n_bits is not None and n_bits != width:
-        raise InputError(f"{name} has {width} bit columns but n_bits={n_bits}")
-    if array.dtype != np.bool_ and not np.issubdtype(array.dtype, np.number):
-        raise InputTypeError(f"{name} must be a numeric or bool array, got dtype {array.dtype}")
-    n_words = (width + 63) // 64
-    words = cuda.device_array((n, n_words), dtype=np.uint64)
-    flags = cuda.to_device(np.array([0, 0, n * width], dtype=np.int64))
-    _launch(k.pack_words, _grid(n * n_words), k.THREADS, 0, array, words, flags)
-    negative, zero, first_bad = flags.copy_to_host()
-    if first_bad < n * width:
-        row, col = divmod(int(first_bad), width)
-        value = array[row:row + 1, col:col + 1].copy_to_host()[0, 0]
-        raise InputError(f"{name} must hold ±1, 0/1 or bool values; found {value.item()!r} at [{row}, {col}]; "
-                         "binarize GPU outputs first, e.g. torch.where(x >= 0, 1, -1)")
-    if negative and zero:
-        raise InputError(f"{name} mixes -1 and 0: ±1 codes must not contain 0 (sign(0) = 0 is a classic "
-                         "binarization bug); use torch.where(x >= 0, 1, -1)")
-    return PackedCodes(words, width)
-
-
-def _launch(kernel, grid, block, shared, *args):
-    """kernel[grid, block, 0, shared](*args), without numba's low-occupancy warning: small calls
-    (a few queries, a small database) launch small grids on purpose.
-
-    numba warns when it builds a launch configuration (and keeps it for the next launch of that
-    shape). ``warnings.catch_warnings`` swaps the process's filter list in and out, which is not
-    safe when several threads do it at once (one thread's exit can restore the filters another
-    entered with): the configuration is built under a lock, the launch runs outside it.
-    """
-    import warnings
-
-    with _CONFIGURE_LOCK, warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*Grid size .* low occupancy")
-        configured = kernel[grid, block, 0, shared]
-    configured(*args)
-
-
-def _grid(n_threads):
-    """Blocks for a grid-stride kernel over n_threads items: enough to fill the GPU, one in the simulator."""
-    from ._kernels_cuda import THREADS
-
-    return max(1, min(-(-n_threads // THREADS), 32 * _multiprocessors(_cuda())))
-
-
-def to_device(array, dtype=None):
-    """Device array of ``array`` (no copy when it is already on the GPU)."""
-    if is_device_array(array):
-        return device_view(array)
-    return _cuda().to_device(np.ascontiguousarray(array, dtype=dtype))
 
 
 class _RanksTooLarge(Exception):
@@ -162,7 +49,7 @@ def _is_out_of_memory(error):
     return isinstance(error, _RanksTooLarge) or "OUT_OF_MEMORY" in str(error) or getattr(error, "code", None) == 2
 
 
-def _multiprocessors(cuda):
+def multiprocessors(cuda):
     """Multiprocessors of the current GPU; 0 in the simulator (which runs one block at a time)."""
     try:
         return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
@@ -183,10 +70,8 @@ class _Pass:
     """
 
     def __init__(self, db_codes, spec, n_bits, split_size=None, lo=0, hi=None):
-        self.cuda = _require_gpu()  # before the kernels' module imports numba.cuda: the error says how to install
-        from . import _kernels_cuda as k
-
-        self.k = k
+        self.cuda = require_gpu()  # before the kernels' module imports numba.cuda: the error says how to install
+        self.k = k = _kernels()
         hi = db_codes.n if hi is None else hi
         self.first_item, self.n_db, self.n_bits, self.spec = lo, hi - lo, n_bits, spec
         self.kind = {"class": k.CLASS, "multihot": k.MULTIHOT}.get(spec.kind if spec else None, k.NO_GRADE)
@@ -213,7 +98,7 @@ class _Pass:
         if split_size is None:
             tiles = -(-n_queries // tile)
             per_sm = _RANK_BLOCKS_PER_SM if ranks else _BLOCKS_PER_SM
-            want = max(1, -(-max(1, _multiprocessors(self.cuda)) * per_sm // tiles))
+            want = max(1, -(-max(1, multiprocessors(self.cuda)) * per_sm // tiles))
             split_size = max(_MIN_SPLIT, -(-self.n_db // want))
         return tile, in_shared, -(-self.n_db // split_size), split_size
 
@@ -233,12 +118,12 @@ class _Pass:
         # written whole by the blocks, or zeros that take global atomics (counters too large for a block)
         out = cuda.device_array(shape, dtype=np.int32) if in_shared else cuda.to_device(np.zeros(shape, np.int32))
         threads, per_thread = k.HIST_SHAPE.get(self.n_words, k.HIST_SHAPE_WIDE)
-        threads = threads if _multiprocessors(cuda) else k.THREADS  # the simulator: fewer Python threads
+        threads = threads if multiprocessors(cuda) else k.THREADS  # the simulator: fewer Python threads
         kernel = k.histogram_kernel(self.n_words, self.kind, self.n_label_words, in_shared, min(per_thread, tile),
                                     threads)
         grid = (-(-n_queries // tile), n_splits)
         shared = tile * cells * 4 if in_shared else 0
-        _launch(kernel, grid, threads, shared, query_words, self.db_words, query_labels, self.db_labels,
+        launch(kernel, grid, threads, shared, query_words, self.db_words, query_labels, self.db_labels,
                 query_label_words, self.db_label_words, cells, self.n_grades, tile, split_size, out)
         return out, split_size
 
@@ -248,10 +133,10 @@ class _Pass:
         split, split_size = self.split_counts(queries, n_queries, ranks)
         if self.stored_grades == self.n_grades:
             hist = cuda.device_array((n_queries, self.n_dist * self.n_grades), dtype=np.int64)
-            _launch(k.sum_splits, _grid(hist.size), k.THREADS, 0, split, hist)
+            launch(k.sum_splits, grid(hist.size), k.THREADS, 0, split, hist)
         else:  # listed relevance: distances only on the device pass, grades moved in
             one = cuda.device_array((n_queries, self.n_dist), dtype=np.int64)
-            _launch(k.sum_splits, _grid(one.size), k.THREADS, 0, split, one)
+            launch(k.sum_splits, grid(one.size), k.THREADS, 0, split, one)
             host = np.zeros((n_queries, self.n_dist, self.stored_grades), dtype=np.int64)
             host[:, :, 0] = one.copy_to_host()
             hist = cuda.to_device(host.reshape(n_queries, -1))
@@ -260,7 +145,7 @@ class _Pass:
             here = (spec_rows.indices >= self.first_item) & (spec_rows.indices < self.first_item + self.n_db)
             if here.any():
                 ids = spec_rows.indices[here].astype(np.int64) - self.first_item
-                _launch(k.move_listed, _grid(int(here.sum())), k.THREADS, 0,
+                launch(k.move_listed, grid(int(here.sum())), k.THREADS, 0,
                         queries[0], self.db_words, cuda.to_device(query_of[here]), cuda.to_device(ids),
                         to_device(spec_rows.grades[here], np.int64), self.stored_grades, hist)
         return hist, split, split_size
@@ -276,7 +161,7 @@ class _Pass:
         slot_bases = cuda.device_array((n_splits, n_queries, self.n_dist), dtype=np.int64)
         if offsets is None:
             offsets = (np.zeros((n_queries, self.n_dist), dtype=np.int64),) * 2
-        _launch(k.rank_bases, _grid(n_queries), k.THREADS, 0, split, self.n_grades, cuda.to_device(first_slot),
+        launch(k.rank_bases, grid(n_queries), k.THREADS, 0, split, self.n_grades, cuda.to_device(first_slot),
                 cuda.to_device(offsets[0]), cuda.to_device(offsets[1]), bases, slot_bases)
         kind = self.kind if emit == k.RELEVANT else k.NO_GRADE
         per_query = self.n_dist * (2 if kind != k.NO_GRADE else 1)  # next ranks (and next slots) per distance
@@ -291,7 +176,7 @@ class _Pass:
         grades = to_device(spec_rows.grades if listed and len(spec_rows.grades) else none, np.int64)
         kernel = k.rank_kernel(self.n_words, kind, self.n_label_words, emit)
         query_words, query_labels, query_label_words = queries
-        _launch(kernel, (-(-n_queries // tile), n_splits), tile, tile * per_query * 4,
+        launch(kernel, (-(-n_queries // tile), n_splits), tile, tile * per_query * 4,
             query_words, self.db_words, query_labels, self.db_labels, query_label_words, self.db_label_words, indptr,
             ids, grades, limits, bases, slot_bases, split_size, self.first_item, k_, out_a, out_b)
 
@@ -354,7 +239,7 @@ class _Database:
 def _fitting_items(db_codes, spec):
     """Database items whose words (and labels) fill half the free device memory (the rest is for
     the queries' counters and ranks)."""
-    free = _require_gpu().current_context().get_memory_info()[0]
+    free = require_gpu().current_context().get_memory_info()[0]
     if not np.isfinite(free):  # the simulator
         return db_codes.n
     per_item = 8 * db_codes.words.shape[1]
@@ -453,10 +338,12 @@ def _count_chunks(database, words, rows, n):
 
 def _chunk_offsets(per_chunk, c, with_slots):
     """(items, relevant items) per (query, distance) that chunk c's rank pass adds to its bases:
-    those of the other chunks at smaller distances, and of the earlier chunks at that distance."""
+    those of the other chunks at smaller distances, and of the earlier chunks at that distance
+    (:func:`.stable.part_rank_bases` less the chunk's own items at smaller distances, which its
+    pass counts itself)."""
     def offsets(counts):
-        other = counts.sum(axis=0) - counts[c]
-        return np.cumsum(other, axis=1) - other + counts[:c].sum(axis=0)
+        own = counts[c]
+        return part_rank_bases(counts)[c] - (np.cumsum(own, axis=1) - own)
 
     items = offsets(np.stack([h.sum(axis=2) for h in per_chunk]))
     relevant = offsets(np.stack([h[:, :, 1:].sum(axis=2) for h in per_chunk])) if with_slots else 0 * items
@@ -485,8 +372,6 @@ def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain
     chunks is counted chunk by chunk; the stable pass takes every chunk twice per block of
     queries (counts, then ranks).
     """
-    from .hamming_engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_blocks
-
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     database = _Database(db_codes, spec, n_bits, split_size, chunk_size)
     stable = ties == "stable"
@@ -500,10 +385,7 @@ def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain
         n = stop - start
         queries, per_chunk, whole = _count_chunks(database, query_codes.words[start:stop], rows, n)
         hist = sum(per_chunk)
-        items = hist.sum(axis=2)
-        limits = np.full(n, n_bits, dtype=np.int64)
-        if depth < n_db:  # only the distances that reach rank `depth` (the bounded pass)
-            limits = (np.cumsum(items, axis=1) < depth).sum(axis=1)
+        limits = rank_limits(hist.sum(axis=2), depth, n_db, n_bits)  # the bounded pass: distances reaching `depth`
         return hist, _relevant_ranks(database, queries, rows, hist, per_chunk, whole, limits)
 
     def blocks():
@@ -542,14 +424,13 @@ def _relevant_bound(spec, n_db):
 
 def _relevant_ranks(database, queries, rows, hist, per_chunk, whole, limits):
     """(indptr, ranks, grades) of the relevant items at distances <= limits, in index order."""
-    cuda, k = _require_gpu(), _kernels()
+    cuda, k = require_gpu(), _kernels()
     n = len(hist)
     if rows.kind == "listed":
         first_slot = np.ascontiguousarray(rows.indptr[:-1], dtype=np.int64)
         size = int(rows.indptr[-1])
     else:
-        ranked = np.arange(hist.shape[1])[None, :] <= limits[:, None]
-        n_relevant = (hist[:, :, 1:].sum(axis=2) * ranked).sum(axis=1)
+        n_relevant = (hist[:, :, 1:].sum(axis=2) * ranked_distances(limits, hist.shape[1])).sum(axis=1)
         first_slot = np.concatenate([[0], np.cumsum(n_relevant)[:-1]]).astype(np.int64)
         size = int(n_relevant.sum())
     if size * 16 > _RANK_BYTES and n > 1:
@@ -562,21 +443,20 @@ def _relevant_ranks(database, queries, rows, hist, per_chunk, whole, limits):
         return np.concatenate([first_slot, [size]]), ranks, grades
     # listed: each query's items in index order, those past the limit with rank 0; by rank now
     query_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(rows.indptr))
-    order = np.lexsort((ranks, query_of))
-    order = order[ranks[order] > 0]
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(query_of[order], minlength=n))]).astype(np.int64)
-    return indptr, ranks[order], grades[order]
+    ranked = ranks > 0
+    return ranks_by_query(query_of[ranked], ranks[ranked], grades[ranked], n)
 
 
 def _kernels():
-    from . import _kernels_cuda
+    """The GPU kernels (their module imports numba.cuda: loaded once a GPU call runs)."""
+    from .. import _kernels_cuda
 
     return _kernels_cuda
 
 
 def knn(query_codes, db_codes, k, split_size=None, chunk_size=None):
     """The k nearest items of every query, ties in index order: (ids int64, distances int32), (n, k)."""
-    cuda = _require_gpu()
+    cuda = require_gpu()
 
     def nearest(rank, n, items):
         limits = np.minimum((np.cumsum(items, axis=1) < k).sum(axis=1), db_codes.n_bits)
@@ -591,7 +471,7 @@ def knn(query_codes, db_codes, k, split_size=None, chunk_size=None):
 
 def radius_search(query_codes, db_codes, radius, split_size=None, chunk_size=None):
     """Items within ``radius`` of every query, by (distance, index): (ids, distances, offsets)."""
-    cuda = _require_gpu()
+    cuda = require_gpu()
 
     def within_radius(rank, n, items):
         within = items[:, : radius + 1].sum(axis=1)

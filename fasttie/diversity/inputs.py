@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels.alpha_ndcg import first_duplicate, pack_subtopics
-from .errors import InputError, InputTypeError
-from .scoring import group_sizes, read_only
-from .validation import numeric_array
+from .._kernels.alpha_ndcg import first_duplicate, pack_subtopics
+from ..errors import InputError, InputTypeError
+from ..scoring import group_sizes, read_only
+from ..validation import numeric_array
 
 TIE_RULES = ("stable", "trec", "pyndeval", "average")
 _EMPTY_WORDS = {"zero": 0.0, "skip": math.nan, "one": 1.0}

@@ -1,0 +1,18 @@
+"""Hamming ranking: binary codes ranked by Hamming distance, scored tie-aware.
+
+One concept per module, each layer importing only the ones below it:
+
+=============  ===============================================================================
+``facade``     :func:`evaluate` and :func:`search`: validation, packing, the device choice
+``stats``      :class:`TieStats`, :func:`tie_stats`, :func:`merge`: the mergeable counts (the
+               only place that builds them)
+``gpu``        the passes on an NVIDIA GPU (numba-cuda), finalized by the engine
+``engine``     the CPU passes over the database by query blocks, counts -> metric values
+``stable``     the plan of a stable pass over a database in parts (Dask shards, GPU chunks)
+=============  ===============================================================================
+"""
+
+from .facade import evaluate, search
+from .stats import TieStats, merge, tie_stats
+
+__all__ = ["TieStats", "evaluate", "merge", "search", "tie_stats"]
