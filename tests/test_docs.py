@@ -1,17 +1,20 @@
-"""Every example of README.md runs as pasted and prints what the README shows.
+"""Every example of README.md and of docs/ runs as pasted and prints what the page shows; the
+pages stay inside the repository, name no path of the machine they were written on, carry no
+commit hashes or dates, and docs/development.md's layout matches the tree.
 
-The README's fenced blocks are read in order:
+Each page's fenced blocks are read in order:
 
 * ```python blocks run in a fresh interpreter (this one, ``sys.executable``), ```bash blocks
   with ``bash -e -o pipefail``; ``.venv/bin/python`` becomes ``sys.executable`` and
-  ``.venv/bin/fasttie`` becomes ``sys.executable -m fasttie``. All blocks share one temporary
-  working directory, in README order, like a reader at the repository root: files a block
-  writes (``demo --save demo_data``, ``div.qrels``) are there for the blocks after it, and
-  ``tests/data`` is linked in. Asking for one block runs the blocks before it first.
+  ``.venv/bin/fasttie`` becomes ``sys.executable -m fasttie``. The blocks of a page share one
+  temporary working directory, in page order, like a reader at the repository root: files a
+  block writes (``demo --save demo_data``, ``div.qrels``) are there for the blocks after it,
+  and ``tests/data`` is linked in. Asking for one block runs the blocks before it first; each
+  page starts in a directory of its own.
 * The expected output of a block is the plain ``` block right after it (only blank lines
   between), or else, in a Python block, the comment lines right after a ``print(...)`` line or
   the comment at the end of a ``print(...)`` line that has none below it.
-* Outputs are compared token by token, whitespace aside: numbers to the precision the README
+* Outputs are compared token by token, whitespace aside: numbers to the precision the page
   prints, ``...`` matches anything, and the time in "... in 1.21 s" any number. An output that
   starts with ``fasttie: error:`` is the block's stderr, and the command must exit with 2.
 * ```text blocks are illustrations and do not run; any other block fails
@@ -41,6 +44,7 @@ import fasttie
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 TIMEOUT = 300  # seconds per block; a cold numba cache makes the first calls compile
 
 # Set-up commands: not run (this test already runs inside such an environment). Each maps to
@@ -58,8 +62,8 @@ SETUP = {
     ),
 }
 # Benchmark commands: every line runs a scripts/bench_*.py. They take minutes on an idle
-# machine and need the bench extra (faiss); the README's tables are their results. The scripts
-# and the options the README names are checked to exist.
+# machine and need the bench extra (faiss); the pages' tables are their results. The scripts
+# and the options the pages name are checked to exist.
 BENCHMARK = re.compile(r"^\.venv/bin/python (scripts/bench_\w+\.py)\b(.*)$")
 BENCHMARK_REASON = "benchmark commands: minutes of runtime on an idle machine and the bench extra (faiss)"
 # Optional packages: a block that matches the pattern needs the module.
@@ -76,6 +80,7 @@ MACHINE_SPECIFIC = {".venv/bin/fasttie info": "versions, CPU, cache folder and i
 
 @dataclass
 class Block:
+    document: Path
     index: int
     lang: str
     code: str
@@ -87,11 +92,15 @@ class Block:
     @property
     def name(self) -> str:
         slug = re.sub(r"[^a-z0-9]+", "-", self.heading.lower()).strip("-")[:30]
-        return f"{self.index:02d}-L{self.start}-{self.lang}-{slug}"
+        return f"{self.document.stem}-{self.index:02d}-L{self.start}-{self.lang}-{slug}"
+
+    @property
+    def where(self) -> str:
+        return f"{self.document.relative_to(ROOT)} line {self.start}"
 
 
-def parse_readme(text: str) -> list[Block]:
-    """Fenced blocks of the README in order, each runnable one with the output block after it."""
+def parse_readme(text: str, document: Path = README) -> list[Block]:
+    """Fenced blocks of a page in order, each runnable one with the output block after it."""
     lines = text.splitlines()
     blocks: list[Block] = []
     heading = "top"
@@ -105,8 +114,8 @@ def parse_readme(text: str) -> list[Block]:
             j = i + 1
             while j < len(lines) and not lines[j].startswith("```"):
                 j += 1
-            assert j < len(lines), f"README.md line {i + 1}: unclosed code block"
-            blocks.append(Block(len(blocks), lang, "\n".join(lines[i + 1 : j]) + "\n", i + 1, j + 1, heading))
+            assert j < len(lines), f"{document.relative_to(ROOT)} line {i + 1}: unclosed code block"
+            blocks.append(Block(document, len(blocks), lang, "\n".join(lines[i + 1 : j]) + "\n", i + 1, j + 1, heading))
             i = j
         i += 1
     for before, after in zip(blocks, blocks[1:]):
@@ -116,7 +125,7 @@ def parse_readme(text: str) -> list[Block]:
     return blocks
 
 
-BLOCKS = parse_readme(README.read_text(encoding="utf-8"))
+BLOCKS = [b for document in DOCUMENTS for b in parse_readme(document.read_text(encoding="utf-8"), document)]
 RUNNABLE = [b for b in BLOCKS if b.lang in ("python", "bash")]
 
 
@@ -258,7 +267,7 @@ def shell_code(code: str) -> str:
 
 
 class Runner:
-    """Runs the README's blocks in order in one working directory, each at most once."""
+    """Runs the blocks of one page in order in one working directory, each at most once."""
 
     def __init__(self, workdir: Path):
         self.workdir = workdir
@@ -278,12 +287,14 @@ class Runner:
             return ["bash", "-eo", "pipefail", "-c", shell_code(SETUP[code][1])]
         if block.lang == "bash":
             return ["bash", "-eo", "pipefail", "-c", shell_code(block.code)]
-        script = self.workdir / f"_readme_block_{block.index:02d}.py"
+        script = self.workdir / f"_docs_block_{block.index:02d}.py"
         script.write_text(block.code, encoding="utf-8")
         return [sys.executable, script.name]
 
     def run(self, block: Block) -> subprocess.CompletedProcess:
         for earlier in RUNNABLE:
+            if earlier.document != block.document:
+                continue
             if earlier.index >= block.index:
                 break
             if earlier.index not in self.results and not skip_reason(earlier) and not missing_package(earlier):
@@ -299,32 +310,32 @@ class Runner:
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory):
-    return Runner(tmp_path_factory.mktemp("readme"))
+def runners(tmp_path_factory):
+    return {document: Runner(tmp_path_factory.mktemp(document.stem)) for document in DOCUMENTS}
 
 
 def _report(block: Block, result, expected: str, actual: str, why: str) -> str:
-    diff = "\n".join(difflib.unified_diff(expected.splitlines(), actual.splitlines(), "README", "actual", lineterm=""))
+    diff = "\n".join(difflib.unified_diff(expected.splitlines(), actual.splitlines(), "page", "actual", lineterm=""))
     return (
-        f"README.md line {block.start} ({block.heading}): {why}\n--- diff (README vs actual)\n{diff}\n"
+        f"{block.where} ({block.heading}): {why}\n--- diff (page vs actual)\n{diff}\n"
         f"--- stderr\n{result.stderr[-3000:]}"
     )
 
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=lambda b: b.name)
-def test_block(block, runner):
+def test_block(block, runners):
     reason = skip_reason(block)
     if reason == BENCHMARK_REASON:
         for line in block.code.strip().splitlines():
             script, options = BENCHMARK.match(line).groups()
             source = (ROOT / script).read_text(encoding="utf-8")
             for option in re.findall(r"--[a-z][a-z-]*", options):
-                assert f'"{option}"' in source, f"{script} has no option {option} (README line {block.start})"
+                assert f'"{option}"' in source, f"{script} has no option {option} ({block.where})"
     if reason:
         pytest.skip(reason)
     if missing := missing_package(block):
         pytest.skip(missing)
-    result = runner.run(block)
+    result = runners[block.document].run(block)
     expected = block.output
     if expected is None and block.lang == "python":
         expected = expected_from_comments(block.code)
@@ -335,17 +346,17 @@ def test_block(block, runner):
         assert result.returncode == 0, _report(block, result, expected or "", result.stdout, f"exit status {result.returncode}")
         actual = result.stdout
     if expected is None:
-        assert not actual.strip(), _report(block, result, "", actual, "prints output that the README does not show")
+        assert not actual.strip(), _report(block, result, "", actual, "prints output that the page does not show")
         return
     compare = labels_match if block.code.strip() in MACHINE_SPECIFIC else matches
-    assert compare(expected, actual), _report(block, result, expected, actual, "output differs from the README")
+    assert compare(expected, actual), _report(block, result, expected, actual, "output differs from the page")
 
 
 def test_every_block_is_classified():
     """Each block runs, is the output of the block before it, or is a ```text illustration."""
     outputs = {b.index + 1 for b in BLOCKS if b.output is not None}
     for block in BLOCKS:
-        where = f"README.md line {block.start}"
+        where = block.where
         if block.lang in ("python", "bash"):
             code = block.code.strip()
             if "-m venv" in code or "pip install" in code:
@@ -357,12 +368,74 @@ def test_every_block_is_classified():
         )
     shown = {b.code.strip() for b in RUNNABLE}
     for command in [*SETUP, *MACHINE_SPECIFIC]:
-        assert command in shown, f"README.md has no block {command!r} any more: update this test"
+        assert command in shown, f"no page has the block {command!r} any more: update this test"
 
 
-def test_links_stay_inside_the_repository():
-    text = README.read_text(encoding="utf-8")
-    for target in re.findall(r"\]\(([^)#\s]+)", text):
-        if not re.match(r"[a-z]+://", target):
-            assert (ROOT / target).exists(), f"README links to {target}, which is not in the repository"
-    assert "shared/" not in text, "README points outside the repository"
+def _anchors(document: Path) -> set:
+    """GitHub's anchors of a page's headings."""
+    out, in_code = set(), False
+    for line in document.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        elif not in_code and line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            out.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return out
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.name)
+def test_links_stay_inside_the_repository(document):
+    text = document.read_text(encoding="utf-8")
+    for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)", text):
+        if re.match(r"[a-z]+://", target):
+            continue
+        path = (document.parent / target).resolve() if target else document
+        assert path.exists(), f"{document.name} links to {target}, which is not in the repository"
+        assert ROOT in path.parents or path == ROOT, f"{document.name} links outside the repository: {target}"
+        if anchor and path.suffix == ".md":
+            assert anchor in _anchors(path), f"{document.name} links to {target}#{anchor}: no such heading"
+    if document == README:  # the front door points inside the repository only (the performance page names
+        assert "shared/" not in text, "README points outside the repository"  # the workspace's reference kernel)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.name)
+def test_pages_describe_what_is(document):
+    """No path of the machine a page was written on, no commit hashes, no dates of experiments:
+    figures name the command and the CPU; history belongs in commit messages."""
+    text = document.read_text(encoding="utf-8")
+    machine = re.findall(r"(?<![\w.])/(?:work|root|home|tmp|Users)/\S*", text)
+    assert not machine, f"{document.name}: paths of a machine: {machine[:3]}"
+    hashes = [h for h in re.findall(r"(?<![\w-])[0-9a-f]{7,12}(?![\w-])", text)
+              if re.search(r"[a-f]", h) and re.search(r"[0-9]", h)]
+    assert not hashes, f"{document.name}: commit hashes {hashes[:5]}"
+    dates = re.findall(r"\b20\d\d-\d\d-\d\d\b", text)
+    assert not dates, f"{document.name}: dates {dates[:5]}"
+
+
+def test_layout_matches_the_tree():
+    """docs/development.md's layout names every module and package of fasttie/, and only
+    paths that exist."""
+    text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    block = text.split("```text", 1)[1].split("```", 1)[0]
+    listed = set(re.findall(r"^(fasttie/\S+)", block, re.M))
+    for path in listed:
+        assert (ROOT / path).exists(), f"docs/development.md lists {path}, which does not exist"
+    package = ROOT / "fasttie"
+    wanted = {f"fasttie/{p.name}" + ("/" if p.is_dir() else "") for p in package.iterdir()
+              if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))}
+    missing = sorted(wanted - listed)
+    assert not missing, f"docs/development.md's layout misses {missing}"
+
+
+def test_layers_are_the_tested_ones():
+    """The layers docs/development.md lists are tests/test_layers.py's."""
+    import test_layers
+
+    text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\d\. (.*(?:\n   .*)*)", section, re.M)
+    assert len(listed) == len(test_layers.LAYERS)
+    for line, layer in zip(listed, test_layers.LAYERS):
+        names = set(re.findall(r"`([^`]+)`", line))
+        expected = {m.removeprefix("fasttie.") for m in layer if m != "fasttie"}
+        assert expected <= names, (line, expected - names)
