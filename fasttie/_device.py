@@ -121,13 +121,13 @@ def pack_words(codes, n_bits, name):
 
     array = device_view(codes)
     if array.ndim != 2:
-        raise InputError(f"{name} must be 2-D (n_codes, n_bits), got shape {array.shape}; "
-                         "reshape a single code with codes[None, :]")
+        raise InputError(f"{name} must be 2-D (n_codes, {{n_bits}}), got shape {array.shape}; "
+                         "reshape a single code with codes[None, :]", argument="n_bits")
     n, width = array.shape
     if n == 0 or width == 0:
         raise InputError(f"{name} is empty (shape {array.shape}); need at least one code and one bit")
     if n_bits is not None and n_bits != width:
-        raise InputError(f"{name} has {width} bit columns but n_bits={n_bits}")
+        raise InputError(f"{name} has {width} bit columns but {{n_bits}}={n_bits}", argument="n_bits")
     if array.dtype != np.bool_ and not np.issubdtype(array.dtype, np.number):
         raise InputTypeError(f"{name} must be a numeric or bool array, got dtype {array.dtype}")
     n_words = (width + 63) // 64

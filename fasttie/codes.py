@@ -55,9 +55,8 @@ class PackedCodes:
             raise InputError("PackedCodes.words must be C-contiguous; use fasttie.pack_codes()")
         if not (1 <= self.n_bits <= 64 * words.shape[1]) or words.shape[1] != _n_words(self.n_bits):
             raise InputError(
-                f"n_bits={self.n_bits} does not fit words of shape {words.shape}: "
-                f"expected {_n_words(self.n_bits)} words"
-            )
+                f"{{n_bits}}={self.n_bits} does not fit words of shape {words.shape}: "
+                f"expected {_n_words(self.n_bits)} words", argument="n_bits")
 
     @property
     def on_device(self) -> bool:
@@ -158,11 +157,13 @@ def pack_codes(
     """
     if isinstance(codes, PackedCodes):
         if n_bits is not None and n_bits != codes.n_bits:
-            raise InputError(f"{name} has {codes.n_bits} bits but n_bits={n_bits} was asked for")
+            raise InputError(f"{name} has {codes.n_bits} bits but {{n_bits}}={n_bits} was asked for",
+                             argument="n_bits")
         return codes
     if _device.is_device_array(codes):
         if packed:  # bytes are small: packed on the host, the words go back to the device
-            return PackedCodes(_device.to_device(_pack_bytes(_device.to_host(codes), n_bits, bitorder, name).words), n_bits)
+            words = _pack_bytes(_device.to_host(codes), n_bits, bitorder, name).words
+            return PackedCodes(_device.to_device(words), n_bits)
         return PackedCodes(*_device.pack_words(codes, n_bits, name))
     if packed:
         return _pack_bytes(codes, n_bits, bitorder, name)
@@ -172,13 +173,12 @@ def pack_codes(
     if array.ndim != 2:
         raise InputError(
             f"{name} must be 2-D (n_codes, n_bits), got shape {array.shape}; "
-            "reshape a single code with codes[None, :]"
-        )
+            "reshape a single code with codes[None, :]")
     n, width = array.shape
     if n == 0 or width == 0:
         raise InputError(f"{name} is empty (shape {array.shape}); need at least one code and one bit")
     if n_bits is not None and n_bits != width:
-        raise InputError(f"{name} has {width} bit columns but n_bits={n_bits}")
+        raise InputError(f"{name} has {width} bit columns but {{n_bits}}={n_bits}", argument="n_bits")
     words = np.empty((n, _n_words(width)), dtype=np.uint64)
     seen_negative = seen_zero = False
     for start in range(0, n, _ROWS_PER_CHUNK):
@@ -215,9 +215,9 @@ def pack_codes(
 
 def _pack_bytes(raw, n_bits, bitorder, name) -> PackedCodes:
     if n_bits is None:
-        raise InputError(f"{name}: packed=True needs n_bits (the code length in bits)")
+        raise InputError(f"{name}: packed=True needs {{n_bits}} (the code length in bits)", argument="n_bits")
     if isinstance(n_bits, bool) or not isinstance(n_bits, (int, np.integer)) or n_bits < 1:
-        raise InputError(f"n_bits must be a positive integer, got {n_bits!r}")
+        raise InputError(f"{{n_bits}} must be a positive integer, got {n_bits!r}", argument="n_bits")
     n_bits = int(n_bits)
     if bitorder not in ("big", "little"):
         raise InputError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
@@ -227,9 +227,8 @@ def _pack_bytes(raw, n_bits, bitorder, name) -> PackedCodes:
     n_bytes = (n_bits + 7) // 8
     if array.ndim != 2 or array.shape[1] != n_bytes:
         raise InputError(
-            f"{name}: packed bytes for n_bits={n_bits} must have shape (n, {n_bytes}), "
-            f"got {array.shape}"
-        )
+            f"{name}: packed bytes for {{n_bits}}={n_bits} must have shape (n, {n_bytes}), "
+            f"got {array.shape}", argument="n_bits")
     if array.shape[0] == 0:
         raise InputError(f"{name} is empty; need at least one code")
     words = np.empty((array.shape[0], _n_words(n_bits)), dtype=np.uint64)
@@ -241,9 +240,8 @@ def _pack_bytes(raw, n_bits, bitorder, name) -> PackedCodes:
         if pad_mask and (chunk[:, -1] & pad_mask).any():
             row = int(np.flatnonzero(chunk[:, -1] & pad_mask)[0])
             raise InputError(
-                f"{name}: padding bits past n_bits={n_bits} are set in code {start + row}; "
-                f"check n_bits and bitorder={bitorder!r}"
-            )
+                f"{name}: padding bits past {{n_bits}}={n_bits} are set in code {start + row}; "
+                f"check {{n_bits}} and bitorder={bitorder!r}", argument="n_bits")
         little = _REVERSE_BITS[chunk] if bitorder == "big" else chunk
         words[start : start + len(chunk)] = _bytes_to_words(little, n_bits)
     return PackedCodes(words, n_bits)
@@ -259,8 +257,7 @@ def pack_pair(queries, database, keep_device=False):
     if query_codes.n_bits != db_codes.n_bits:
         raise InputError(
             f"queries have {query_codes.n_bits} bits but database has {db_codes.n_bits}; "
-            "pack both with the same n_bits"
-        )
+            "pack both with the same {n_bits}", argument="n_bits")
     return query_codes, db_codes
 
 

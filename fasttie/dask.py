@@ -154,15 +154,16 @@ class _Plan:
                        for index, ((block, rows), labels) in enumerate(zip(shards, label_shards)) if rows > 0]
         self.n_db = n_db
         if relevance is not None and (query_labels is not None or db_labels is not None):
-            raise InputError("give either query_labels and db_labels, or relevance=, not both")
+            raise InputError("give either {query_labels} and {db_labels}, or {relevance}=, not both",
+                             argument=("query_labels", "db_labels", "relevance"))
         self.listed = _listed(relevance, n_queries, n_db) if relevance is not None else None
         if relevance is None and (query_labels is None or db_labels is None):
             raise InputError(
-                "relevance is undefined: pass query_labels and db_labels (class ids or multi-hot), "
-                "or relevance=(indptr, indices[, grades])"
-            )
+                "{relevance} is undefined: pass {query_labels} and {db_labels} (class ids or multi-hot), "
+                "or {relevance}=(indptr, indices[, grades])", argument=("query_labels", "db_labels", "relevance"))
         if self.query_labels is not None and len(self.query_labels) != n_queries:
-            raise InputError(f"query_labels has {len(self.query_labels)} rows but there are {n_queries} queries")
+            raise InputError(f"{{query_labels}} has {len(self.query_labels)} rows but there are {n_queries} queries",
+                             argument="query_labels")
         step = n_queries if query_chunk is None else int(query_chunk)
         if step < 1:
             raise InputError(f"query_chunk must be >= 1, got {query_chunk!r}")
@@ -260,10 +261,10 @@ def _shards(database, name):
     if not isinstance(database, da.Array):
         database = np.asarray(database)
         if database.ndim != 2:
-            raise InputError(f"{name} must be 2-D (n_codes, n_bits), got shape {database.shape}")
+            raise InputError(f"{name} must be 2-D (n_codes, {{n_bits}}), got shape {database.shape}", argument="n_bits")
         database = da.from_array(database, chunks=(max(1, database.shape[0]), database.shape[1]))
     if database.ndim != 2:
-        raise InputError(f"{name} must be 2-D (n_codes, n_bits), got shape {database.shape}")
+        raise InputError(f"{name} must be 2-D (n_codes, {{n_bits}}), got shape {database.shape}", argument="n_bits")
     if len(database.chunks[1]) != 1:
         database = database.rechunk({1: -1})  # one shard holds whole codes
     blocks = database.to_delayed().ravel()
@@ -277,13 +278,15 @@ def _label_shards(db_labels, shards):
     _, da = _dask()
     if isinstance(db_labels, (list, tuple)) and db_labels and all(isinstance(p, (str, os.PathLike)) for p in db_labels):
         if len(db_labels) != len(shards):
-            raise InputError(f"db_labels lists {len(db_labels)} files but the database has {len(shards)} shards")
+            raise InputError(f"{{db_labels}} lists {len(db_labels)} files but the database has {len(shards)} shards",
+                             argument="db_labels")
         return [os.fspath(p) for p in db_labels]
     if not isinstance(db_labels, da.Array):
         db_labels = da.from_array(np.asarray(db_labels), chunks=-1)
     rows = tuple(n for _, n in shards)
     if db_labels.shape[0] != sum(rows):
-        raise InputError(f"db_labels has {db_labels.shape[0]} rows but the database has {sum(rows)} codes")
+        raise InputError(f"{{db_labels}} has {db_labels.shape[0]} rows but the database has {sum(rows)} codes",
+                         argument="db_labels")
     chunks = (rows,) + tuple((n,) for n in db_labels.shape[1:])
     return list(db_labels.rechunk(chunks).to_delayed().ravel())
 

@@ -74,7 +74,7 @@ def synthetic_hashing(
     (64, 100, (10,))
     """
     if n_bits % 64 or n_bits <= 0:
-        raise InputError(f"n_bits must be a positive multiple of 64, got {n_bits}")
+        raise InputError(f"{{n_bits}} must be a positive multiple of 64, got {n_bits}", argument="n_bits")
     if not 0.0 <= flip <= 0.5:
         raise InputError(f"flip must be in [0, 0.5], got {flip}")
     if min(n_queries, n_db, n_classes) < 1:
@@ -120,7 +120,8 @@ def itq(features, n_bits: int, *, n_iter: int = 50, seed: int = 0):
     if x.ndim != 2:
         raise InputError(f"features must be 2-D (n, n_features), got shape {x.shape}")
     if not 1 <= n_bits <= min(x.shape):
-        raise InputError(f"n_bits must be in [1, {min(x.shape)}] (the data's rank bound), got {n_bits}")
+        raise InputError(f"{{n_bits}} must be in [1, {min(x.shape)}] (the data's rank bound), got {n_bits}",
+                         argument="n_bits")
     mean = x.mean(axis=0)
     centered = x - mean
     # PCA directions: right singular vectors of the centered data, largest variance first
@@ -185,7 +186,8 @@ def digits_hashing(n_bits: int = 32, n_queries: int = 200, *, n_iter: int = 50, 
     digits = load_digits()
     images, labels = digits.data.astype(np.float64), digits.target.astype(np.int64)
     if not 1 <= n_bits <= images.shape[1]:
-        raise InputError(f"n_bits must be in [1, {images.shape[1]}] for the 8x8 digits, got {n_bits}")
+        raise InputError(f"{{n_bits}} must be in [1, {images.shape[1]}] for the 8x8 digits, got {n_bits}",
+                         argument="n_bits")
     if not 1 <= n_queries < len(images):
         raise InputError(f"n_queries must be in [1, {len(images) - 1}], got {n_queries}")
     rng = np.random.default_rng(seed)

@@ -62,9 +62,9 @@ def resolve_threads(n_threads, work) -> int:
     if n_threads is None:
         return 1 if work < SMALL_WORK else available_threads()
     if isinstance(n_threads, (bool, np.bool_)) or not isinstance(n_threads, (int, np.integer)):
-        raise InputTypeError(f"n_threads must be an integer or None, got {n_threads!r}")
+        raise InputTypeError(f"{{n_threads}} must be an integer or None, got {n_threads!r}", argument="n_threads")
     if not 1 <= n_threads <= MAX_THREADS:
-        raise InputError(f"n_threads must be in [1, {MAX_THREADS}], got {n_threads}")
+        raise InputError(f"{{n_threads}} must be in [1, {MAX_THREADS}], got {n_threads}", argument="n_threads")
     return int(n_threads)
 
 

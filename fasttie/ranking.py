@@ -155,7 +155,8 @@ def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_
     if isinstance(log_base, bool) or not isinstance(log_base, (int, float)) or not log_base > 1:
         raise InputError(f"log_base must be a number > 1, got {log_base!r}")
     if not (isinstance(relevance_level, (int, float)) and math.isfinite(relevance_level) and relevance_level > 0):
-        raise InputError(f"relevance_level must be a positive number, got {relevance_level!r}")
+        raise InputError(f"{{relevance_level}} must be a positive number, got {relevance_level!r}",
+                         argument="relevance_level")
     y_true, y_pred, sizes, order, query_ids = _grouped(y_true, y_pred, group, qid)
     n_queries = len(sizes)
     keys = _tie_keys(ties, doc_ids, order, sizes, query_ids, tie_keys)

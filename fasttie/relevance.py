@@ -72,33 +72,33 @@ def make_relevance(query_labels, db_labels, relevance, n_queries: int, n_db: int
     """
     if relevance is not None:
         if query_labels is not None or db_labels is not None:
-            raise InputError("give either query_labels and db_labels, or relevance=, not both")
+            raise InputError("give either {query_labels} and {db_labels}, or {relevance}=, not both",
+                             argument=("query_labels", "db_labels", "relevance"))
         return _listed(relevance, n_queries, n_db)
     if query_labels is None or db_labels is None:
         raise InputError(
-            "relevance is undefined: pass query_labels and db_labels (class ids or multi-hot), "
-            "or relevance=(indptr, indices[, grades])"
-        )
+            "{relevance} is undefined: pass {query_labels} and {db_labels} (class ids or multi-hot), "
+            "or {relevance}=(indptr, indices[, grades])", argument=("query_labels", "db_labels", "relevance"))
     query_labels = np.asarray(query_labels)
     db_labels = np.asarray(db_labels)
     if query_labels.ndim != db_labels.ndim or query_labels.ndim not in (1, 2):
         raise InputError(
-            f"query_labels and db_labels must both be 1-D class ids or both 2-D multi-hot, got "
-            f"shapes {query_labels.shape} and {db_labels.shape}"
-        )
+            f"{{query_labels}} and {{db_labels}} must both be 1-D class ids or both 2-D multi-hot, got "
+            f"shapes {query_labels.shape} and {db_labels.shape}", argument=("query_labels", "db_labels"))
     if query_labels.shape[0] != n_queries:
-        raise InputError(f"query_labels has {query_labels.shape[0]} rows but there are {n_queries} queries")
+        raise InputError(f"{{query_labels}} has {query_labels.shape[0]} rows but there are {n_queries} queries",
+                         argument="query_labels")
     if db_labels.shape[0] != n_db:
-        raise InputError(f"db_labels has {db_labels.shape[0]} rows but the database has {n_db} codes")
+        raise InputError(f"{{db_labels}} has {db_labels.shape[0]} rows but the database has {n_db} codes",
+                         argument="db_labels")
     if query_labels.ndim == 1:
         return _classes(query_labels, db_labels)
     if query_labels.shape[1] == 1:
         # almost always a column of class ids; as multi-hot a class-0 query would match nothing
         raise InputError(
-            f"query_labels and db_labels have one column (shapes {query_labels.shape} and "
+            f"{{query_labels}} and {{db_labels}} have one column (shapes {query_labels.shape} and "
             f"{db_labels.shape}): for class ids pass 1-D arrays (labels.ravel()); multi-hot "
-            "labels need two or more columns"
-        )
+            "labels need two or more columns", argument=("query_labels", "db_labels"))
     return _multihot(query_labels, db_labels)
 
 
@@ -106,9 +106,8 @@ def _classes(query_labels, db_labels) -> RelevanceSpec:
     for name, labels in (("query_labels", query_labels), ("db_labels", db_labels)):
         if not (np.issubdtype(labels.dtype, np.integer) or labels.dtype == np.bool_):
             raise InputTypeError(
-                f"{name} must hold integer class ids, got dtype {labels.dtype}; for multi-hot "
-                "labels pass a 2-D 0/1 matrix"
-            )
+                f"{{{name}}} must hold integer class ids, got dtype {labels.dtype}; for multi-hot "
+                "labels pass a 2-D 0/1 matrix", argument=name)
     lo = min(int(query_labels.min()), int(db_labels.min()))
     hi = max(int(query_labels.max()), int(db_labels.max()))
     if lo >= 0 and hi < max(_DENSE_IDS, len(query_labels) + len(db_labels)):
@@ -128,19 +127,18 @@ def _classes(query_labels, db_labels) -> RelevanceSpec:
 def _multihot(query_labels, db_labels) -> RelevanceSpec:
     if query_labels.shape[1] != db_labels.shape[1]:
         raise InputError(
-            f"query_labels has {query_labels.shape[1]} label columns but db_labels has "
-            f"{db_labels.shape[1]}"
-        )
+            f"{{query_labels}} has {query_labels.shape[1]} label columns but {{db_labels}} has "
+            f"{db_labels.shape[1]}", argument=("query_labels", "db_labels"))
     for name, labels in (("query_labels", query_labels), ("db_labels", db_labels)):
         if labels.shape[1] == 0:
-            raise InputError(f"{name} has no label columns")
+            raise InputError(f"{{{name}}} has no label columns", argument=name)
         if labels.dtype != np.bool_ and not np.issubdtype(labels.dtype, np.number):
-            raise InputTypeError(f"{name} must be a 0/1 or bool matrix, got dtype {labels.dtype}")
+            raise InputTypeError(f"{{{name}}} must be a 0/1 or bool matrix, got dtype {labels.dtype}",
+                                 argument=name)
         if labels.dtype != np.bool_ and ((labels != 0) & (labels != 1)).any():
             raise InputError(
-                f"{name} must be multi-hot 0/1 (2-D); for class ids pass a 1-D array, for graded "
-                "relevance use relevance=(indptr, indices, grades)"
-            )
+                f"{{{name}}} must be multi-hot 0/1 (2-D); for class ids pass a 1-D array, for graded "
+                "relevance use {relevance}=(indptr, indices, grades)", argument=(name, "relevance"))
     query_words = pack_codes(query_labels.astype(np.uint8, copy=False), name="query_labels").words
     db_words = pack_codes(db_labels.astype(np.uint8, copy=False), name="db_labels").words
     max_labels = int(np.bitwise_count(query_words).sum(axis=1).max())
@@ -154,9 +152,8 @@ def _listed(relevance, n_queries, n_db) -> RelevanceSpec:
         matrix = relevance.tocsr()
         if matrix.shape != (n_queries, n_db):
             raise InputError(
-                f"relevance matrix has shape {matrix.shape}, expected (n_queries, n_db) = "
-                f"({n_queries}, {n_db})"
-            )
+                f"{{relevance}} matrix has shape {matrix.shape}, expected (n_queries, n_db) = "
+                f"({n_queries}, {n_db})", argument="relevance")
         matrix.sum_duplicates()
         indptr, indices, grades = matrix.indptr, matrix.indices, matrix.data
     elif isinstance(relevance, tuple) and len(relevance) in (2, 3):
@@ -164,34 +161,38 @@ def _listed(relevance, n_queries, n_db) -> RelevanceSpec:
         grades = relevance[2] if len(relevance) == 3 else None
     else:
         raise InputTypeError(
-            "relevance must be (indptr, indices), (indptr, indices, grades) or a scipy.sparse "
-            f"matrix of shape (n_queries, n_db); got {type(relevance).__name__}"
-        )
+            "{relevance} must be (indptr, indices), (indptr, indices, grades) or a scipy.sparse "
+            f"matrix of shape (n_queries, n_db); got {type(relevance).__name__}", argument="relevance")
     indptr = np.asarray(indptr)
     indices = np.asarray(indices)
     if not np.issubdtype(indptr.dtype, np.integer) or not np.issubdtype(indices.dtype, np.integer):
-        raise InputTypeError("relevance indptr and indices must be integer arrays")
+        raise InputTypeError("{relevance} indptr and indices must be integer arrays", argument="relevance")
     if indptr.ndim != 1 or len(indptr) != n_queries + 1:
-        raise InputError(f"relevance indptr must have n_queries + 1 = {n_queries + 1} entries, got {indptr.shape}")
+        raise InputError(f"{{relevance}} indptr must have n_queries + 1 = {n_queries + 1} entries, got {indptr.shape}",
+                         argument="relevance")
     if indptr[0] != 0 or (np.diff(indptr) < 0).any() or indptr[-1] != len(indices) or indices.ndim != 1:
-        raise InputError("relevance indptr must start at 0, not decrease, and end at len(indices)")
+        raise InputError("{relevance} indptr must start at 0, not decrease, and end at len(indices)",
+                         argument="relevance")
     if len(indices) and (indices.min() < 0 or indices.max() >= n_db):
-        raise InputError(f"relevance indices must be database ids in [0, {n_db})")
+        raise InputError(f"{{relevance}} indices must be database ids in [0, {n_db})", argument="relevance")
     if grades is None:
         grades = np.ones(len(indices), dtype=np.int64)
     else:
         grades = np.asarray(grades)
         if grades.shape != indices.shape:
-            raise InputError(f"relevance grades has shape {grades.shape}, indices {indices.shape}")
+            raise InputError(f"{{relevance}} grades has shape {grades.shape}, indices {indices.shape}",
+                             argument="relevance")
         if np.issubdtype(grades.dtype, np.floating):
             if not np.isfinite(grades).all() or (grades != np.round(grades)).any():
-                raise InputError("relevance grades must be whole numbers (grade levels), no NaN")
+                raise InputError("{relevance} grades must be whole numbers (grade levels), no NaN",
+                                 argument="relevance")
         elif not (np.issubdtype(grades.dtype, np.integer) or grades.dtype == np.bool_):
-            raise InputTypeError(f"relevance grades must be integers, got dtype {grades.dtype}")
+            raise InputTypeError(f"{{relevance}} grades must be integers, got dtype {grades.dtype}",
+                                 argument="relevance")
         if len(grades) and grades.min() < 0:
-            raise InputError("relevance grades must be >= 0")
+            raise InputError("{relevance} grades must be >= 0", argument="relevance")
         if len(grades) and grades.max() > 62:
-            raise InputError("relevance grades above 62 are not supported (2**g - 1 must fit)")
+            raise InputError("{relevance} grades above 62 are not supported (2**g - 1 must fit)", argument="relevance")
     indptr = indptr.astype(np.int64)
     query_of = np.repeat(np.arange(n_queries), np.diff(indptr))
     order = np.lexsort((indices, query_of))  # ids ascending within each query
@@ -200,7 +201,8 @@ def _listed(relevance, n_queries, n_db) -> RelevanceSpec:
     repeated = (np.diff(indices) == 0) & (np.diff(query_of) == 0)
     if repeated.any():
         q = int(query_of[1:][repeated][0])
-        raise InputError(f"relevance lists database id {int(indices[1:][repeated][0])} twice for query {q}")
+        raise InputError(f"{{relevance}} lists database id {int(indices[1:][repeated][0])} twice for query {q}",
+                         argument="relevance")
     keep = grades > 0  # grade 0 = judged non-relevant: same as not listed
     if not keep.all():
         indices, grades = indices[keep], grades[keep]

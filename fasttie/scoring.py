@@ -74,9 +74,9 @@ def check_options(*, ties, tie_modes, **options):
     for name, value in (("ties", ties), *options.items()):
         choices = tuple(tie_modes) if name == "ties" else _CHOICES[name]
         if not isinstance(value, str):
-            raise InputTypeError(f"{name} must be a string, one of {choices}; got {value!r}")
+            raise InputTypeError(f"{{{name}}} must be a string, one of {choices}; got {value!r}", argument=name)
         if value not in choices:
-            raise InputError(f"{name} must be one of {choices}, got {value!r}")
+            raise InputError(f"{{{name}}} must be one of {choices}, got {value!r}", argument=name)
 
 
 def group_sizes(group, n) -> np.ndarray:

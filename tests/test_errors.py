@@ -105,3 +105,42 @@ def test_class_ids_just_under_2_24_take_the_sparse_path():
     assert peak < 1 << 20, f"{peak} bytes traced for 3 queries x 10 codes"
     for name, values in small.per_query.items():
         np.testing.assert_array_equal(large.per_query[name], values)
+
+
+def test_errors_carry_their_argument_fix_and_kind():
+    """An InputError holds the arguments it names, the fix and a tag as fields; rendered with
+    another front end's names it reads in its words; the fields survive pickling (Dask)."""
+    import pickle
+
+    error = ft.InputError("{n_bits} is 0", argument="n_bits", fix="pack with a positive {n_bits}", kind="range")
+    assert str(error) == "n_bits is 0; pack with a positive n_bits"
+    assert error.render({"n_bits": "--bits"}) == "--bits is 0; pack with a positive --bits"
+    again = pickle.loads(pickle.dumps(error))
+    assert (type(again), again.arguments, again.fix, again.kind) == (ft.InputError, ("n_bits",), error.fix, "range")
+    with pytest.raises(ft.InputError) as caught:
+        call(query_labels=QL[:2])
+    assert caught.value.argument == "query_labels"
+    with pytest.raises(ValueError) as caught:
+        ft.parse_metrics(["mapp"])
+    assert caught.value.kind == "unknown metric"
+
+
+def test_the_command_line_renders_fields_not_text(monkeypatch, capsys, tmp_path):
+    """The command line names an argument by its option from the error's fields; a name that is
+    only in the text stays as it is (nothing parses the message)."""
+    from fasttie import cli
+
+    np.save(tmp_path / "q.npy", Q)
+    np.save(tmp_path / "db.npy", DB)
+    np.save(tmp_path / "ql.npy", QL)
+    np.save(tmp_path / "dl.npy", DL)
+    argv = ["evaluate", "--queries", tmp_path / "q.npy", "--database", tmp_path / "db.npy", "--query-labels",
+            tmp_path / "ql.npy", "--db-labels", tmp_path / "dl.npy", "--quiet"]
+    for raised, shown in ((ft.InputError("{n_threads} is wrong", argument="n_threads"), "--threads is wrong"),
+                          (ft.InputError("n_threads is wrong"), "n_threads is wrong")):
+        def fail(*args, error=raised, **kwargs):
+            raise error
+
+        monkeypatch.setattr(ft, "evaluate", fail)
+        assert cli.main([str(a) for a in argv]) == 2
+        assert capsys.readouterr().err == f"fasttie: error: {shown}\n"

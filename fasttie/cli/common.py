@@ -120,8 +120,8 @@ def resolve_metrics(names, *, trec_names=False):
     for name in names:
         try:  # diversity names (alpha-nDCG, ...): TREC diversity qrels only
             parsed = parse_metric(name, diversity=trec_names)
-        except ValueError as error:
-            if str(error).startswith("unknown metric"):  # the ranking grammar's unknown-name message reads on its own
+        except InputError as error:
+            if error.kind == "unknown metric":  # the ranking grammar's unknown-name message reads on its own
                 raise UsageError(str(error)) from None
             raise UsageError(f"-m/--metric: {error}") from None
         out.extend(m.name for m in parsed if m.name not in out)
@@ -206,10 +206,10 @@ _EVALUATE_OPTIONS = {
 _TREC_OPTIONS = {"relevance_level": "-l/--level", "ap_denominator": "--ap-denominator"}
 
 
-def cli_words(message, options=_EVALUATE_OPTIONS):
-    """A library message in the command line's words: ``n_bits`` -> ``--bits`` and so on."""
-    pattern = r"(?<![\w-])(" + "|".join(map(re.escape, options)) + r")(?![\w.(])"
-    return re.sub(pattern, lambda m: options[m.group(1)], message)
+def cli_words(error, options=_EVALUATE_OPTIONS):
+    """A library error in the command line's words: the arguments it names (its fields, not its
+    text) written as the options that set them, ``n_bits`` -> ``--bits`` and so on."""
+    return type(error)(error.render(options))
 
 
 def _run_evaluate(args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics):
@@ -225,8 +225,8 @@ def _run_evaluate(args, queries, database, query_labels, db_labels, relevance, r
             curves=args.plot is not None or getattr(args, "curves", False), progress=_progress(args),
             **_evaluate_options(args),
         )
-    except (ValueError, TypeError) as error:
-        raise type(error)(cli_words(str(error))) from None
+    except InputError as error:
+        raise cli_words(error) from None
 
 
 def _hashing_metrics(args):

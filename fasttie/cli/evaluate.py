@@ -9,6 +9,7 @@ import time
 
 import fasttie.dask as fdask
 
+from ..errors import InputError
 from ..loaders import load_array, load_relevance
 from ..report import format_csv, format_table
 from .common import (
@@ -88,8 +89,8 @@ def _run_dask(args, queries, metrics):
             n_bits=args.bits, bitorder=args.bitorder, query_chunk=args.query_chunk,
             curves=args.plot is not None or getattr(args, "curves", False), **options,
         )
-    except (ValueError, TypeError) as error:
-        raise type(error)(cli_words(str(error))) from None
+    except InputError as error:
+        raise cli_words(error) from None
     finally:
         if client is not None:
             cluster = client.cluster

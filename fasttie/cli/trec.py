@@ -7,6 +7,7 @@ import os
 
 import fasttie as ft
 
+from ..errors import InputError
 from ..report import format_trec, format_trec_csv
 from .common import (
     _TREC_OPTIONS, RESULT_EXTENSIONS, TREC_METRICS, UsageError, _check_output_path, cli_words, resolve_metrics,
@@ -34,8 +35,8 @@ def _trec(args) -> int:
             relevance_level=level, empty=args.empty, complete=args.complete,
             max_retrieved=args.max_retrieved, judged_only=args.judged_only,
         )
-    except (ValueError, TypeError) as error:
-        raise type(error)(cli_words(str(error), _OPTIONS)) from None
+    except InputError as error:
+        raise cli_words(error, _OPTIONS) from None
     if args.json:
         print(json.dumps(result.to_dict(per_query=args.per_query)))
     elif args.csv:

@@ -242,7 +242,8 @@ class _Finalizer:
         err_metrics = [m for m in metrics if m.base == "ERR"]
         if err_metrics and n_grades - 1 > MAX_GRADE:
             raise InputError(f"ERR takes grades 0..{MAX_GRADE:g} (gdeval's stop probability (2**g - 1) / 16), but the "
-                             f"relevance has grades up to {n_grades - 1}; map the grades into 0..4 first")
+                             f"{{relevance}} has grades up to {n_grades - 1}; map the grades into 0..4 first",
+                                 argument="relevance")
         self.err_cutoffs = _ro(np.array(sorted({WHOLE_LIST if m.k is None else m.k for m in err_metrics}),
                                         dtype=np.int64))
         self.err_column = {k: i for i, k in enumerate(self.err_cutoffs)}
@@ -456,12 +457,12 @@ def hashing_metrics(metrics):
     for metric in parsed:
         if metric.base == "infAP":
             raise InputError("infAP estimates AP from a sampled judgment pool, which only ranked lists have "
-                             "(fasttie.rank_evaluate with pooled=, fasttie.trec.evaluate with qrels relevance -1); "
-                             "Hamming ranking judges every item: use AP")
+                             "(fasttie.rank_evaluate with pooled=, fasttie.trec.evaluate with qrels {relevance} -1); "
+                             "Hamming ranking judges every item: use AP", argument="relevance")
         if metric.rel is not None or metric.gain is not None or metric.judged_only:
-            raise InputError(f"metric {metric.name!r}: per-metric rel=, gains and judged_only are for ranked lists "
+            raise InputError(f"metric {metric.name!r}: per-metric rel=, gains and {{judged_only}} are for ranked lists "
                              "(fasttie.rank_evaluate, fasttie.trec.evaluate); Hamming ranking takes gain= and "
-                             "relevance= for the whole call")
+                             "{relevance}= for the whole call", argument=("judged_only", "relevance"))
     return parsed
 
 

@@ -145,7 +145,7 @@ def _unknown(name):
     else:
         close = suggest(name)
         hint = f"; did you mean {close!r}?" if close else ""
-    return ValueError(f"unknown metric {name!r}{hint} {KNOWN}")
+    return InputError(f"unknown metric {name!r}{hint} {KNOWN}", argument="metrics", kind="unknown metric")
 
 
 def metric_names(metrics) -> list:

@@ -133,13 +133,14 @@ def first_in_trec_order(run: Run, max_retrieved: int) -> Run:
 def _check_trec_options(complete, max_retrieved, judged_only):
     for name, value in (("complete", complete), ("judged_only", judged_only)):
         if not isinstance(value, (bool, np.bool_)):
-            raise InputTypeError(f"{name} must be True or False, got {value!r}")
+            raise InputTypeError(f"{{{name}}} must be True or False, got {value!r}", argument=name)
     if max_retrieved is not None:
         if isinstance(max_retrieved, (bool, np.bool_)) or not isinstance(max_retrieved, (int, np.integer)):
-            raise InputTypeError(f"max_retrieved must be a positive integer or None, got {max_retrieved!r}")
+            raise InputTypeError(f"{{max_retrieved}} must be a positive integer or None, got {max_retrieved!r}",
+                                 argument="max_retrieved")
         if max_retrieved < 1:
-            raise InputError(f"max_retrieved must be >= 1 (documents kept per query), got {max_retrieved}; "
-                             "None keeps them all")
+            raise InputError(f"{{max_retrieved}} must be >= 1 (documents kept per query), got {max_retrieved}; "
+                             "None keeps them all", argument="max_retrieved")
 
 
 def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = None,
@@ -178,8 +179,9 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
     Notes
     -----
     64-bit keys of (query, docno hash) locate each retrieved document among its query's
-    judgments (a compiled binary search per query, :mod:`fasttie._kernels.key_join`), and every match is then confirmed by comparing the strings, so the
-    result is exact (a query whose hashes collide is joined again with dictionaries).
+    judgments (a compiled binary search per query, :mod:`fasttie._kernels.key_join`), and every
+    match is then confirmed by comparing the strings, so the result is exact (a query whose hashes
+    collide is joined again with dictionaries).
     """
     _check_trec_options(complete, max_retrieved, judged_only)
     qrels = as_qrels(qrels, n_threads=n_threads)
