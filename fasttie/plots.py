@@ -24,9 +24,11 @@ _LAYOUT = {
     "r_at_n": ("n", "recall_at_n", "N (retrieved)", "R@N", "Recall at N", False),
 }
 _FORMATS = (".png", ".pdf")
+RADIUS_MEANS = ("all", "retrieving")
 
 
-def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400), dpi=100):
+def plot_curves(results, path=None, *, kinds=KINDS, label=None, radius_mean="all", title=None, size=(1200, 400),
+                dpi=100):
     """Draw precision-recall by Hamming radius, P@N and R@N curves of one or several methods.
 
     Parameters
@@ -40,6 +42,14 @@ def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400)
         One subplot per kind, in this order: "pr" precision against recall within each
         Hamming radius 0..n_bits (one marker per radius), "p_at_n" P@N against N (log x),
         "r_at_n" R@N against N.
+    label : str, optional
+        Legend label of a single Result (a dict's keys are its labels); without it a single
+        Result is drawn without a legend.
+    radius_mean : {"all", "retrieving"}, default "all"
+        The precision of the "pr" curve at each radius: the mean over all queries, 0 for a
+        query with nothing within the radius (the usual convention, which makes the curve dive
+        to (0, 0) at small radii), or over the queries that retrieve something there only
+        (``Result.curves["precision_by_radius_retrieving"]``; no point where none does).
     title : str, optional
         Figure title; by default the convention: ties, empty-query policy and count,
         n_queries, n_db and n_bits.
@@ -58,8 +68,8 @@ def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400)
     TypeError
         ``results`` is not a Result or a dict of them.
     ValueError
-        A Result without curves (evaluate with ``curves=True``), an unknown kind, a bad size
-        or dpi, or a path whose extension is not ``.png`` or ``.pdf``.
+        A Result without curves (evaluate with ``curves=True``), an unknown kind or
+        radius_mean, a label for a dict, a bad size or dpi, or a path whose extension is not ``.png`` or ``.pdf``.
 
     Examples
     --------
@@ -79,17 +89,24 @@ def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400)
                 f"cannot save a plot as {extension or 'a file without extension'!r} ({path!r}): "
                 "use a .png or .pdf file name"
             )
-    methods = _methods(results)
+    methods = _methods(results, label)
     kinds = _check_kinds(kinds)
+    if radius_mean not in RADIUS_MEANS:
+        raise InputError(f"{{radius_mean}} must be 'all' or 'retrieving', got {radius_mean!r}", argument="radius_mean")
+    layout = dict(_LAYOUT)
+    if radius_mean == "retrieving":
+        layout["pr"] = ("recall_by_radius", "precision_by_radius_retrieving", "Recall",
+                        "Precision (queries retrieving)", "PR by Hamming radius", False)
     width, height = _check_size(size)
     if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not dpi > 0:
         raise InputError(f"dpi must be a positive number, got {dpi!r}")
     for label, result in methods.items():
-        missing = [k for kind in kinds for k in _LAYOUT[kind][:2] if k not in (result.curves or {})]
+        missing = [k for kind in kinds for k in layout[kind][:2] if k not in (result.curves or {})]
         if missing:
             raise InputError(
                 f"result {label!r} has no curves ({missing[0]!r} missing): evaluate it with "
-                "fasttie.evaluate(..., curves=True)"
+                "fasttie.evaluate(..., curves=True)" + (" (this version keeps the queries retrieving)"
+                                                       if missing[0] == "precision_by_radius_retrieving" else "")
             )
 
     try:
@@ -102,7 +119,7 @@ def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400)
     FigureCanvasAgg(figure)
     axes = figure.subplots(1, len(kinds), squeeze=False)[0]
     for ax, kind in zip(axes, kinds):
-        x_key, y_key, x_label, y_label, subtitle, log_x = _LAYOUT[kind]
+        x_key, y_key, x_label, y_label, subtitle, log_x = layout[kind]
         for label, result in methods.items():
             x = np.asarray(result.curves[x_key], dtype=np.float64)
             y = np.asarray(result.curves[y_key], dtype=np.float64)
@@ -113,7 +130,8 @@ def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400)
         ax.set_ylabel(y_label)
         ax.set_title(subtitle, fontsize="medium")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
+        if None not in methods:
+            ax.legend(fontsize="small")
     figure.suptitle(title if title is not None else _convention(methods), fontsize="medium")
     if path is not None:
         # no bbox_inches="tight": the file keeps exactly the requested pixel size
@@ -121,9 +139,11 @@ def plot_curves(results, path=None, *, kinds=KINDS, title=None, size=(1200, 400)
     return figure
 
 
-def _methods(results):
+def _methods(results, label):
     if isinstance(results, Result):
-        return {"fasttie": results}
+        return {None if label is None else str(label): results}
+    if label is not None:
+        raise InputError("{label} names a single Result; a dict's keys are its labels", argument="label")
     if not isinstance(results, dict) or not results:
         raise InputTypeError(f"results must be a Result or a non-empty dict {{label: Result}}, got {type(results).__name__}")
     for label, result in results.items():

@@ -16,6 +16,7 @@ from ._kernels.score_ties import (
     finalize_rankings, finalize_rankings_optional,
 )
 from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
+from .metrics.doors import LISTS, check_door
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
@@ -28,7 +29,6 @@ from .validation import check_empty_policy, first_not_finite, numeric_array
 __all__ = ["rank_evaluate"]
 
 _TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": FIXED, "trec": FIXED}
-_HASHING_ONLY = ("WAP",)
 
 
 _ro = read_only
@@ -149,9 +149,7 @@ def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_
     if empty == "skip_missed":
         raise InputError("empty='skip_missed' (HashNet's protocol) is for fasttie.evaluate; choose "
                          "empty='zero', 'skip', 'one' or 'error'")
-    for metric in parsed:
-        if metric.radius is not None or metric.base in _HASHING_ONLY:
-            raise InputError(f"metric {metric.name!r} needs Hamming ranking; use fasttie.evaluate")
+    check_door(parsed, LISTS)
     if isinstance(log_base, bool) or not isinstance(log_base, (int, float)) or not log_base > 1:
         raise InputError(f"log_base must be a number > 1, got {log_base!r}")
     if not (isinstance(relevance_level, (int, float)) and math.isfinite(relevance_level) and relevance_level > 0):

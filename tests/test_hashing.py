@@ -57,6 +57,31 @@ def test_curves_match_metrics():
     assert np.all(np.diff(c["recall_at_n"]) >= 0)
 
 
+@pytest.mark.parametrize("empty", ["zero", "skip"])
+def test_items_within_radius_and_the_retrieving_curve_against_numpy(empty):
+    q, db, ql, dl = random_codes(n_bits=16, n_q=40, n_db=120, seed=5)
+    ql[0] = 9  # no relevant item: kept (0) or skipped by the empty policy
+    res = ft.evaluate(q, db, ql, dl, metrics=["NumRet(radius=5)", "P(radius=5)"], curves=True, empty=empty)
+    distances = (q[:, None, :] != db[None]).sum(axis=2)
+    kept = np.ones(len(q), bool) if empty == "zero" else ql != 9
+    within = (distances <= 5).sum(axis=1)
+    np.testing.assert_array_equal(res.per_query["NumRet(radius=5)"][kept], within[kept])
+    assert res.mean["NumRet(radius=5)"] == within[kept].sum()  # a count: summed, as NumRet
+    for r in range(17):
+        found = (distances <= r).sum(axis=1)
+        relevant = ((distances <= r) & (ql[:, None] == dl[None])).sum(axis=1)
+        retrieving = kept & (found > 0)
+        share = retrieving.sum() / kept.sum()
+        assert res.curves["retrieving_by_radius"][r] == pytest.approx(share, abs=1e-15)
+        if retrieving.any():
+            precision = (relevant[retrieving] / found[retrieving]).mean()
+            assert res.curves["precision_by_radius_retrieving"][r] == pytest.approx(precision, rel=1e-12)
+        else:
+            assert np.isnan(res.curves["precision_by_radius_retrieving"][r])
+    assert np.isnan(res.curves["precision_by_radius_retrieving"][0])  # no query has a twin at distance 0
+    assert res.curves["precision_by_radius"][16] == res.curves["precision_by_radius_retrieving"][16]
+
+
 @pytest.mark.parametrize("n_labels", [2, 64, 65, 81, 128])  # one column is an error (test_errors)
 def test_multihot_grades_count_shared_labels(n_labels):
     rng = np.random.default_rng(n_labels)

@@ -63,7 +63,9 @@ def test_kinds_title_and_single_result(methods, tmp_path):
     figure = plot_curves(methods["ITQ"], kinds=["r_at_n"], title="CIFAR-10, 16 bits", size=(500, 400))
     (ax,) = figure.get_axes()
     assert ax.get_ylabel() == "R@N" and figure._suptitle.get_text() == "CIFAR-10, 16 bits"
-    assert len(ax.get_lines()) == 1 and len(ax.get_legend().get_texts()) == 1
+    assert len(ax.get_lines()) == 1 and ax.get_legend() is None  # one unnamed result: no legend
+    (ax,) = plot_curves(methods["ITQ"], kinds=["pr"], label="ITQ").get_axes()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ITQ"]
     figure = plot_curves(methods, kinds=("p_at_n", "pr"))
     assert [ax.get_ylabel() for ax in figure.get_axes()] == ["P@N", "Precision"]
 
@@ -130,3 +132,19 @@ def test_missing_matplotlib(monkeypatch, methods, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ImportError, match=r"^matplotlib is needed for plots: pip install 'fasttie\[plot\]'$"):
         plot_curves(methods, tmp_path / "x.png")
+
+
+def test_radius_mean_retrieving_draws_the_precision_of_the_queries_that_retrieve(methods):
+    axes = plot_curves(methods, kinds=["pr"], radius_mean="retrieving").get_axes()
+    assert axes[0].get_ylabel() == "Precision (queries retrieving)"
+    for name, line in zip(methods, axes[0].get_lines()):
+        np.testing.assert_array_equal(line.get_ydata(), methods[name].curves["precision_by_radius_retrieving"])
+    curves = dict(methods["ITQ"].curves)
+    del curves["precision_by_radius_retrieving"]  # a file written before the curve existed
+    old = ft.Result(mean={}, per_query={}, n_queries=30, n_empty=0, settings=methods["ITQ"].settings, curves=curves)
+    with pytest.raises(ValueError, match="precision_by_radius_retrieving"):
+        plot_curves(old, kinds=["pr"], radius_mean="retrieving")
+    with pytest.raises(ValueError, match="radius_mean must be 'all' or 'retrieving'"):
+        plot_curves(methods, radius_mean="some")
+    with pytest.raises(ValueError, match="label names a single Result"):
+        plot_curves(methods, label="ITQ")

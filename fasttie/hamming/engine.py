@@ -31,6 +31,7 @@ from .._kernels.modes import HAMMING_TIES, KIND_CODES, TIE_CODES
 from .._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
 from ..codes import pack_pair
 from ..metrics import RATIO_BASES, Metric, aggregate, parse_metrics
+from ..metrics.doors import HAMMING, check_door
 from ..result import Result
 from ..relevance import make_relevance
 from ..parallel import resolve_threads, run_blocks
@@ -70,10 +71,13 @@ def hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings,
     )
     if grid is not None:
         radii = np.arange(settings["n_bits"] + 1)
+        retrieving, precision_retrieving = _retrieving_by_radius(per_query, radii)
         result.curves = {
             "radius": radii,
             "precision_by_radius": np.array([mean[f"P(radius={r})"] for r in radii]),
             "recall_by_radius": np.array([mean[f"R(radius={r})"] for r in radii]),
+            "retrieving_by_radius": retrieving,
+            "precision_by_radius_retrieving": precision_retrieving,
             "n": grid,
             "precision_at_n": np.array([mean[f"P@{n}"] for n in grid]),
             "recall_at_n": np.array([mean[f"R@{n}"] for n in grid]),
@@ -81,8 +85,27 @@ def hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings,
     return result
 
 
+def _retrieving_by_radius(per_query, radii):
+    """Per radius: the share of the kept queries with an item within it, and their mean precision.
+
+    Precision within a radius that holds nothing is 0 (the usual convention, in
+    ``precision_by_radius``); averaging over the queries that retrieve something instead keeps a
+    PR curve from diving to (0, 0) at small radii. NaN where no kept query retrieves anything.
+    """
+    share, precision = np.full(len(radii), np.nan), np.full(len(radii), np.nan)
+    for r in radii:
+        values, found = per_query[f"P(radius={r})"], per_query[f"NumRet(radius={r})"]
+        kept = ~np.isnan(values)
+        retrieving = kept & (found > 0)
+        if kept.any():
+            share[r] = retrieving.sum() / kept.sum()
+        if retrieving.any():
+            precision[r] = values[retrieving].mean()
+    return share, precision
+
+
 def metrics_for_curves(curves, n_db, n_bits):
-    """The metrics behind the ``curves`` option: P and R within every radius 0..n_bits and at
+    """The metrics behind the ``curves`` option: P, R and NumRet within every radius 0..n_bits and at
     every N of the grid (True: 50 log-spaced N up to n_db). Returns (metrics, grid or None)."""
     if curves is False or curves is None:
         return [], None
@@ -92,7 +115,7 @@ def metrics_for_curves(curves, n_db, n_bits):
         grid = np.unique(np.asarray(curves))
         if grid.ndim != 1 or not np.issubdtype(grid.dtype, np.integer) or len(grid) == 0 or grid[0] < 1:
             raise InputError("curves must be True or a sequence of integer cutoffs N >= 1")
-    radius = [Metric(base, radius=r) for r in range(n_bits + 1) for base in ("P", "R")]
+    radius = [Metric(base, radius=r) for r in range(n_bits + 1) for base in ("P", "R", "NumRet")]
     at_n = [Metric(base, int(n)) for n in grid for base in ("P", "R")]
     return radius + at_n, grid
 
@@ -322,7 +345,8 @@ def rank_depth(metrics, n_db):
 
 
 def radius_values(metrics, hist, total):
-    """Values of the radius metrics (``P(radius=r)``, ``R(radius=r)``) of one block of queries.
+    """Values of the radius metrics (``P(radius=r)``, ``R(radius=r)``, ``NumRet(radius=r)``) of one
+    block of queries.
 
     Within radius r means distance <= r (r past n_bits is the whole list); precision with
     nothing within r is 0. The value is the same for every order inside ties.
@@ -351,9 +375,12 @@ def radius_values(metrics, hist, total):
     values = {}
     for metric in radius_metrics:
         r = min(metric.radius, hist.shape[1] - 1)
-        denominator = items_within[:, r] if metric.base == "P" else total
-        values[metric.name] = (divide(relevant_within[:, r], denominator),
-                               (relevant_within[:, r] == 0).astype(np.float64))
+        missed = (relevant_within[:, r] == 0).astype(np.float64)
+        if metric.base == "NumRet":
+            values[metric.name] = (items_within[:, r].astype(np.float64), missed)
+        else:
+            denominator = items_within[:, r] if metric.base == "P" else total
+            values[metric.name] = (divide(relevant_within[:, r], denominator), missed)
     return values
 
 
@@ -452,17 +479,9 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
 
 
 def hashing_metrics(metrics):
-    """Parsed metrics, refusing per-metric relevance levels and gains, and infAP (ranked lists only)."""
+    """Parsed metrics that Hamming ranking computes (:mod:`fasttie.metrics.doors`)."""
     parsed = parse_metrics(metrics)
-    for metric in parsed:
-        if metric.base == "infAP":
-            raise InputError("infAP estimates AP from a sampled judgment pool, which only ranked lists have "
-                             "(fasttie.rank_evaluate with pooled=, fasttie.trec.evaluate with qrels {relevance} -1); "
-                             "Hamming ranking judges every item: use AP", argument="relevance")
-        if metric.rel is not None or metric.gain is not None or metric.judged_only:
-            raise InputError(f"metric {metric.name!r}: per-metric rel=, gains and {{judged_only}} are for ranked lists "
-                             "(fasttie.rank_evaluate, fasttie.trec.evaluate); Hamming ranking takes gain= and "
-                             "{relevance}= for the whole call", argument=("judged_only", "relevance"))
+    check_door(parsed, HAMMING)
     return parsed
 
 

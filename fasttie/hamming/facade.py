@@ -64,7 +64,7 @@ def evaluate(
     metrics : str or sequence of str, default ("AP",)
         Names as in :mod:`fasttie.metrics`: ``AP``, ``AP@k``, ``nDCG@k``, ``DCG@k``, ``P@k``,
         ``R@k``, ``F1@k``, ``RR``, ``RR@k``, ``Rprec``, ``ACG@k``, ``WAP@k``, ``P(radius=r)``,
-        ``R(radius=r)``; aliases (``mAP@1000``, ``ndcg@10``, ``mrr``) and lists (``P@[1,10]``).
+        ``R(radius=r)``, ``NumRet(radius=r)``; aliases (``mAP@1000``, ``ndcg@10``, ``mrr``) and lists (``P@[1,10]``).
     ties : {"average", "stable", "optimistic", "pessimistic"}, default "average"
         "average": exact expectation over orderings inside ties. "stable": ties in database
         index order, the ranking of ``np.argsort(distances, kind="stable")``. "optimistic" /
@@ -92,8 +92,9 @@ def evaluate(
         count, and several Python threads may call evaluate at once.
     curves : bool or sequence of int, default False
         Also compute mean curves into ``Result.curves``: precision and recall within every
-        Hamming radius 0..n_bits (``radius``, ``precision_by_radius``, ``recall_by_radius``),
-        and P@N / R@N (``n``, ``precision_at_n``, ``recall_at_n``) over the given N, or over 50
+        Hamming radius 0..n_bits (``radius``, ``precision_by_radius``, ``recall_by_radius``;
+        ``retrieving_by_radius``, the share of queries with an item within the radius, and
+        ``precision_by_radius_retrieving``, precision averaged over those queries only), and P@N / R@N (``n``, ``precision_at_n``, ``recall_at_n``) over the given N, or over 50
         log-spaced N up to n_db when True. Same pass, same tie convention and empty policy.
     device : {"cpu", "cuda", "auto"}, default "cpu"
         Where the histogram pass runs: "cuda" on an NVIDIA GPU through numba-cuda

@@ -44,7 +44,7 @@ _BASES = {
     "rbp": "RBP", "rbpresid": "RBPResid", "rbp_resid": "RBPResid",
     "err": "ERR",
 }
-_RADIUS_BASES = ("P", "R")
+_RADIUS_BASES = ("P", "R", "NumRet")  # NumRet(radius=r): the items within the radius
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
 _NO_CUTOFF = ("Rprec", "NumQ", "NumRel", "SetAP", "Bpref", "GMBpref", "infAP")
 _LEVELS = tuple(i / 10 for i in range(11))
@@ -109,7 +109,7 @@ class Metric:
 KNOWN = (
     "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Rprec, ACG@k, WAP@k, "
     "GMAP, SetAP, Bpref, GMBpref, infAP, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, "
-    "ERR@k, NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, P(radius=r), R(radius=r); "
+    "ERR@k, NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, P(radius=r), R(radius=r), NumRet(radius=r); "
     "aliases mAP@k, ndcg@k, "
     "precision@k, recall@k, mrr and trec_eval's names; lists P@[1,10]"
 )
