@@ -112,8 +112,9 @@ def format_table(result: Result, *, digits: int = 4) -> str:
 
 
 def format_csv(result: Result) -> str:
-    """``metric,value`` rows of the means, full float precision, with a header line."""
-    return "\n".join(["metric,value", *(f"{_csv_field(k)},{_exact(v)}" for k, v in result.mean.items())])
+    """``metric,query,value`` rows of the means (query ``all``), full float precision, with a
+    header line: the columns of :func:`format_trec_csv`, so one reader takes both."""
+    return "\n".join(["metric,query,value", *(f"{_csv_field(k)},all,{_exact(v)}" for k, v in result.mean.items())])
 
 
 def _csv_field(text: str) -> str:
@@ -154,8 +155,8 @@ def format_trec(result: Result, *, per_query: bool = False, digits: int = 4) -> 
 
 
 def format_trec_csv(result: Result, *, per_query: bool = False) -> str:
-    """The lines of :func:`format_trec` as CSV ``measure,query,value``, full precision."""
-    lines = ["measure,query,value"]
+    """The lines of :func:`format_trec` as CSV ``metric,query,value``, full precision."""
+    lines = ["metric,query,value"]
     if per_query:
         for i, qid in enumerate(_query_ids(result)):
             for name, values in result.per_query.items():

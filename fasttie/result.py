@@ -255,7 +255,7 @@ class Result:
                     return cls.from_json(f.read())
                 except (ValueError, TypeError) as error:  # not JSON (JSONDecodeError, UnicodeDecodeError), not a Result
                     raise InputError(f"{path!r} is not a fasttie result (write one with Result.save or 'fasttie "
-                                     f"evaluate --per-query FILE.json'): {error}") from None
+                                     f"evaluate --per-query-file FILE.json'): {error}") from None
             rows = list(csv.reader(f))
         if not rows or not rows[0] or rows[0][0] != "query":
             raise InputError(f"{path!r}: a per-query CSV starts with the header 'query,<metric>,...'")

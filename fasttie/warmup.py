@@ -18,78 +18,16 @@ import numpy as np
 from . import trec
 from ._device import available
 from ._kernels import _jit
-from ._kernels.cpu import bitsliced_pass
+from ._kernels.cached import FRONT_DOORS, cache_status, door_kernels, door_state, kernel_at, kernel_cached
 from .diversity import alpha_ndcg
 from .gradients import lambdarank
 from .hamming import evaluate, search
 from .parallel import available_threads
 from .ranking import rank_evaluate
 
-__all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "door_kernels", "kernel_cached", "warmup"]
-
-# the driver kernels each front door calls (their callees are compiled into them); evaluate's
-# pass of one-word codes is the one this CPU runs (:func:`door_kernels`)
-FRONT_DOORS = {
-    "evaluate": ("histogram.hist_segments_wide", "histogram.hist_segments_tiled", "histogram.hist_multihot",
-                 "histogram.move_relevant", "hamming_ties.finalize_histograms",
-                 "hamming_ties.finalize_histograms_ratios", "hamming_ties.finalize_histograms_optional",
-                 "hamming_ties.finalize_stable", "hamming_ties.finalize_stable_optional", "stable_top.finalize_stable_top",
-                 "stable_top.finalize_stable_top_optional", "class_sort.count_classes", "class_sort.scatter_by_class",
-                 "err.err_histograms"),
-    "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
-    "rank_evaluate": ("score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
-                      "score_ties.finalize_fixed_rankings",
-                      "score_ties.finalize_fixed_rankings_optional", "err.err_rankings",
-                      "infap.infap_rankings"),
-    "trec.evaluate": ("trec_parse.scan_table", "trec_parse.fill_text", "key_join.locate_keys",
-                      "score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
-                      "score_ties.finalize_fixed_rankings",
-                      "score_ties.finalize_fixed_rankings_optional", "err.err_rankings",
-                      "infap.infap_rankings"),
-    "lambdarank": ("lambdarank.lambdarank_queries",),
-    "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries",
-                   "diversity_ties.average_queries", "alpha_ndcg.first_duplicate"),
-}
-
-
-def door_kernels() -> dict:
-    """:data:`FRONT_DOORS` with the pass of one-word codes that this CPU runs added to evaluate's
-    kernels: the bit-sliced pass (AVX-512, or forced by ``FASTTIE_KERNEL``) or the portable one.
-
-    Returns
-    -------
-    dict of str to tuple of str
-    """
-    one_word = "bitsliced.hist_segments_bitsliced" if bitsliced_pass() else "histogram.hist_segments_one_word"
-    return {door: (one_word, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}
-
-
-def _kernel(path):
-    import importlib
-
-    module, name = path.split(".")
-    return getattr(importlib.import_module(f"fasttie._kernels.{module}"), name)
-
-
-def kernel_cached(path) -> bool | None:
-    """Whether numba's cache holds a compiled kernel (no compile needed to tell).
-
-    Parameters
-    ----------
-    path : str
-        ``"module.name"`` of a kernel in ``fasttie._kernels``, as in :func:`door_kernels`.
-
-    Returns
-    -------
-    bool or None
-        None where caching is off.
-    """
-    cache = getattr(_kernel(path), "_cache", None)
-    try:
-        return bool(cache._cache_file._load_index())
-    except AttributeError:  # caching off (a NullCache), or numba internals moved
-        return None
-
+# the cache's state per door lives with the kernels (fasttie._kernels.cached), where the front doors read it
+__all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "door_kernels", "door_state", "kernel_cached",
+           "warmup"]
 
 _HELPER_CALL = """
 import numpy as np, fasttie as ft
@@ -125,21 +63,6 @@ def compile_in_helper(ties, metrics, n_bits) -> subprocess.Popen | None:
         return None
     code = _HELPER_CALL.format(n_bits=int(n_bits), metrics=[str(m) for m in metrics], ties=str(ties))
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def cache_status() -> dict:
-    """Per front door: "cached", "not cached" or "cache off" (no numba compile needed to tell).
-
-    Returns
-    -------
-    dict of str to str
-    """
-    status = {}
-    for door, kernels in door_kernels().items():
-        states = {"cache off" if cached is None else "cached" if cached else "not cached"
-                  for cached in map(kernel_cached, kernels)}
-        status[door] = "cached" if states == {"cached"} else "cache off" if "cache off" in states else "not cached"
-    return status
 
 
 def warmup(progress=None) -> dict:

@@ -156,17 +156,17 @@ def test_csv_prints_exact_means(data, capsys):
     code, out, _ = run_main(capsys, "evaluate", *label_args(data), "-m", *METRICS, "--csv", "--quiet")
     assert code == 0
     lines = out.strip().splitlines()
-    assert lines[0] == "metric,value" and len(lines) == len(METRICS) + 1
+    assert lines[0] == "metric,query,value" and len(lines) == len(METRICS) + 1  # the columns of trec --csv
     expected = library(data)
     for line in lines[1:]:
-        name, value = line.rsplit(",", 1)
-        assert float(value) == expected.mean[name]
+        name, query, value = line.rsplit(",", 2)
+        assert query == "all" and float(value) == expected.mean[name]
 
 
 @pytest.mark.parametrize("ext", [".csv", ".json"])
 def test_per_query_file_has_one_row_per_query(data, capsys, ext):
     path = data["dir"] / f"per_query{ext}"
-    code, _, err = run_main(capsys, "evaluate", *label_args(data), "-m", *METRICS, "--per-query", path)
+    code, _, err = run_main(capsys, "evaluate", *label_args(data), "-m", *METRICS, "--per-query-file", path)
     assert code == 0 and f"wrote {path}" in err
     if ext == ".csv":
         lines = path.read_text().strip().splitlines()
@@ -295,7 +295,9 @@ def usage_cases(data):
         "packed bytes unflagged": (["evaluate", "--queries", d / "queries_packed.npy", *labels[2:]], "--packed --bits"),
         "bits differ": (["evaluate", "--queries", d / "queries_packed.npy", "--packed", "--bits", "60", *labels[2:]],
                         "bits"),
-        "per-query extension": (["evaluate", *labels, "--per-query", d / "pq.txt"], ".json or .csv"),
+        "per-query extension": (["evaluate", *labels, "--per-query-file", d / "pq.txt"], ".json or .csv"),
+        "per-query twice": (["evaluate", *labels, "--per-query-file", d / "a.json", "--per-query", d / "b.json"],
+                            "give --per-query-file FILE once"),
         "plot extension": (["evaluate", *labels, "--plot", d / "p.jpg"], ".png or .pdf"),
         "plot folder": (["evaluate", *labels, "--plot", d / "no" / "p.png"], "does not exist"),
         "plot size": (["evaluate", *labels, "--plot", d / "p.png", "--plot-size", "big"], "WIDTHxHEIGHT"),
@@ -323,7 +325,7 @@ def usage_cases(data):
         "bits in CLI words": (["evaluate", "--queries", d / "queries_packed.npy", "--packed", "--bits", "60",
                                *labels[2:]], "--bits 60"),
         "compare plot without curves": (["compare", d / "one.json", d / "one.json", "--plot", d / "c.png"],
-                                        "has no curves; write it with 'fasttie evaluate ... --per-query one.json --curves'"),
+                                        "has no curves; write it with 'fasttie evaluate ... --per-query-file one.json --curves'"),
         "trec level": (["trec", QRELS, RUN, "-l", "0"], "-l/--level must be a positive number"),
         "demo bits": (["demo", "--bits", "48", "--queries", "5", "--db", "20"], "multiple of 64"),
     }
@@ -464,7 +466,7 @@ def test_trec_json_and_csv(capsys):
     assert code == 0 and parsed.mean == expected.mean and parsed.query_ids == expected.query_ids
     np.testing.assert_array_equal(parsed.per_query["AP"], expected.per_query["AP"])
     code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", "AP", "--csv")
-    assert out.strip().splitlines() == ["measure,query,value", f"AP,all,{expected.mean['AP']!r}"]
+    assert out.strip().splitlines() == ["metric,query,value", f"AP,all,{expected.mean['AP']!r}"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -510,7 +512,7 @@ def test_compare_result_files(data, methods, capsys):
     files = {}
     for name, path in methods.items():
         files[name] = data["dir"] / f"cmp_{name}{'.csv' if name == 'noisy' else '.json'}"
-        argv = ["evaluate", "--queries", path, *label_args(data)[2:], "-m", "AP@50", "P@10", "--per-query", files[name],
+        argv = ["evaluate", "--queries", path, *label_args(data)[2:], "-m", "AP@50", "P@10", "--per-query-file", files[name],
                 "--quiet", "--curves"]
         assert run_main(capsys, *argv)[0] == 0
     code, out, _ = run_main(capsys, "compare", *(f"{n}={f}" for n, f in files.items()), "--permutations", "200", "--json")
@@ -641,3 +643,21 @@ def test_compare_names_a_file_that_is_not_a_result(data, capsys, tmp_path, conte
     code, out, err = run_main(capsys, "compare", f"good={data['dir'] / 'one.json'}", f"bad={bad}")
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert err.startswith(f"fasttie: error: {str(bad)!r} is not a fasttie result"), err
+
+
+def test_old_per_query_spelling_still_writes_the_file_with_a_note(data, capsys):
+    path = data["dir"] / "old_spelling.json"
+    code, _, err = run_main(capsys, "evaluate", *label_args(data), "-m", "AP", "--per-query", path)
+    assert code == 0 and "--per-query FILE is now --per-query-file FILE" in err and f"wrote {path}" in err
+    assert Result.load(path).n_queries == N_QUERIES
+
+
+@pytest.mark.parametrize("radius_mean", ["all", "retrieving"])
+def test_plot_radius_mean_picks_the_precision_curve(data, capsys, monkeypatch, radius_mean):
+    import fasttie.cli.common as common
+
+    drawn = {}
+    monkeypatch.setattr(common, "plot_curves", lambda results, path, **options: drawn.update(options, results=results))
+    code, _, _ = run_main(capsys, "evaluate", *label_args(data), "-m", "AP", "--plot", data["dir"] / "c.png",
+                          "--radius-mean", radius_mean, "--label", "ITQ", "--quiet")
+    assert code == 0 and drawn["radius_mean"] == radius_mean and list(drawn["results"]) == ["ITQ"]

@@ -44,7 +44,7 @@ def test_every_listed_kernel_is_a_compiled_driver_that_warmup_compiles():
     # front door "not cached" forever
     for door, kernels in door_kernels().items():
         for path in kernels:
-            kernel = warmup_module._kernel(path)
+            kernel = warmup_module.kernel_at(path)
             assert isinstance(kernel, numba.core.registry.CPUDispatcher), path
             assert len(kernel.signatures) == 1, f"{door}: {path} has {kernel.signatures}"
 
@@ -70,7 +70,7 @@ def test_cache_off_is_reported(monkeypatch):
     class NoCache:  # what numba's NullCache looks like to cache_status: no index file to load
         pass
 
-    kernel = warmup_module._kernel(FRONT_DOORS["search"][0])
+    kernel = warmup_module.kernel_at(FRONT_DOORS["search"][0])
     monkeypatch.setattr(kernel, "_cache", NoCache())
     assert cache_status()["search"] == "cache off"
 
@@ -108,3 +108,40 @@ def test_no_helper_where_it_cannot_help(monkeypatch):
     monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
     monkeypatch.setattr(_jit, "CACHE", False)  # nothing to share through
     assert warmup_module.compile_in_helper("stable", ["AP"], 64) is None
+
+
+def test_a_door_with_some_kernels_cached_is_partly_cached(monkeypatch):
+    from fasttie._kernels import cached
+
+    first = door_kernels()["search"][0]
+    monkeypatch.setattr(cached, "kernel_cached", lambda path: path == first)
+    assert cache_status()["search"] == "partly cached (1 of 3 kernels)"
+    monkeypatch.setattr(cached, "kernel_cached", lambda path: False)
+    assert cache_status()["search"] == "not cached"
+
+
+def test_the_first_compile_of_a_process_is_logged_once(monkeypatch, caplog):
+    def twice(x):
+        return 2 * x
+
+    twice.__module__ = "fasttie._kernels.example"  # a fasttie kernel, compiled now (no cache)
+    kernel = numba.njit(cache=False)(twice)
+    other = numba.njit(cache=False)(lambda x: x + 1)  # not fasttie's: not told
+    monkeypatch.setattr(_jit._FirstCompile, "told", False)
+    with caplog.at_level("INFO", logger="fasttie"):
+        assert other(1) == 2 and not caplog.records
+        assert kernel(2) == 4 and kernel(2.5) == 5.0  # two compiles, one message
+    (record,) = caplog.records
+    assert record.levelname == "INFO" and "compiling kernels on first use (example.twice first" in record.message
+
+
+def test_the_command_line_says_when_it_compiles(tmp_path):
+    data = os.path.join(os.path.dirname(__file__), "data")
+    argv = [sys.executable, "-m", "fasttie", "trec", os.path.join(data, "qrels.txt"), os.path.join(data, "run.txt"),
+            "-m", "AP"]
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env.pop("FASTTIE_NO_CACHE", None)
+    cold, warm = (subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env) for _ in range(2))
+    assert cold.returncode == warm.returncode == 0 and cold.stdout == warm.stdout
+    assert cold.stderr.startswith("fasttie: compiling kernels on first use (") and cold.stderr.count("\n") == 1
+    assert warm.stderr == ""  # loaded from the cache: nothing to say

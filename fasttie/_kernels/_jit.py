@@ -35,6 +35,12 @@ calls (cProfile counts), and took 35.9 -> 33.5 s (medians of 10 alternating runs
 machine: 3-7 %). The CPython wrapper stays: the facade and the tests call kernels from Python,
 and numba's kernels without one crash the interpreter when called from Python.
 
+A kernel that numba compiles (its cache lacks it: the first call on a machine, or after an
+upgrade) takes seconds, which looks like a hang. The first such compile in a process is told
+once, as an INFO message of the ``fasttie`` logger (the command line prints it on stderr; not a
+warning, since nothing is wrong): a listener on numba's ``numba:compile`` event, which numba
+fires only when it compiles, not when it loads a kernel from its cache.
+
 ``cache=True`` keeps the warm first call short. ``FASTTIE_NO_CACHE=1`` turns caching off
 (for example to inspect the assembly of a freshly compiled kernel). No ``fastmath``: metric
 accumulators must be exact float64 arithmetic.
@@ -46,13 +52,40 @@ per-user folder of the temporary directory, or compiles without a cache, and war
 ``NUMBA_CACHE_DIR`` picks the place explicitly.
 """
 
+import logging
 import os
 import tempfile
 import warnings
 
 import numba
+from numba.core import event
 
 CACHE = os.environ.get("FASTTIE_NO_CACHE", "") not in ("1", "true", "yes")
+
+
+logger = logging.getLogger("fasttie")
+
+
+class _FirstCompile(event.Listener):
+    """Logs the first compile of a fasttie kernel in this process (numba:compile: cache misses only)."""
+
+    told = False
+
+    def on_start(self, ev):
+        if _FirstCompile.told:
+            return
+        function = getattr(ev.data.get("dispatcher"), "py_func", None)
+        if getattr(function, "__module__", "").startswith("fasttie."):
+            _FirstCompile.told = True  # numba compiles under its global lock: no race
+            logger.info("compiling kernels on first use (%s first; seconds, once: numba caches them, "
+                        "and 'fasttie warmup' compiles every front door's ahead)",
+                        f"{function.__module__.rsplit('.', 1)[-1]}.{function.__name__}")
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", _FirstCompile())
 
 
 def _writable(path):

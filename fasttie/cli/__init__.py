@@ -11,6 +11,7 @@ else is a bug and raises (traceback, exit code 1).
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -42,6 +43,7 @@ def main(argv=None) -> int:
             args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as stop:  # --help, --version, usage errors: return the code, do not exit
         return stop.code if isinstance(stop.code, int) else 2
+    notes = None if getattr(args, "quiet", False) else _notes_on_stderr()
     try:
         return args.handler(args)
     except BrokenPipeError:  # `fasttie ... | head`: the reader left; stop quietly
@@ -60,6 +62,22 @@ def main(argv=None) -> int:
         )
         print(f"fasttie: error: {' '.join(message.split())}", file=sys.stderr)
         return 2
+    finally:
+        if notes is not None:
+            logging.getLogger("fasttie").removeHandler(notes)
+
+
+def _notes_on_stderr():
+    """Show the library's INFO messages (a cold compile cache: fasttie._kernels.cached) as
+    'fasttie: ...' lines on stderr for this command; returns the handler to remove after."""
+    logger = logging.getLogger("fasttie")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("fasttie: %(message)s"))
+    handler.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    return handler
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ def _compare(args) -> int:
         raise UsageError("give result files or --method NAME=QUERIES options, not both")
     if not args.results and not args.method:
         raise UsageError(
-            "give two or more per-query result files (from 'fasttie evaluate --per-query'), or two or more "
+            "give two or more per-query result files (from 'fasttie evaluate --per-query-file'), or two or more "
             "--method NAME=QUERIES with --database and labels"
         )
     _check_plot(args)
@@ -36,7 +36,7 @@ def _compare(args) -> int:
             results[name] = Result.load(path)
             if args.plot is not None and not results[name].curves:  # before the tests, not after
                 raise UsageError(
-                    f"--plot: {path} has no curves; write it with 'fasttie evaluate ... --per-query "
+                    f"--plot: {path} has no curves; write it with 'fasttie evaluate ... --per-query-file "
                     f"{os.path.splitext(os.path.basename(path))[0]}.json --curves'"
                 )
         metrics = resolve_metrics(args.metrics) if args.metrics else None

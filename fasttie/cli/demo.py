@@ -101,7 +101,9 @@ def _demo(args) -> int:
         "tie orders of every metric here"
         + (f" but {', '.join(unbounded)} (*: there opt - pess is not the range over tie orders)" if unbounded else "")
         + ". AP@k divides by the relevant items retrieved in the top k; radius means Hamming "
-        f"distance <= r. Queries without relevant items: {average.n_empty} (policy: {average.settings['empty']})."
+        "distance <= r" + (" (the synthetic codes flip a quarter of their bits: no database code is within the "
+                           "usual radius 2 of a query)" if args.dataset != "digits" and args.flip is None else "")
+        + f". Queries without relevant items: {average.n_empty} (policy: {average.settings['empty']})."
     )
     print("\n" + textwrap.fill(legend, width=95))
     print(f"4 evaluations in {elapsed:.2f} s (first call includes compilation unless cached)")

@@ -106,8 +106,13 @@ _RELEVANCE_WORDS = {"class": "class labels", "multihot": "multi-hot labels (grad
 def _evaluate(args) -> int:
 
     metrics = _hashing_metrics(args)
-    if args.per_query is not None:
-        _check_output_path(args.per_query, RESULT_EXTENSIONS, "--per-query")
+    if args.per_query_file_old is not None:
+        if args.per_query_file is not None:
+            raise UsageError("give --per-query-file FILE once (--per-query FILE is its old spelling)")
+        args.per_query_file = args.per_query_file_old
+        _note(args, "--per-query FILE is now --per-query-file FILE (as in 'fasttie trec')")
+    if args.per_query_file is not None:
+        _check_output_path(args.per_query_file, RESULT_EXTENSIONS, "--per-query-file")
     _check_plot(args)
     queries = _load_codes(args, args.queries, "--queries", "queries")
     started = time.perf_counter()
@@ -131,9 +136,9 @@ def _evaluate(args) -> int:
         )
         print()
         print(format_table(result, digits=args.digits))
-    if args.per_query is not None:
-        result.save(args.per_query)
-        _note(args, f"wrote {args.per_query} ({result.n_queries} queries x {len(result.per_query)} metrics)")
+    if args.per_query_file is not None:
+        result.save(args.per_query_file)
+        _note(args, f"wrote {args.per_query_file} ({result.n_queries} queries x {len(result.per_query)} metrics)")
     if args.plot is not None:
         label = args.label or _stem(args.queries)
         _plot(args, {label: result})

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
+from ..metrics.doors import HAMMING, LISTS, metric_help
+from ..plots import RADIUS_MEANS
 from .common import (
     DEFAULT_METRICS, PROTOCOLS, TIE_MODES, _digits, _Parser, _plot_size, _positive_int,
 )
@@ -26,15 +28,9 @@ relevance: --query-labels/--db-labels as 1-D integer class ids (relevant = same 
   R.npz holding indptr, indices[, grades]: per query the relevant database ids (CSR, as
   scipy.sparse.save_npz writes it). An n_queries x n_db dense matrix is never needed."""
 
-_METRIC_HELP = (
-    "metric names (repeatable, several per -m): AP, AP@k, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, Rprec, "
-    "ACG@k, WAP@k, P(radius=r), R(radius=r); aliases mAP@k, ndcg@k, mrr; lists P@[1,10,100]"
-)
-
-
-def _add_metrics(parser, default_text):
+def _add_metrics(parser, default_text, door):
     parser.add_argument("-m", "--metric", dest="metrics", action="extend", nargs="+", metavar="METRIC",
-                        help=f"{_METRIC_HELP} (default: {default_text})")
+                        help=f"metric names (repeatable, several per -m): {metric_help(door)} (default: {default_text})")
 
 
 def _add_conventions(parser, *, ties, ap_denominator, gain):
@@ -73,6 +69,9 @@ def _add_plot(parser):
     parser.add_argument("--plot", metavar="FILE", help="write PR-by-radius, P@N and R@N curves to FILE (.png or .pdf)")
     parser.add_argument("--plot-size", type=_plot_size, default=(1200, 400), metavar="WxH",
                         help="plot size in pixels (default 1200x400)")
+    parser.add_argument("--radius-mean", choices=RADIUS_MEANS, default="all",
+                        help="precision of the PR-by-radius curve averaged over all queries (0 where nothing is "
+                             "within the radius; default) or over the queries that retrieve something there")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,25 +104,27 @@ examples:
   fasttie evaluate --queries data.npz --database data.npz --query-labels data.npz --db-labels data.npz \\
       --protocol cifar10 -m 'P@[1,100]' nDCG@100 'P(radius=2)' --json
   fasttie evaluate --queries q.u8.npy --database db.u8.npy --packed --bits 64 --bitorder little \\
-      --relevance gt.npz -m R@100 --per-query per_query.csv --plot curves.png
+      --relevance gt.npz -m R@100 --per-query-file per_query.csv --plot curves.png
 
 output: a table of metric, value and the conventions that value depends on; --json prints the
-means and settings (per-query values go to --per-query FILE, .json or .csv); --csv prints
-metric,value rows. Exit code 0 on success, 2 on a usage error (one line on stderr).""",
+means and settings (per-query values go to --per-query-file FILE, .json or .csv); --csv prints
+metric,query,value rows (query 'all': the means), as 'fasttie trec --csv'. Exit code 0 on success, 2 on a usage error (one line on stderr).""",
     )
     _add_hashing_inputs(evaluate, queries=True)
-    _add_metrics(evaluate, ", ".join(DEFAULT_METRICS))
+    _add_metrics(evaluate, ", ".join(DEFAULT_METRICS), HAMMING)
     _add_conventions(evaluate, ties="average", ap_denominator="retrieved", gain="exp2")
     output = evaluate.add_argument_group("output")
     fmt = output.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the means and settings as JSON")
-    fmt.add_argument("--csv", action="store_true", help="print metric,value rows")
+    fmt.add_argument("--csv", action="store_true", help="print metric,query,value rows (query 'all')")
     output.add_argument("--digits", type=_digits, default=4, help="decimals in the table (default 4)")
-    output.add_argument("--per-query", metavar="FILE", help="write per-query values to FILE (.json or .csv)")
+    output.add_argument("--per-query-file", metavar="FILE", help="write per-query values to FILE (.json or .csv)")
+    # the old spelling, kept working with a note: --per-query is a flag of 'fasttie trec' (trec_eval -q)
+    output.add_argument("--per-query", dest="per_query_file_old", metavar="FILE", help=argparse.SUPPRESS)
     _add_plot(output)
     output.add_argument("--label", help="legend label of the plot (default: the queries file name)")
     output.add_argument("--curves", action="store_true",
-                        help="also keep the curves in --per-query FILE.json (for 'fasttie compare --plot')")
+                        help="also keep the curves in --per-query-file FILE.json (for 'fasttie compare --plot')")
     evaluate.add_argument("--threads", type=_positive_int, metavar="N", help="threads (default: all)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr")
     scale = evaluate.add_argument_group(
@@ -159,7 +160,7 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
     trec.add_argument("qrels", metavar="QRELS", help="qrels file")
     trec.add_argument("run", metavar="RUN", help="run file")
     _add_metrics(trec, "trec_eval's: NumQ, NumRet, NumRel, NumRelRet, AP, GMAP, Rprec, Bpref, RR, "
-                       "IPrec@0.0..1.0, P@5..1000; IPrec left out under --ties average")
+                       "IPrec@0.0..1.0, P@5..1000; IPrec left out under --ties average", LISTS)
     trec.add_argument("-q", "--per-query", action="store_true", help="print every query's values (trec_eval -q)")
     trec.add_argument("-c", "--complete", action="store_true",
                       help="average over every judged query, 0 for those missing from the run (trec_eval -c)")
@@ -173,7 +174,7 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
     _add_conventions(trec, ties="trec", ap_denominator="total", gain="linear")
     fmt = trec.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the result as JSON (per query with -q)")
-    fmt.add_argument("--csv", action="store_true", help="print measure,query,value rows")
+    fmt.add_argument("--csv", action="store_true", help="print metric,query,value rows")
     trec.add_argument("--digits", type=_digits, default=4, help="decimals (default 4, as trec_eval)")
     trec.add_argument("--per-query-file", metavar="FILE", help="also write per-query values to FILE (.json or .csv)")
     trec.set_defaults(handler=_trec)
@@ -185,14 +186,14 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
         epilog=_INPUT_HELP + """
 
 examples:
-  fasttie compare itq.json lsh.json dsh.json                 (files from 'evaluate --per-query')
+  fasttie compare itq.json lsh.json dsh.json                 (files from 'evaluate --per-query-file')
   fasttie compare ITQ=itq.csv LSH=lsh.csv -m AP@1000 --correction bonferroni
   fasttie compare --database db.npy --query-labels ql.npy --db-labels dl.npy \\
       --method ITQ=itq_q.npy --method LSH=lsh_q.npy -m AP@1000 P@100 --plot curves.png
 
 (with --method, each method's query codes are scored against the same database codes; give
 codes of different methods their own database by evaluating them separately with
-'fasttie evaluate --per-query' and comparing the files.)
+'fasttie evaluate --per-query-file' and comparing the files.)
 
 output: one row per method, one column per metric; a letter marks the methods a value beats
 significantly (randomization test after correction).""",
@@ -202,7 +203,7 @@ significantly (randomization test after correction).""",
     compare.add_argument("--method", action="append", metavar="NAME=QUERIES",
                          help="a method's query codes (.npy or .npz[:KEY]); repeat for each method")
     _add_hashing_inputs(compare, queries=False)
-    _add_metrics(compare, "every metric common to the result files, or " + ", ".join(DEFAULT_METRICS))
+    _add_metrics(compare, "every metric common to the result files, or " + ", ".join(DEFAULT_METRICS), HAMMING)
     _add_conventions(compare, ties="average", ap_denominator="retrieved", gain="exp2")
     tests = compare.add_argument_group("significance tests")
     tests.add_argument("--permutations", type=_positive_int, default=10000, metavar="N",

@@ -1,0 +1,110 @@
+"""Which kernels numba's cache holds, per front door, read without compiling anything
+(``fasttie info``, the demo's helper process, :mod:`fasttie.warmup`)."""
+
+from __future__ import annotations
+
+import importlib
+
+from .cpu import bitsliced_pass
+
+__all__ = ["FRONT_DOORS", "cache_status", "door_kernels", "door_state", "kernel_at", "kernel_cached"]
+
+# the driver kernels each front door calls (their callees are compiled into them); evaluate's
+# pass of one-word codes is the one this CPU runs (:func:`door_kernels`)
+FRONT_DOORS = {
+    "evaluate": ("histogram.hist_segments_wide", "histogram.hist_segments_tiled", "histogram.hist_multihot",
+                 "histogram.move_relevant", "hamming_ties.finalize_histograms",
+                 "hamming_ties.finalize_histograms_ratios", "hamming_ties.finalize_histograms_optional",
+                 "hamming_ties.finalize_stable", "hamming_ties.finalize_stable_optional", "stable_top.finalize_stable_top",
+                 "stable_top.finalize_stable_top_optional", "class_sort.count_classes", "class_sort.scatter_by_class",
+                 "err.err_histograms"),
+    "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
+    "rank_evaluate": ("score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
+                      "score_ties.finalize_fixed_rankings",
+                      "score_ties.finalize_fixed_rankings_optional", "err.err_rankings",
+                      "infap.infap_rankings"),
+    "trec.evaluate": ("trec_parse.scan_table", "trec_parse.fill_text", "key_join.locate_keys",
+                      "score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
+                      "score_ties.finalize_fixed_rankings",
+                      "score_ties.finalize_fixed_rankings_optional", "err.err_rankings",
+                      "infap.infap_rankings"),
+    "lambdarank": ("lambdarank.lambdarank_queries",),
+    "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries",
+                   "diversity_ties.average_queries", "alpha_ndcg.first_duplicate"),
+}
+
+
+def door_kernels() -> dict:
+    """:data:`FRONT_DOORS` with the pass of one-word codes that this CPU runs added to evaluate's
+    kernels: the bit-sliced pass (AVX-512, or forced by ``FASTTIE_KERNEL``) or the portable one.
+
+    Returns
+    -------
+    dict of str to tuple of str
+    """
+    one_word = "bitsliced.hist_segments_bitsliced" if bitsliced_pass() else "histogram.hist_segments_one_word"
+    return {door: (one_word, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}
+
+
+def kernel_at(path):
+    """The kernel ``"module.name"`` of ``fasttie._kernels`` (a numba dispatcher), as
+    :data:`FRONT_DOORS` names it."""
+    module, name = path.split(".")
+    return getattr(importlib.import_module(f"fasttie._kernels.{module}"), name)
+
+
+def kernel_cached(path) -> bool | None:
+    """Whether numba's cache holds a compiled kernel (no compile needed to tell).
+
+    Parameters
+    ----------
+    path : str
+        ``"module.name"`` of a kernel in ``fasttie._kernels``, as in :func:`door_kernels`.
+
+    Returns
+    -------
+    bool or None
+        None where caching is off.
+    """
+    cache = getattr(kernel_at(path), "_cache", None)
+    try:
+        return bool(cache._cache_file._load_index())
+    except AttributeError:  # caching off (a NullCache), or numba internals moved
+        return None
+
+
+def door_state(door) -> str:
+    """"cached", "partly cached (n of m kernels)", "not cached" or "cache off" for one front door.
+
+    Parameters
+    ----------
+    door : str
+        A key of :data:`FRONT_DOORS`.
+
+    Returns
+    -------
+    str
+    """
+    counts = _cached_counts(door)
+    if counts is None:
+        return "cache off"
+    cached, total = counts
+    if cached == total:
+        return "cached"
+    return f"partly cached ({cached} of {total} kernels)" if cached else "not cached"
+
+
+def _cached_counts(door):
+    """(kernels cached, kernels) of a door, or None where caching is off."""
+    states = [kernel_cached(path) for path in door_kernels()[door]]
+    return None if None in states else (sum(states), len(states))
+
+
+def cache_status() -> dict:
+    """Per front door its :func:`door_state` (no numba compile needed to tell).
+
+    Returns
+    -------
+    dict of str to str
+    """
+    return {door: door_state(door) for door in FRONT_DOORS}
