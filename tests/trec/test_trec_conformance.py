@@ -49,7 +49,7 @@ import pytest
 import fasttie as ft
 from fasttie import cli
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "peers-data" / "trec_eval"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "peers-data" / "trec_eval"
 pytestmark = pytest.mark.skipif(
     not (DATA / "trec_eval_ref.json.gz").is_file(),
     reason=f"trec_eval 10.0 reference data not found in {DATA} (read in place, not part of the repository)",
@@ -277,7 +277,7 @@ def test_cli_matches_trec_eval(reference, plain, capsys, name):
             *(["-M", options["max_retrieved"]] if "max_retrieved" in options else []),
             *(["-J"] if options.get("judged_only") else [])]
     lines = run_cli(capsys, *argv).strip().splitlines()
-    assert lines[0] == "measure,query,value"
+    assert lines[0] == "metric,query,value"
     back = {metric: measure for measure, metric in measures.items()}
     got = {}
     for line in lines[1:]:

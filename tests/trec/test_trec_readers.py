@@ -684,7 +684,8 @@ def test_bench_script_runs(tmp_path):
     pytest.importorskip("pytrec_eval")
     import importlib.util
 
-    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "bench_trec_read.py")
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts",
+                          "bench_trec_read.py")
     spec = importlib.util.spec_from_file_location("bench_trec_read", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -695,7 +696,7 @@ def test_evaluate_takes_trec_eval_names():
     """The docstring promises trec_eval's names: one grammar serves the library and the CLI."""
     import fasttie as ft
 
-    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+    data = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
     qrels, run = os.path.join(data, "qrels.txt"), os.path.join(data, "run.txt")
     names = ["map", "P_5", "ndcg_cut.5,10", "recip_rank", "Rprec", "recall_10", "map_cut_3"]
     by_trec = ft.trec.evaluate(qrels, run, names)
