@@ -1,4 +1,5 @@
-"""Shared test configuration: a reproducible hypothesis profile.
+"""Shared test configuration: a reproducible hypothesis profile, a numba cache folder per
+kernel source state, and the ``slow`` marker of the quick tier (``pytest -m "not slow"``).
 
 Profiles: "ci" (default; derandomized, no deadline, modest example counts) and "dev" (random,
 more examples).  Pick one with HYPOTHESIS_PROFILE=dev.
@@ -11,6 +12,7 @@ import pathlib
 import sys
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, os.path.dirname(__file__))  # `import oracle`, `import seed000`, `import helpers`
@@ -49,3 +51,18 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# The quick tier leaves these out (each takes tens of seconds to minutes on a 2-core machine:
+# numba-cuda's simulator, cold compiles in fresh processes, Dask clusters, every docs example in
+# a subprocess, ranx compiling its own kernels); CI runs everything. Files by name, tests by
+# function name.
+SLOW_FILES = {"test_cuda.py", "test_signatures.py", "test_docs.py", "test_dask.py", "test_warmup.py",
+              "test_cache_fallback.py"}
+SLOW_TESTS = {"test_ranx_on_tie_free_lists"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

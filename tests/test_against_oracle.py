@@ -33,6 +33,7 @@ from oracle import (
 ft = pytest.importorskip("fasttie")
 
 N_RANDOM_CASES = 200
+N_QUICK_CASES = 50  # the quick tier (pytest -m "not slow") checks the first 50 seeds; CI all 200
 
 
 def run(case, names, **opts):
@@ -55,7 +56,9 @@ def check_all_options(case, ties, names=None, empties=EMPTY_POLICIES):
 
 
 @pytest.mark.parametrize("ties", TIE_MODES)
-@pytest.mark.parametrize("seed", range(N_RANDOM_CASES))
+@pytest.mark.parametrize(
+    "seed", [pytest.param(seed, marks=pytest.mark.slow if seed >= N_QUICK_CASES else ()) for seed in range(N_RANDOM_CASES)]
+)
 def test_random_cases(seed, ties):
     check_all_options(make_case(seed), ties)
 

@@ -20,7 +20,8 @@ Each page's fenced blocks are read in order:
 * ```text blocks are illustrations and do not run; any other block fails
   ``test_every_block_is_classified``.
 
-Not run: the two set-up commands (:data:`SETUP`) and the benchmark commands (:data:`BENCHMARK`).
+Not run: the two set-up commands (:data:`SETUP`), the benchmark commands (:data:`BENCHMARK`) and
+the test-suite commands (:data:`SUITE`).
 Blocks that need an optional package (:data:`OPTIONAL`) skip when it is missing.
 """
 
@@ -67,6 +68,9 @@ SETUP = {
 # the repository's benchmarks, and the C reference kernel beside the checkout (../shared)
 BENCHMARK = re.compile(r"^\.venv/bin/python ((?:\.\./shared/perf-reference/compare|scripts/bench_\w+)\.py)\b(.*)$")
 BENCHMARK_REASON = "benchmark commands: minutes of runtime on an idle machine and the bench extra (faiss)"
+# Test-suite commands: they run this file too; the markers they select must be registered
+SUITE = re.compile(r"^\.venv/bin/python -m pytest\b(.*?)(?:\s+#.*)?$")
+SUITE_REASON = "runs the test suite, which includes this file (CI runs it)"
 # Optional packages: a block that matches the pattern needs the module.
 OPTIONAL = [
     (re.compile(r"\blightgbm\b"), "lightgbm", "pip install lightgbm"),
@@ -250,6 +254,8 @@ def skip_reason(block: Block) -> str | None:
     lines = [line for line in code.splitlines() if line.strip()]
     if block.lang == "bash" and lines and all(BENCHMARK.match(line) for line in lines):
         return BENCHMARK_REASON
+    if block.lang == "bash" and lines and all(SUITE.match(line) for line in lines):
+        return SUITE_REASON
     return None
 
 
@@ -334,6 +340,12 @@ def test_block(block, runners):
             source = (ROOT / script).read_text(encoding="utf-8")
             for option in re.findall(r"--[a-z][a-z-]*", options):
                 assert f'"{option}"' in source, f"{script} has no option {option} ({block.where})"
+    if reason == SUITE_REASON:  # a marker expression names registered markers only
+        registered = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+        for line in block.code.strip().splitlines():
+            for expression in re.findall(r"-m\s+[\"']([^\"']+)[\"']", SUITE.match(line).group(1)):
+                for marker in set(re.findall(r"\w+", expression)) - {"not", "and", "or"}:
+                    assert f'"{marker}:' in registered, f"marker {marker!r} is not registered ({block.where})"
     if reason:
         pytest.skip(reason)
     if missing := missing_package(block):
