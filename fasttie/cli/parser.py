@@ -145,7 +145,8 @@ metric,query,value rows (query 'all': the means), as 'fasttie trec --csv'. Exit 
         description="trec_eval-compatible evaluation of a run file against qrels, with fasttie's metric names.",
         epilog="""\
 files: qrels lines 'qid iter docno rel'; run lines 'qid Q0 docno rank score tag' (rank is ignored:
-  the order comes from the scores, ties broken by docno descending, as trec_eval).
+  the order comes from the scores, ties broken by docno descending, as trec_eval); plain text or
+  compressed with gzip, bzip2 or xz (known by the first bytes).
 metric names: fasttie's (AP, nDCG@10, P@5, RR, Rprec, R@100) or trec_eval's (map, ndcg_cut_10,
   P_5, P.5,10, recip_rank, recall_100); the output uses fasttie's names.
 

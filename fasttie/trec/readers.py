@@ -2,7 +2,9 @@
 
 Formats (whitespace-separated, one record a line; blank lines and comment lines, whose first
 non-blank character is ``#``, are skipped, as trec_eval 10.0 skips them; lines end with LF,
-CR LF or a lone CR (classic Mac OS), mixed or not; a UTF-8 byte order mark may open the file):
+CR LF or a lone CR (classic Mac OS), mixed or not; a UTF-8 byte order mark may open the file;
+a file compressed with gzip, bzip2 or xz is known by its first bytes, whatever its name, and
+read decompressed into memory):
 
 - qrels: ``qid iter docno rel``. The second column is kept as text: diversity qrels (TREC Web
   track, ndeval) put the subtopic there. ``rel`` is an integer grade; a negative grade (spam
@@ -41,7 +43,8 @@ def read_run(path, *, n_threads: int | None = None) -> Run:
     ----------
     path : str or os.PathLike
         The run file: six whitespace-separated columns a line (more are ignored, as trec_eval
-        ignores them), blank lines and ``#`` comment lines skipped, UTF-8.
+        ignores them), blank lines and ``#`` comment lines skipped, UTF-8; plain or compressed
+        with gzip, bzip2 or xz.
     n_threads : int, optional
         Threads that parse the file's blocks (see :func:`fasttie.parallel.resolve_threads`);
         the result does not depend on it.
@@ -93,7 +96,7 @@ def read_qrels(path, *, n_threads: int | None = None) -> Qrels:
     path : str or os.PathLike
         The qrels file: four whitespace-separated columns a line, blank lines and comment lines
         (first non-blank character ``#``, as in trec_eval's ``qrels.test.with-comments``)
-        skipped, UTF-8.
+        skipped, UTF-8; plain or compressed with gzip, bzip2 or xz.
     n_threads : int, optional
         Threads that parse the file's blocks (see :func:`fasttie.parallel.resolve_threads`);
         the result does not depend on it.

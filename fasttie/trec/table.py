@@ -18,6 +18,9 @@ compiled pass leaves over are read by :mod:`fasttie.trec.numeric`.
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import mmap
 import os
 import re
@@ -40,6 +43,9 @@ _BLOCK = 1 << 21          # bytes read per block
 _BOM = b"\xef\xbb\xbf"
 _FAST = True              # tokenize with the compiled pass (False: numpy only, for tests)
 _NO_INTS, _NO_FLOATS = np.zeros(0, dtype=np.int64), np.zeros(0)  # the number column not written
+# compressed files, known by their first bytes (TREC distributes runs gzipped): magic -> opener
+_COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open),
+               (b"\xfd7zXZ\x00", "xz", lzma.open))
 
 
 @contextmanager
@@ -53,6 +59,10 @@ def _file_blocks(path, block_size=None, line_feeds=False):
     becomes a line feed. The caller empties the list before the context closes.
     """
     block_size = block_size or _BLOCK
+    compressed = _compression(path)
+    if compressed is not None:
+        yield _decompressed_blocks(path, *compressed, block_size, line_feeds)
+        return
     with open(path, "rb") as f:
         if line_feeds:
             data = f.read().replace(b"\r\n", b"\n").replace(b"\r", b"\n")
@@ -74,6 +84,28 @@ def _file_blocks(path, block_size=None, line_feeds=False):
                 mapped.close()
             except BufferError:  # views still referenced (an exception unwinding): GC closes it
                 pass
+
+
+def _compression(path):
+    """(format, opener) of a gzip, bzip2 or xz file, by its magic bytes; None for plain text."""
+    with open(path, "rb") as f:
+        head = f.read(6)
+    for magic, name, opener in _COMPRESSED:
+        if head.startswith(magic):
+            return name, opener
+    return None
+
+
+def _decompressed_blocks(path, name, opener, block_size, line_feeds):
+    """The blocks of a compressed file, decompressed into memory (a damaged file: InputError)."""
+    try:
+        with opener(path, "rb") as f:
+            data = f.read()
+    except (OSError, EOFError, lzma.LZMAError) as error:  # gzip.BadGzipFile is an OSError
+        raise InputError(f"{path}: cannot decompress this {name} file ({error})") from None
+    if line_feeds:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return _cut(data, np.frombuffer(data, dtype=np.uint8), block_size)
 
 
 def _cut(mapped, source, block_size):

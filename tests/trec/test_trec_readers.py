@@ -220,6 +220,33 @@ def test_carriage_return_run_evaluates_as_its_line_feed_twin(tmp_path):
         assert trec.evaluate(qrels, run, ["AP", "NumRet"]).mean == {"AP": pytest.approx(7 / 12), "NumRet": 3.0}
 
 
+@pytest.mark.parametrize("compress", ["gzip", "bz2", "lzma"])
+def test_compressed_files_are_read_by_their_magic_bytes(tmp_path, monkeypatch, compress):
+    """gzip, bzip2 and xz runs and qrels (TREC distributes runs gzipped), whatever their names:
+    the same rows as the plain file, errors still naming the line, a lone CR still a line end,
+    a damaged file refused with its name (through the command line too)."""
+    import bz2, gzip, lzma  # noqa: E401
+
+    pack = {"gzip": gzip.compress, "bz2": bz2.compress, "lzma": lzma.compress}[compress]
+    text = random_run_text(np.random.default_rng(3), messy=True)
+    path = write(tmp_path, "run.txt", pack(text.encode()), "wb")  # no telling extension
+    for block in (1 << 21, 61):
+        monkeypatch.setattr(table, "_BLOCK", block)
+        assert trec.read_run(path).to_dict() == reference_run(text)
+    qrels_text = "q1 0 d1 1\rq1 0 d2 0\rq2 0 d1 2\r"  # classic Mac OS endings inside
+    qrels = write(tmp_path, "qrels", pack(qrels_text.encode()), "wb")
+    assert trec.read_qrels(qrels).to_dict() == {"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 2}}
+    bad = write(tmp_path, "bad.run", pack(b"q1 Q0 d0 1 9 r\nq1 Q0 d1 2 x r\n"), "wb")
+    with pytest.raises(ValueError, match=r"bad\.run.*line 2"):
+        trec.read_run(bad)
+    damaged = write(tmp_path, "damaged.run", pack(text.encode())[:-9], "wb")
+    with pytest.raises(ValueError, match=r"damaged\.run: cannot decompress this (gzip|bzip2|xz) file"):
+        trec.read_run(damaged)
+    done = subprocess.run([sys.executable, "-m", "fasttie", "trec", str(qrels), str(damaged)], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 2 and "cannot decompress" in done.stderr and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("raw, line, what", [
     (b"q1 Q0 d0 1 9 r\nq1 Q0 d1\0x 2 0.5 r\n", 2, "a NUL byte"),
     (b"q1 Q0 d0 1 9 r\nq1 Q0 d1 2 0.5 r\0\n", 2, "a NUL byte"),
