@@ -25,7 +25,7 @@ LAYERS = [
     ["fasttie.hamming.facade", "fasttie.hamming.gpu", "fasttie.hamming.stats", "fasttie.hamming", "fasttie.ranking",
      "fasttie.gradients", "fasttie.diversity"],
     ["fasttie.trec", "fasttie.report", "fasttie.plots", "fasttie.significance", "fasttie.loaders", "fasttie.datasets"],
-    ["fasttie.dask", "fasttie.warmup"],
+    ["fasttie.dask", "fasttie.warmup", "fasttie.compat"],
     ["fasttie.cli", "fasttie.__main__", "fasttie"],
 ]
 
