@@ -96,6 +96,37 @@ def _numeric_column(found, name):
     return column.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def _numbers(score):
+    score = np.asarray(score)
+    if score.dtype.kind not in "iuf" and score.size:
+        raise InputTypeError(f"score must be numbers, got dtype {score.dtype}")
+    return score.astype(np.float64)
+
+
+def _check_finite(score, qid_of, docno):
+    bad = np.flatnonzero(~np.isfinite(score))
+    if bad.size:
+        row = int(bad[0])
+        raise InputError(f"score of row {row} (qid {str(qid_of(row))!r}, docno {str(docno[row])!r}) is "
+                         f"{score[row]}; scores must be finite")
+
+
+def _flatten_grouped(nested, kind, values):
+    """Rows of ``{qid: {docno: value}}`` as they come, grouped by query: the query ids (str),
+    rows per query, the docno array and the values (a list)."""
+    if not isinstance(nested, Mapping):
+        raise InputTypeError(f"a {kind} dict must be {{qid: {{docno: {values}}}}}, got {type(nested).__name__}")
+    asked, sizes, docno, value = [], [], [], []
+    for q, docs in nested.items():
+        if not isinstance(docs, Mapping):
+            raise InputTypeError(f"{kind}[{q!r}] must be a {{docno: {values}}} dict, got {type(docs).__name__}")
+        asked.append(str(q))
+        sizes.append(len(docs))
+        docno.extend(docs.keys())
+        value.extend(docs.values())
+    return asked, np.array(sizes, dtype=np.int64), np.array(docno, dtype=str), value
+
+
 def _flatten(nested, kind, values):
     """Rows of ``{qid: {docno: value}}``: three lists (qid, docno, value)."""
     if not isinstance(nested, Mapping):
@@ -268,18 +299,16 @@ class Run(_Grouped):
         """
         qid = _as_str_array(qid, "qid")
         docno = _as_str_array(docno, "docno")
-        score = np.asarray(score)
-        if score.dtype.kind not in "iuf" and score.size:
-            raise InputTypeError(f"score must be numbers, got dtype {score.dtype}")
-        score = score.astype(np.float64)
+        score = _numbers(score)
         if not (len(qid) == len(docno) == len(score)) or score.ndim != 1:
             raise InputError(f"qid, docno and score must be 1-D of one length, got {len(qid)}, {len(docno)}, {score.shape}")
-        bad = np.flatnonzero(~np.isfinite(score))
-        if bad.size:
-            raise InputError(f"score of row {bad[0]} (qid {str(qid[bad[0]])!r}, docno {str(docno[bad[0]])!r}) is "
-                             f"{score[bad[0]]}; scores must be finite")
+        _check_finite(score, lambda row: qid[row], docno)
         query_ids, codes = np.unique(qid, return_inverse=True)
-        codes = codes.ravel()
+        return cls._from_codes(query_ids, codes.ravel(), docno, score, name)
+
+    @classmethod
+    def _from_codes(cls, query_ids, codes, docno, score, name):
+        """Rows with their query's index in ``query_ids`` (unique, sorted), grouped by query."""
         hashes = hash_strings(docno)
         keys = hashes + (codes.astype(np.uint64) + np.uint64(1)) * QUERY_KEY
         raise_duplicate(keys, docno, None, query_ids, lambda rows: codes[rows], lambda rows: rows, "row", "run")
@@ -298,8 +327,13 @@ class Run(_Grouped):
         ValueError
             A NaN or infinite score.
         """
-        qid, docno, score = _flatten(run, "run", "score")
-        return cls.from_arrays(qid, docno, score, name=name)
+        # the rows come grouped by query: sort the few query ids, not a per-row column of them
+        asked, sizes, docno, score = _flatten_grouped(run, "run", "score")
+        query_ids, index = np.unique(np.array(asked, dtype=str), return_inverse=True)
+        codes = np.repeat(index.ravel().astype(np.int64), sizes)
+        score = _numbers(score)
+        _check_finite(score, lambda row: asked[np.searchsorted(np.cumsum(sizes), row, side="right")], docno)
+        return cls._from_codes(query_ids, codes, docno, score, name)
 
     @classmethod
     def from_frame(cls, frame, *, name=None) -> "Run":

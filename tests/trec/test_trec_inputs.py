@@ -192,3 +192,19 @@ def test_optional_packages_are_not_imported():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_run_from_dict_groups_by_query_without_a_row_column():
+    """Run.from_dict sorts the query ids, not one id per row; the same rows as from_arrays, and
+    its errors name the row's query and document."""
+    run = {"q2": {"a": 1.0, "b": 2.0}, "q10": {"c": 0.5}, 7: {"z": 3}}
+    rows = [(str(q), d, s) for q, docs in run.items() for d, s in docs.items()]
+    expected = trec.Run.from_arrays(*zip(*rows))
+    got = trec.Run.from_dict(run)
+    for field in ("query_ids", "offsets", "docno", "score"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(expected, field))
+    with pytest.raises(ValueError, match=r"score of row 2 \(qid 'q10', docno 'c'\) is nan"):
+        trec.Run.from_dict({"q2": {"a": 1.0, "b": 2.0}, "q10": {"c": float("nan")}})
+    with pytest.raises(ValueError, match="duplicate document 'a' for query '1'"):
+        trec.Run.from_dict({1: {"a": 1.0}, "1": {"a": 2.0}})  # one query once made str
+    assert len(trec.Run.from_dict({})) == 0
