@@ -17,6 +17,7 @@ from ._kernels.score_ties import (
 )
 from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
 from .metrics.doors import LISTS, check_door
+from .metrics.families import asked_names
 from .result import Result
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
@@ -133,9 +134,11 @@ def rank_evaluate(
     >>> ft.rank_evaluate([1, 0, 0], [0.5, 0.5, 0.1], metrics=["RR", "P@1"]).mean
     {'RR': 0.75, 'P@1': 0.5}
     """
-    return rank_lists(y_true, y_pred, group, qid=qid, metrics=metrics, ties=ties, gain=gain, log_base=log_base,
-                      ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level, n_threads=n_threads,
-                      doc_ids=doc_ids, unretrieved=unretrieved, judged=judged, pooled=pooled, tie_keys=False)
+    result = rank_lists(y_true, y_pred, group, qid=qid, metrics=metrics, ties=ties, gain=gain, log_base=log_base,
+                        ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
+                        n_threads=n_threads, doc_ids=doc_ids, unretrieved=unretrieved, judged=judged, pooled=pooled,
+                        tie_keys=False)
+    return result.keyed_as(asked_names(metrics, diversity=False))
 
 
 def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_denominator, empty, relevance_level,

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .metrics import COUNTS, GEOMETRIC_FLOOR, RATIO_BASES, base_of, parse_metrics
-from .result import Result
+from .result import Result, canonical_name
 
 __all__ = ["convention", "format_csv", "format_table", "format_trec", "format_trec_csv"]
 
@@ -25,7 +25,7 @@ _ALL_ONLY = ("GMAP", "GMBpref", "NumQ")
 def _value(x: float, digits: int, name: str = "") -> str:
     if math.isnan(x):
         return "nan"
-    if base_of(name) in COUNTS and float(x).is_integer():
+    if base_of(canonical_name(name)) in COUNTS and float(x).is_integer():
         return str(int(x))  # as trec_eval prints its counts
     return f"{x:.{digits}f}"
 
@@ -147,7 +147,7 @@ def format_trec(result: Result, *, per_query: bool = False, digits: int = 4) -> 
     if per_query:
         for i, qid in enumerate(_query_ids(result)):
             for name, values in result.per_query.items():
-                if base_of(name) not in _ALL_ONLY:
+                if base_of(canonical_name(name)) not in _ALL_ONLY:
                     lines.append(f"{name:<{width}}\t{qid}\t{_value(float(values[i]), digits, name)}")
     for name, value in result.mean.items():
         lines.append(f"{name:<{width}}\tall\t{_value(value, digits, name)}")
@@ -160,7 +160,7 @@ def format_trec_csv(result: Result, *, per_query: bool = False) -> str:
     if per_query:
         for i, qid in enumerate(_query_ids(result)):
             for name, values in result.per_query.items():
-                if base_of(name) not in _ALL_ONLY:
+                if base_of(canonical_name(name)) not in _ALL_ONLY:
                     lines.append(f"{_csv_field(name)},{_csv_field(qid)},{_exact(float(values[i]))}")
     lines.extend(f"{_csv_field(name)},all,{_exact(value)}" for name, value in result.mean.items())
     return "\n".join(lines)

@@ -5,14 +5,66 @@ from __future__ import annotations
 import csv
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .errors import InputError, InputTypeError
 from .metrics import aggregate
+from .metrics.families import parse_metric
 
-__all__ = ["Result"]
+__all__ = ["MetricValues", "Result"]
+
+
+class MetricValues(dict):
+    """A dict of metric values keyed by the names as asked (``"mAP@1000"``, ``"ndcg_cut_10"``);
+    any other spelling of a key's metric finds it too (``"AP@1000"``, ``"nDCG@10"``).
+
+    Examples
+    --------
+    >>> values = MetricValues({"mAP@1000": 0.5, "ndcg_cut_10": 0.25})
+    >>> values["AP@1000"], "nDCG@10" in values, list(values)
+    (0.5, True, ['mAP@1000', 'ndcg_cut_10'])
+    """
+
+    def __missing__(self, key):
+        spelling = self._spelling(key)
+        if spelling is None:
+            raise KeyError(key)
+        return dict.__getitem__(self, spelling)
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or self._spelling(key) is not None
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def _spelling(self, key):
+        """The key naming the same metric as ``key``, or None."""
+        wanted = _canonical(key)
+        if wanted is None:
+            return None
+        return next((k for k in self if _canonical(k) == wanted), None)
+
+
+def canonical_name(name):
+    """The canonical name of a metric name as asked (``"num_ret"`` -> ``"NumRet"``); a name that
+    is not one known metric comes back as it is."""
+    return _canonical(name) or name
+
+
+def _canonical(name):
+    """The canonical name of one metric, or None (not a string, not one metric, unknown)."""
+    if not isinstance(name, str):
+        return None
+    try:
+        parsed = parse_metric(name)
+    except ValueError:
+        return None
+    return parsed[0].name if len(parsed) == 1 else None
 
 
 @dataclass
@@ -21,10 +73,13 @@ class Result:
 
     Attributes
     ----------
-    mean : dict of str to float
-        Mean over queries; with ``empty="skip"`` over the queries with a relevant item.
-    per_query : dict of str to ndarray of float64, shape (n_queries,)
-        NaN where a query was skipped.
+    mean : MetricValues (a dict of str to float)
+        Mean over queries; with ``empty="skip"`` over the queries with a relevant item. Keyed
+        by the metric names as asked (``"mAP@1000"``, ``"ndcg_cut_10"``; a list item by item:
+        ``"P@[5,10]"`` gives ``"P@5"``, ``"P@10"``), in the order asked; any other spelling of
+        a key's metric finds it too (``"AP@1000"``, ``"nDCG@10"``).
+    per_query : MetricValues (a dict of str to ndarray of float64, shape (n_queries,))
+        NaN where a query was skipped; keyed as ``mean``.
     n_queries : int
     n_empty : int
         Queries without any relevant item, whatever the policy.
@@ -43,6 +98,27 @@ class Result:
     settings: dict = field(default_factory=dict)
     curves: dict = field(default_factory=dict)
     query_ids: list | None = None
+
+    def __post_init__(self):
+        self.mean, self.per_query = MetricValues(self.mean), MetricValues(self.per_query)
+
+    def keyed_as(self, asked) -> "Result":
+        """The same result keyed by the names as asked.
+
+        Parameters
+        ----------
+        asked : dict of str to str
+            Asked spelling -> canonical name (:func:`fasttie.metrics.families.asked_names`).
+
+        Returns
+        -------
+        Result
+            ``mean`` and ``per_query`` keyed by the asked spellings, in their order (two
+            spellings of one metric share its values); the rest unchanged.
+        """
+        mean = {key: self.mean[name] for key, name in asked.items()}
+        per_query = {key: self.per_query[name] for key, name in asked.items() if name in self.per_query}
+        return replace(self, mean=mean, per_query=per_query)
 
     def to_dict(self, per_query: bool = True) -> dict:
         """Plain JSON-serialisable dictionary (NaN becomes None).
@@ -272,7 +348,7 @@ class Result:
         per_query = {name: values[:, j].copy() for j, name in enumerate(names)}
         mean = {}
         for name, column in per_query.items():
-            mean[name] = aggregate(name, column)
+            mean[name] = aggregate(_canonical(name) or name, column)  # num_ret sums, gm_map is geometric
         return cls(
             mean=mean,
             per_query=per_query,

@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from fasttie.metrics import parse_metrics
+
 from oracle import (
     count_orderings, grades_from_csr, grades_from_labels, hamming_distances, oracle_evaluate, parse_metric, plain_metric,
 )
@@ -176,8 +178,10 @@ def compare_result(res, case: Case, names, *, ties, ap_denominator, gain, empty,
     opts = f"ties={ties!r} ap_denominator={ap_denominator!r} gain={gain!r} empty={empty!r}"
     assert res.n_queries == case.n_queries, case.desc
     assert res.n_empty == n_empty, f"n_empty {res.n_empty} != {n_empty}; {case.desc}"
-    assert set(res.per_query) == set(per), f"keys {sorted(res.per_query)} != {sorted(per)}"
-    assert set(res.mean) == set(mean), f"keys {sorted(res.mean)} != {sorted(mean)}"
+    # keys are the names as asked; each names one of the oracle's (canonical) metrics
+    canonical = {parse_metrics([name])[0].name for name in res.per_query}
+    assert canonical == set(per), f"keys {sorted(res.per_query)} ({sorted(canonical)}) != {sorted(per)}"
+    assert {parse_metrics([name])[0].name for name in res.mean} == set(mean), f"keys {sorted(res.mean)} != {sorted(mean)}"
     problems = []
     for name, expected in per.items():
         got = np.asarray(res.per_query[name])

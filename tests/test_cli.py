@@ -628,7 +628,9 @@ def test_process_usage_errors_are_one_line():
 
 def test_process_trec_and_help():
     done = run_process("trec", "tests/data/qrels.txt", "tests/data/run.txt", "-q")
-    assert done.returncode == 0 and done.stderr == ""
+    # stderr: nothing, or on a cold compile cache the one-line note that it compiles
+    assert done.returncode == 0 and done.stderr in ("", *[line + "\n" for line in done.stderr.splitlines()
+                                                          if line.startswith("fasttie: compiling kernels on first use")])
     expected = ft.trec.evaluate(QRELS, RUN, list(cli.TREC_METRICS))
     values = parse_trec(done.stdout)
     assert values[("AP", "all")] == round(expected.mean["AP"], 4)
@@ -656,6 +658,7 @@ def test_old_per_query_spelling_still_writes_the_file_with_a_note(data, capsys):
 def test_plot_radius_mean_picks_the_precision_curve(data, capsys, monkeypatch, radius_mean):
     import fasttie.cli.common as common
 
+    pytest.importorskip("matplotlib")  # the command checks for it before evaluating
     drawn = {}
     monkeypatch.setattr(common, "plot_curves", lambda results, path, **options: drawn.update(options, results=results))
     code, _, _ = run_main(capsys, "evaluate", *label_args(data), "-m", "AP", "--plot", data["dir"] / "c.png",

@@ -114,8 +114,8 @@ def test_arrays_against_pyndeval(seed):
     expected = pyndeval.ndeval(qrels, sorted(run), measures=measures)
     y_true, scores, sizes, doc_ids = diversity_arrays(qrels, run, sorted(expected))
     res = diversity_evaluate(y_true, scores, sizes, metrics=measures, ties="pyndeval", doc_ids=doc_ids)
-    assert list(res.per_query) == ["alpha_nDCG@10", "ERR_IA@10", "NRBP", "nNRBP", "AP_IA", "P_IA@10", "StRecall@10",
-                                   "nERR_IA@20"]
+    assert list(res.per_query) == measures  # keyed as asked: ndeval's names
+    assert all(name in res.per_query for name in ["alpha_nDCG@10", "ERR_IA@10", "AP_IA", "P_IA@10", "StRecall@10"])
     for m, name in zip(measures, res.per_query):
         want = [expected[qid][m] for qid in sorted(expected)]
         np.testing.assert_allclose(res.per_query[name], want, rtol=1e-12, atol=1e-12, err_msg=m)

@@ -181,7 +181,8 @@ def test_empty_queries_follow_ndcg():
 
 def test_names_and_refusals():
     result = ft.rank_evaluate([1, 0], [0.5, 0.5], metrics=["err@2", "ERR@ALL", "ERR@[1,2]"])
-    assert list(result.per_query) == ["ERR@2", "ERR", "ERR@1"]
+    assert list(result.per_query) == ["err@2", "ERR@ALL", "ERR@1", "ERR@2"]  # as asked, lists item by item
+    assert result.per_query["ERR"] is result.per_query["ERR@ALL"]
     assert result.mean["ERR@1"] == pytest.approx(1 / 32)
     with pytest.raises(ValueError, match="0..4"):
         ft.rank_evaluate([5, 0], [1.0, 0.0], metrics=["ERR@10"])

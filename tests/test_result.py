@@ -7,6 +7,7 @@ original's, and every array comes back with the same dtype and bits
 
 import csv
 import json
+import importlib.util
 import math
 import sys
 
@@ -206,3 +207,25 @@ def test_result_to_dict_and_json_round_trip():
     assert data["per_query"]["AP"][0] is None
     assert data["mean"]["AP"] == pytest.approx(np.nanmean(res.per_query["AP"]))
     assert data["settings"]["ties"] == "average"
+
+
+def test_results_are_keyed_as_asked_and_found_by_any_spelling(tmp_path):
+    queries, database, query_labels, db_labels = ft.datasets.synthetic_hashing(20, 500, seed=2)
+    asked = ["mAP@100", "ndcg@10", "P@[5,10]", "mrr", "AP@100"]
+    res = ft.evaluate(queries, database, query_labels, db_labels, metrics=asked)
+    assert list(res.mean) == ["mAP@100", "ndcg@10", "P@5", "P@10", "mrr", "AP@100"] == list(res.per_query)
+    canonical = ft.evaluate(queries, database, query_labels, db_labels, metrics=["AP@100", "nDCG@10", "P@5", "RR"])
+    for name in ("AP@100", "map@100", "nDCG@10", "precision@5", "RR", "recip_rank"):
+        assert name in res.mean and res.mean[name] == canonical.mean[name]
+        np.testing.assert_array_equal(res.per_query[name], canonical.per_query[name])
+    assert res.mean.get("P@20") is None and "P@20" not in res.mean and "nonsense" not in res.mean
+    with pytest.raises(KeyError):
+        res.mean["R@5"]
+    for path in (tmp_path / "r.json", tmp_path / "r.csv"):  # saved and loaded: the same keys, the same lookups
+        res.save(path)
+        loaded = ft.Result.load(path)
+        assert list(loaded.per_query) == list(res.per_query) and loaded.per_query["AP@100"][3] == res.per_query["mAP@100"][3]
+    if importlib.util.find_spec("pandas") is not None:  # an optional extra (not in the minimum-versions job)
+        assert list(res.to_frame().columns) == list(res.per_query)
+    by_trec = ft.trec.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"a": 0.5, "b": 0.5}}, ["map", "P.1,2"])
+    assert list(by_trec.mean) == ["map", "P_1", "P_2"] and by_trec.mean["AP"] == by_trec.mean["map"]

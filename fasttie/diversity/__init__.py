@@ -46,6 +46,7 @@ from .._kernels.diversity_measures import (
 from .._kernels.diversity_ties import average_queries
 from .inputs import TIE_RULES, DiversityInputs, check_cutoffs, empty_value, is_scalar_k, prepare_inputs
 from ..errors import InputError
+from ..metrics.families import asked_names
 from ..metrics.diversity_names import (
     ALPHA_FREE, DEFAULT_ALPHA, DEFAULT_BETA, TAKES_BETA, DiversityMetric, check_alpha, diversity_metric_name,
     diversity_settings, is_diversity_metric, parse_diversity_metric, parse_diversity_metrics,
@@ -165,7 +166,7 @@ def diversity_evaluate(
     settings = {"ties": ties, "empty": empty}
     settings.update(diversity_settings(parsed.values()))
     return Result(mean={name: mean_of_kept(v) for name, v in per_query.items()}, per_query=per_query,
-                  n_queries=len(is_empty), n_empty=n_empty, settings=settings)
+                  n_queries=len(is_empty), n_empty=n_empty, settings=settings).keyed_as(asked_names(metrics))
 
 
 def alpha_ndcg(

@@ -32,6 +32,7 @@ from .._kernels.stable_top import finalize_stable_top, finalize_stable_top_optio
 from ..codes import pack_pair
 from ..metrics import RATIO_BASES, Metric, aggregate, parse_metrics
 from ..metrics.doors import HAMMING, check_door
+from ..metrics.families import asked_names
 from ..result import Result
 from ..relevance import make_relevance
 from ..parallel import resolve_threads, run_blocks
@@ -552,4 +553,5 @@ def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, met
     check_empty_policy(empty, n_empty, n_queries)
     settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
                 "n_db": n_db, "n_bits": n_bits, "relevance": relevance}
-    return hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
+    return hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid).keyed_as(
+        asked_names(metrics, diversity=False))

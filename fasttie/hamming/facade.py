@@ -11,6 +11,7 @@ from .._kernels.knn import knn, radius_counts, radius_fill
 from .._kernels.modes import HAMMING_TIES
 from ..codes import pack_pair
 from ..errors import InputError
+from ..metrics.families import asked_names
 from ..parallel import resolve_threads, run_blocks
 from ..relevance import make_relevance
 from ..result import Result
@@ -160,7 +161,7 @@ def evaluate(
     spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
     if on_gpu:
         return gpu.evaluate(query_codes, db_codes, spec, metrics, ties=ties, ap_denominator=ap_denominator,
-                             gain=gain, empty=empty, curves=curves, n_threads=n_threads)
+                             gain=gain, empty=empty, curves=curves, n_threads=n_threads)  # keyed as asked there
     curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
 
@@ -175,7 +176,8 @@ def evaluate(
             bar.close()
     settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
                 "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind}
-    return hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
+    return hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid).keyed_as(
+        asked_names(metrics, diversity=False))
 
 
 def _on_gpu(device):

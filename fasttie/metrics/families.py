@@ -9,6 +9,8 @@ the ranking family.
 
 from __future__ import annotations
 
+import re
+
 from ..errors import InputError, InputTypeError
 from .diversity_names import DiversityMetric, is_diversity_metric, parse_diversity_metric
 from .ranking_names import Metric, metric_names, parse_metrics
@@ -79,3 +81,56 @@ def split_metric_names(metrics):
     if not order:
         raise InputError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
     return ranking, diversity, order
+
+
+_LIST = re.compile(r"^(.*@\s*)\[(.*)\](.*)$")  # P@[5,10], alpha_nDCG@[5,10]
+_TREC_EVAL_LIST = re.compile(r"^([A-Za-z_]+)[._]((?:\d+,)*\d+,?)$")  # P.5,10 / ndcg_cut.5,10 / P.5
+
+
+def asked_names(metrics, *, diversity: bool = True) -> dict:
+    """The keys a result takes: each name as the caller spelt it, with its canonical name.
+
+    A list is spelt item by item in the caller's words (``P@[5,10]`` -> ``P@5``, ``P@10``;
+    trec_eval's ``P.5,10`` -> ``P_5``, ``P_10``, as trec_eval prints them); a name asked twice,
+    or two spellings of one metric, are kept once each, in the order asked.
+
+    Parameters
+    ----------
+    metrics : str or iterable of str
+    diversity : bool, default True
+        Whether diversity names are read by their own grammar (see :func:`parse_metric`).
+
+    Returns
+    -------
+    dict of str to str
+        Asked spelling -> canonical name, in the order asked.
+
+    Examples
+    --------
+    >>> asked_names(["mAP@1000", "P@[5,10]", "ndcg_cut.5,10", "AP@1000"])
+    {'mAP@1000': 'AP@1000', 'P@5': 'P@5', 'P@10': 'P@10', 'ndcg_cut_5': 'nDCG@5', 'ndcg_cut_10': 'nDCG@10', \
+'AP@1000': 'AP@1000'}
+    """
+    out = {}
+    for name in metric_names(metrics):
+        if not isinstance(name, str):
+            raise InputTypeError(f"metric names must be strings, got {name!r}")
+        canonical = [metric.name for metric in parse_metric(name, diversity=diversity)]
+        for spelt, metric in zip(_spelt(name.strip(), len(canonical)) or canonical, canonical):
+            out.setdefault(spelt, metric)
+    return out
+
+
+def _spelt(name, n):
+    """The caller's spelling of each of the n metrics a name stands for; None when it has none."""
+    match = _LIST.match(name)
+    if match:
+        items = [item.strip() for item in match.group(2).split(",") if item.strip()]
+        if len(items) == n:
+            return [f"{match.group(1).rstrip()}{item}{match.group(3)}" for item in items]
+    match = _TREC_EVAL_LIST.match(name)
+    if match:
+        items = [item for item in match.group(2).split(",") if item]
+        if len(items) == n:
+            return [f"{match.group(1)}_{item}" for item in items]
+    return [name] if n == 1 else None

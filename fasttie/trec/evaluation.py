@@ -13,6 +13,7 @@ from .._kernels.trec_order import trec_tie_keys
 from ..diversity.inputs import TIE_RULES, empty_value
 from ..errors import InputError, InputTypeError
 from ..metrics import aggregate, diversity_settings, parse_metrics, split_metric_names
+from ..metrics.families import asked_names
 from ..ranking import rank_lists
 from ..result import Result
 from ..scoring import check_options
@@ -247,4 +248,4 @@ def evaluate(
     result.settings["complete"] = bool(complete)
     result.settings["max_retrieved"] = None if max_retrieved is None else int(max_retrieved)
     result.settings["judged_only"] = bool(judged_only)
-    return result
+    return result.keyed_as(asked_names(metrics))
