@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import fasttie as ft
 
@@ -45,4 +46,23 @@ def _trec(args) -> int:
         print(format_trec(result, per_query=args.per_query, digits=args.digits))
     if args.per_query_file is not None:
         result.save(args.per_query_file)
+    note = query_set_note(result.settings)
+    if note:
+        print(f"fasttie: {note}", file=sys.stderr)
     return 0
+
+
+def query_set_note(settings) -> str | None:
+    """One line on the queries averaged, when the run and the qrels hold different ones (the
+    libraries differ there: trec_eval and pytrec_eval average the run's judged queries,
+    ir_measures and ranx every judged query, scoring the missing ones 0)."""
+    missing, unjudged = settings.get("judged_not_in_run", 0), settings.get("in_run_not_judged", 0)
+    parts = []
+    if missing:
+        parts.append(f"{missing} judged quer{'y is' if missing == 1 else 'ies are'} not in the run: "
+                     + ("scored 0 (-c)" if settings.get("complete") else
+                        "left out of the means, as trec_eval does (-c scores them 0, as trec_eval -c, ir_measures "
+                        "and ranx's make_comparable do)"))
+    if unjudged:
+        parts.append(f"{unjudged} run quer{'y has' if unjudged == 1 else 'ies have'} no judgments: ignored")
+    return "; ".join(parts) or None

@@ -126,9 +126,12 @@ def evaluate(
     -------
     Result
         Per-query values in the order of ``Result.query_ids`` (sorted as strings); settings
-        include ``complete``, ``max_retrieved``, ``judged_only``, and ``alpha`` (a float, or a
-        sorted list when several) when a diversity measure was asked for (and ``beta`` for NRBP). ``Result.to_frame()`` gives
-        the per-query values as a pandas DataFrame indexed by query id.
+        include ``complete``, ``max_retrieved``, ``judged_only``, the query set
+        (``judged_not_in_run``: judged queries the run lacks, left out of the means or, with
+        ``complete=True``, scored 0; ``in_run_not_judged``: run queries without judgments,
+        ignored), and ``alpha`` (a float, or a sorted list when several) when a diversity measure
+        was asked for (and ``beta`` for NRBP). ``Result.to_frame()`` gives the per-query values
+        as a pandas DataFrame indexed by query id.
 
     Raises
     ------
@@ -248,4 +251,6 @@ def evaluate(
     result.settings["complete"] = bool(complete)
     result.settings["max_retrieved"] = None if max_retrieved is None else int(max_retrieved)
     result.settings["judged_only"] = bool(judged_only)
+    result.settings["judged_not_in_run"] = int(aligned.judged_not_in_run)
+    result.settings["in_run_not_judged"] = int(aligned.in_run_not_judged)
     return result.keyed_as(asked_names(metrics))

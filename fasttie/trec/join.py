@@ -42,6 +42,9 @@ class Aligned:
         Per query, the grades (>= 0) of judged documents the run does not retrieve: the
         relevant ones count in R and in the ideal DCG, the others as judged non-relevant
         documents in bpref.
+    judged_not_in_run, in_run_not_judged : int
+        Judged queries the run lacks (left out, or scored 0 with ``complete=True``), and run
+        queries without judgments (ignored): the query set made visible.
     """
 
     query_ids: np.ndarray
@@ -52,6 +55,8 @@ class Aligned:
     judged: np.ndarray
     pooled: np.ndarray
     unretrieved: list
+    judged_not_in_run: int = 0
+    in_run_not_judged: int = 0
 
     @property
     def offsets(self) -> np.ndarray:
@@ -264,4 +269,6 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
         sizes = np.bincount(np.repeat(np.arange(n_queries), sizes)[judged], minlength=n_queries).astype(np.int64)
         docno, score, grade, pooled = docno[judged], score[judged], grade[judged], pooled[judged]
         judged = judged[judged]
-    return Aligned(query_ids, sizes, docno, score, grade, judged, pooled, unretrieved)
+    return Aligned(query_ids, sizes, docno, score, grade, judged, pooled, unretrieved,
+                   judged_not_in_run=len(np.setdiff1d(qrels.query_ids, run.query_ids)),
+                   in_run_not_judged=len(np.setdiff1d(run.query_ids, qrels.query_ids)))

@@ -289,3 +289,26 @@ def test_cli_flags(tmp_path, capsys):
         assert printed["settings"]["judged_only"] is options.get("judged_only", False)
     assert cli.main(["trec", str(qrels_path), str(run_path), "-M", "0"]) != 0
     assert "-M/--max-retrieved" in capsys.readouterr().err
+
+
+def test_the_query_set_is_made_visible():
+    """Which queries are averaged differs between libraries: the result says how many judged
+    queries the run lacks and how many run queries have no judgments; the CLI says it on stderr."""
+    from fasttie.cli.trec import query_set_note
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 0}}
+    run = {"q1": {"a": 1.0}, "q4": {"z": 1.0}}
+    res = trec.evaluate(qrels, run, ["AP"])
+    assert res.settings["judged_not_in_run"] == 2 and res.settings["in_run_not_judged"] == 1
+    assert res.mean["AP"] == 1.0 and res.query_ids == ["q1"]  # trec_eval: the run's judged queries
+    complete = trec.evaluate(qrels, run, ["AP"], complete=True)
+    assert complete.mean["AP"] == pytest.approx(1 / 3)  # ir_measures' and ranx's query set, the missing scored 0
+    assert "left out of the means" in query_set_note(res.settings) and "1 run query has no judgments" in \
+        query_set_note(res.settings)
+    assert query_set_note(complete.settings).startswith("2 judged queries are not in the run: scored 0 (-c)")
+    same = trec.evaluate({"q1": {"a": 1}}, {"q1": {"a": 1.0}}, ["AP"])
+    assert query_set_note(same.settings) is None
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels_rows = [ir_measures.Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
+    run_rows = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    assert ir_measures.calc_aggregate([ir_measures.AP], qrels_rows, run_rows)[ir_measures.AP] == complete.mean["AP"]
