@@ -18,6 +18,7 @@ _EXTRA = {"matplotlib": "plot", "scipy": "stats", "sklearn": "test", "pandas": "
 _NEEDS = {
     "fasttie.plots": "matplotlib",
     "fasttie.significance.compare": "scipy",
+    "fasttie.significance.paired_t_interval": "scipy",
     "fasttie.datasets.digits_hashing": "sklearn",
     "fasttie.dask": "dask",
     "fasttie.cuda": "numba_cuda",

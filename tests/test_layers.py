@@ -24,7 +24,8 @@ LAYERS = [
     ["fasttie.hamming.engine", "fasttie.hamming.stable"],
     ["fasttie.hamming.facade", "fasttie.hamming.gpu", "fasttie.hamming.stats", "fasttie.hamming", "fasttie.ranking",
      "fasttie.gradients", "fasttie.diversity"],
-    ["fasttie.trec", "fasttie.report", "fasttie.plots", "fasttie.significance", "fasttie.loaders", "fasttie.datasets"],
+    ["fasttie.trec", "fasttie.report", "fasttie.plots", "fasttie.significance", "fasttie.paper_table", "fasttie.loaders",
+     "fasttie.datasets"],
     ["fasttie.dask", "fasttie.warmup", "fasttie.compat"],
     ["fasttie.cli", "fasttie.__main__", "fasttie"],
 ]

@@ -217,7 +217,8 @@ def test_compare_against_references():
     results = _methods()
     c = compare(results, n_permutations=2000, seed=3)
     assert c.names == ["clean", "noisy", "random"] and c.metrics == ["AP", "P@10", "nDCG@20"]
-    assert c.settings == {"n_permutations": 2000, "seed": 3, "correction": "holm", "alpha": 0.05, "n_queries": 60}
+    assert c.settings == {"n_permutations": 2000, "seed": 3, "correction": "holm", "alpha": 0.05, "confidence": 0.95,
+                          "n_queries": 60}
     assert len(c.tests) == 3 * 3
     for name, result in results.items():
         assert c.means[name] == result.mean
@@ -230,6 +231,9 @@ def test_compare_against_references():
             assert t["t_p"] == stats.ttest_rel(x, y).pvalue
             assert (t["perm_p"], t["exact"]) == randomization_test(x - y, n_permutations=2000, seed=3)
             assert t["n"] == 60
+            ci = stats.ttest_rel(x, y).confidence_interval(confidence_level=0.95)
+            assert (t["ci_low"], t["ci_high"]) == pytest.approx((ci.low, ci.high), rel=1e-9)
+            assert t["effect_size"] == pytest.approx(np.mean(x - y) / np.std(x - y, ddof=1), rel=1e-12)
         for key in ("t_p", "perm_p"):
             np.testing.assert_array_equal([t[key + "_adjusted"] for t in tests], adjust_pvalues([t[key] for t in tests], "holm"))
         assert all(t["significant"] == (t["perm_p_adjusted"] <= 0.05) for t in tests)

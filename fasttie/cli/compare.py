@@ -8,8 +8,8 @@ from ..result import Result
 from ..significance import compare
 
 from .common import (
-    UsageError, _check_plot, _hashing_metrics, _load_codes, _load_relevance_inputs, _named, _plot, _run_evaluate,
-    resolve_metrics,
+    UsageError, _check_output_path, _check_plot, _hashing_metrics, _load_codes, _load_relevance_inputs, _named,
+    _note, _plot, _run_evaluate, resolve_metrics,
 )
 
 
@@ -23,6 +23,14 @@ def _compare(args) -> int:
             "--method NAME=QUERIES with --database and labels"
         )
     _check_plot(args)
+    for option, path, extensions in (("--latex", args.latex, (".tex",)), ("--markdown", args.markdown, (".md",)),
+                                     ("--html", args.html, (".html", ".htm"))):
+        if path is not None:  # before the tests, not after
+            _check_output_path(path, extensions, option)
+    if (args.caption is not None or args.label is not None) and args.latex is None and args.html is None:
+        raise UsageError("--caption and --label are for the tables: add --latex FILE.tex (or --html for --caption)")
+    if args.label is not None and args.latex is None:
+        raise UsageError("--label is for the LaTeX table: add --latex FILE.tex")
     results = {}
     if args.results:
         if args.database is not None:
@@ -58,9 +66,19 @@ def _compare(args) -> int:
         raise UsageError(f"compare needs at least two methods, got {len(results)}")
     comparison = compare(
         results, metrics=metrics, n_permutations=args.permutations, seed=args.seed,
-        correction=args.correction, alpha=args.alpha,
+        correction=args.correction, alpha=args.alpha, confidence=args.confidence,
     )
     print(comparison.to_json() if args.json else f"{comparison}\n\n{comparison.format_tests()}")
+    tables = (
+        (args.latex, lambda: comparison.to_latex(digits=args.table_digits, caption=args.caption, label=args.label)),
+        (args.markdown, lambda: comparison.to_markdown(digits=args.table_digits)),
+        (args.html, lambda: comparison.to_html(digits=args.table_digits, caption=args.caption)),
+    )
+    for path, draw in tables:
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(draw())
+            _note(args, f"wrote {path}")
     if args.plot is not None:
         _plot(args, results)
     return 0

@@ -189,6 +189,7 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
 examples:
   fasttie compare itq.json lsh.json dsh.json                 (files from 'evaluate --per-query-file')
   fasttie compare ITQ=itq.csv LSH=lsh.csv -m AP@1000 --correction bonferroni
+  fasttie compare ITQ=itq.json LSH=lsh.json DSH=dsh.json --correction tukey-hsd --latex table.tex
   fasttie compare --database db.npy --query-labels ql.npy --db-labels dl.npy \\
       --method ITQ=itq_q.npy --method LSH=lsh_q.npy -m AP@1000 P@100 --plot curves.png
 
@@ -197,7 +198,8 @@ codes of different methods their own database by evaluating them separately with
 'fasttie evaluate --per-query-file' and comparing the files.)
 
 output: one row per method, one column per metric; a letter marks the methods a value beats
-significantly (randomization test after correction).""",
+significantly (randomization test after correction). --latex / --markdown / --html also write
+that table for a paper: means to --table-digits decimals, the best of each metric in bold.""",
     )
     compare.add_argument("results", nargs="*", metavar="RESULT",
                          help="per-query result files (.json or .csv), optionally NAME=FILE")
@@ -210,10 +212,21 @@ significantly (randomization test after correction).""",
     tests.add_argument("--permutations", type=_positive_int, default=10000, metavar="N",
                        help="random sign flips of the randomization test (default 10000; exact enumeration when 2^n_queries <= N)")
     tests.add_argument("--seed", type=int, default=0, help="seed of the randomization test (default 0)")
-    tests.add_argument("--correction", default="holm", choices=("holm", "bonferroni", "none"),
-                       help="multiple-comparison correction over the pairs of each metric (default holm)")
+    tests.add_argument("--correction", default="holm", choices=("holm", "bonferroni", "none", "tukey-hsd"),
+                       help="multiple-comparison correction over the pairs of each metric (default holm); "
+                       "tukey-hsd: the randomised Tukey HSD test over all methods instead of sign flips")
     tests.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    tests.add_argument("--confidence", type=float, default=0.95,
+                       help="level of the t confidence interval of each mean difference (default 0.95)")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    table = compare.add_argument_group("tables for a paper (bold best, superscript letters of the methods beaten)")
+    table.add_argument("--latex", metavar="FILE.tex", help="also write the table as a booktabs LaTeX tabular")
+    table.add_argument("--markdown", metavar="FILE.md", help="also write the table in Markdown")
+    table.add_argument("--html", metavar="FILE.html", help="also write the table as an HTML <table>")
+    table.add_argument("--table-digits", type=_digits, default=3, metavar="N",
+                       help="decimals in those tables (default 3)")
+    table.add_argument("--caption", help="caption of the LaTeX table (LaTeX, as given) and of the HTML table")
+    table.add_argument("--label", help="label of the LaTeX table, e.g. tab:results")
     _add_plot(compare)
     compare.add_argument("--threads", type=_positive_int, metavar="N", help="threads (default: all)")
     compare.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr")
