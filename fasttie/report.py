@@ -126,31 +126,36 @@ def _query_ids(result: Result) -> list[str]:
     return [str(q) for q in result.query_ids] if result.query_ids is not None else [str(i) for i in range(result.n_queries)]
 
 
-def format_trec(result: Result, *, per_query: bool = False, digits: int = 4) -> str:
-    """trec_eval-style lines ``measure \\t qid \\t value``: per query (``trec_eval -q``), then ``all``.
+def format_trec(result: Result, *, per_query: bool = False, digits: int = 4, runid: str | None = None) -> str:
+    """trec_eval's lines ``measure \t qid \t value``: per query (``trec_eval -q``), then ``all``.
 
     Parameters
     ----------
     result : Result
-        From :func:`fasttie.trec.evaluate` (query ids in ``result.query_ids``).
+        From :func:`fasttie.trec.evaluate` (query ids in ``result.query_ids``); measures are
+        printed under its keys, in their order.
     per_query : bool, default False
-        Also print one line per query and metric, queries in ``result.query_ids`` order.
+        Also print one line per query and metric, queries in ``result.query_ids`` order (the
+        measures trec_eval prints in ``all`` only, GMAP, GMBpref and NumQ, excepted).
     digits : int, default 4
         Decimals, as trec_eval's ``%.4f``.
+    runid : str, optional
+        The run's tag, printed first among the ``all`` lines as trec_eval's ``runid``.
 
     Returns
     -------
     str
     """
-    width = max(22, *(len(name) for name in result.mean))  # trec_eval pads the measure to 22
-    lines = []
+    lines = []  # trec_eval's "%-22s": names pad to 22 characters, longer ones print whole
     if per_query:
         for i, qid in enumerate(_query_ids(result)):
             for name, values in result.per_query.items():
                 if base_of(canonical_name(name)) not in _ALL_ONLY:
-                    lines.append(f"{name:<{width}}\t{qid}\t{_value(float(values[i]), digits, name)}")
+                    lines.append(f"{name:<22}\t{qid}\t{_value(float(values[i]), digits, name)}")
+    if runid is not None:
+        lines.append(f"{'runid':<22}\tall\t{runid}")
     for name, value in result.mean.items():
-        lines.append(f"{name:<{width}}\tall\t{_value(value, digits, name)}")
+        lines.append(f"{name:<22}\tall\t{_value(value, digits, name)}")
     return "\n".join(lines)
 
 

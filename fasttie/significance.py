@@ -664,9 +664,11 @@ def _select_metrics(names, per_method, metrics):
         metrics = [metrics]
     selected = []
     for requested in metrics:
-        # canonical name when the grammar knows it (mAP@10 -> AP@10), else the name as given
+        # the key as the results spell it (map, P_5), else the canonical name when the grammar
+        # knows it (mAP@10 -> AP@10), else the name as given
         try:
-            candidates = [m.name for m in parse_metrics(requested)]
+            candidates = ([requested] if all(requested in per_method[n] for n in names)
+                          else [m.name for m in parse_metrics(requested)])
         except (TypeError, ValueError):
             candidates = [requested]
         for metric in candidates:

@@ -16,11 +16,10 @@ import os
 import sys
 
 from ..errors import InputError
-from .common import DEFAULT_METRICS, DEMO_METRICS, TIE_MODES, TREC_METRICS, UsageError, resolve_metrics
+from .common import DEFAULT_METRICS, DEMO_METRICS, TIE_MODES, UsageError, resolve_metrics
 from .parser import build_parser
 
-__all__ = ["main", "build_parser", "resolve_metrics", "UsageError", "DEFAULT_METRICS", "DEMO_METRICS", "TIE_MODES",
-           "TREC_METRICS"]
+__all__ = ["main", "build_parser", "resolve_metrics", "UsageError", "DEFAULT_METRICS", "DEMO_METRICS", "TIE_MODES"]
 
 
 def main(argv=None) -> int:

@@ -26,11 +26,6 @@ TIE_MODES = ("average", "stable", "optimistic", "pessimistic")
 # the field's usual report: mAP over the whole list and at 1000, nDCG@1000, P@1000, P within radius 2
 DEFAULT_METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000", "P(radius=2)")
 # trec_eval's default measures, in the order it prints them (its runid aside)
-TREC_METRICS = (
-    "NumQ", "NumRet", "NumRel", "NumRelRet", "AP", "GMAP", "Rprec", "Bpref", "RR",
-    *(f"IPrec@{level / 10:.1f}" for level in range(11)),
-    "P@5", "P@10", "P@15", "P@20", "P@30", "P@100", "P@200", "P@500", "P@1000",
-)
 # standard hashing protocols: the mAP cutoff each one reports
 PROTOCOLS = {"cifar10": "AP", "nuswide": "AP@5000", "coco": "AP@5000", "imagenet100": "AP@1000"}
 PLOT_EXTENSIONS = (".png", ".pdf")

@@ -141,27 +141,35 @@ metric,query,value rows (query 'all': the means), as 'fasttie trec --csv'. Exit 
     evaluate.set_defaults(handler=_evaluate)
 
     trec = sub.add_parser(
-        "trec", help="evaluate a TREC run against qrels, like trec_eval", formatter_class=formatter,
-        description="trec_eval-compatible evaluation of a run file against qrels, with fasttie's metric names.",
+        "trec", help="evaluate TREC runs against qrels, as trec_eval", formatter_class=formatter,
+        description="trec_eval's evaluation of run files against qrels, printed as trec_eval 10.0 prints it, "
+                    "with tie-aware values one option away (--ties average).",
         epilog="""\
 files: qrels lines 'qid iter docno rel'; run lines 'qid Q0 docno rank score tag' (rank is ignored:
   the order comes from the scores, ties broken by docno descending, as trec_eval); plain text or
   compressed with gzip, bzip2 or xz (known by the first bytes).
-metric names: fasttie's (AP, nDCG@10, P@5, RR, Rprec, R@100) or trec_eval's (map, ndcg_cut_10,
-  P_5, P.5,10, recip_rank, recall_100); the output uses fasttie's names.
+measures: trec_eval's -m (official, the default; set; all_trec; map; P.5,10; ndcg_cut.10;
+  iprec_at_recall; recip_rank; ...), printed under trec_eval's names in its order with a runid
+  line; trec_eval measures fasttie lacks (utility, Rprec_mult, binG, G, Rndcg, ndcg_rel, relstring,
+  unj) are named on stderr and left out. fasttie's names (AP@10, nDCG@10, ERR@20, Judged@10,
+  'P@[5,10]') follow, as typed. --fasttie-names prints fasttie's names throughout.
 
 examples:
   fasttie trec tests/data/qrels.txt tests/data/run.txt
-  fasttie trec qrels.txt run.txt -m AP nDCG@10 'P@[5,10]' -q
-  fasttie trec qrels.txt run.txt -m map P_5 -c -l 2 --ties average --json
-  fasttie trec qrels.txt run.txt -m map ndcg_cut_10 -M 100 -J
+  fasttie trec qrels.txt run.txt -m all_trec -q
+  fasttie trec qrels.txt run.txt -m map P.5,10 ndcg_cut.10 -c -l 2 --ties average --json
+  fasttie trec qrels.txt run.txt -m map ndcg_cut.10 -M 100 -J
+  fasttie trec qrels.txt run1.txt run2.txt run3.txt -m map ndcg_cut.10 --compare
 
-output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -q), then 'all'.""",
+output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -q), then 'all';
+  several runs one after the other; --compare adds the paired tests between them.""",
     )
     trec.add_argument("qrels", metavar="QRELS", help="qrels file")
-    trec.add_argument("run", metavar="RUN", help="run file")
-    _add_metrics(trec, "trec_eval's: NumQ, NumRet, NumRel, NumRelRet, AP, GMAP, Rprec, Bpref, RR, "
-                       "IPrec@0.0..1.0, P@5..1000; IPrec left out under --ties average", LISTS)
+    trec.add_argument("run", metavar="RUN", nargs="+", help="run file(s)")
+    trec.add_argument("-m", "--metric", dest="metrics", action="extend", nargs="+", metavar="MEASURE",
+                      help="trec_eval's measures and nicknames (default official: runid, num_q, num_ret, num_rel, "
+                           "num_rel_ret, map, gm_map, Rprec, bpref, recip_rank, iprec_at_recall, P; iprec_at_recall "
+                           f"left out under --ties average), or fasttie's names: {metric_help(LISTS)}")
     trec.add_argument("-q", "--per-query", action="store_true", help="print every query's values (trec_eval -q)")
     trec.add_argument("-c", "--complete", action="store_true",
                       help="average over every judged query, 0 for those missing from the run (trec_eval -c)")
@@ -176,6 +184,10 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
     fmt = trec.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the result as JSON (per query with -q)")
     fmt.add_argument("--csv", action="store_true", help="print metric,query,value rows")
+    trec.add_argument("--fasttie-names", action="store_true",
+                      help="print fasttie's metric names (AP, P@10, IPrec@0.1) instead of trec_eval's")
+    trec.add_argument("--compare", action="store_true",
+                      help="with two or more runs: paired t and randomization tests between them (Holm-corrected)")
     trec.add_argument("--digits", type=_digits, default=4, help="decimals (default 4, as trec_eval)")
     trec.add_argument("--per-query-file", metavar="FILE", help="also write per-query values to FILE (.json or .csv)")
     trec.set_defaults(handler=_trec)

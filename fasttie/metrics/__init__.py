@@ -31,15 +31,16 @@ ir_measures' parameters (``alpha_nDCG(alpha=0.3)@20``) and ndeval's column names
 
 One concept per module:
 
-=====================  ====================================================================
-``syntax``             what both families share: ``key=value`` parameters, cutoffs, the
-                       closest spelling
-``ranking_names``      :class:`Metric`, :func:`parse_metrics`, aliases, parameters, suggestions
-``trec_eval_names``    trec_eval's names with cutoffs or parameters (``P_10``, ``rbp.p=0.95``)
-``conventions``        counts, geometric means, empty-query and tie conventions; :func:`aggregate`
-``diversity_names``    :class:`DiversityMetric`, :func:`parse_diversity_metric`
-``families``           lists that mix both families (``trec.evaluate``, ``fasttie trec``)
-=====================  ====================================================================
+======================  ====================================================================
+``syntax``              what both families share: ``key=value`` parameters, cutoffs, the
+                        closest spelling
+``ranking_names``       :class:`Metric`, :func:`parse_metrics`, aliases, parameters, suggestions
+``trec_eval_names``     trec_eval's names with cutoffs or parameters (``P_10``, ``rbp.p=0.95``)
+``trec_eval_measures``  trec_eval's measure table: ``-m`` nicknames, print names and order
+``conventions``         counts, geometric means, empty-query and tie conventions; :func:`aggregate`
+``diversity_names``     :class:`DiversityMetric`, :func:`parse_diversity_metric`
+``families``            lists that mix both families (``trec.evaluate``, ``fasttie trec``)
+======================  ====================================================================
 """
 
 from .conventions import (

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 import sys
 
 import numpy as np
@@ -312,3 +313,67 @@ def test_the_query_set_is_made_visible():
     qrels_rows = [ir_measures.Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
     run_rows = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
     assert ir_measures.calc_aggregate([ir_measures.AP], qrels_rows, run_rows)[ir_measures.AP] == complete.mean["AP"]
+
+
+# --------------------------------------------------------------------------------------------
+# fasttie trec speaks trec_eval: -m's grammar, several runs, --compare
+
+
+def test_trec_eval_measure_selection():
+    """-m as trec_eval reads it: its print order whatever the order asked, cutoffs sorted once
+    (23.4 read as 23), the parameters given last, nicknames, and the measures fasttie lacks."""
+    from fasttie.metrics.trec_eval_measures import is_trec_eval_measure, select_trec_eval
+
+    sel = select_trec_eval(["ndcg_cut.20,10,23.4,10", "P_10", "P_5", "recip_rank", "map"])
+    assert list(sel.keys.items()) == [("map", "AP"), ("recip_rank", "RR"), ("P_5", "P@5"), ("P_10", "P@10"),
+                                      ("ndcg_cut_10", "nDCG@10"), ("ndcg_cut_20", "nDCG@20"),
+                                      ("ndcg_cut_23", "nDCG@23")]
+    assert not sel.runid and not sel.left_out
+    assert select_trec_eval(["P.5", "P.10"]).keys == {"P_10": "P@10"}  # the last parameters count
+    official = select_trec_eval(["official"])
+    assert official.runid and len(official.keys) == 9 + 11 + 9 and "gm_map" in official.keys
+    levels = select_trec_eval(["iprec_at_recall..10,.25"])
+    assert levels.keys == {"iprec_at_recall_0.10": "IPrec@0.1"} and levels.left_out == ["iprec_at_recall_0.25"]
+    everything = select_trec_eval(["all_trec"])
+    assert everything.left_out == ["relstring", "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg", "unj"]
+    assert select_trec_eval(["ndcg.1=3,2=9", "rbp.p=0.5"]).keys == {
+        "ndcg_1=3,2=9": "nDCG(gains={1: 3,2: 9})", "rbp_p=0.5": "RBP(p=0.5)"}
+    assert all(map(is_trec_eval_measure, ["P", "P.5", "P_5", "set_F", "all_trec", "iprec_at_recall_0.10"]))
+    assert not any(map(is_trec_eval_measure, ["AP", "P@5", "nDCG@10", "RBP(p=0.8)", "Judged@10"]))
+    for bad in ("map.5", "P.x", "P.0"):
+        with pytest.raises(ValueError, match=bad.split(".")[0]):
+            select_trec_eval([bad])
+
+
+def test_cli_several_runs_compare_and_fasttie_names(tmp_path, capsys):
+    qrels, run = "tests/data/qrels.txt", "tests/data/run.txt"
+    other = tmp_path / "other.txt"  # the same run, q1's order reversed, another tag
+    lines = Path(run).read_text().splitlines()
+    other.write_text("\n".join(line.replace("demo", "other") if not line.startswith("q1 ") else
+                               " ".join([*line.split()[:4], str(-float(line.split()[4])), "other"]) for line in lines))
+    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "P.5", "-q"]) == 0
+    out, err = capsys.readouterr()
+    blocks = [trec.evaluate(qrels, path, ["AP", "P@5"]) for path in (run, str(other))]
+    printed = out.splitlines()
+    assert len(printed) == 2 * 2 * (3 + 1)  # two runs one after the other: 2 measures x (3 queries + all)
+    for block, expected in zip((printed[:8], printed[8:]), blocks):
+        assert block[-2] == f"{'map':<22}\tall\t{expected.mean['AP']:.4f}"
+        assert block[-1] == f"{'P_5':<22}\tall\t{expected.mean['P@5']:.4f}"
+    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "P.5", "--compare"]) == 0
+    out, _ = capsys.readouterr()
+    assert "demo" in out and "other" in out and "map" in out.split("\n\n", 1)[1]
+    assert cli.main(["trec", qrels, run, "-m", "map", "P.5", "iprec_at_recall..5", "--fasttie-names"]) == 0
+    out, _ = capsys.readouterr()
+    assert [line.split("\t")[0].strip() for line in out.splitlines()] == ["AP", "IPrec@0.5", "P@5"]
+    assert cli.main(["trec", qrels, run, "--ties", "average"]) == 0
+    out, err = capsys.readouterr()
+    assert "iprec_at_recall" not in out and "left out under --ties average" in err and "runid" in out
+    assert cli.main(["trec", qrels, run, "-m", "all_trec"]) == 0
+    out, err = capsys.readouterr()
+    assert "fasttie does not compute, left out: relstring, Rprec_mult, utility" in err and "utility" not in out
+    assert cli.main(["trec", qrels, run, "-m", "utility"]) == 2
+    assert "nothing fasttie computes" in capsys.readouterr().err
+    assert cli.main(["trec", qrels, run, str(other), "--per-query-file", str(tmp_path / "x.json")]) == 2
+    assert "--per-query-file: takes one run" in capsys.readouterr().err
+    assert cli.main(["trec", qrels, run, "--compare"]) == 2
+    assert "--compare: give two or more runs" in capsys.readouterr().err

@@ -1,0 +1,181 @@
+"""trec_eval 10.0's measure table: what ``-m`` selects, what each measure is in fasttie, and
+the names and order trec_eval prints them in.
+
+``-m`` takes a measure (``map``), a measure with parameters (``P.5,10``, ``ndcg_cut.10``,
+``iprec_at_recall..10,.50``, ``ndcg.1=3,2=9``), or a nickname (``official``, trec_eval's default;
+``set``; ``all_trec``). trec_eval prints the measures in the order of its table, whatever the
+order asked, each cutoff as ``P_5`` (cutoffs sorted, repeats once, ``23.4`` read as 23), each
+other parameter list verbatim after a ``_`` (``ndcg_1=3,2=9``). ``runid``, ``num_q``,
+``gm_map`` and ``gm_bpref`` have an ``all`` line only.
+
+trec_eval's measures that fasttie does not compute (``relstring``, ``Rprec_mult``, ``utility``,
+``binG``, ``G``, ``ndcg_rel``, ``Rndcg``, ``unj``: trec_eval 10's unjudged fraction, which counts
+a negative grade as unjudged where fasttie's Judged@k follows ir_measures; interpolated precision
+at levels other than 0.0, 0.1, ..., 1.0 and ``11pt_avg`` with levels) are reported as left out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .trec_eval_names import TREC_EVAL_PERSISTENCE
+
+__all__ = ["TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "select_trec_eval"]
+
+_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_LEVELS = tuple(i / 10 for i in range(11))
+
+# trec_eval 10.0's table in its print order: name -> (fasttie metric, or a template with {} for
+# a cutoff / level, or None where fasttie has no such measure; default parameters)
+_TABLE = {
+    "runid": (None, None), "num_q": ("NumQ", None), "num_ret": ("NumRet", None), "num_rel": ("NumRel", None),
+    "num_rel_ret": ("NumRelRet", None), "map": ("AP", None), "gm_map": ("GMAP", None), "Rprec": ("Rprec", None),
+    "bpref": ("Bpref", None), "recip_rank": ("RR", None), "iprec_at_recall": ("IPrec@{:.1f}", _LEVELS),
+    "P": ("P@{}", _CUTOFFS), "relstring": (None, None), "recall": ("R@{}", _CUTOFFS), "infAP": ("infAP", None),
+    "gm_bpref": ("GMBpref", None), "Rprec_mult": (None, None), "utility": (None, None), "11pt_avg": ("11pt", None),
+    "binG": (None, None), "G": (None, None), "ndcg": ("nDCG", None), "ndcg_rel": (None, None), "Rndcg": (None, None),
+    "ndcg_cut": ("nDCG@{}", _CUTOFFS), "map_cut": ("AP@{}", _CUTOFFS),
+    "relative_P": ("P(relative=True)@{}", _CUTOFFS), "success": ("Success@{}", (1, 5, 10)), "set_P": ("P", None),
+    "set_relative_P": ("P(relative=True)", None), "set_recall": ("R", None), "set_map": ("SetAP", None),
+    "set_F": ("F1", None), "num_nonrel_judged_ret": ("NumNonRelJudgedRet", None),
+    "rbp": (f"RBP(p={TREC_EVAL_PERSISTENCE})", None), "rbp_resid": (f"RBPResid(p={TREC_EVAL_PERSISTENCE})", None),
+    "unj": (None, None),
+}
+_ORDER = {name: i for i, name in enumerate(_TABLE)}
+#: trec_eval's nicknames (``-m official`` is its default).
+TREC_EVAL_NICKNAMES = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_relative_P",
+            "set_map", "set_F"),
+    "all_trec": tuple(_TABLE),
+}
+_ALL_ONLY = ("runid", "num_q", "gm_map", "gm_bpref")
+_PRINTED = re.compile(r"^(P|recall|ndcg_cut|map_cut|relative_P|success)_(\d+)$|^(iprec_at_recall)_(\d\.\d+)$")
+
+
+@dataclass
+class TrecEvalSelection:
+    """The measures one set of ``-m`` arguments selects, as trec_eval would print them.
+
+    Attributes
+    ----------
+    keys : dict of str to str
+        Printed name (``map``, ``P_10``, ``iprec_at_recall_0.10``) -> fasttie metric, in
+        trec_eval's print order.
+    all_only : set of str
+        Printed names with an ``all`` line only.
+    runid : bool
+        Whether trec_eval would print its ``runid`` line.
+    left_out : list of str
+        Printed names of selected measures fasttie does not compute.
+    """
+
+    keys: dict = field(default_factory=dict)
+    all_only: set = field(default_factory=set)
+    runid: bool = False
+    left_out: list = field(default_factory=list)
+
+
+def is_trec_eval_measure(spec: str) -> bool:
+    """Whether ``spec`` is a trec_eval measure, nickname, or printed name (``P_10``), as
+    ``-m`` of trec_eval takes it, rather than a fasttie metric name."""
+    name = spec.strip().split(".", 1)[0]
+    return name in _TABLE or name in TREC_EVAL_NICKNAMES or bool(_PRINTED.match(spec.strip()))
+
+
+def select_trec_eval(specs) -> TrecEvalSelection:
+    """The measures trec_eval prints for these ``-m`` arguments, mapped to fasttie's metrics.
+
+    Parameters
+    ----------
+    specs : iterable of str
+        trec_eval ``-m`` arguments (see :func:`is_trec_eval_measure`). For a measure given
+        twice, the parameters given last count, as in trec_eval.
+
+    Returns
+    -------
+    TrecEvalSelection
+
+    Raises
+    ------
+    ValueError
+        Parameters a measure cannot take (``map.5``, ``P.x``).
+
+    Examples
+    --------
+    >>> sel = select_trec_eval(["P.10,5", "map", "utility"])
+    >>> sel.keys, sel.left_out
+    ({'map': 'AP', 'P_5': 'P@5', 'P_10': 'P@10'}, ['utility'])
+    """
+    params = {}  # measure -> parameter text (None: the defaults)
+    for spec in specs:
+        spec = spec.strip()
+        printed = _PRINTED.match(spec)
+        if printed:  # a printed name such as P_10: that one cutoff
+            name, value = (printed.group(1), printed.group(2)) if printed.group(1) else printed.group(3, 4)
+            old = params.get(name)
+            params[name] = value if old is None else f"{old},{value}"
+            continue
+        name, dot, text = spec.partition(".")
+        if name in TREC_EVAL_NICKNAMES and not dot:
+            for member in TREC_EVAL_NICKNAMES[name]:
+                params.setdefault(member, None)
+        else:
+            params[name] = text if dot else None
+    selection = TrecEvalSelection()
+    for name in sorted(params, key=_ORDER.__getitem__):
+        _add(selection, name, params[name])
+    return selection
+
+
+def _add(selection, name, text):
+    metric, defaults = _TABLE[name]
+    if name == "runid":
+        selection.runid = True
+        return
+    if defaults is None:  # a plain measure: parameters only where trec_eval's measure takes them
+        key = name if text is None else f"{name}_{text}"
+        if text is not None:
+            metric = _with_parameters(name, text)
+        if metric is None:
+            selection.left_out.append(key)
+            return
+        selection.keys[key] = metric
+        if name in _ALL_ONLY:
+            selection.all_only.add(key)
+        return
+    if name == "iprec_at_recall":
+        levels = _numbers(name, text, float) if text is not None else defaults
+        for level in levels:
+            key = f"{name}_{level:.2f}"
+            if any(abs(level - standard) < 1e-9 for standard in _LEVELS):
+                selection.keys[key] = metric.format(round(level, 1))
+            else:
+                selection.left_out.append(key)
+        return
+    for k in (_numbers(name, text, lambda x: int(float(x))) if text is not None else defaults):
+        if k <= 0:
+            raise ValueError(f"-m {name}.{text}: cutoffs are positive integers, as in '{name}.5,10'")
+        selection.keys[f"{name}_{k}"] = metric.format(k)
+
+
+def _numbers(name, text, convert):
+    try:
+        return sorted({convert(x) for x in text.split(",") if x})
+    except ValueError:
+        raise ValueError(f"-m {name}.{text}: parameters are numbers separated by commas, as in '{name}.5,10'") from None
+
+
+def _with_parameters(name, text):
+    """The fasttie metric of a plain measure given parameters, or None where fasttie has none."""
+    if name == "ndcg" and re.fullmatch(r"\d+=\d*\.?\d+(,\d+=\d*\.?\d+)*", text):  # gains per grade
+        return f"nDCG(gains={{{text.replace('=', ': ')}}})"
+    if name in ("rbp", "rbp_resid"):
+        match = re.fullmatch(r"p=(\d*\.?\d+)", text)
+        if match:
+            return f"{'RBP' if name == 'rbp' else 'RBPResid'}(p={match.group(1)})"
+    if name in ("11pt_avg", "Rprec_mult", "utility", "unj", "relstring", "binG", "G", "ndcg_rel", "Rndcg"):
+        return None  # fasttie lacks the measure, or (11pt_avg) its custom levels
+    raise ValueError(f"-m {name}.{text}: trec_eval's {name} takes no parameters")
