@@ -78,6 +78,9 @@ OPTIONAL = [
     (re.compile(r"--plot\b|plot_curves"), "matplotlib", "pip install 'fasttie[plot]'"),
     (re.compile(r"\bcompare\b"), "scipy", "pip install 'fasttie[stats]'"),
     (re.compile(r"to_frame"), "pandas", "pip install 'fasttie[frame]'"),
+    (re.compile(r"^import pytrec_eval$", re.M), "pytrec_eval", "pip install pytrec-eval-terrier"),
+    (re.compile(r"^import ranx$", re.M), "ranx", "pip install ranx"),
+    (re.compile(r"^import ir_measures$", re.M), "ir_measures", "pip install ir-measures"),
 ]
 # Outputs that describe the machine: only the label of each line (its first word) is compared.
 MACHINE_SPECIFIC = {".venv/bin/fasttie info": "versions, CPU, cache folder and installed packages vary"}
