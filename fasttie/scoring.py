@@ -252,7 +252,7 @@ def _base_value(metric, q, total, n_items, ap_denominator):
         return np.broadcast_to(effective, q.shape[:1]).astype(np.float64)
     if metric.base == "NumRel":
         return np.asarray(total, dtype=np.float64).copy()
-    if metric.base == "NumRelRet":
+    if metric.base in ("NumRelRet", "Hits"):  # the same count; Hits (ranx's hits@k) is averaged over queries
         return q[:, HITS].copy()
     if metric.base == "NumNonRelJudgedRet":  # judged items retrieved below the relevance level (trec_eval)
         return q[:, JUDGED] - q[:, HITS]

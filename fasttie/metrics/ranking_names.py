@@ -3,8 +3,9 @@
 The names, aliases and ir_measures parameters of every metric that :func:`fasttie.evaluate`,
 :func:`fasttie.rank_evaluate` and :func:`fasttie.trec.evaluate` compute from a ranked list
 (the table is in :mod:`fasttie.metrics`); trec_eval's names go through
-:mod:`fasttie.metrics.trec_eval_names` first, and an unknown name gets the closest valid one
-(:func:`suggest`).
+:mod:`fasttie.metrics.trec_eval_names` first, ranx's names are aliases with ranx's formulas
+(``ndcg_burges@k`` is ``nDCG(gain='exp2')@k``), and an unknown name gets the closest valid one
+with the same formula (:func:`suggest`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,13 @@ _BASES = {
     "judged": "Judged",
     "rbp": "RBP", "rbpresid": "RBPResid", "rbp_resid": "RBPResid",
     "err": "ERR",
+    # ranx's names (ranx.evaluate); its precision, recall, f1, mrr, map, ndcg, dcg and bpref are above
+    "hits": "Hits", "hit_rate": "Success", "r-precision": "Rprec", "r_precision": "Rprec", "rprecision": "Rprec",
+}
+# ranx's names whose formula is a fasttie metric with a parameter of its own: (base, parameters)
+_PRESETS = {
+    "ndcg_burges": ("nDCG", {"gain": "exp2"}),  # Burges et al. 2005: gain 2^g - 1 (ranx's ndcg: g)
+    "dcg_burges": ("DCG", {"gain": "exp2"}),
 }
 _RADIUS_BASES = ("P", "R", "NumRet")  # NumRet(radius=r): the items within the radius
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
@@ -54,8 +62,8 @@ _RADIUS = re.compile(r"^\s*([A-Za-z]+)\s*\(\s*radius\s*=\s*(-?\d+)\s*\)\s*$")
 _EXAMPLE = "RBP(p=0.9)@10"  # a well-formed name with parameters, for error messages
 
 # relevance levels apply to the binary metrics; gains to the graded ones (ir_measures' parameters)
-_TAKES_REL = ("AP", "P", "R", "F1", "RR", "Success", "Rprec", "GMAP", "SetAP", "Bpref", "GMBpref", "infAP", "IPrec",
-              "11pt", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "NumRet", "RBP")
+_TAKES_REL = ("AP", "P", "R", "F1", "RR", "Success", "Hits", "Rprec", "GMAP", "SetAP", "Bpref", "GMBpref", "infAP",
+              "IPrec", "11pt", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "NumRet", "RBP")
 _TAKES_GAIN = ("DCG", "nDCG", "RBP")
 _GAIN_NAMES = {"linear": "linear", "exp2": "exp2", "log2": "linear", "exp-log2": "exp2"}
 
@@ -107,22 +115,31 @@ class Metric:
 
 
 KNOWN = (
-    "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Rprec, ACG@k, WAP@k, "
+    "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Hits@k, Rprec, ACG@k, WAP@k, "
     "GMAP, SetAP, Bpref, GMBpref, infAP, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, "
     "ERR@k, NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, P(radius=r), R(radius=r), NumRet(radius=r); "
     "aliases mAP@k, ndcg@k, "
-    "precision@k, recall@k, mrr and trec_eval's names; lists P@[1,10]"
+    "precision@k, recall@k, mrr, trec_eval's names and ranx's (hits@k, hit_rate@k, r-precision, ndcg_burges@k); "
+    "lists P@[1,10]"
 )
+# every spelling (lower case) -> the metric it names, for suggestions
+_TARGETS = {**_BASES, **{alias: f"{base}({', '.join(f'{key}={value!r}' for key, value in params.items())})"
+                         for alias, (base, params) in _PRESETS.items()}}
 
 
 def suggest(name):
-    """The closest valid metric name to a misspelt one, keeping its cutoff or radius
+    """The closest valid metric name to a misspelt one, keeping its cutoff, radius or parameters
     (``ndgc@10`` -> ``nDCG@10``), or None.
+
+    A suggestion has the formula of the spelling it is closest to: a misspelt ranx name gets
+    ranx's formula (``ndcg_burgs@10`` -> ``nDCG(gain='exp2')@10``, not ``nDCG@10``). None when
+    nothing is close, when two spellings of different metrics are equally close, or when part of
+    the name cannot be kept (ranx's ``rbp.95``: dropping ``.95`` would change the metric).
 
     Examples
     --------
-    >>> suggest("ndgc@10"), suggest("P(radus=2)"), suggest("xyz")
-    ('nDCG@10', 'P(radius=2)', None)
+    >>> suggest("ndgc@10"), suggest("P(radus=2)"), suggest("xyz"), suggest("ndcg_burgs@10")
+    ('nDCG@10', 'P(radius=2)', None, "nDCG(gain='exp2')@10")
     """
     match = re.match(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(.*?)\s*$", name)
     if not match:
@@ -132,10 +149,20 @@ def suggest(name):
         radius = re.search(r"\d+", rest).group()
         close = closest(base, ["p", "r", "precision", "recall"])
         return f"{_BASES[close]}(radius={radius})" if close else None
-    close = closest(base, _BASES)
-    if close is None:
+    target = closest(base, _TARGETS, meanings=True)
+    if target is None:
         return None
-    return _BASES[close] + (rest if rest.startswith("@") else "")
+    if rest.startswith("(") and target.endswith(")"):  # the alias's parameters and the ones written
+        close = f"{target[:-1]}, {rest[1:]}"
+    elif not rest or rest.startswith(("(", "@")):
+        close = target + rest
+    else:  # a suffix the grammar does not read
+        return None
+    try:  # only a name that parses (and the parameters written are the metric's)
+        parse_metrics([close])
+    except (InputError, InputTypeError):
+        return None
+    return close
 
 
 def _unknown(name):
@@ -299,10 +326,16 @@ def _parse_one(name: str) -> list[Metric]:
     match = _NAME.match(name)
     if not match:
         raise _unknown(name)
-    base = _BASES.get(match.group(1).lower())
+    alias = match.group(1).lower()
+    base, preset = _PRESETS.get(alias, (_BASES.get(alias), {}))
     if base is None:
         raise _unknown(name)
     params = _parameters(match.group(2), name) if match.group(2) is not None else {}
+    for key, value in preset.items():  # ranx's ndcg_burges is nDCG(gain='exp2'): that gain, no other
+        if key in params or (key == "gain" and {"dcg", "gains"} & params.keys()):
+            raise InputError(f"metric {name!r}: {match.group(1)} is {_TARGETS[alias]} (ranx's formula); "
+                             f"to choose the gain, name {base}(...) instead")
+        params[key] = value
     options = _options(base, params, name)
     suffix = match.group(3)
     if suffix is None:

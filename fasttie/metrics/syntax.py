@@ -114,8 +114,60 @@ def _cutoff(text, name, whole_list):
     return k
 
 
-def closest(word: str, spellings) -> str | None:
+def closest(word: str, spellings, *, meanings: bool = False) -> str | None:
     """The known spelling closest to ``word`` (case-insensitive; spellings are lower case), or
-    None when none is close (difflib ratio below 0.5)."""
-    close = difflib.get_close_matches(word.lower(), list(spellings), n=1, cutoff=0.5)
-    return close[0] if close else None
+    None when none is close (difflib ratio below 0.5).
+
+    Parameters
+    ----------
+    word : str
+    spellings : iterable of str, or dict of str to str
+        With ``meanings=True``, a dict from each spelling to what it means (a metric's name).
+    meanings : bool, default False
+        Return what the closest spelling means, and None where spellings of two different
+        meanings are as close: a did-you-mean must not pick one of two formulas at random. A
+        slip of one or two keystrokes (letters added, dropped, changed or swapped) is read as
+        such: ``dncg`` is one from ``ndcg`` and from ``dcg``, so None.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> closest("recal", ["recall", "precision"]), closest("dncg", {"ndcg": "nDCG", "dcg": "DCG"}, meanings=True)
+    ('recall', None)
+    """
+    word = word.lower()
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(word)
+    scores = {}
+    for spelling in spellings:
+        matcher.set_seq1(spelling)
+        scores[spelling] = matcher.ratio()
+    best = max(scores.values(), default=0.0)
+    if best < 0.5:
+        return None
+    if not meanings:
+        return max(s for s in scores if scores[s] == best)  # difflib.get_close_matches' choice among equals
+    distances = {spelling: _slips(word, spelling) for spelling in scores}
+    fewest = min(distances.values())
+    if fewest <= 2:  # a typing slip: the spellings it is fewest slips from, if close by difflib too
+        tied = [s for s in scores if distances[s] == fewest and scores[s] >= 0.5]
+    else:
+        tied = [s for s in scores if scores[s] == best]
+    found = {spellings[s] for s in tied}
+    return found.pop() if len(found) == 1 else None
+
+
+def _slips(a: str, b: str) -> int:
+    """Keystrokes between two words: insertions, deletions, substitutions and swaps of two
+    neighbours (optimal string alignment distance)."""
+    previous, row = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        before, previous, row = previous, row, [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], before[j - 2] + 1)
+    return row[len(b)]
