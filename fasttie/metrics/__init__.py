@@ -2,7 +2,7 @@
 
 Ranking metrics. Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``,
 ``P@k``, ``R@k``, ``F1@k`` (``F1(beta=2)@k``: F with recall weighted beta), ``RR``, ``RR@k``,
-``Success@k``, ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``, ``SetAP``, ``Bpref``,
+``Success@k``, ``Hits@k`` (relevant items in the top k, averaged: ranx's hits), ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``, ``SetAP``, ``Bpref``,
 ``GMBpref``, ``IPrec@r`` (r = 0.0, 0.1, ..., 1.0) and ``11pt`` (fixed orders only),
 ``Judged@k``, ``RBP(p=0.8)@k`` and its residual ``RBPResid(p=0.8)@k``, ``infAP`` (ranked lists;
 trec_eval's inferred AP over a sampled pool), the counts ``NumQ``, ``NumRet``, ``NumRel``,
@@ -17,8 +17,9 @@ their own relevance level (``P(rel=2)@5``) and the graded ones their own gain
 ``mAP@k``, ``map@k``, ``ndcg@k``, ``precision@k``, ``recall@k``, ``mrr`` and trec_eval's measure
 names (``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut.5,10``, ``recall_100``, ``recip_rank``,
 ``Rprec``, ``gm_map``, ``set_P``, ``set_recall``, ``set_F``, ``set_map``, ``num_ret``, ``rbp``
-(p = 0.9), ``rbp_resid``, ``rbp.p=0.95``, ``infAP``, ``num_nonrel_judged_ret``, ...) normalise
-to these, and a list form ``P@[1,10,100]`` expands.
+(p = 0.9), ``rbp_resid``, ``rbp.p=0.95``, ``infAP``, ``num_nonrel_judged_ret``, ...) and ranx's
+names with ranx's formulas (``hits@k``, ``hit_rate@k``, ``r-precision``, ``ndcg_burges@k``: the
+exponential gain, ``map@k``, ``mrr@k``, ``f1@k``, ``bpref``) normalise to these, and a list form ``P@[1,10,100]`` expands.
 
 Most metrics are averaged over queries; :func:`aggregate` knows the exceptions: the counts are
 summed and GMAP and GMBpref are geometric means (trec_eval's and ir_measures' conventions).
