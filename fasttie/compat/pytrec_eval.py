@@ -29,28 +29,20 @@ import numpy as np
 
 from ..errors import InputError, InputTypeError
 from ..metrics import GEOMETRIC_FLOOR
+from ..metrics.trec_eval_measures import TREC_EVAL_MEASURES, TREC_EVAL_NICKNAMES
 from ..trec import evaluate as trec_evaluate
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run", "supported_measures",
            "supported_nicknames"]
 
-_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs
-_SUCCESS_CUTOFFS = (1, 5, 10)
-_LEVELS = tuple(i / 10 for i in range(11))
-
-# trec_eval measure -> fasttie metric (one value, key = the measure's name)
-_PLAIN = {
-    "map": "AP", "ndcg": "nDCG", "recip_rank": "RR", "Rprec": "Rprec", "bpref": "Bpref", "gm_map": "GMAP",
-    "gm_bpref": "GMBpref", "11pt_avg": "11pt", "infAP": "infAP", "num_q": "NumQ", "num_ret": "NumRet",
-    "num_rel": "NumRel", "num_rel_ret": "NumRelRet", "num_nonrel_judged_ret": "NumNonRelJudgedRet",
-    "set_P": "P", "set_recall": "R", "set_F": "F1", "set_map": "SetAP", "set_relative_P": "P(relative=True)",
-}
-# trec_eval measure with cutoffs -> (fasttie metric with {} for the cutoff, default cutoffs); key measure_k
-_CUT = {
-    "P": ("P@{}", _CUTOFFS), "recall": ("R@{}", _CUTOFFS), "map_cut": ("AP@{}", _CUTOFFS),
-    "ndcg_cut": ("nDCG@{}", _CUTOFFS), "relative_P": ("P(relative=True)@{}", _CUTOFFS),
-    "success": ("Success@{}", _SUCCESS_CUTOFFS),
-}
+# trec_eval measure -> fasttie metric (one value, key = the measure's name), and measure with
+# cutoffs -> (fasttie metric with {} for the cutoff, default cutoffs; key measure_k): trec_eval
+# 10's table less what the trec_eval 9 inside pytrec_eval lacks (rbp, rbp_resid)
+_PLAIN = {name: metric for name, (metric, defaults) in TREC_EVAL_MEASURES.items()
+          if metric and defaults is None and name not in ("rbp", "rbp_resid")}
+_CUT = {name: (metric, defaults) for name, (metric, defaults) in TREC_EVAL_MEASURES.items()
+        if metric and defaults is not None and name != "iprec_at_recall"}
+_LEVELS = TREC_EVAL_MEASURES["iprec_at_recall"][1]
 _LOGARITHMIC = ("gm_map", "gm_bpref")  # per query log(max(value, 1e-5)), as trec_eval 9 reports them
 
 #: The measures this module computes (pytrec_eval's names; ``runid`` is accepted and left out).
@@ -59,10 +51,8 @@ _NOT_COMPUTED = ("G", "binG", "Rndcg", "utility", "relstring", "Rprec_mult", "nd
 
 #: pytrec_eval's nicknames, as far as fasttie computes their measures.
 supported_nicknames = {
-    "official": frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                           "recip_rank", "iprec_at_recall", "P", "runid"}),
-    "set": frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F", "set_map",
-                      "set_relative_P", "runid"}),
+    "official": frozenset(TREC_EVAL_NICKNAMES["official"]),
+    "set": frozenset(TREC_EVAL_NICKNAMES["set"]),
     "all_trec": frozenset(supported_measures),
 }
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from .trec_eval_names import TREC_EVAL_PERSISTENCE
 
-__all__ = ["TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "select_trec_eval"]
+__all__ = ["TREC_EVAL_MEASURES", "TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "select_trec_eval"]
 
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = tuple(i / 10 for i in range(11))
@@ -43,6 +43,9 @@ _TABLE = {
     "unj": (None, None),
 }
 _ORDER = {name: i for i, name in enumerate(_TABLE)}
+#: trec_eval's measures in its print order: name -> (fasttie metric, a template with ``{}`` for
+#: the cutoff or level, or None where fasttie has none; the default cutoffs or levels, or None).
+TREC_EVAL_MEASURES = _TABLE
 #: trec_eval's nicknames (``-m official`` is its default).
 TREC_EVAL_NICKNAMES = {
     "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
