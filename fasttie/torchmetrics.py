@@ -1,0 +1,438 @@
+"""Tie-aware metrics shaped as ``torchmetrics.Metric``: evaluation inside a training loop.
+
+Two kinds, both synced exactly across processes by torchmetrics' own machinery:
+
+* :class:`HammingRetrieval` ranks a database of binary codes, streamed chunk by chunk through
+  ``update(db_codes, db_labels)``, for fixed queries. Its state is the integer table of
+  :func:`fasttie.tie_stats` (summed, so its size never grows with the database) and ``compute()``
+  gives what :func:`fasttie.evaluate` gives on the whole database.
+* :class:`RetrievalMAP`, :class:`RetrievalNormalizedDCG`, :class:`RetrievalPrecision`,
+  :class:`RetrievalRecall`, :class:`RetrievalMRR`, :class:`RetrievalRPrecision` and
+  :class:`RetrievalHitRate` take torchmetrics' ``(preds, target, indexes)`` and constructor
+  arguments, keep the rows (as torchmetrics does) and score them once with
+  :func:`fasttie.rank_evaluate`. Equal scores are averaged over every order (``ties=``).
+
+Where no score ties and every score is positive the values are torchmetrics' (up to its float32
+arithmetic). Otherwise they differ on purpose: torchmetrics ranks ties in ``torch.topk`` /
+``argsort`` order (nDCG excepted, which averages ties as fasttie does), and its AP, precision,
+recall and MRR count an item scored ``<= 0`` as not relevant (``torch.where(preds > 0, target,
+0)`` in ``torchmetrics.functional.retrieval``); fasttie ranks every item by its score, whatever
+its sign. See docs/training.md.
+
+Needs torch and torchmetrics (``pip install torchmetrics``); ``import fasttie`` does not load them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torchmetrics import Metric
+from torchmetrics.utilities import dim_zero_cat
+
+from .errors import InputError, InputTypeError
+from .hamming.stats import TieStats, padded, tie_stats
+from .ranking import rank_evaluate
+
+__all__ = [
+    "HammingRetrieval",
+    "RetrievalHitRate",
+    "RetrievalMAP",
+    "RetrievalMRR",
+    "RetrievalNormalizedDCG",
+    "RetrievalPrecision",
+    "RetrievalRPrecision",
+    "RetrievalRecall",
+]
+
+_EMPTY_ACTIONS = ("neg", "pos", "skip", "error")
+_AGGREGATIONS = ("mean", "median", "min", "max")
+
+
+def _numpy(x, name):
+    """A host numpy copy of a tensor or array_like (codes and labels for fasttie's kernels)."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().numpy()
+    if x is None:
+        raise InputTypeError(f"{{{name}}} is missing", argument=name)
+    return np.asarray(x)
+
+
+class HammingRetrieval(Metric):
+    """Tie-aware Hamming retrieval metrics of fixed queries over a database given in chunks.
+
+    Parameters
+    ----------
+    queries : tensor or array_like, shape (n_queries, n_bits), or PackedCodes
+        Query codes, as in :func:`fasttie.evaluate` (±1, 0/1 or bool). The same on every process.
+    query_labels : tensor or array_like, optional
+        1-D integer class ids (grades 0/1) or a 2-D multi-hot 0/1 matrix (grade = shared labels).
+        Leave out to give listed relevance per chunk (``update(..., relevance=...)``), then
+        ``max_grade`` is required.
+    metrics : str or sequence of str, default "AP"
+        As in :func:`fasttie.evaluate`. ``compute()`` returns one tensor when ``metrics`` is a
+        string naming one metric, and a dict of canonical name -> tensor otherwise (what
+        Lightning's ``log_dict`` takes).
+    ties : {"average", "optimistic", "pessimistic"}, default "average"
+        "stable" needs each item's global database index, which summed counts do not keep.
+    ap_denominator, gain, empty
+        As in :func:`fasttie.evaluate`.
+    max_grade : int, optional
+        Listed relevance only: the largest grade any chunk may list; it fixes the state's
+        shape (n_queries, n_bits + 1, max_grade + 1), so that the sum across processes is a
+        plain tensor sum.
+    **kwargs
+        torchmetrics' ``Metric`` options (``process_group``, ``dist_sync_on_step``, ...).
+
+    Notes
+    -----
+    The state is ``counts``: int64, (n_queries, n_bits + 1, n_grades), items of each grade at
+    each distance, summed over updates and, when ``torch.distributed`` is initialised, over
+    processes (``dist_reduce_fx="sum"``). Integers add exactly in any order, so the result is
+    bitwise :func:`fasttie.evaluate` on the concatenated database, whatever the chunking and
+    the number of processes; its size does not depend on the database.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fasttie.torchmetrics import HammingRetrieval
+    >>> q = np.array([[1, 1, 1, 1]]); db = np.array([[1, 1, 1, -1], [1, -1, 1, 1], [-1, -1, 1, 1]])
+    >>> m = HammingRetrieval(q, [0], metrics="AP")
+    >>> m.update(db[:2], [0, 1]); m.update(db[2:], [0])
+    >>> # class 0 is relevant; the first two items tie at distance 1: AP 5/6 or 7/12, 17/24 on average
+    >>> round(float(m.compute()), 6)
+    0.708333
+    """
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+
+    def __init__(self, queries, query_labels=None, *, metrics="AP", ties="average", ap_denominator="retrieved",
+                 gain="exp2", empty="zero", max_grade=None, **kwargs):
+        super().__init__(**kwargs)
+        if ties == "stable":
+            raise InputError("HammingRetrieval sums counts, which do not keep database order: ties='stable' is "
+                             "not available; use 'average', 'optimistic' or 'pessimistic', or fasttie.evaluate",
+                             argument="ties")
+        self.queries = _numpy(queries, "queries") if not hasattr(queries, "words") else queries
+        self.query_labels = None if query_labels is None else _numpy(query_labels, "query_labels")
+        self.metrics = metrics
+        self.options = dict(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty)
+        if self.query_labels is None:
+            if max_grade is None or not isinstance(max_grade, (int, np.integer)) or max_grade < 1:
+                raise InputError("without {query_labels} each update lists relevance, and {max_grade} (an "
+                                 f"int >= 1, the largest listed grade) must fix the state's size; got {max_grade!r}",
+                                 argument=("query_labels", "max_grade"))
+            n_grades = int(max_grade) + 1
+        else:
+            if max_grade is not None:
+                raise InputError("{max_grade} is for listed relevance; labels fix the grades themselves",
+                                 argument="max_grade")
+            n_grades = _label_grades(self.query_labels)
+        # a dry run, the queries against themselves: checks codes, labels and metric names at
+        # construction rather than at the first compute, and gives n_queries and n_bits
+        if self.query_labels is not None:
+            probe = tie_stats(self.queries, self.queries, self.query_labels, self.query_labels)
+        else:
+            n_queries = self.queries.n if hasattr(self.queries, "words") else len(self.queries)
+            probe = tie_stats(self.queries, self.queries,
+                              relevance=(np.zeros(n_queries + 1, np.int64), np.zeros(0, np.int64)))
+        probe.finalize(metrics, **{**self.options, "empty": "zero"})
+        self._n_bits, self._relevance = probe.n_bits, probe.relevance
+        self.add_state("counts", default=torch.zeros((probe.n_queries, probe.n_bits + 1, n_grades),
+                                                     dtype=torch.int64), dist_reduce_fx="sum")
+
+    def update(self, db_codes, db_labels=None, *, relevance=None) -> None:
+        """Add a chunk of the database.
+
+        Parameters
+        ----------
+        db_codes : tensor or array_like, shape (n_chunk, n_bits), or PackedCodes
+        db_labels : tensor or array_like, optional
+            The chunk's labels, of the kind of ``query_labels``.
+        relevance : tuple or scipy.sparse matrix, optional
+            Listed relevance of the chunk (its own row numbers), when no labels were given.
+        """
+        codes = db_codes if hasattr(db_codes, "words") else _numpy(db_codes, "db_codes")
+        if self.query_labels is None:
+            if db_labels is not None:
+                raise InputError("this metric was built without {query_labels}: give {relevance}= per chunk, "
+                                 "not {db_labels}", argument=("db_labels", "relevance"))
+            stats = tie_stats(self.queries, codes, relevance=relevance)
+        else:
+            if relevance is not None:
+                raise InputError("this metric was built with {query_labels}: give {db_labels}, not {relevance}=",
+                                 argument=("db_labels", "relevance"))
+            stats = tie_stats(self.queries, codes, self.query_labels, _numpy(db_labels, "db_labels"))
+        n_grades = self.counts.shape[2]
+        if stats.counts.shape[2] > n_grades:
+            raise InputError(f"the chunk lists grade {stats.counts.shape[2] - 1} but {{max_grade}} is "
+                             f"{n_grades - 1}; build the metric with a larger max_grade", argument="max_grade")
+        self.counts += torch.from_numpy(padded(stats.counts, n_grades)).to(self.counts.device)
+
+    def compute(self):
+        """The metrics of every chunk added (on every process): a tensor or a dict of tensors."""
+        stats = TieStats(self.counts.detach().cpu().numpy().astype(np.int64), self._n_bits, self._relevance)
+        mean = stats.finalize(self.metrics, **self.options).mean
+        values = {k: torch.tensor(v, dtype=torch.float64, device=self.counts.device) for k, v in mean.items()}
+        if isinstance(self.metrics, str) and len(values) == 1:
+            return next(iter(values.values()))
+        return values
+
+
+def _label_grades(query_labels) -> int:
+    """Grade count of labels: 2 for class ids, 1 + the most labels of a query for multi-hot
+    (a grade is the number of labels shared with the query, so it never exceeds the query's)."""
+    if query_labels.ndim == 2:
+        return max(2, int((query_labels != 0).sum(axis=1).max(initial=0)) + 1)
+    return 2
+
+
+class _RankedRetrieval(Metric):
+    """(preds, target, indexes) rows kept as list states and scored once by rank_evaluate.
+
+    Subclasses set ``_graded`` (targets beyond 0/1 allowed) and ``_names(top_k)``.
+    """
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+    _graded = False
+    _options: dict = {}
+
+    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None, aggregation="mean", *,
+                 ties="average", **kwargs):
+        super().__init__(**kwargs)
+        if empty_target_action not in _EMPTY_ACTIONS:
+            raise InputError(f"{{empty_target_action}} must be one of {_EMPTY_ACTIONS}, got {empty_target_action!r}",
+                             argument="empty_target_action")
+        if ignore_index is not None and not isinstance(ignore_index, int):
+            raise InputTypeError(f"{{ignore_index}} must be an int or None, got {ignore_index!r}",
+                                 argument="ignore_index")
+        if top_k is not None and not (isinstance(top_k, int) and not isinstance(top_k, bool) and top_k > 0):
+            raise InputError(f"{{top_k}} must be a positive int or None, got {top_k!r}", argument="top_k")
+        if not (aggregation in _AGGREGATIONS or callable(aggregation)):
+            raise InputError(f"{{aggregation}} must be one of {_AGGREGATIONS} or a callable, got {aggregation!r}",
+                             argument="aggregation")
+        if ties not in ("average", "optimistic", "pessimistic", "stable"):
+            raise InputError(f"{{ties}} must be 'average', 'optimistic', 'pessimistic' or 'stable', got {ties!r}",
+                             argument="ties")
+        self.empty_target_action = empty_target_action
+        self.ignore_index = ignore_index
+        self.top_k = top_k
+        self.aggregation = aggregation
+        self.ties = ties
+        self.add_state("indexes", default=[], dist_reduce_fx="cat")
+        self.add_state("preds", default=[], dist_reduce_fx="cat")
+        self.add_state("target", default=[], dist_reduce_fx="cat")
+
+    def update(self, preds, target, indexes) -> None:
+        """Add rows: scores, relevance and query ids of the same shape (flattened).
+
+        Parameters
+        ----------
+        preds : tensor of float
+            Scores, any sign; higher ranks first. Kept in their own dtype (float16 and bfloat16
+            ties stay ties, distinct float64 scores stay distinct).
+        target : tensor of bool, int or float
+            0/1 relevance (graded, >= 0, for nDCG). Rows equal to ``ignore_index`` are dropped.
+        indexes : tensor of int
+            Query id of each row.
+        """
+        for name, x in (("preds", preds), ("target", target), ("indexes", indexes)):
+            if not isinstance(x, torch.Tensor):
+                raise InputTypeError(f"{{{name}}} must be a torch tensor, got {type(x).__name__}", argument=name)
+        if not (preds.shape == target.shape == indexes.shape):
+            raise InputError(f"{{preds}}, {{target}} and {{indexes}} must have one shape, got {tuple(preds.shape)}, "
+                             f"{tuple(target.shape)} and {tuple(indexes.shape)}", argument=("preds", "target", "indexes"))
+        if not preds.is_floating_point():
+            raise InputTypeError(f"{{preds}} must be floating point scores, got {preds.dtype}", argument="preds")
+        if indexes.is_floating_point() or indexes.is_complex() or indexes.dtype == torch.bool:
+            raise InputTypeError(f"{{indexes}} must be integer query ids, got {indexes.dtype}", argument="indexes")
+        preds, target, indexes = preds.flatten(), target.flatten(), indexes.flatten().long()
+        if self.ignore_index is not None:
+            keep = target != self.ignore_index
+            preds, target, indexes = preds[keep], target[keep], indexes[keep]
+        if target.dtype == torch.bool:
+            target = target.long()
+        if target.is_floating_point() and not self._graded and not bool(((target == 0) | (target == 1)).all()):
+            raise InputError("{target} must be 0/1 (binary relevance) for this metric", argument="target")
+        if not self._graded and target.numel() and (target.min() < 0 or target.max() > 1):
+            raise InputError("{target} must be 0/1 (binary relevance) for this metric; graded relevance is for "
+                             "RetrievalNormalizedDCG", argument="target")
+        if target.numel() and target.min() < 0:
+            raise InputError("{target} must be >= 0 (graded relevance)", argument="target")
+        self.preds.append(preds.detach())
+        self.target.append(target.detach().double())
+        self.indexes.append(indexes.detach())
+
+    def compute(self) -> torch.Tensor:
+        """The aggregated metric (float64) over the queries of every row added, on every process."""
+        preds = dim_zero_cat(self.preds) if len(self.preds) else torch.zeros(0)
+        device = preds.device
+        if preds.numel() == 0:
+            return torch.tensor(0.0, dtype=torch.float64, device=device)
+        y_pred = preds.detach().cpu().double().numpy()
+        y_true = dim_zero_cat(self.target).cpu().numpy()
+        qid = dim_zero_cat(self.indexes).cpu().numpy()
+        query_ids, sizes = np.unique(qid, return_counts=True)
+        names = self._names(int(sizes.max()))
+        # empty queries follow torchmetrics' rule (no positive target: 0, 1, left out or an error),
+        # applied here because fasttie's empty="one" gives P@k and Success@k 0, not 1
+        relevant = np.bincount(np.searchsorted(query_ids, qid), weights=y_true, minlength=len(query_ids))
+        is_empty = relevant == 0
+        if is_empty.any() and self.empty_target_action == "error":
+            raise InputError(f"{int(is_empty.sum())} of {len(query_ids)} queries have no positive target; choose "
+                             "empty_target_action='neg', 'pos' or 'skip'", argument="empty_target_action")
+        result = rank_evaluate(y_true, y_pred, qid=qid, metrics=list(dict.fromkeys(names)), ties=self.ties,
+                               empty="skip", **self._options)
+        values = self._per_query(result.per_query, names, sizes)
+        if self.empty_target_action == "skip":
+            values = values[~is_empty]
+        else:
+            values = np.where(is_empty, 1.0 if self.empty_target_action == "pos" else 0.0, values)
+        if len(values) == 0:
+            return torch.tensor(0.0, dtype=torch.float64, device=device)
+        values = torch.from_numpy(np.ascontiguousarray(values)).to(device)
+        if callable(self.aggregation):
+            return self.aggregation(values)
+        if self.aggregation == "median":
+            return values.median()  # torch's: the lower of the two middle values, as torchmetrics
+        return getattr(values, self.aggregation)()
+
+    def _names(self, longest):
+        """fasttie metric names for this top_k (``longest``: the longest query's row count)."""
+        raise NotImplementedError
+
+    def _per_query(self, per_query, names, sizes):
+        return per_query[names[0]]
+
+
+class RetrievalMAP(_RankedRetrieval):
+    """Tie-aware mean average precision of ``(preds, target, indexes)``, torchmetrics' arguments.
+
+    Parameters
+    ----------
+    empty_target_action : {"neg", "pos", "skip", "error"}, default "neg"
+        Queries without a positive target count 0, count 1, are left out (0.0 if all are) or raise.
+    ignore_index : int, optional
+        Rows whose target equals it are dropped.
+    top_k : int, optional
+        AP@k over the top k; its denominator is the relevant items in the top k, as torchmetrics
+        (fasttie's ``ap_denominator="retrieved"``). None: the whole list.
+    aggregation : {"mean", "median", "min", "max"} or callable, default "mean"
+        Over the per-query values.
+    ties : {"average", "optimistic", "pessimistic", "stable"}, default "average"
+        Equal scores: exact average over their orders, best / worst order, or input order.
+    **kwargs
+        torchmetrics' ``Metric`` options.
+
+    Notes
+    -----
+    torchmetrics' ``RetrievalMAP`` on tie-free positive scores. Under ties the exact mean over
+    all orders of the tied rows; items scored <= 0 are ranked, not counted as irrelevant.
+    """
+
+    _options = {"ap_denominator": "retrieved"}
+
+    def _names(self, longest):
+        return ["AP" if self.top_k is None else f"AP@{self.top_k}"]
+
+
+class RetrievalNormalizedDCG(_RankedRetrieval):
+    """Tie-aware nDCG (linear gain, log2 discount) of ``(preds, target, indexes)``.
+
+    Parameters are :class:`RetrievalMAP`'s; ``target`` may be graded (any value >= 0).
+
+    Notes
+    -----
+    torchmetrics already averages tied scores here (scikit-learn's tie-averaged DCG), so the two
+    agree under ties and for scores of any sign, up to torchmetrics' float32 arithmetic.
+    """
+
+    _graded = True
+    _options = {"gain": "linear"}
+
+    def _names(self, longest):
+        return ["nDCG" if self.top_k is None else f"nDCG@{self.top_k}"]
+
+
+class RetrievalPrecision(_RankedRetrieval):
+    """Tie-aware precision of the top k of ``(preds, target, indexes)``.
+
+    Parameters
+    ----------
+    adaptive_k : bool, default False
+        With ``top_k`` larger than a query's list, divide by the list length instead of top_k.
+    empty_target_action, ignore_index, top_k, aggregation, ties, **kwargs
+        As in :class:`RetrievalMAP`; ``top_k=None`` is the whole list.
+
+    Notes
+    -----
+    P@k divides by k even for lists shorter than k (torchmetrics and trec_eval), unless
+    ``adaptive_k``.
+    """
+
+    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None, adaptive_k=False,
+                 aggregation="mean", **kwargs):
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
+        if not isinstance(adaptive_k, bool):
+            raise InputTypeError(f"{{adaptive_k}} must be a bool, got {adaptive_k!r}", argument="adaptive_k")
+        self.adaptive_k = adaptive_k
+
+    def _names(self, longest):
+        if self.top_k is None:
+            return ["P"]
+        # adaptive: lists shorter than k use the whole list ("P"); both come from one pass
+        return [f"P@{self.top_k}", "P"] if self.adaptive_k else [f"P@{self.top_k}"]
+
+    def _per_query(self, per_query, names, sizes):
+        if len(names) == 1:
+            return per_query[names[0]]
+        return np.where(sizes < self.top_k, per_query["P"], per_query[names[0]])
+
+
+class RetrievalRecall(_RankedRetrieval):
+    """Tie-aware recall of the top k of ``(preds, target, indexes)``; :class:`RetrievalMAP`'s parameters."""
+
+    def _names(self, longest):
+        return ["R" if self.top_k is None else f"R@{self.top_k}"]
+
+
+class RetrievalMRR(_RankedRetrieval):
+    """Tie-aware mean reciprocal rank (of the first relevant item within the top k, else 0);
+    :class:`RetrievalMAP`'s parameters."""
+
+    def _names(self, longest):
+        return ["RR" if self.top_k is None else f"RR@{self.top_k}"]
+
+
+class RetrievalHitRate(_RankedRetrieval):
+    """Tie-aware hit rate: the probability of a relevant item in the top k (fasttie's
+    ``Success@k``); :class:`RetrievalMAP`'s parameters."""
+
+    def _names(self, longest):
+        return [f"Success@{self.top_k if self.top_k is not None else longest}"]
+
+
+class RetrievalRPrecision(_RankedRetrieval):
+    """Tie-aware R-precision (precision of the top R, R = relevant items of the query).
+
+    Parameters
+    ----------
+    empty_target_action, ignore_index, aggregation, ties, **kwargs
+        As in :class:`RetrievalMAP` (no ``top_k``).
+
+    Notes
+    -----
+    torchmetrics' ``retrieval_r_precision`` does not zero items scored <= 0, so the two agree on
+    every tie-free list.
+    """
+
+    def __init__(self, empty_target_action="neg", ignore_index=None, aggregation="mean", **kwargs):
+        super().__init__(empty_target_action, ignore_index, None, aggregation, **kwargs)
+
+    def _names(self, longest):
+        return ["Rprec"]
