@@ -19,6 +19,7 @@ from ..result import Result
 from ..scoring import check_options
 from ..validation import check_empty_policy, mean_of_kept
 from .join import Aligned, align
+from .measure_objects import metric_names_of
 from .readers import as_qrels
 from .subtopics import diversity_columns
 
@@ -89,7 +90,9 @@ def evaluate(
         ``AP_IA``, ``StRecall@k`` (also ndeval's ``alpha-nDCG@k``, ``MAP-IA``, ``strec@k``, and
         lists ``alpha_nDCG@[5,10,20]``), with alpha = beta = 0.5 unless named as
         ``alpha_nDCG(alpha=0.3)@k``, ``NRBP(alpha=0.5,beta=0.8)`` (ir_measures' form).
-        Output columns follow the order asked.
+        Output columns follow the order asked. ir_measures ``Measure`` objects
+        (``ir_measures.nDCG@10``, :mod:`fasttie.ir_measures`' ``AP(ties="average")``) are read as
+        their names (``str(measure)``).
     ties : {"trec", "pyndeval", "average", "stable", "optimistic", "pessimistic"}, default "trec"
         "trec": score descending, then document id descending (string order), trec_eval's and
         ``ndeval -traditional``'s order. "pyndeval": score descending, then document id
@@ -188,6 +191,7 @@ def evaluate(
     >>> {k: round(v, 4) for k, v in evaluate(div, run, ["alpha_nDCG@[2,3]", "P@2"]).mean.items()}
     {'alpha_nDCG@2': 0.8801, 'alpha_nDCG@3': 0.9773, 'P@2': 1.0}
     """
+    metrics = metric_names_of(metrics, ties)
     ranking, diversity, order = split_metric_names(metrics)
     unknown = set(options) - {"n_threads", "log_base"}
     if unknown:

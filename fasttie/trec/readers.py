@@ -26,7 +26,7 @@ file and the 1-based line number.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from ..errors import InputError, InputTypeError
 from .grouping import raise_duplicate
@@ -139,6 +139,41 @@ def _is_instance_of(value, package, names):
     return any(c.__module__.split(".")[0] == package and c.__name__ in names for c in type(value).__mro__)
 
 
+# ir_measures' row types (ir_measures.util): the namedtuples read_trec_run / read_trec_qrels yield
+_ROW_NAMES = {Run: "ScoredDoc", Qrels: "Qrel"}
+_ROW_FIELDS = {Run: ("query_id", "doc_id", "score"), Qrels: ("query_id", "doc_id", "relevance")}
+
+
+def _tuple_rows(value, cls, name):
+    """The rows of an iterable of ir_measures namedtuples (``ScoredDoc`` for a run, ``Qrel`` for
+    qrels) as a list, read once: ``read_trec_run`` and ``read_trec_qrels`` yield generators."""
+    rows = list(value)
+    fields = getattr(type(rows[0]), "_fields", None) if rows else _ROW_FIELDS[cls]
+    other = Qrels if cls is Run else Run
+    if fields is not None and _ROW_FIELDS[other][2] in fields and _ROW_FIELDS[cls][2] not in fields:
+        raise InputTypeError(f"{name} got ir_measures {_ROW_NAMES[other]} rows; pass the {other.__name__.lower()} as "
+                             f"{other.__name__.lower()} and {_ROW_NAMES[cls]} rows as {name}")
+    if fields is None or not set(_ROW_FIELDS[cls]) <= set(fields):
+        raise InputTypeError(
+            f"{name} is an iterable of {type(rows[0]).__name__}; rows must be namedtuples with fields "
+            f"{', '.join(_ROW_FIELDS[cls])} (ir_measures.{_ROW_NAMES[cls]}, as ir_measures.read_trec_"
+            f"{'run' if cls is Run else 'qrels'} yields them), or pass a path, a dict or a DataFrame")
+    for row in rows:  # one kind of row throughout: a stray plain tuple is named, not misread
+        if type(row) is not type(rows[0]):
+            raise InputTypeError(f"{name} mixes {type(rows[0]).__name__} rows with {type(row).__name__} rows: "
+                                 f"give ir_measures.{_ROW_NAMES[cls]} rows only")
+    return rows
+
+
+def _from_rows(rows, cls):
+    """A Run or Qrels from ir_measures namedtuples (their columns read by field name)."""
+    columns = [[getattr(row, field) for row in rows] for field in _ROW_FIELDS[cls]]
+    if cls is Run:
+        return Run.from_arrays(*columns)
+    iteration = [row.iteration for row in rows] if rows and "iteration" in type(rows[0])._fields else None
+    return Qrels.from_arrays(*columns, iteration)
+
+
 def _coerce(value, cls, read, name, values, n_threads):
     if isinstance(value, cls):
         return value
@@ -155,10 +190,13 @@ def _coerce(value, cls, read, name, values, n_threads):
         kind, build = f"ranx {cls.__name__}", lambda: cls.from_dict(value.to_dict(), **extra)
     elif isinstance(value, Mapping):
         kind, build = "dict", lambda: cls.from_dict(value)
+    elif isinstance(value, Iterable):
+        rows = _tuple_rows(value, cls, name)
+        kind, build = f"ir_measures {_ROW_NAMES[cls]} rows", lambda: _from_rows(rows, cls)
     else:
         raise InputTypeError(
             f"{name} must be a path, a fasttie.trec.{cls.__name__}, a {{qid: {{docno: {values}}}}} dict, a pandas "
-            f"DataFrame or a ranx {cls.__name__}, got {type(value).__name__}")
+            f"DataFrame, a ranx {cls.__name__} or ir_measures {_ROW_NAMES[cls]} rows, got {type(value).__name__}")
     try:
         return build()
     except InputError as error:  # say which argument the message is about
@@ -171,11 +209,12 @@ def as_run(run, *, n_threads: int | None = None) -> Run:
 
     Parameters
     ----------
-    run : str, os.PathLike, Run, dict, pandas.DataFrame or ranx.Run
+    run : str, os.PathLike, Run, dict, pandas.DataFrame, ranx.Run or iterable of ScoredDoc
         A run file (read by :func:`read_run`), a :class:`Run` (returned as is),
         ``{qid: {docno: score}}`` (pytrec_eval, ranx), a DataFrame with columns
         ``query_id, doc_id, score`` or ``qid, docno, score`` (:meth:`Run.from_frame`), or a
-        ranx ``Run`` (its name is kept).
+        ranx ``Run`` (its name is kept), or an iterable of ir_measures ``ScoredDoc`` rows
+        (``ir_measures.read_trec_run(path)``, a list of ``ScoredDoc``; read once).
 
     n_threads : int, optional
         Threads that parse a file (:func:`read_run`); other forms ignore it.
@@ -200,11 +239,13 @@ def as_qrels(qrels, *, n_threads: int | None = None) -> Qrels:
 
     Parameters
     ----------
-    qrels : str, os.PathLike, Qrels, dict, pandas.DataFrame or ranx.Qrels
+    qrels : str, os.PathLike, Qrels, dict, pandas.DataFrame, ranx.Qrels or iterable of Qrel
         A qrels file (read by :func:`read_qrels`), a :class:`Qrels` (returned as is),
         ``{qid: {docno: rel}}`` (pytrec_eval, ranx), a DataFrame with columns
         ``query_id, doc_id, relevance[, iteration]`` or ``qid, docno, rel / label[, iter]``
-        (:meth:`Qrels.from_frame`), or a ranx ``Qrels``.
+        (:meth:`Qrels.from_frame`), a ranx ``Qrels``, or an iterable of ir_measures ``Qrel``
+        rows (``ir_measures.read_trec_qrels(path)``, a list of ``Qrel``; the iteration field
+        kept; read once).
 
     n_threads : int, optional
         Threads that parse a file (:func:`read_qrels`); other forms ignore it.

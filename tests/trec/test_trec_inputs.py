@@ -180,7 +180,10 @@ def test_dict_errors():
     with pytest.raises(TypeError, match=r"^run got a fasttie Qrels"):
         trec.evaluate(qrels, trec.Qrels.from_dict(qrels), ["AP"])
     with pytest.raises(TypeError, match=r"run must be a path, a fasttie.trec.Run, a \{qid: \{docno: score\}\} dict, a "
-                                        r"pandas DataFrame or a ranx Run, got list"):
+                                        r"pandas DataFrame, a ranx Run or ir_measures ScoredDoc rows, got int"):
+        trec.evaluate(qrels, 3, ["AP"])
+    with pytest.raises(TypeError, match=r"run is an iterable of tuple; rows must be namedtuples with fields query_id, "
+                                        r"doc_id, score \(ir_measures.ScoredDoc"):
         trec.evaluate(qrels, [("q", "a", 1.0)], ["AP"])
     assert trec.evaluate({"q": {"a": 1.0}}, run, ["AP"]).mean == {"AP": 1.0}  # whole-float grades are fine
 

@@ -1,0 +1,74 @@
+"""ir_measures ``Measure`` objects read as metric names: :func:`metric_names_of`.
+
+:func:`fasttie.trec.evaluate` takes ``ir_measures.nDCG@10``, ``ir_measures.AP(rel=2)`` or
+``fasttie.ir_measures.RR(ties="trec")`` wherever it takes a name. A measure is read as the name
+ir_measures gives it (``str(measure)``: ``nDCG@10``, ``AP(rel=2)``, ``RBP(p=0.5)``,
+``SetP(relative=True)``), which fasttie's grammar reads with the same meaning, so a measure and
+its name give one result under one key. One exception: ir_measures' ``SetF(beta=b)`` is
+trec_eval's ``set_F``, (1 + b) P R / (b P + R), where fasttie's ``SetF(beta=...)`` is
+(1 + beta^2) P R / (beta^2 P + R); it is read as ``SetF(beta=sqrt(b))``. ir_measures is not
+imported here: a measure is known by its class (a subclass of ir_measures' ``Measure``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import InputError
+
+__all__ = ["is_measure", "metric_names_of"]
+
+
+def is_measure(value) -> bool:
+    """Whether ``value`` is an ir_measures ``Measure`` (fasttie's tie-aware ones included),
+    told by its class without importing ir_measures."""
+    return any(c.__name__ == "Measure" and c.__module__.split(".")[0] == "ir_measures" for c in type(value).__mro__)
+
+
+def _name(measure, ties) -> str:
+    params = dict(measure.params)
+    asked = params.pop("ties", None)
+    if asked is not None and asked != ties:
+        raise InputError(f"metric {measure!r} asks for ties={asked!r} but evaluate() was called with ties={ties!r}; "
+                         f"call evaluate(..., ties={asked!r}), or give the measure without ties")
+    if getattr(measure, "__name__", None) == "SetF" and "beta" in params:
+        # ir_measures' SetF(beta=b) is trec_eval's set_F: (1 + b) P R / (b P + R), so b is the
+        # square of the beta of fasttie's F, (1 + beta^2) P R / (beta^2 P + R)
+        return f"SetF(beta={math.sqrt(params.pop('beta'))!r}{''.join(f', {k}={v!r}' for k, v in params.items())})"
+    # the measure's own spelling without ties: the same class rebuilt from its other parameters
+    return str(type(measure)(**params)) if asked is not None else str(measure)
+
+
+def metric_names_of(metrics, ties: str):
+    """``metrics`` with each ir_measures ``Measure`` replaced by its name; names kept as given.
+
+    Parameters
+    ----------
+    metrics : str, Measure or iterable of str and Measure
+    ties : str
+        The tie mode of the call: a fasttie measure that names another one is refused.
+
+    Returns
+    -------
+    str or list
+        ``metrics`` itself when it holds no measure, else a list of names.
+
+    Raises
+    ------
+    ValueError
+        A fasttie measure whose ``ties`` differs from the call's.
+
+    Examples
+    --------
+    >>> metric_names_of(["AP", "P@10"], "trec")
+    ['AP', 'P@10']
+    """
+    if isinstance(metrics, str):
+        return metrics
+    if is_measure(metrics):
+        return [_name(metrics, ties)]
+    try:
+        items = list(metrics)
+    except TypeError:
+        return metrics  # the name parser says what it expected
+    return [_name(item, ties) if is_measure(item) else item for item in items]
