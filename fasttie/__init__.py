@@ -8,7 +8,7 @@ from .codes import PackedCodes, pack_codes, unpack_codes
 from .diversity import alpha_ndcg, diversity_evaluate
 from .errors import InputError, InputTypeError
 from .gradients import lambdarank
-from .hamming import TieStats, evaluate, merge, search, tie_stats
+from .hamming import TieStats, evaluate, knn_recall, merge, search, tie_stats
 from .metrics import Metric, parse_metrics
 from .plots import plot_curves
 from .ranking import rank_evaluate
@@ -20,5 +20,6 @@ __version__ = "0.1.0"
 __all__ = [
     "PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric",
     "parse_metrics", "lambdarank", "alpha_ndcg", "diversity_evaluate", "compare", "Comparison", "plot_curves",
-    "datasets", "trec", "tie_stats", "TieStats", "merge", "InputError", "InputTypeError", "__version__",
+    "datasets", "trec", "tie_stats", "TieStats", "merge", "knn_recall", "InputError", "InputTypeError",
+    "__version__",
 ]

@@ -2,17 +2,19 @@
 
 One concept per module, each layer importing only the ones below it:
 
-=============  ===============================================================================
-``facade``     :func:`evaluate` and :func:`search`: validation, packing, the device choice
-``stats``      :class:`TieStats`, :func:`tie_stats`, :func:`merge`: the mergeable counts (the
-               only place that builds them)
-``gpu``        the passes on an NVIDIA GPU (numba-cuda), finalized by the engine
-``engine``     the CPU passes over the database by query blocks, counts -> metric values
-``stable``     the plan of a stable pass over a database in parts (Dask shards, GPU chunks)
-=============  ===============================================================================
+==============  ==============================================================================
+``facade``      :func:`evaluate` and :func:`search`: validation, packing, the device choice
+``knn_recall``  :func:`knn_recall`: recall@k of an approximate index against the exact k-NN
+``stats``       :class:`TieStats`, :func:`tie_stats`, :func:`merge`: the mergeable counts (the
+                only place that builds them)
+``gpu``         the passes on an NVIDIA GPU (numba-cuda), finalized by the engine
+``engine``      the CPU passes over the database by query blocks, counts -> metric values
+``stable``      the plan of a stable pass over a database in parts (Dask shards, GPU chunks)
+==============  ==============================================================================
 """
 
 from .facade import evaluate, search
+from .knn_recall import knn_recall
 from .stats import TieStats, merge, tie_stats
 
-__all__ = ["TieStats", "evaluate", "merge", "search", "tie_stats"]
+__all__ = ["TieStats", "evaluate", "knn_recall", "merge", "search", "tie_stats"]
