@@ -56,8 +56,9 @@ def knn_recall(queries, database, returned_ids, k, *, ties="average", n_threads=
         true distance + epsilon, ``get_recall_values`` counts the run's first k distances
         within it) and of big-ann-benchmarks (``benchmark/plotting/metrics.py``,
         ``compute_recall_with_distance_ties``: the ground truth extended over the ties of its
-        k-th distance, intersected with the run's ids as sets). It is the best choice of the
-        true top k when ``b <= need``, and above every choice when ``b > need``.
+        k-th distance, intersected with the run's ids as sets), given a ground truth deep
+        enough to hold the whole tie and a run without repeated ids. It is the best choice of
+        the true top k when ``b <= need``, and above every choice when ``b > need``.
         "pessimistic": the worst choice of the true top k, the one that avoids the returned
         tied ids as far as it can, ``(a + max(0, need - (n_D - b))) / k``.
     n_threads : int, optional
