@@ -37,7 +37,7 @@ from .trec.records import Qrels, Run
 
 __all__ = ["AP", "MAP", "nDCG", "NDCG", "P", "Precision", "R", "Recall", "RR", "MRR", "Rprec", "RPrec", "Bpref",
            "BPref", "ERR", "RBP", "Judged", "NumRet", "NumRelRet", "NumRel", "NumQ", "SetP", "SetRelP", "SetR",
-           "SetF", "SetAP", "Success", "infAP", "TIES", "register"]
+           "SetF", "SetAP", "Success", "infAP", "TIES", "MEASURES", "FasttieMeasure", "register"]
 
 TIES = ("average", "trec", "pyndeval", "optimistic", "pessimistic")
 
@@ -62,9 +62,17 @@ class _Inputs:
             if held is not None and held[0]() is frame:
                 return held[1]
         value = build(frame)
+        ref = weakref.ref(frame)
         with self._lock:
-            setattr(self, slot, (weakref.ref(frame), value))
+            setattr(self, slot, (ref, value))
+        weakref.finalize(frame, self._forget, slot, ref)  # the records go with the frame
         return value
+
+    def _forget(self, slot, ref):
+        with self._lock:
+            held = getattr(self, slot)
+            if held is not None and held[0] is ref:
+                setattr(self, slot, None)
 
     def qrels(self, frame):
         """(Qrels, {str(qid): qid as given}) of ir_measures' qrels frame."""

@@ -329,3 +329,24 @@ def test_pyterrier_experiment(seed):
     assert mine["nDCG(ties='trec')@10"][0] == pytest.approx(theirs["ndcg_cut_10"][0], abs=TOL)
     averaged = ir_measures.calc_aggregate([fim.AP], _as_ir_measures(qrels), _as_ir_measures(res))[fim.AP]
     assert mine["AP"][0] == pytest.approx(averaged, abs=TOL)
+
+
+def test_inputs_are_converted_once_per_evaluation_and_let_go(monkeypatch):
+    import gc
+
+    calls = {"qrels": 0, "run": 0}
+    for kind in calls:
+        original = getattr(fim, f"_{kind}_of")
+
+        def counted(frame, original=original, kind=kind):
+            calls[kind] += 1
+            return original(frame)
+        monkeypatch.setattr(fim, f"_{kind}_of", counted)
+    qrels, run = _case(3)
+    measures = [fim.AP, fim.nDCG @ 10, fim.P @ 5, fim.RR, fim.NumRet]
+    ir_measures.calc_aggregate(measures, qrels, run)
+    assert calls == {"qrels": 1, "run": 1}  # ir_measures hands each measure the same two frames
+    ir_measures.calc_aggregate(measures, qrels, run)
+    assert calls == {"qrels": 2, "run": 2}  # a new evaluation, new frames: converted anew
+    gc.collect()
+    assert fim._INPUTS._qrels is None and fim._INPUTS._run is None  # nothing kept past the frames
