@@ -69,7 +69,8 @@ PYTREC = [
     (fim.SetF(ties="trec"), ir_measures.SetF), (fim.SetF(beta=0.5, ties="trec"), ir_measures.SetF(beta=0.5)),
     (fim.SetRelP(ties="trec"), ir_measures.SetRelP), (fim.SetAP(ties="trec"), ir_measures.SetAP), (fim.Success(ties="trec") @ 3, ir_measures.Success @ 3),
     (fim.NumRet(ties="trec"), ir_measures.NumRet), (fim.NumRelRet(ties="trec"), ir_measures.NumRelRet),
-    (fim.NumRel(ties="trec"), ir_measures.NumRel), (fim.infAP(ties="trec"), ir_measures.infAP),
+    (fim.NumRel(ties="trec"), ir_measures.NumRel), (fim.NumQ(ties="trec"), ir_measures.NumQ),
+    (fim.infAP(ties="trec"), ir_measures.infAP),
     (fim.AP(judged_only=True, ties="trec"), ir_measures.AP(judged_only=True)),
     (fim.P(judged_only=True, ties="trec") @ 5, ir_measures.P(judged_only=True) @ 5),
 ]
