@@ -21,33 +21,36 @@ def _less(chars, a, b):
 @jit
 def trec_tie_keys(chars, score, offsets, keys):
     """keys[i] = 1 + the rank of row i's id among the ids of its tie, ascending (0 for a row
-    tied with no other), where each query's rows are in rank order (scores non-increasing);
-    returns False, keys unfinished, when a query's scores rise somewhere.
+    tied with no other). A query's rows may come in any order (a run given as dicts, as BEIR
+    writes them): one not in rank order is put in it by a sort of its own scores, far cheaper
+    than one sort of the whole run.
 
     chars : (n, width) uint32, each row's id as code points, zero-padded (a numpy str array)
     score : (n,) float64; offsets : (n_queries + 1,) int64, rows of query q offsets[q]:offsets[q + 1]
     keys : (n,) int64, written
     """
     n_queries = offsets.shape[0] - 1
-    for q in range(n_queries):
-        for i in range(offsets[q] + 1, offsets[q + 1]):
-            if score[i] > score[i - 1]:
-                return False
     order = np.empty(16, dtype=np.int64)
     for q in range(n_queries):
-        start = offsets[q]
-        while start < offsets[q + 1]:
+        lo, hi = offsets[q], offsets[q + 1]
+        rows = np.arange(lo, hi)
+        for i in range(lo + 1, hi):
+            if score[i] > score[i - 1]:  # not in rank order: sort this query's rows by score
+                rows = lo + np.argsort(-score[lo:hi])
+                break
+        start = 0
+        while start < hi - lo:
             stop = start + 1
-            while stop < offsets[q + 1] and score[stop] == score[start]:
+            while stop < hi - lo and score[rows[stop]] == score[rows[start]]:
                 stop += 1
             size = stop - start
             if size == 1:
-                keys[start] = 0
+                keys[rows[start]] = 0
             else:
                 if order.shape[0] < size:
                     order = np.empty(2 * size, dtype=np.int64)
                 for p in range(size):
-                    order[p] = start + p
+                    order[p] = rows[start + p]
                 # Shell sort (gaps 1, 4, 13, 40, ...): insertion sort on the short ties that are
                 # the rule, no quadratic time on a long one, and little code to compile
                 gap = 1
@@ -65,4 +68,3 @@ def trec_tie_keys(chars, score, offsets, keys):
                 for p in range(size):
                     keys[order[p]] = p + 1
             start = stop
-    return True

@@ -29,10 +29,9 @@ __all__ = ["evaluate"]
 def _trec_tie_keys(aligned: Aligned):
     """Integer stand-ins for document ids that order every tie as trec_eval does.
 
-    Only documents tied with another of their query need a key: with each query's rows in rank
-    order, ties are adjacent, and each tie's ids are sorted on their own (a key is the rank of its
-    id in its tie). Rows not in rank order (a run given as dicts, as BEIR writes them) are put in
-    it first by a numeric sort, far cheaper than sorting every id as a string.
+    Only documents tied with another of their query need a key: each tie's ids are sorted on
+    their own (a key is the rank of its id in its tie), far cheaper than sorting every id as a
+    string.
     """
     ids = aligned.docno
     if len(ids) < 2 or ids.dtype.kind != "U":
@@ -40,14 +39,7 @@ def _trec_tie_keys(aligned: Aligned):
     ids = np.ascontiguousarray(ids)
     chars = ids.view(np.uint32).reshape(len(ids), ids.dtype.itemsize // 4)
     keys = np.empty(len(ids), dtype=np.int64)
-    score = np.ascontiguousarray(aligned.score, dtype=np.float64)
-    if trec_tie_keys(chars, score, aligned.offsets, keys):
-        return keys
-    query = np.repeat(np.arange(len(aligned.offsets) - 1), np.diff(aligned.offsets))
-    order = np.lexsort((-score, query))  # rank order within each query (ties in any order: keys sort them)
-    in_order = np.empty_like(keys)
-    trec_tie_keys(np.ascontiguousarray(chars[order]), score[order], aligned.offsets, in_order)
-    keys[order] = in_order
+    trec_tie_keys(chars, np.ascontiguousarray(aligned.score, dtype=np.float64), aligned.offsets, keys)
     return keys
 
 
