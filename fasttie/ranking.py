@@ -24,6 +24,7 @@ from .scoring import (
     WHOLE_LIST, apply_empty, check_options, cutoff_list, dcg_depth, discount_table, group_sizes, metric_values,
     optional_sums, read_only,
 )
+from .conventions import LISTS as _LISTS_DOOR, takes_convention
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy, first_not_finite, numeric_array
 
@@ -35,6 +36,7 @@ _TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSI
 _ro = read_only
 
 
+@takes_convention(_LISTS_DOOR)
 def rank_evaluate(
     y_true,
     y_pred,
@@ -74,6 +76,12 @@ def rank_evaluate(
         of a 2-D pair).
     metrics : str or sequence of str
         As in :func:`fasttie.evaluate`, without the radius metrics and WAP.
+    convention : str, optional
+        A library's meaning of the metric names, one word for ``ties``, ``gain``, ``log_base``,
+        ``ap_denominator``, ``empty`` and ``relevance_level``: "trec_eval", "ir_measures",
+        "ranx", "lightgbm", "xgboost", "sklearn", "torchmetrics", "pytorch_metric_learning",
+        "sentence_transformers" (:data:`fasttie.conventions.CONVENTIONS`; docs/metrics.md,
+        "Conventions"). Options passed explicitly win over the preset.
     ties : {"average", "stable", "optimistic", "pessimistic", "trec"}
         "stable": equal scores keep input order; "trec": score descending, then document id
         descending (trec_eval), needs ``doc_ids``; optimistic / pessimistic: higher / lower

@@ -10,6 +10,7 @@ from .. import _device
 from .._kernels.knn import knn, radius_counts, radius_fill
 from .._kernels.modes import HAMMING_TIES
 from ..codes import pack_pair
+from ..conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from ..errors import InputError
 from ..metrics.families import asked_names
 from ..parallel import resolve_threads, run_blocks
@@ -25,6 +26,7 @@ _ro = read_only
 
 
 # fasttie.dask.evaluate mirrors this signature on purpose (same inputs and options)
+@takes_convention(_HAMMING_DOOR)
 def evaluate(
     queries,
     database,
@@ -66,6 +68,11 @@ def evaluate(
         Names as in :mod:`fasttie.metrics`: ``AP``, ``AP@k``, ``nDCG@k``, ``DCG@k``, ``P@k``,
         ``R@k``, ``F1@k``, ``RR``, ``RR@k``, ``Rprec``, ``ACG@k``, ``WAP@k``, ``P(radius=r)``,
         ``R(radius=r)``, ``NumRet(radius=r)``; aliases (``mAP@1000``, ``ndcg@10``, ``mrr``) and lists (``P@[1,10]``).
+    convention : str, optional
+        A hashing library's meaning of the metric names, one word for ``ties``, ``gain``,
+        ``ap_denominator`` and ``empty``: "deephash" (CalcTopMap), "hashnet"
+        (:data:`fasttie.conventions.CONVENTIONS`; docs/metrics.md, "Conventions").
+        Options passed explicitly win over the preset.
     ties : {"average", "stable", "optimistic", "pessimistic"}, default "average"
         "average": exact expectation over orderings inside ties. "stable": ties in database
         index order, the ranking of ``np.argsort(distances, kind="stable")``. "optimistic" /
