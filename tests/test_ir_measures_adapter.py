@@ -257,15 +257,15 @@ def test_trec_evaluate_takes_measures_and_ir_measures_rows(seed, ties, tmp_path)
     qrels_path, run_path = _write(tmp_path, qrels, run)
     measures = [ir_measures.AP, ir_measures.nDCG @ 10, ir_measures.P(rel=2) @ 5, ir_measures.RBP(p=0.5),
                 ir_measures.SetRelP, ir_measures.Judged @ 5, ir_measures.SetF(beta=0.25), fim.RR, fim.R(ties=ties) @ 3]
-    names = ["AP", "nDCG@10", "P(rel=2)@5", "RBP(p=0.5)", "SetP(relative=True)", "Judged@5", "SetF(beta=0.5)", "RR",
+    names = ["AP", "nDCG@10", "P(rel=2)@5", "RBP(p=0.5)", "SetP(relative=True)", "Judged@5", "SetF(beta=0.25)", "RR",
              "R@3"]
     by_name = ft.trec.evaluate(qrels_path, run_path, names, ties=ties)
     for q_in, r_in in [(ir_measures.read_trec_qrels(qrels_path), ir_measures.read_trec_run(run_path)),
                        (list(ir_measures.read_trec_qrels(qrels_path)), list(ir_measures.read_trec_run(run_path)))]:
         by_measure = ft.trec.evaluate(q_in, r_in, measures, ties=ties, complete=True)
         complete = ft.trec.evaluate(qrels_path, run_path, names, ties=ties, complete=True)
-        # keyed by ir_measures' names; SetF's beta is trec_eval's, fasttie's squared (0.25 = 0.5^2)
-        assert list(by_measure.mean) == [str(m) for m in measures[:6]] + ["SetF(beta=0.5)", "RR", "R@3"]
+        # keyed by ir_measures' names; SetF's beta is trec_eval's (recall's weight, unsquared) in both
+        assert list(by_measure.mean) == [str(m) for m in measures[:7]] + ["RR", "R@3"]
         for name, key in zip(names, by_measure.mean):
             np.testing.assert_array_equal(by_measure.per_query[key], complete.per_query[name])
     assert by_name.query_ids == sorted(set(qrels) & set(run))

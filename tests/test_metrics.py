@@ -99,22 +99,23 @@ def test_judged_only_names_and_views():
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.5, 1.0, 2.0]), st.sampled_from(["average", "stable"]))
 def test_set_f_beta_is_the_weighted_harmonic_mean(seed, beta, ties):
-    """ir_measures' SetF(beta=b) = (1 + b^2) P R / (b^2 P + R), trec_eval's set_F; linear in the
-    hits for a fixed k and R, so its tie average is this of the tie-averaged P and R."""
+    """ir_measures' SetF(beta=b) = (1 + b) P R / (b P + R), trec_eval's set_F.b (recall weighted
+    by b, unsquared: trec_eval's m_set_F.c); linear in the hits for a fixed k and R, so its tie
+    average is this of the tie-averaged P and R."""
     rng = np.random.default_rng(seed)
     y_true, scores = rng.integers(0, 2, 12).astype(float), rng.integers(0, 4, 12).astype(float)
     k = int(rng.integers(1, 14))
     res = ft.rank_evaluate(y_true, scores, metrics=[f"SetF(beta={beta})@{k}", f"P@{k}", f"R@{k}"], ties=ties,
                            unretrieved=[[1.0]])
     p, r = res.mean[f"P@{k}"], res.mean[f"R@{k}"]
-    expected = (1 + beta ** 2) * p * r / (beta ** 2 * p + r) if p + r > 0 else 0.0
-    name = f"F1(beta={beta:g})@{k}" if beta != 1.0 else f"F1@{k}"
-    assert res.mean[name] == pytest.approx(expected, rel=1e-13, abs=1e-15)
+    expected = (1 + beta) * p * r / (beta * p + r) if p + r > 0 else 0.0
+    assert res.mean[f"SetF(beta={beta})@{k}"] == pytest.approx(expected, rel=1e-13, abs=1e-15)
 
 
 def test_set_f_beta_names():
     assert ft.parse_metrics("SetF(beta=1)")[0].name == "F1"
-    assert ft.parse_metrics("SetF(beta=0.5)")[0].name == "F1(beta=0.5)"
+    assert ft.parse_metrics("SetF(beta=0.25)")[0].name == "F1(beta=0.5)"  # set_F's b is F's beta squared
+    assert ft.parse_metrics("F1(beta=0.25)")[0].name == "F1(beta=0.25)"
     with pytest.raises(ValueError, match="beta"):
         ft.parse_metrics("SetF(beta=-1)")
     with pytest.raises(ValueError, match="no parameter 'beta'"):

@@ -10,6 +10,8 @@ with the same formula (:func:`suggest`).
 
 from __future__ import annotations
 
+import math
+
 import ast
 import re
 from dataclasses import dataclass
@@ -331,6 +333,10 @@ def _parse_one(name: str) -> list[Metric]:
     if base is None:
         raise _unknown(name)
     params = _parameters(match.group(2), name) if match.group(2) is not None else {}
+    if alias in ("setf", "set_f") and "beta" in params:
+        # ir_measures' SetF(beta=b) is trec_eval's set_F: (1 + b) P R / (b P + R), recall
+        # weighted by b where F's beta enters squared
+        params["beta"] = math.sqrt(_beta(params["beta"], name))
     for key, value in preset.items():  # ranx's ndcg_burges is nDCG(gain='exp2'): that gain, no other
         if key in params or (key == "gain" and {"dcg", "gains"} & params.keys()):
             raise InputError(f"metric {name!r}: {match.group(1)} is {_TARGETS[alias]} (ranx's formula); "

@@ -175,6 +175,8 @@ def _with_parameters(name, text):
     """The fasttie metric of a plain measure given parameters, or None where fasttie has none."""
     if name == "ndcg" and re.fullmatch(r"\d+=\d*\.?\d+(,\d+=\d*\.?\d+)*", text):  # gains per grade
         return f"nDCG(gains={{{text.replace('=', ': ')}}})"
+    if name == "set_F" and re.fullmatch(r"\d*\.?\d+", text):  # recall's weight b, as ir_measures' SetF(beta=b)
+        return f"SetF(beta={text})"
     if name in ("rbp", "rbp_resid"):
         match = re.fullmatch(r"p=(\d*\.?\d+)", text)
         if match:

@@ -49,6 +49,9 @@ def from_trec_eval(name: str) -> list[str]:
     match = _TREC_EVAL_GAINS.match(name.strip())
     if match:  # ndcg.1=3,2=9: nDCG with these gains (trec_eval's measure parameters)
         return [f"nDCG(gains={{{match.group(1).replace('=', ': ')}}})"]
+    match = re.fullmatch(r"set_F[._](\d*\.?\d+)", name.strip())
+    if match:  # set_F.b: recall weighted by b, ir_measures' SetF(beta=b)
+        return [f"SetF(beta={match.group(1)})"]
     match = _TREC_EVAL_RBP.match(name.strip())
     if match:
         base = "RBP" if match.group(1) == "rbp" else "RBPResid"

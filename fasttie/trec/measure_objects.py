@@ -4,15 +4,12 @@
 ``fasttie.ir_measures.RR(ties="trec")`` wherever it takes a name. A measure is read as the name
 ir_measures gives it (``str(measure)``: ``nDCG@10``, ``AP(rel=2)``, ``RBP(p=0.5)``,
 ``SetP(relative=True)``), which fasttie's grammar reads with the same meaning, so a measure and
-its name give one result under one key. One exception: ir_measures' ``SetF(beta=b)`` is
-trec_eval's ``set_F``, (1 + b) P R / (b P + R), where fasttie's ``SetF(beta=...)`` is
-(1 + beta^2) P R / (beta^2 P + R); it is read as ``SetF(beta=sqrt(b))``. ir_measures is not
+its name give one result under one key (``SetF(beta=b)`` included: the grammar reads it as
+ir_measures and trec_eval's ``set_F.b`` mean it, (1 + b) P R / (b P + R)). ir_measures is not
 imported here: a measure is known by its class (a subclass of ir_measures' ``Measure``).
 """
 
 from __future__ import annotations
-
-import math
 
 from ..errors import InputError
 
@@ -31,10 +28,6 @@ def _name(measure, ties) -> str:
     if asked is not None and asked != ties:
         raise InputError(f"metric {measure!r} asks for ties={asked!r} but evaluate() was called with ties={ties!r}; "
                          f"call evaluate(..., ties={asked!r}), or give the measure without ties")
-    if getattr(measure, "__name__", None) == "SetF" and "beta" in params:
-        # ir_measures' SetF(beta=b) is trec_eval's set_F: (1 + b) P R / (b P + R), so b is the
-        # square of the beta of fasttie's F, (1 + beta^2) P R / (beta^2 P + R)
-        return f"SetF(beta={math.sqrt(params.pop('beta'))!r}{''.join(f', {k}={v!r}' for k, v in params.items())})"
     # the measure's own spelling without ties: the same class rebuilt from its other parameters
     return str(type(measure)(**params)) if asked is not None else str(measure)
 

@@ -377,3 +377,20 @@ def test_cli_several_runs_compare_and_fasttie_names(tmp_path, capsys):
     assert "--per-query-file: takes one run" in capsys.readouterr().err
     assert cli.main(["trec", qrels, run, "--compare"]) == 2
     assert "--compare: give two or more runs" in capsys.readouterr().err
+
+
+def test_set_f_beta_is_trec_evals_and_ir_measures():
+    """SetF(beta=b), trec_eval's set_F.b and ir_measures' SetF(beta=b) weigh recall by b,
+    (1 + b) P R / (b P + R); F1(beta=b) is van Rijsbergen's F, beta squared."""
+    qrels = {"q1": {"a": 1, "b": 0, "c": 1, "e": 1}}
+    run = {"q1": {"a": 3.0, "b": 2.0, "d": 1.0}}
+    res = trec.evaluate(qrels, run, ["SetF(beta=2)", "set_F.2", "F1(beta=2)", "SetF"]).mean
+    p, r = 1 / 3, 1 / 3
+    assert res["SetF(beta=2)"] == res["set_F_2"] == pytest.approx(3 * p * r / (2 * p + r))
+    assert res["F1(beta=2)"] == pytest.approx(5 * p * r / (4 * p + r))
+    ir_measures = pytest.importorskip("ir_measures")
+    rows = ([ir_measures.Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+            [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()])
+    theirs = ir_measures.calc_aggregate([ir_measures.SetF(beta=2.0), ir_measures.SetF], *rows)
+    assert theirs[ir_measures.SetF(beta=2.0)] == pytest.approx(res["SetF(beta=2)"], abs=1e-15)
+    assert theirs[ir_measures.SetF] == pytest.approx(res["SetF"], abs=1e-15)
