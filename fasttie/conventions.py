@@ -46,6 +46,8 @@ class Convention:
         What the library does that no fasttie option reproduces ("" when nothing).
     source : str
         Where the convention was read (library version, file), for the docs table.
+    names : dict
+        The library's metric names -> fasttie's (for the docs table).
     """
 
     lists: dict | None
@@ -53,7 +55,7 @@ class Convention:
     cutoffs: str
     not_expressible: str = ""
     source: str = ""
-    names: dict = field(default_factory=dict)  # the library's metric names -> fasttie's
+    names: dict = field(default_factory=dict)
 
 
 _TREC = {"ties": "trec", "gain": "linear", "log_base": 2, "ap_denominator": "total", "empty": "zero",

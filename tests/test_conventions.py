@@ -7,7 +7,7 @@ cases (tests skip where the library is not installed):
   trains one round whose objective returns zero gradients (the tree adds 0 to ``init_score``),
   XGBoost trains zero rounds (the prediction is ``base_margin``). Both order ties stably: tied
   integer scores.
-* scikit-learn: ``ndcg_score`` (tie-averaged) with ties; ``average_precision_score`` on tie-free
+* scikit-learn: ``ndcg_score`` and ``dcg_score`` (tie-averaged) with ties; ``average_precision_score`` on tie-free
   scores only (it ranks tied scores as one threshold).
 * torchmetrics: the functional retrieval metrics, nDCG with ties (tie-averaged), the others on
   tie-free scores (``torch.topk`` decides their tie order); scores > 0 (since 1.7.4 AP, P, R and
@@ -156,7 +156,7 @@ def test_xgboost_ndcg_and_map_at_k():
 # --- scikit-learn -----------------------------------------------------------------------------------
 
 
-def test_sklearn_ndcg_score_with_ties_and_average_precision_tie_free():
+def test_sklearn_ndcg_and_dcg_score_with_ties_and_average_precision_tie_free():
     metrics = pytest.importorskip("sklearn.metrics")
     for seed in range(N_CASES):
         rng = np.random.default_rng(seed)
@@ -169,6 +169,9 @@ def test_sklearn_ndcg_score_with_ties_and_average_precision_tie_free():
             theirs = [metrics.ndcg_score(grades[i:i + 1], tied[i:i + 1], k=k) for i in range(n_queries)]
             np.testing.assert_allclose(ours.per_query[name], theirs, rtol=0, atol=1e-12)
             assert ours.mean[name] == pytest.approx(metrics.ndcg_score(grades, tied, k=k), abs=1e-12)
+            dcg = "DCG" if k is None else f"DCG@{k}"
+            ours = ft.rank_evaluate(grades, tied, metrics=[dcg], convention="sklearn").mean[dcg]
+            assert ours == pytest.approx(metrics.dcg_score(grades, tied, k=k), abs=1e-12)
         tie_free = rng.random((n_queries, n_docs))
         ours = ft.rank_evaluate(grades, tie_free, metrics=["AP"], convention="sklearn").per_query["AP"]
         with warnings.catch_warnings():
