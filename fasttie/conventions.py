@@ -203,7 +203,8 @@ def convention_options(convention, door) -> dict:
 
 def takes_convention(door):
     """Give a front door the keyword ``convention``: the preset's options fill those the call does
-    not pass (an explicit keyword wins), and the door's signature lists ``convention=None``.
+    not pass (an explicit keyword wins), and the door's signature lists ``convention=None``. An
+    :class:`~fasttie.errors.InputError` about an option the preset filled names the convention.
 
     Parameters
     ----------
@@ -217,9 +218,18 @@ def takes_convention(door):
     def decorate(function):
         @functools.wraps(function)
         def door_call(*args, convention=None, **kwargs):
-            if convention is not None:
-                kwargs = {**convention_options(convention, door), **kwargs}
-            return function(*args, **kwargs)
+            if convention is None:
+                return function(*args, **kwargs)
+            filled = {name: value for name, value in convention_options(convention, door).items()
+                      if name not in kwargs}
+            try:
+                return function(*args, **filled, **kwargs)
+            except InputError as error:  # an option the caller did not pass: say where it came from
+                named = [name for name in filled if name in error.arguments or f"{name}=" in error.template]
+                if not named:
+                    raise
+                sets = ", ".join(f"{name}={filled[name]!r}" for name in named)
+                raise error.prefixed(f"convention={convention!r} sets {sets}: ") from error
 
         signature = inspect.signature(function)
         parameters = list(signature.parameters.values())

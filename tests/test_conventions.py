@@ -63,6 +63,11 @@ def test_unknown_or_misplaced_conventions_are_errors_that_say_what_to_do():
         ft.evaluate([[1, 1]], [[1, -1]], [0], [0], convention="lightgbm")
     with pytest.raises(ValueError, match="fasttie.evaluate"):  # a hashing protocol at the ranked-list door
         ft.rank_evaluate([1, 0], [0.5, 0.1], metrics="AP", convention="hashnet")
+    # an error about an option the preset set says so
+    with pytest.raises(ValueError, match="convention='trec_eval' sets ties='trec': .*doc_ids"):
+        ft.rank_evaluate([1, 0], [0.5, 0.1], metrics="AP", convention="trec_eval")
+    with pytest.raises(ValueError, match="^ties='trec' orders equal scores by document id"):
+        ft.rank_evaluate([1, 0], [0.5, 0.1], metrics="AP", convention="sklearn", ties="trec")
 
 
 def test_signatures_show_convention_and_keep_their_defaults():
