@@ -29,6 +29,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
+from .codes import PackedCodes
 from .errors import InputError, InputTypeError
 from .hamming.stats import TieStats, padded, tie_stats
 from .ranking import rank_evaluate
@@ -129,14 +130,16 @@ class HammingRetrieval(Metric):
                 raise InputError("{max_grade} is for listed relevance; labels fix the grades themselves",
                                  argument="max_grade")
             n_grades = _label_grades(self.query_labels)
-        # a dry run, the queries against themselves: checks codes, labels and metric names at
-        # construction rather than at the first compute, and gives n_queries and n_bits
+        # a dry run against a one-item database (the first query): checks codes, labels and
+        # metric names at construction rather than at the first compute; gives n_queries, n_bits
+        packed = hasattr(self.queries, "words")
+        first = PackedCodes(np.ascontiguousarray(self.queries.words[:1]), self.queries.n_bits) if packed \
+            else self.queries[:1]
         if self.query_labels is not None:
-            probe = tie_stats(self.queries, self.queries, self.query_labels, self.query_labels)
+            probe = tie_stats(self.queries, first, self.query_labels, self.query_labels[:1])
         else:
-            n_queries = self.queries.n if hasattr(self.queries, "words") else len(self.queries)
-            probe = tie_stats(self.queries, self.queries,
-                              relevance=(np.zeros(n_queries + 1, np.int64), np.zeros(0, np.int64)))
+            n_queries = len(self.queries.words) if packed else len(self.queries)
+            probe = tie_stats(self.queries, first, relevance=(np.zeros(n_queries + 1, np.int64), np.zeros(0, np.int64)))
         probe.finalize(metrics, **{**self.options, "empty": "zero"})
         self._n_bits, self._relevance = probe.n_bits, probe.relevance
         self.add_state("counts", default=torch.zeros((probe.n_queries, probe.n_bits + 1, n_grades),
@@ -246,7 +249,8 @@ class _RankedRetrieval(Metric):
                 raise InputTypeError(f"{{{name}}} must be a torch tensor, got {type(x).__name__}", argument=name)
         if not (preds.shape == target.shape == indexes.shape):
             raise InputError(f"{{preds}}, {{target}} and {{indexes}} must have one shape, got {tuple(preds.shape)}, "
-                             f"{tuple(target.shape)} and {tuple(indexes.shape)}", argument=("preds", "target", "indexes"))
+                             f"{tuple(target.shape)} and {tuple(indexes.shape)}",
+                             argument=("preds", "target", "indexes"))
         if not preds.is_floating_point():
             raise InputTypeError(f"{{preds}} must be floating point scores, got {preds.dtype}", argument="preds")
         if indexes.is_floating_point() or indexes.is_complex() or indexes.dtype == torch.bool:

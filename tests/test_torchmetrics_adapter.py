@@ -253,8 +253,9 @@ def test_hamming_retrieval_equals_evaluate_over_chunks(labels):
             want = ft.evaluate(queries, db, ql, dl, metrics=metrics, ties=ties).mean
             assert list(got) == list(want)
             assert {k: v.item() for k, v in got.items()} == want  # bitwise
-    single = ftm.HammingRetrieval(queries, ql, metrics="nDCG@10")
-    single.update(db, dl)
+    single = ftm.HammingRetrieval(ft.pack_codes(queries), ql, metrics="nDCG@10")  # packed codes too
+    single.update(ft.pack_codes(db[:50]), dl[:50])
+    single.update(db[50:], dl[50:])
     assert single.compute().item() == ft.evaluate(queries, db, ql, dl, metrics="nDCG@10").mean["nDCG@10"]
 
 
