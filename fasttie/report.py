@@ -65,16 +65,16 @@ def convention(name: str, settings: dict, n_empty: int, n_queries: int, n_skippe
         parts.append("sum over queries")
     if metric.base in ("GMAP", "GMBpref"):
         parts.append(f"geometric mean of max({'AP' if metric.base == 'GMAP' else 'Bpref'}, {GEOMETRIC_FLOOR:g})")
-    if metric.base in RATIO_BASES and metric.k is not None and "ap_denominator" in settings:
+    if metric.base in RATIO_BASES and (metric.k, metric.radius) != (None, None) and "ap_denominator" in settings:
         parts.append(f"denominator = {_AP_DENOMINATOR.get(settings['ap_denominator'], settings['ap_denominator'])}")
     if metric.base in ("nDCG", "DCG") and "gain" in settings:
         gain = {"exp2": "2^g - 1", "linear": "g"}.get(settings["gain"], settings["gain"])
         log_base = settings.get("log_base", 2)
         discount = "" if log_base == 2 else f", discount log base {log_base:g}"
         parts.append(f"gain = {settings['gain']} ({gain}){discount}")
-    if metric.radius is not None:
-        parts.append(f"distance <= {metric.radius}, no tie order")
-    elif "ties" in settings:
+    if metric.radius is not None:  # AP within a radius is the only one that a tie order changes
+        parts.append(f"distance <= {metric.radius}" + ("" if metric.base == "AP" else ", no tie order"))
+    if (metric.radius is None or metric.base == "AP") and "ties" in settings:
         parts.append(f"ties = {settings['ties']}")
     policy = settings.get("empty")
     count = f"{n_empty} of {n_queries} queries without relevant items"

@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from ._jit import WITH_RATIOS, jit, jit_variants
+from .modes import AVERAGE, OPTIMISTIC
 from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
 
 HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS, JUDGED, RBP, RBP_REL, RESIDUAL = range(14)
@@ -615,3 +616,66 @@ def _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_ga
             _rbp_add(np.int64(0), 0.0, one, one, log_p, previous, rank - 1 - previous, kp, rbp_sums)
         _rbp_add(np.int64(relevant[p]), gains[p], np.int64(not judged[p]), one, log_p, rank - 1, one, kp, rbp_sums)
         previous = rank
+
+
+# AP within a Hamming radius: a radius cuts only between distances, so the ranks within it are
+# whole ties and the relevant items there (the hits) are the same in every order inside ties;
+# only the sum of precisions at the relevant ranks varies, and these sums are per distance
+@jit
+def radius_ap_sums(hist, tie, out, lo, hi):
+    """out[i, d] = E[sum over the relevant items at distance <= d of hits / rank] for queries lo..hi-1.
+
+    ``hist`` (n, n_dist, n_grades) int64 counts items by (distance, grade), grade > 0 relevant;
+    ``tie`` the tie mode (modes.AVERAGE, OPTIMISTIC or PESSIMISTIC; a fixed order takes
+    :func:`radius_ap_sums_ranked`). Averaged, a distance's n items with r relevant after t items
+    and h hits add the tie closed form (docs/ties.md, section 4) taken over all n ranks; optimistic
+    puts the r relevant items first, at ranks t+1..t+r, pessimistic last, at t+n-r+1..t+n, adding
+    sum_p (h + p) / (start + p) = (h + 1) H + L, H and L the harmonic sums of (start, r).
+    """
+    n_dist = hist.shape[1]
+    n_grades = hist.shape[2]
+    for i in range(lo, hi):
+        before = np.int64(0)  # items at smaller distances
+        hits = np.int64(0)  # relevant items at smaller distances
+        total = 0.0
+        for d in range(n_dist):
+            n = np.int64(0)
+            r = np.int64(0)
+            for g in range(n_grades):
+                n += hist[i, d, g]
+                if g > 0:
+                    r += hist[i, d, g]
+            if r > 0:
+                if tie == AVERAGE:
+                    dh = harmonic_diff(before, n)
+                    lh = shifted_harmonic(before, n, dh)
+                    total += _precision_kernel(float(n), float(r), float(r), float(hits), dh, lh)
+                else:
+                    start = before if tie == OPTIMISTIC else before + n - r
+                    dh = harmonic_diff(start, r)
+                    total += (hits + 1.0) * dh + shifted_harmonic(start, r, dh)
+            before += n
+            hits += r
+            out[i, d] = total
+
+
+@jit
+def radius_ap_sums_ranked(hist, indptr, ranks, grades, out, lo, hi):
+    """out[i, d] = sum over the relevant items at distance <= d of hits / rank, one fixed order:
+    the relevant items of query i are ``ranks[indptr[i]:indptr[i + 1]]`` (1-based ranks, in any
+    order, those of grade 0 passed over), at least all of those at the distances asked; the items
+    at distance <= d are the first sum_{e <= d} hist[i, e, :] ranks."""
+    n_dist = hist.shape[1]
+    for i in range(lo, hi):
+        part = ranks[indptr[i] : indptr[i + 1]]
+        relevant = part[grades[indptr[i] : indptr[i + 1]] > 0]
+        ordered = np.sort(relevant)
+        p = 0
+        within = np.int64(0)
+        total = 0.0
+        for d in range(n_dist):
+            within += hist[i, d, :].sum()
+            while p < ordered.shape[0] and ordered[p] <= within:
+                p += 1
+                total += p / ordered[p - 1]
+            out[i, d] = total

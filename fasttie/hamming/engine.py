@@ -5,9 +5,10 @@ relevant items in database index order for ``ties="stable"``; the finalizer turn
 into base quantities and metric values, and :func:`result_from_counts` into a
 :class:`~fasttie.Result`. Behind :func:`fasttie.evaluate` (the facade in :mod:`fasttie.hamming.facade`),
 :func:`fasttie.tie_stats` / :meth:`fasttie.TieStats.finalize`, :mod:`fasttie.dask` and the GPU
-path, which all finalize the same integer counts. The radius metrics (precision and recall
-within a Hamming radius) are computed here, from the counts, since only Hamming ranking has
-distances; :mod:`fasttie.scoring` takes their values as it takes ERR's.
+path, which all finalize the same integer counts. The radius metrics (precision, recall, F1 and
+AP within a Hamming radius) are computed here, from the counts (and for AP under a fixed order
+the ranks of the relevant items), since only Hamming ranking has distances;
+:mod:`fasttie.scoring` takes their values as it takes ERR's.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 
 from .._kernels.class_sort import count_classes, scatter_by_class
 from .._kernels.err import MAX_GRADE, err_histograms
-from .._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT
+from .._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT, radius_ap_sums, radius_ap_sums_ranked
 from .._kernels.hamming_ties import (
     GROUP, GROUP_MIN, finalize_histograms,
     finalize_histograms_optional, finalize_histograms_ratios, finalize_ranked_queries, finalize_ranked_queries_optional,
@@ -77,6 +78,8 @@ def hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings,
             "radius": radii,
             "precision_by_radius": np.array([mean[f"P(radius={r})"] for r in radii]),
             "recall_by_radius": np.array([mean[f"R(radius={r})"] for r in radii]),
+            "f1_by_radius": np.array([mean[f"F1(radius={r})"] for r in radii]),
+            "ap_by_radius": np.array([mean[f"AP(radius={r})"] for r in radii]),
             "retrieving_by_radius": retrieving,
             "precision_by_radius_retrieving": precision_retrieving,
             "n": grid,
@@ -106,8 +109,8 @@ def _retrieving_by_radius(per_query, radii):
 
 
 def metrics_for_curves(curves, n_db, n_bits):
-    """The metrics behind the ``curves`` option: P, R and NumRet within every radius 0..n_bits and at
-    every N of the grid (True: 50 log-spaced N up to n_db). Returns (metrics, grid or None)."""
+    """The metrics behind the ``curves`` option: P, R, F1, AP and NumRet within every radius 0..n_bits
+    and P, R at every N of the grid (True: 50 log-spaced N up to n_db). Returns (metrics, grid or None)."""
     if curves is False or curves is None:
         return [], None
     if curves is True:
@@ -116,7 +119,7 @@ def metrics_for_curves(curves, n_db, n_bits):
         grid = np.unique(np.asarray(curves))
         if grid.ndim != 1 or not np.issubdtype(grid.dtype, np.integer) or len(grid) == 0 or grid[0] < 1:
             raise InputError("curves must be True or a sequence of integer cutoffs N >= 1")
-    radius = [Metric(base, radius=r) for r in range(n_bits + 1) for base in ("P", "R", "NumRet")]
+    radius = [Metric(base, radius=r) for r in range(n_bits + 1) for base in ("P", "R", "F1", "AP", "NumRet")]
     at_n = [Metric(base, int(n)) for n in grid for base in ("P", "R")]
     return radius + at_n, grid
 
@@ -255,7 +258,10 @@ class _Finalizer:
         self.ap_denominator, self.empty = ap_denominator, empty
         cutoffs, log_p = cutoff_list(metrics)
         self.optional = optional_sums(metrics, ties)
-        self.depth = rank_depth(metrics, n_db)
+        # the ranks the stable passes order for the metrics of a ranked list; AP within a radius
+        # takes its ranks from a pass of its own (:func:`radius_ranks`) or from those given
+        self.depth = rank_depth([m for m in metrics if m.radius is None], n_db)
+        self.radius_ap = max((m.radius for m in metrics if m.radius is not None and m.base == "AP"), default=None)
         self.need_ratio = ap_denominator == "retrieved" and any(
             m.base in RATIO_BASES and m.k is not None and m.k < n_db for m in metrics
         )
@@ -291,12 +297,15 @@ class _Finalizer:
         if len(self.err_cutoffs):
             err_histograms(hist, TIE_CODES[self.ties], self.err_cutoffs, err, lo, hi)
 
-    def values(self, quantities, scalars, hist, err):
+    def values(self, quantities, scalars, hist, err, ranked=None):
+        """Per-query values of one block; ``ranked`` the block's (indptr, ranks, grades) of the
+        relevant items in a fixed order (ties="stable"), for AP within a radius."""
         err_values = {m.name: err[:, self.err_column[WHOLE_LIST if m.k is None else m.k]]
                       for m in self.metrics if m.base == "ERR"}
+        radius = radius_values(self.metrics, hist, scalars[:, TOTAL_RELEVANT], ties=self.ties,
+                               ap_denominator=self.ap_denominator, ranked=ranked)
         return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator, self.empty,
-                             radius_values=radius_values(self.metrics, hist, scalars[:, TOTAL_RELEVANT]),
-                             err=err_values)
+                             radius_values=radius, err=err_values)
 
 
 def stable_groups(kind, query_labels, n_relevant):
@@ -339,18 +348,28 @@ def swept_share(spec):
 
 def rank_depth(metrics, n_db):
     """The ranks any of ``metrics`` (parsed) looks at: n_db when one needs the whole list (no
-    cutoff: AP, nDCG, Rprec, bpref, IPrec, ...), else the largest cutoff (at least 1); radius
+    cutoff: AP, nDCG, Rprec, bpref, IPrec, ...) or AP within a radius (whose depth, the items
+    within the radius, differs by query), else the largest cutoff (at least 1); the other radius
     metrics need the counts only. ties="stable" orders only the items that can reach it."""
     ranked = [m for m in metrics if m.radius is None]
-    return n_db if any(m.k is None for m in ranked) else min(max((m.k for m in ranked), default=1), n_db)
+    if any(m.k is None for m in ranked) or any(m.radius is not None and m.base == "AP" for m in metrics):
+        return n_db
+    return min(max((m.k for m in ranked), default=1), n_db)
 
 
-def radius_values(metrics, hist, total):
-    """Values of the radius metrics (``P(radius=r)``, ``R(radius=r)``, ``NumRet(radius=r)``) of one
-    block of queries.
+def radius_values(metrics, hist, total, *, ties="average", ap_denominator="retrieved", ranked=None):
+    """Values of the radius metrics (``P(radius=r)``, ``R(radius=r)``, ``F1(radius=r)``,
+    ``AP(radius=r)``, ``NumRet(radius=r)``) of one block of queries.
 
-    Within radius r means distance <= r (r past n_bits is the whole list); precision with
-    nothing within r is 0. The value is the same for every order inside ties.
+    Within radius r means distance <= r (r past n_bits is the whole list). The radius cuts
+    only between ties (the items at one distance are all within it or all outside), so the
+    items and the relevant items within it are the same in every order inside ties: P, R and F1
+    = 2 P R / (P + R) = 2 hits / (k + R) are exact for every tie mode. AP within r is AP of the
+    ranking cut after the k items within r: the sum of the precisions at the relevant ranks
+    within r, which the tie mode decides (averaged in closed form over each distance's orders,
+    by grade, or in database index order from ``ranked``), over ``ap_denominator``: the hits
+    within r ("retrieved", DeepHash's mAP within a radius), R ("total") or min(k, R) ("min").
+    Nothing within r (or nothing relevant there) gives P = R = F1 = AP = 0.
 
     Parameters
     ----------
@@ -360,6 +379,12 @@ def radius_values(metrics, hist, total):
         Items by (distance, grade) of each query; grade > 0 is relevant.
     total : ndarray of float64, shape (n,)
         Relevant items of each query (the finalizer's ``TOTAL_RELEVANT``).
+    ties : {"average", "optimistic", "pessimistic", "stable"}
+    ap_denominator : {"retrieved", "total", "min"}
+    ranked : tuple of ndarray of int64, optional
+        (indptr, ranks, grades) of each query's relevant items, ties in database index order
+        (1-based ranks; at least those within the largest radius of an AP); needed for
+        ``AP(radius=r)`` under ``ties="stable"`` only.
 
     Returns
     -------
@@ -373,16 +398,63 @@ def radius_values(metrics, hist, total):
     # items and relevant items within each radius: cumulative over distances, once
     items_within = hist.sum(axis=2).cumsum(axis=1)
     relevant_within = hist[:, :, 1:].sum(axis=2).cumsum(axis=1)
+    ap_sums = _radius_ap_sums(hist, ties, ranked) if any(m.base == "AP" for m in radius_metrics) else None
     values = {}
     for metric in radius_metrics:
         r = min(metric.radius, hist.shape[1] - 1)
-        missed = (relevant_within[:, r] == 0).astype(np.float64)
+        hits, within = relevant_within[:, r], items_within[:, r]
+        missed = (hits == 0).astype(np.float64)
         if metric.base == "NumRet":
-            values[metric.name] = (items_within[:, r].astype(np.float64), missed)
-        else:
-            denominator = items_within[:, r] if metric.base == "P" else total
-            values[metric.name] = (divide(relevant_within[:, r], denominator), missed)
+            value = within.astype(np.float64)
+        elif metric.base == "P":
+            value = divide(hits, within)
+        elif metric.base == "R":
+            value = divide(hits, total)
+        elif metric.base == "F1":  # per query, then averaged: 2 P R / (P + R), 0 when P + R = 0
+            value = divide(2.0 * hits, within + total)
+        else:  # AP
+            denominator = {"retrieved": hits, "total": total, "min": np.minimum(within, total)}[ap_denominator]
+            value = divide(ap_sums[:, r], denominator)
+        values[metric.name] = (value, missed)
     return values
+
+
+def _radius_ap_sums(hist, ties, ranked):
+    """(n, n_bits + 1): per query and radius the sum of the precisions at the relevant ranks within it."""
+    sums = np.empty(hist.shape[:2])
+    if ties == "stable":
+        if ranked is None:
+            raise InputError("AP within a radius under ties='stable' needs the ranks of the relevant items")
+        indptr, ranks, grades = (_ro(np.ascontiguousarray(a, dtype=np.int64)) for a in ranked)
+        radius_ap_sums_ranked(_ro(hist), indptr, ranks, grades, sums, 0, len(hist))
+    else:
+        radius_ap_sums(_ro(hist), TIE_CODES[ties], sums, 0, len(hist))
+    return sums
+
+
+def radius_ranks(database, c, hist, limit, n_threads):
+    """(indptr, ranks, grades) of each query's relevant items at distances <= ``limit``, ties in
+    database index order (1-based ranks over the whole database): what AP within a radius needs
+    under ``ties="stable"``, from one more pass over the database that stops at the limit.
+
+    ``database`` is the call's :class:`_DatabasePass`, ``c`` its chunk's inputs and ``hist`` the
+    chunk's counts (n, n_bits + 1, n_grades).
+    """
+    n = len(hist)
+    items = hist.sum(axis=2)
+    first = _ro(np.cumsum(items, axis=1) - items)  # items at smaller distances: one shard
+    n_relevant = hist[:, : limit + 1, 1:].sum(axis=(1, 2))
+    indptr = np.concatenate([[0], np.cumsum(n_relevant)]).astype(np.int64)
+    ranks = np.empty(indptr[-1], dtype=np.int64)
+    grades = np.empty(indptr[-1], dtype=np.int64)
+    limits = _ro(np.full(n, limit, dtype=np.uint64))
+    offsets = _ro(indptr)
+    run_blocks(lambda lo, hi: stable_ranks(
+        c["query_words"], database.db_words, KIND_CODES[database.spec.kind], c["query_labels"], database.db_labels,
+        c["label_words"], database.db_label_words, c["indptr"], c["indices"], c["grades"], limits, first, offsets,
+        ranks, grades, lo, hi,
+    ), n, n_threads)
+    return indptr, ranks, grades
 
 
 def _chunk_size(n_queries, n_bits, n_grades, block=None):
@@ -426,7 +498,10 @@ def evaluate_chunks(
             run_blocks(block_pass, len(c["group_ptr"]) - 1, n_threads)
         else:  # queries of equal cost: one block per thread reads the database once
             run_blocks(block_pass, stop - start, n_threads, granule=2, blocks_per_thread=1 if ties != "stable" else 4)
-        values, chunk_empty = fin.values(quantities, scalars, hist, err)
+        ranked = None
+        if ties == "stable" and fin.radius_ap is not None:  # AP within a radius: the ranks within it
+            ranked = radius_ranks(database, c, hist, min(fin.radius_ap, n_bits), n_threads)
+        values, chunk_empty = fin.values(quantities, scalars, hist, err, ranked)
         n_empty += int(chunk_empty.sum())
         for name, v in values.items():
             per_query[name][start:stop] = v
@@ -545,7 +620,8 @@ def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, met
                 hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
                 quantities, scalars, fin.err_cutoffs, err, lo, hi,
             ), len(hist), threads)
-        values, chunk_empty = fin.values(quantities, scalars, hist, err)
+            ranked = (local, rank_part, grade_part)
+        values, chunk_empty = fin.values(quantities, scalars, hist, err, ranked)
         n_empty += int(chunk_empty.sum())
         for name, v in values.items():
             per_query[name][start:stop] = v

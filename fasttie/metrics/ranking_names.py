@@ -54,13 +54,15 @@ _PRESETS = {
     "ndcg_burges": ("nDCG", {"gain": "exp2"}),  # Burges et al. 2005: gain 2^g - 1 (ranx's ndcg: g)
     "dcg_burges": ("DCG", {"gain": "exp2"}),
 }
-_RADIUS_BASES = ("P", "R", "NumRet")  # NumRet(radius=r): the items within the radius
+# within a Hamming radius: the set metrics, NumRet (the items within it), and AP of the ranking
+# cut after the radius (mAP@H<=r), whose denominator is the call's ap_denominator
+_RADIUS_BASES = ("P", "R", "F1", "NumRet", "AP")
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
 _NO_CUTOFF = ("Rprec", "NumQ", "NumRel", "SetAP", "Bpref", "GMBpref", "infAP")
 _LEVELS = tuple(i / 10 for i in range(11))
 _RECALL_LEVEL = re.compile(r"^\s*(?:IPrec|iprec|iprec_at_recall)\s*[@_]\s*(\d*\.?\d+)\s*$")
 _NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:\((.*)\))?\s*(?:@\s*(.+?))?\s*$")
-_RADIUS = re.compile(r"^\s*([A-Za-z]+)\s*\(\s*radius\s*=\s*(-?\d+)\s*\)\s*$")
+_RADIUS = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*\(\s*radius\s*=\s*(-?\d+)\s*\)\s*$")
 _EXAMPLE = "RBP(p=0.9)@10"  # a well-formed name with parameters, for error messages
 
 # relevance levels apply to the binary metrics; gains to the graded ones (ir_measures' parameters)
@@ -112,14 +114,15 @@ class Metric:
 
     @property
     def family(self) -> str:
-        """Base name, or 'P(radius)' / 'R(radius)' for set metrics within a radius."""
+        """Base name, or 'P(radius)', 'AP(radius)', ... for metrics within a radius."""
         return f"{self.base}(radius)" if self.radius is not None else self.base
 
 
 KNOWN = (
     "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Hits@k, Rprec, ACG@k, WAP@k, "
     "GMAP, SetAP, Bpref, GMBpref, infAP, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, "
-    "ERR@k, NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, P(radius=r), R(radius=r), NumRet(radius=r); "
+    "ERR@k, NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, P(radius=r), R(radius=r), F1(radius=r), "
+    "AP(radius=r), NumRet(radius=r); "
     "aliases mAP@k, ndcg@k, "
     "precision@k, recall@k, mrr, trec_eval's names and ranx's (hits@k, hit_rate@k, r-precision, ndcg_burges@k); "
     "lists P@[1,10]"
@@ -149,7 +152,7 @@ def suggest(name):
     base, rest = match.groups()
     if re.match(r"^\(\s*\w*\s*=\s*\d+\s*\)$", rest):  # P(radus=2) -> P(radius=2)
         radius = re.search(r"\d+", rest).group()
-        close = closest(base, ["p", "r", "precision", "recall"])
+        close = closest(base, ["p", "r", "precision", "recall", "f1", "ap", "map", "numret"])
         return f"{_BASES[close]}(radius={radius})" if close else None
     target = closest(base, _TARGETS, meanings=True)
     if target is None:
