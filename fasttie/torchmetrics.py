@@ -300,8 +300,8 @@ class _RankedRetrieval(Metric):
         if len(values) == 0:
             return torch.tensor(0.0, dtype=torch.float64, device=device)
         values = torch.from_numpy(np.ascontiguousarray(values)).to(device)
-        if callable(self.aggregation):
-            return self.aggregation(values)
+        if callable(self.aggregation):  # called as torchmetrics calls it
+            return self.aggregation(values, dim=None)
         if self.aggregation == "median":
             return values.median()  # torch's: the lower of the two middle values, as torchmetrics
         return getattr(values, self.aggregation)()
