@@ -19,6 +19,7 @@ from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
 from .metrics.doors import LISTS, check_door
 from .metrics.families import asked_names
 from .result import Result
+from .spread import check_spread, list_spread, with_spread
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
     WHOLE_LIST, apply_empty, check_options, cutoff_list, dcg_depth, discount_table, group_sizes, metric_values,
@@ -55,6 +56,7 @@ def rank_evaluate(
     unretrieved=None,
     judged=None,
     pooled=None,
+    spread: bool = False,
 ) -> Result:
     """Tie-aware ranking metrics of scored lists (learning to rank, IR runs).
 
@@ -123,6 +125,12 @@ def rank_evaluate(
         counts as relevant in the proportion of the judged rows above it; an unpooled row
         counts as non-relevant. Judged@k counts the pooled rows (and the relevant ones), as
         ir_measures counts every document with a qrels line, a negative grade too.
+    spread : bool, default False
+        Also the standard deviation of each metric over uniformly random orders inside ties
+        (``ties="average"``): ``Result.tie_std`` per query and ``Result.mean_tie_std`` of the
+        mean, exact (docs/ties.md, "How far a metric moves with the tie order"). Metrics
+        without an exact method (Bpref, infAP, ERR, ``AP@k`` with ``ap_denominator="retrieved"``,
+        ...) raise ValueError naming them.
 
     Returns
     -------
@@ -145,12 +153,12 @@ def rank_evaluate(
     result = rank_lists(y_true, y_pred, group, qid=qid, metrics=metrics, ties=ties, gain=gain, log_base=log_base,
                         ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
                         n_threads=n_threads, doc_ids=doc_ids, unretrieved=unretrieved, judged=judged, pooled=pooled,
-                        tie_keys=False)
+                        tie_keys=False, spread=spread)
     return result.keyed_as(asked_names(metrics, diversity=False))
 
 
 def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_denominator, empty, relevance_level,
-               n_threads, doc_ids, unretrieved, judged, pooled, tie_keys) -> Result:
+               n_threads, doc_ids, unretrieved, judged, pooled, tie_keys, spread=False) -> Result:
     """:func:`rank_evaluate` for fasttie's own callers. With ``tie_keys`` the ``doc_ids`` are
     int64 tie-break keys (ascending), unique within each tie but not within each query
     (:func:`fasttie.trec.evaluate`'s trec_eval order, from a run read without repeats), not
@@ -161,6 +169,7 @@ def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_
         raise InputError("empty='skip_missed' (HashNet's protocol) is for fasttie.evaluate; choose "
                          "empty='zero', 'skip', 'one' or 'error'")
     check_door(parsed, LISTS)
+    spread = check_spread(spread, parsed, ties=ties, ap_denominator=ap_denominator, empty=empty)
     if isinstance(log_base, bool) or not isinstance(log_base, (int, float)) or not log_base > 1:
         raise InputError(f"log_base must be a number > 1, got {log_base!r}")
     if not (isinstance(relevance_level, (int, float)) and math.isfinite(relevance_level) and relevance_level > 0):
@@ -195,7 +204,7 @@ def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_
         if metric.base == "DCG":
             per_query[metric.name] = per_query[metric.name] * scale
     mean = {metric.name: aggregate(metric, per_query[metric.name]) for metric in parsed}
-    return Result(
+    result = Result(
         mean=mean,
         per_query={m.name: per_query[m.name] for m in parsed},
         n_queries=n_queries,
@@ -206,6 +215,11 @@ def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_
         },
         query_ids=query_ids,
     )
+    if spread:  # the same ties, walked once more for the variances (fasttie.spread)
+        spread_of = list_spread(parsed, rows.offsets, rows.y_pred, rows.y_true, _gains, relevance_level,
+                                lambda level: _unretrieved(unretrieved, n_queries, level)[2], n_threads)
+        result = with_spread(result, parsed, *spread_of)
+    return result
 
 
 @dataclass(frozen=True)

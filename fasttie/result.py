@@ -89,6 +89,14 @@ class Result:
         Filled when curves were asked for (see :func:`fasttie.evaluate`).
     query_ids : list, optional
         Query ids in the order of the per-query arrays, where the input named them.
+    tie_std : MetricValues (a dict of str to ndarray of float64, shape (n_queries,))
+        With ``spread=True``: per metric and query, the standard deviation of the metric over
+        uniformly random orders inside ties (NaN where the query was skipped); keyed as
+        ``mean``. Empty otherwise.
+    mean_tie_std : MetricValues (a dict of str to float)
+        With ``spread=True``: per metric, the standard deviation of ``mean`` over the tie orders
+        of all queries (independent: the square root of the summed variances over the kept
+        queries, divided by their number; not divided for the counts, which are sums).
     """
 
     mean: dict
@@ -98,9 +106,12 @@ class Result:
     settings: dict = field(default_factory=dict)
     curves: dict = field(default_factory=dict)
     query_ids: list | None = None
+    tie_std: dict = field(default_factory=dict)
+    mean_tie_std: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.mean, self.per_query = MetricValues(self.mean), MetricValues(self.per_query)
+        self.tie_std, self.mean_tie_std = MetricValues(self.tie_std), MetricValues(self.mean_tie_std)
 
     def keyed_as(self, asked) -> "Result":
         """The same result keyed by the names as asked.
@@ -118,7 +129,9 @@ class Result:
         """
         mean = {key: self.mean[name] for key, name in asked.items()}
         per_query = {key: self.per_query[name] for key, name in asked.items() if name in self.per_query}
-        return replace(self, mean=mean, per_query=per_query)
+        tie_std = {key: self.tie_std[name] for key, name in asked.items() if name in self.tie_std}
+        mean_tie_std = {key: self.mean_tie_std[name] for key, name in asked.items() if name in self.mean_tie_std}
+        return replace(self, mean=mean, per_query=per_query, tie_std=tie_std, mean_tie_std=mean_tie_std)
 
     def to_dict(self, per_query: bool = True) -> dict:
         """Plain JSON-serialisable dictionary (NaN becomes None).
@@ -132,7 +145,8 @@ class Result:
         -------
         dict
             Keys ``mean``, ``n_queries``, ``n_empty``, ``settings``, and where present
-            ``per_query``, ``curves`` and ``query_ids``. :meth:`from_dict` restores it exactly.
+            ``per_query``, ``curves``, ``query_ids``, ``mean_tie_std`` and ``tie_std`` (with
+            the per-query values). :meth:`from_dict` restores it exactly.
         """
         out = {
             "mean": {k: _clean(v) for k, v in self.mean.items()},
@@ -149,6 +163,11 @@ class Result:
         if self.query_ids is not None:
             # numpy scalars (ids taken from an array) as plain Python values for JSON
             out["query_ids"] = [x.item() if isinstance(x, np.generic) else x for x in self.query_ids]
+        if self.mean_tie_std:
+            out["mean_tie_std"] = {k: _clean(v) for k, v in self.mean_tie_std.items()}
+            if per_query:
+                out["tie_std"] = {k: [_clean(x) for x in np.asarray(v, dtype=np.float64)]
+                                  for k, v in self.tie_std.items()}
         return out
 
     def to_json(self, **kwargs) -> str:
@@ -201,14 +220,15 @@ class Result:
         if missing:
             raise InputError(f"Result.from_dict: missing key(s) {missing}; expected the output of Result.to_dict")
         n_queries = int(data["n_queries"])
-        per_query = {}
-        for name, values in (data.get("per_query") or {}).items():
-            array = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
-            if array.shape != (n_queries,):
-                raise InputError(
-                    f"Result.from_dict: per_query[{name!r}] has {array.size} values but n_queries is {n_queries}"
-                )
-            per_query[name] = array
+        per_query, tie_std = {}, {}
+        for key, out in (("per_query", per_query), ("tie_std", tie_std)):
+            for name, values in (data.get(key) or {}).items():
+                array = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
+                if array.shape != (n_queries,):
+                    raise InputError(
+                        f"Result.from_dict: {key}[{name!r}] has {array.size} values but n_queries is {n_queries}"
+                    )
+                out[name] = array
         curves = {name: _curve_array(values) for name, values in (data.get("curves") or {}).items()}
         query_ids = data.get("query_ids")
         return cls(
@@ -219,6 +239,8 @@ class Result:
             settings=dict(data.get("settings") or {}),
             curves=curves,
             query_ids=None if query_ids is None else list(query_ids),
+            tie_std=tie_std,
+            mean_tie_std={k: float("nan") if v is None else float(v) for k, v in (data.get("mean_tie_std") or {}).items()},
         )
 
     @classmethod

@@ -464,7 +464,8 @@ def _chunk_size(n_queries, n_bits, n_grades, block=None):
 
 
 def evaluate_chunks(
-    query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty, n_threads, bar=None, block=None
+    query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty, n_threads, bar=None, block=None,
+    on_counts=None,
 ):
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     fin = _Finalizer(metrics, n_db, spec.n_grades, ties, ap_denominator, gain, empty)
@@ -502,6 +503,8 @@ def evaluate_chunks(
         if ties == "stable" and fin.radius_ap is not None:  # AP within a radius: the ranks within it
             ranked = radius_ranks(database, c, hist, min(fin.radius_ap, n_bits), n_threads)
         values, chunk_empty = fin.values(quantities, scalars, hist, err, ranked)
+        if on_counts is not None:  # spread=True reads the same counts (fasttie.spread)
+            on_counts(start, stop, hist, n_threads)
         n_empty += int(chunk_empty.sum())
         for name, v in values.items():
             per_query[name][start:stop] = v

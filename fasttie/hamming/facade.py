@@ -16,7 +16,8 @@ from ..metrics.families import asked_names
 from ..parallel import resolve_threads, run_blocks
 from ..relevance import make_relevance
 from ..result import Result
-from ..scoring import check_options, read_only
+from ..scoring import check_options, gain_table, read_only
+from ..spread import check_spread, hamming_spread, with_spread
 from . import gpu
 from .engine import evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar
 
@@ -43,6 +44,7 @@ def evaluate(
     curves=False,
     progress=False,
     device: str = "cpu",
+    spread: bool = False,
 ) -> Result:
     """Tie-aware retrieval metrics of binary codes ranked by Hamming distance.
 
@@ -162,6 +164,8 @@ def evaluate(
     parsed = hashing_metrics(metrics)
     check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=HAMMING_TIES)
     on_gpu = _on_gpu(device)
+    spread = check_spread(spread, parsed, ties=ties, ap_denominator=ap_denominator, empty=empty,
+                          device="cuda" if on_gpu else "cpu")
     query_codes, db_codes = pack_pair(queries, database, keep_device=on_gpu)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     query_labels, db_labels, relevance = _host_labels(query_labels, db_labels, relevance)
@@ -174,17 +178,21 @@ def evaluate(
 
     n_threads = resolve_threads(n_threads, n_queries * n_db)
     bar, block = progress_bar(progress, n_queries, n_db, db_codes.words.shape[1], n_threads)
+    on_counts, spread_of = hamming_spread(parsed, gain_table(gain, spec.n_grades), n_db) if spread else (None, None)
     try:
         per_query, n_empty = evaluate_chunks(
-            query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty, n_threads, bar, block
+            query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty, n_threads, bar, block,
+            on_counts=on_counts,
         )
     finally:
         if bar is not None:
             bar.close()
     settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
                 "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind}
-    return hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid).keyed_as(
-        asked_names(metrics, diversity=False))
+    result = hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
+    if spread:
+        result = with_spread(result, parsed, *spread_of())
+    return result.keyed_as(asked_names(metrics, diversity=False))
 
 
 def _on_gpu(device):

@@ -114,8 +114,9 @@ def evaluate(
         others move up (trec_eval ``-J``, pytrec_eval ``judged_docs_only_flag``). Applied
         after ``max_retrieved``, as in trec_eval.
     **options
-        Passed to :func:`fasttie.rank_evaluate` (``log_base``, ``n_threads``); ``n_threads``
-        also to the diversity pass.
+        Passed to :func:`fasttie.rank_evaluate` (``log_base``, ``n_threads``, ``spread``, with
+        ``ties="average"``: the standard deviation over tie orders in ``Result.tie_std``);
+        ``n_threads`` also to the diversity pass.
 
     Returns
     -------
@@ -185,9 +186,12 @@ def evaluate(
     """
     metrics = metric_names_of(metrics, ties)
     ranking, diversity, order = split_metric_names(metrics)
-    unknown = set(options) - {"n_threads", "log_base"}
+    unknown = set(options) - {"n_threads", "log_base", "spread"}
     if unknown:
         raise InputTypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
+    if diversity and options.get("spread"):
+        raise InputError(f"spread=True has no exact method for the diversity measures ({', '.join(diversity)}); "
+                         "leave them out")
     if diversity and ties not in TIE_RULES:
         raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
                          f"(no optimistic or pessimistic order of subtopics), got {ties!r}")
@@ -219,6 +223,7 @@ def evaluate(
             ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
             doc_ids=doc_ids, unretrieved=aligned.unretrieved, judged=judged, pooled=pooled, tie_keys=True,
             log_base=options.get("log_base", 2), n_threads=options.get("n_threads"),
+            spread=options.get("spread", False),
         )
         result.settings["ties"] = ties
         if empty_rows.size:  # the placeholder row was not retrieved

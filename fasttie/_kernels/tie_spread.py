@@ -1,0 +1,341 @@
+"""Variance of a metric's numerator over uniformly random orders inside ties (docs/ties.md, "How
+far a metric moves with the tie order").
+
+Every tie is an independent uniformly random permutation of its items over its ranks, so a
+query's variance is the sum of its ties' variances. Per tie (n items after s others, r relevant,
+the first m of its ranks inside the cutoff):
+
+* hits@k and gain sums@k: a linear permutation statistic, Var = m (n - m) / (n (n - 1)) * SS,
+  SS the centred sum of squares of the items' values (relevance 0/1, or gains);
+* DCG@k: Var = SS / (n - 1) * sum over the tie's ranks of (a - mean a)^2, a the discount of a
+  rank inside the cutoff and 0 past it;
+* the AP numerator: pair and triple sums over the tie's ranks, linear in m by running sums
+  (or O(1) from harmonic sums for long ties, see :func:`_ap_tie_closed`);
+* RR: the explicit distribution of the first relevant rank inside the first tie holding one.
+
+The kernels return each query's expectation and variance per (kind, cutoff); the facade turns
+them into the standard deviation of the metric (the metric divided by its numerator's
+expectation is the order-free denominator).
+"""
+
+import math
+
+import numpy as np
+
+from ._jit import jit
+from .tie_math import harmonic_diff, shifted_harmonic
+
+HITS, GAINS, DCG, AP, RR, RPREC = 0, 1, 2, 3, 4, 5
+
+# ties with at most this many ranks inside the cutoff are summed rank by rank (no cancellation);
+# longer ones take the closed forms, whose cancellation grows like (t / m)^2 for a tie of m ranks
+# after t items: about 1e-16 * (1e6 / 4096)^2 ~ 1e-11 relative at a million items
+DIRECT_LIMIT = 4096
+
+
+@jit
+def _two_sum(a, b):
+    """(a + b rounded, its rounding error): Knuth's TwoSum."""
+    t = a + b
+    bb = t - a
+    return t, (a - (t - bb)) + (b - bb)
+
+
+@jit
+def discount_tables(n):
+    """Prefix sums of the discounts 1/log2(1 + i) and their squares, i = 1..n, in double-double
+    (hi, lo): a tie's discount sums are differences of nearly equal prefixes deep in the list.
+
+    Returns
+    -------
+    ndarray of float64, shape (4, n + 1)
+        D hi, D lo, D2 hi, D2 lo (index 0 is the empty prefix).
+    """
+    out = np.zeros((4, n + 1), dtype=np.float64)
+    hi1 = 0.0
+    lo1 = 0.0
+    hi2 = 0.0
+    lo2 = 0.0
+    for i in range(1, n + 1):
+        a = 1.0 / math.log2(1.0 + i)
+        hi1, e = _two_sum(hi1, a)
+        lo1 += e
+        hi2, e = _two_sum(hi2, a * a)
+        lo2 += e
+        out[0, i] = hi1
+        out[1, i] = lo1
+        out[2, i] = hi2
+        out[3, i] = lo2
+    return out
+
+
+@jit
+def _trigamma_diff(t, j):
+    """sum_{p=1..j} 1 / (t + p)^2 (t, j >= 0 integers)."""
+    if j <= 64 or t < 64:
+        s = 0.0
+        for p in range(j, 0, -1):  # small terms first
+            s += 1.0 / ((t + p) * (t + p))
+        return s
+    return _trigamma(t + 1.0) - _trigamma(t + j + 1.0)
+
+
+@jit
+def _trigamma(z):
+    """psi_1(z) for z >= 64 by its asymptotic series (error below 1e-25 there)."""
+    iz = 1.0 / z
+    iz2 = iz * iz
+    return iz + iz2 / 2.0 + iz * iz2 * (1.0 / 6.0 - iz2 * (1.0 / 30.0 - iz2 * (1.0 / 42.0 - iz2 / 30.0)))
+
+
+@jit
+def _pair_probabilities(n, r):
+    """(p1, q1, p, q): chances that one, two others of the tie's other ranks are relevant given
+    one (p1, q1) or two (p, q) relevant ranks: falling factorial ratios, 0 where undefined."""
+    p1 = (r - 1.0) / (n - 1.0) if n > 1 else 0.0
+    q1 = (r - 1.0) * (r - 2.0) / ((n - 1.0) * (n - 2.0)) if n > 2 else 0.0
+    p = (r - 2.0) / (n - 2.0) if n > 2 else 0.0
+    q = (r - 2.0) * (r - 3.0) / ((n - 2.0) * (n - 3.0)) if n > 3 else 0.0
+    return p1, q1, p, q
+
+
+@jit
+def _ap_tie_direct(s, n, r, m, before):
+    """(E, Var) of X = sum over the tie's relevant ranks x <= m of (before + relevant up to x in the
+    tie) / (s + x), rank by rank.
+
+    With Z_x the relevance of tie rank x, a = x - 1 and alpha = before + 1,
+    E[Z_x (alpha + Y_x)^2] and E[Z_x Z_x' (alpha + Y_x)(alpha + Y_x')] (x < x') are
+    hypergeometric moments of the counts before x and between x and x'; the pair term is
+    A(x') + a C(x'), summed over x < x' by two running sums.
+    """
+    alpha = before + 1.0
+    pi1 = r / n
+    pi2 = r * (r - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
+    p1, q1, p, q = _pair_probabilities(n, r)
+    mean = 0.0
+    diagonal = 0.0
+    pairs = 0.0
+    s0 = 0.0  # sum of w_x over x < x'
+    s1 = 0.0  # sum of (x - 1) w_x over x < x'
+    for x in range(1, m + 1):
+        w = 1.0 / (s + x)
+        a = x - 1.0
+        mean += w * (alpha + p1 * a)
+        diagonal += w * w * (alpha * alpha + (2.0 * alpha + 1.0) * p1 * a + q1 * a * (a - 1.0))
+        big_a = alpha * (alpha + 1.0) + p * alpha * (x - 2.0)
+        big_c = p * (alpha + 2.0) + q * (x - 3.0)
+        pairs += w * (big_a * s0 + big_c * s1)
+        s0 += w
+        s1 += a * w
+    mean *= pi1
+    return mean, max(pi1 * diagonal + 2.0 * pi2 * pairs - mean * mean, 0.0)
+
+
+@jit
+def _ap_tie_closed(s, n, r, m, before):
+    """:func:`_ap_tie_direct` in O(1): the sums over ranks reduce to h = sum w, l = sum (x-1) w,
+    sum (m-x) w = (m-1) h - l and h2 = sum w^2 by x w_x = 1 - s w_x; the pair sums to
+    P00 = (h^2 - h2) / 2 and those. Deep in the list they cancel (relative error about
+    1e-16 (s / m)^2), which is why ties of at most DIRECT_LIMIT ranks go rank by rank."""
+    alpha = before + 1.0
+    pi1 = r / n
+    pi2 = r * (r - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
+    p1, q1, p, q = _pair_probabilities(n, r)
+    c = s + 1.0
+    h = harmonic_diff(s, m)
+    ell = shifted_harmonic(s, m, h)
+    h2 = _trigamma_diff(s, m)
+    m1 = (m - 1.0) * h - ell
+    p00 = (h * h - h2) / 2.0
+    p01 = m1 - s * p00
+    p10 = ell - c * p00
+    p11 = m * (m - 1.0) / 2.0 - s * ell - c * m1 + s * c * p00
+    mean = pi1 * (alpha * h + p1 * ell)
+    diagonal = alpha * alpha * h2 + (2.0 * alpha + 1.0) * p1 * (h - c * h2) + q1 * (
+        m - (2.0 * c + 1.0) * h + c * (c + 1.0) * h2)
+    pairs = alpha * (alpha + 1.0) * p00 + p * alpha * (p01 - 2.0 * p00) + p * (alpha + 2.0) * p10 + q * (
+        p11 - 3.0 * p10)
+    return mean, max(pi1 * diagonal + 2.0 * pi2 * pairs - mean * mean, 0.0)
+
+
+@jit
+def _rr_tie(s, n, r, limit):
+    """(E, Var) of the reciprocal rank when the first relevant item is in this tie (n items after
+    s others, r >= 1 relevant), counting it only at tie ranks <= limit (0 past them)."""
+    p_max = min(n - r + 1, limit)
+    if p_max <= 0:
+        return 0.0, 0.0
+    w = r / n
+    mean = 0.0
+    mass = 0.0
+    for p in range(1, p_max + 1):  # P(first relevant at tie rank p) = C(n-p, r-1) / C(n, r)
+        mean += w / (s + p)
+        mass += w
+        w *= (n - p - r + 1.0) / (n - p) if p < n else 0.0
+    w = r / n
+    var = 0.0
+    for p in range(1, p_max + 1):
+        d = 1.0 / (s + p) - mean
+        var += w * d * d
+        w *= (n - p - r + 1.0) / (n - p) if p < n else 0.0
+    if p_max < n - r + 1:  # the first relevant item past the cutoff: RR = 0
+        var += max(1.0 - mass, 0.0) * mean * mean
+    return mean, var
+
+
+@jit
+def _discount_spread(s, n, m, tables, direct_limit):
+    """(sum of the discounts of the tie's first m ranks, sum over its n ranks of (a - mean a)^2)
+    with a the discount inside the cutoff and 0 past it."""
+    if m <= direct_limit:
+        total = 0.0
+        for j in range(m, 0, -1):
+            total += 1.0 / math.log2(1.0 + s + j)
+        mean = total / n
+        spread = (n - m) * mean * mean
+        for j in range(1, m + 1):
+            d = 1.0 / math.log2(1.0 + s + j) - mean
+            spread += d * d
+        return total, spread
+    total = (tables[0, s + m] - tables[0, s]) + (tables[1, s + m] - tables[1, s])
+    squares = (tables[2, s + m] - tables[2, s]) + (tables[3, s + m] - tables[3, s])
+    return total, max(squares - total * total / n, 0.0)
+
+
+@jit
+def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevant, kinds, cutoffs, tables,
+                 direct_limit, means, variances, q):
+    """Expectation and variance of each (kind, cutoff) numerator of one query, from its ties in
+    rank order (``sizes`` > 0 items, ``relevant`` of them relevant, gain sum and centred sum of
+    squares of the gains), into ``means[q]`` and ``variances[q]``. A cutoff of 0 is the whole list."""
+    n_items = 0
+    for t in range(n_ties):
+        n_items += sizes[t]
+    for i in range(len(kinds)):
+        kind = kinds[i]
+        if kind == RPREC:
+            limit = min(total_relevant, n_items)
+        elif cutoffs[i] > 0:
+            limit = min(cutoffs[i], n_items)
+        else:
+            limit = n_items
+        mean = 0.0
+        var = 0.0
+        s = 0
+        before = 0
+        for t in range(n_ties):
+            n = sizes[t]
+            if n == 0:
+                continue
+            if s >= limit:
+                break
+            m = min(n, limit - s)
+            r = relevant[t]
+            if kind == HITS or kind == RPREC:
+                mean += m * (r / n)
+                if n > 1:
+                    var += (m * (n - m) / (n * (n - 1.0))) * (r * (n - r) / n)
+            elif kind == GAINS:
+                mean += m * (gain_sums[t] / n)
+                if n > 1:
+                    var += (m * (n - m) / (n * (n - 1.0))) * gain_squares[t]
+            elif kind == DCG:
+                if gain_sums[t] != 0.0:
+                    total, spread = _discount_spread(s, n, m, tables, direct_limit)
+                    mean += gain_sums[t] / n * total
+                    if n > 1:
+                        var += gain_squares[t] / (n - 1.0) * spread
+            elif kind == AP:
+                if r > 0:
+                    if m <= direct_limit:
+                        e, v = _ap_tie_direct(s, n, r, m, before)
+                    else:
+                        e, v = _ap_tie_closed(s, n, r, m, before)
+                    mean += e
+                    var += v
+            elif kind == RR:
+                if r > 0:
+                    mean, var = _rr_tie(s, n, r, limit - s)
+                    break
+            s += n
+            before += r
+        means[q, i] = mean
+        variances[q, i] = var
+
+
+@jit
+def hamming_spread(hist, gains, kinds, cutoffs, tables, direct_limit, means, variances, lo, hi):
+    """:func:`query_spread` of queries lo..hi-1 of Hamming counts ``hist[q, d, grade]``: every
+    distance is a tie, grade > 0 relevant."""
+    n_d = hist.shape[1]
+    n_g = hist.shape[2]
+    sizes = np.zeros(n_d, dtype=np.int64)
+    relevant = np.zeros(n_d, dtype=np.int64)
+    gain_sums = np.zeros(n_d, dtype=np.float64)
+    gain_squares = np.zeros(n_d, dtype=np.float64)
+    for q in range(lo, hi):
+        total_relevant = 0
+        for d in range(n_d):
+            n = 0
+            r = 0
+            g_sum = 0.0
+            for g in range(n_g):
+                n += hist[q, d, g]
+                g_sum += hist[q, d, g] * gains[g]
+                if g > 0:
+                    r += hist[q, d, g]
+            squares = 0.0
+            if n > 0:
+                mean = g_sum / n
+                for g in range(n_g):
+                    squares += hist[q, d, g] * (gains[g] - mean) * (gains[g] - mean)
+            sizes[d] = n
+            relevant[d] = r
+            gain_sums[d] = g_sum
+            gain_squares[d] = squares
+            total_relevant += r
+        query_spread(sizes, relevant, gain_sums, gain_squares, n_d, total_relevant, kinds, cutoffs, tables,
+                     direct_limit, means, variances, q)
+
+
+@jit
+def list_spread(offsets, scores, gains, is_relevant, extra_relevant, kinds, cutoffs, tables, direct_limit, means,
+                variances, lo, hi):
+    """:func:`query_spread` of queries lo..hi-1 of scored lists: rows offsets[q]..offsets[q+1]-1,
+    ranked by score descending, equal scores a tie; ``extra_relevant[q]`` relevant items missing
+    from the list count in R."""
+    for q in range(lo, hi):
+        a = offsets[q]
+        n_rows = offsets[q + 1] - a
+        order = np.argsort(-scores[a : a + n_rows], kind="mergesort")
+        sizes = np.zeros(n_rows, dtype=np.int64)
+        relevant = np.zeros(n_rows, dtype=np.int64)
+        gain_sums = np.zeros(n_rows, dtype=np.float64)
+        gain_squares = np.zeros(n_rows, dtype=np.float64)
+        n_ties = 0
+        total_relevant = extra_relevant[q]
+        start = 0
+        while start < n_rows:
+            stop = start + 1
+            while stop < n_rows and scores[a + order[stop]] == scores[a + order[start]]:
+                stop += 1
+            r = 0
+            g_sum = 0.0
+            for i in range(start, stop):
+                g_sum += gains[a + order[i]]
+                r += is_relevant[a + order[i]]
+            mean = g_sum / (stop - start)
+            squares = 0.0
+            for i in range(start, stop):
+                d = gains[a + order[i]] - mean
+                squares += d * d
+            sizes[n_ties] = stop - start
+            relevant[n_ties] = r
+            gain_sums[n_ties] = g_sum
+            gain_squares[n_ties] = squares
+            total_relevant += r
+            n_ties += 1
+            start = stop
+        query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevant, kinds, cutoffs, tables,
+                     direct_limit, means, variances, q)

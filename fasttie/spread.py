@@ -1,0 +1,200 @@
+"""``spread=True``: the standard deviation of each metric over uniformly random orders inside ties.
+
+The doors (:func:`fasttie.evaluate`, :func:`fasttie.rank_evaluate`, :func:`fasttie.trec.evaluate`)
+compute every metric's expectation over tie orders; :mod:`fasttie._kernels.tie_spread` computes,
+from the same ties, the expectation and the variance of each metric's numerator (hits, gain
+sums, DCG, the AP numerator, the reciprocal rank). A metric is that numerator over a
+denominator no tie order changes (k, R, min(k, R), the ideal DCG), so its standard deviation
+is the metric's value times sqrt(Var) / E of its numerator (0 where the numerator is always 0).
+docs/ties.md, "How far a metric moves with the tie order", gives the formulas and says why the
+other metrics are refused.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._kernels import tie_spread as _k
+from .errors import InputError
+from .metrics.conventions import COUNTS
+from .parallel import resolve_threads, run_blocks
+from .scoring import read_only
+
+__all__ = ["SPREAD_BASES", "check_spread", "hamming_spread", "list_spread", "with_spread"]
+
+_GRADES = -1  # ACG sums grades, not gains: the GAINS numerator of a pass whose gains are the grades
+# base -> numerator kind; None: no tie order changes the value (std 0); "Success": Bernoulli
+_KINDS = {
+    "P": _k.HITS, "R": _k.HITS, "F1": _k.HITS, "Hits": _k.HITS, "NumRelRet": _k.HITS, "Rprec": _k.RPREC,
+    "ACG": _GRADES, "DCG": _k.DCG, "nDCG": _k.DCG, "RR": _k.RR, "AP": _k.AP,
+    "Success": "Success", "NumRet": None, "NumRel": None, "NumQ": None,
+}
+SPREAD_BASES = tuple(_KINDS)
+
+
+def check_spread(spread, parsed, *, ties, ap_denominator, empty, device="cpu"):
+    """Whether to compute the spread; raise InputError where it cannot be exact.
+
+    Parameters
+    ----------
+    spread : bool
+    parsed : list of Metric
+    ties, ap_denominator, empty, device : str
+        The call's options.
+
+    Returns
+    -------
+    bool
+    """
+    if not isinstance(spread, (bool, np.bool_)):
+        raise InputError(f"spread must be True or False, got {spread!r}")
+    if not spread:
+        return False
+    if ties != "average":
+        raise InputError(f"spread=True is the standard deviation over random tie orders, which needs "
+                         f"ties='average'; got ties={ties!r}")
+    if empty == "skip_missed":
+        raise InputError("spread=True does not take empty='skip_missed' (a conditional average over the tie "
+                         "orders that retrieve a relevant item); choose empty='zero', 'skip', 'one' or 'error'")
+    if device != "cpu":
+        raise InputError(f"spread=True runs on the CPU pass; use device='cpu', got device={device!r}")
+    refused = [m.name for m in parsed if not _supported(m, ap_denominator)]
+    if refused:
+        raise InputError(
+            f"spread=True has no exact polynomial method for {', '.join(refused)}: it is exact for P, R, F1, Hits, "
+            "Success, NumRelRet, ACG, DCG, nDCG, RR, Rprec, AP and AP@k with ap_denominator 'total' or 'min', and the "
+            "counts and radius metrics (std 0); AP@k over the retrieved relevant items divides by a random count "
+            "(docs/ties.md, 'How far a metric moves with the tie order'). Leave those metrics out, or pass "
+            "ap_denominator='total' or 'min' for AP@k"
+        )
+    return True
+
+
+def _supported(metric, ap_denominator):
+    if metric.radius is not None:  # P, R, NumRet count whole distance buckets: no tie order changes them
+        return metric.base in ("P", "R", "NumRet")
+    if metric.base not in _KINDS or metric.judged_only:
+        return False
+    return not (metric.base == "AP" and metric.k is not None and ap_denominator == "retrieved")
+
+
+def _plan(parsed):
+    """(kinds, cutoffs) int64 of the numerators the metrics need (``_GRADES`` for grade sums), and
+    metric name -> column."""
+    columns, plan = {}, {}
+    for m in parsed:
+        kind = None if m.radius is not None else _KINDS[m.base]
+        if isinstance(kind, int):
+            key = (kind, 0 if m.k is None or kind == _k.RPREC else int(m.k))
+            columns[m.name] = plan.setdefault(key, len(plan))
+    kinds = np.array([k for k, _ in plan], dtype=np.int64)
+    cutoffs = np.array([c for _, c in plan], dtype=np.int64)
+    return kinds, cutoffs, columns
+
+
+def _tables(kinds, cutoffs, longest):
+    """Double-double discount prefixes, where a DCG tie may be longer than the direct limit."""
+    dcg = kinds == _k.DCG
+    if not dcg.any() or longest <= _k.DIRECT_LIMIT:
+        return np.zeros((4, 1))
+    depth = longest if (cutoffs[dcg] == 0).any() else min(longest, int(cutoffs[dcg].max()))
+    return _k.discount_tables(depth)
+
+
+def _split(kinds, cutoffs, gains, grades):
+    """[(columns, kinds, cutoffs, values)]: the numerators over ``gains``, and ACG's over ``grades``."""
+    out = []
+    for on_grades, values in ((False, gains), (True, grades)):
+        picked = np.flatnonzero((kinds == _GRADES) == on_grades)
+        if len(picked):
+            picked_kinds = np.where(kinds[picked] == _GRADES, _k.GAINS, kinds[picked]).astype(np.int64)
+            out.append((picked, read_only(picked_kinds), read_only(cutoffs[picked]),
+                        read_only(np.asarray(values, dtype=np.float64))))
+    return out
+
+
+def hamming_spread(parsed, gains, n_db):
+    """A callback for the Hamming pass: ``(on_counts, finish)``; ``on_counts(start, stop, hist)``
+    takes each block's counts, ``finish()`` returns (means, variances, columns)."""
+    kinds, cutoffs, columns = _plan(parsed)
+    tables = read_only(_tables(kinds, cutoffs, n_db))
+    parts = []
+
+    def on_counts(start, stop, hist, n_threads=None):
+        means, variances = np.zeros((stop - start, len(kinds))), np.zeros((stop - start, len(kinds)))
+        grades = np.arange(hist.shape[2], dtype=np.float64)
+        for picked, picked_kinds, picked_cutoffs, values in _split(kinds, cutoffs, gains[: hist.shape[2]], grades):
+            part_means, part_variances = np.zeros((stop - start, len(picked))), np.zeros((stop - start, len(picked)))
+            run_blocks(lambda lo, hi: _k.hamming_spread(hist, values, picked_kinds, picked_cutoffs, tables,
+                                                        _k.DIRECT_LIMIT, part_means, part_variances, lo, hi),
+                       stop - start, resolve_threads(n_threads, 64 * (stop - start)))
+            means[:, picked], variances[:, picked] = part_means, part_variances
+        parts.append((means, variances))
+
+    def finish():
+        means = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, len(kinds)))
+        variances = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, len(kinds)))
+        return means, variances, columns
+
+    return on_counts, finish
+
+
+def list_spread(parsed, offsets, scores, grades, gain_of, relevance_level, extra_relevant_of, n_threads):
+    """(means, variances, columns) of scored lists: one pass per (relevance level, gain) of the
+    metrics. ``gain_of(grades, gain)`` maps grades to gains; ``extra_relevant_of(level)`` gives
+    the relevant items missing from each list."""
+    from .metrics import passes
+
+    kinds, cutoffs, columns = _plan(parsed)
+    n_queries = len(offsets) - 1
+    means, variances = np.zeros((n_queries, len(kinds))), np.zeros((n_queries, len(kinds)))
+    longest = int(np.diff(offsets).max(initial=0))
+    for (rel, metric_gain), group in passes([m for m in parsed if m.name in columns]):
+        level = relevance_level if rel is None else rel
+        metric_gain = dict(metric_gain) if isinstance(metric_gain, tuple) else metric_gain
+        picked = np.array(sorted({columns[m.name] for m in group}), dtype=np.int64)
+        tables = read_only(_tables(kinds[picked], cutoffs[picked], longest))
+        relevant = read_only((grades >= level).astype(np.int64))
+        extra = read_only(np.asarray(extra_relevant_of(level), dtype=np.int64))
+        for sub, sub_kinds, sub_cutoffs, values in _split(kinds[picked], cutoffs[picked],
+                                                          gain_of(grades, metric_gain), grades):
+            part_means, part_variances = np.zeros((n_queries, len(sub))), np.zeros((n_queries, len(sub)))
+            run_blocks(lambda lo, hi: _k.list_spread(read_only(offsets), read_only(scores), values, relevant, extra,
+                                                     sub_kinds, sub_cutoffs, tables, _k.DIRECT_LIMIT, part_means,
+                                                     part_variances, lo, hi),
+                       n_queries, resolve_threads(n_threads, 16 * len(scores)))
+            means[:, picked[sub]], variances[:, picked[sub]] = part_means, part_variances
+    return means, variances, columns
+
+
+def with_spread(result, parsed, means, variances, columns):
+    """``result`` (keyed by canonical names) with ``tie_std`` and ``mean_tie_std`` filled.
+
+    Per query: the metric's value times sqrt(Var) / E of its numerator; NaN where the value is
+    NaN (a skipped query). Of the mean: sqrt(sum of the kept queries' variances) / their number
+    (queries' tie orders are independent), not divided for the counts, which are sums.
+    """
+    tie_std, mean_tie_std = {}, {}
+    for m in parsed:
+        values = np.asarray(result.per_query[m.name], dtype=np.float64)
+        if m.name in columns:
+            mean, var = means[:, columns[m.name]], variances[:, columns[m.name]]
+            ratio = np.divide(np.abs(values), mean, out=np.zeros_like(values), where=mean > 0)
+            std = ratio * np.sqrt(var)
+        elif m.base == "Success":
+            std = np.sqrt(np.clip(values * (1.0 - values), 0.0, None))
+        else:
+            std = np.zeros_like(values)
+        std = np.where(np.isnan(values), np.nan, std)
+        tie_std[m.name] = std
+        kept = std[~np.isnan(std)]
+        total = math.sqrt(float(np.sum(kept * kept)))
+        if not len(kept):
+            mean_tie_std[m.name] = float("nan")
+        else:
+            mean_tie_std[m.name] = total if m.base in COUNTS else total / len(kept)
+    result.tie_std, result.mean_tie_std = tie_std, mean_tie_std
+    result.__post_init__()
+    return result
