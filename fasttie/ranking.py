@@ -216,7 +216,8 @@ def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_
         query_ids=query_ids,
     )
     if spread:  # the same ties, walked once more for the variances (fasttie.spread)
-        spread_of = list_spread(parsed, rows.offsets, rows.y_pred, rows.y_true, _gains, relevance_level,
+        spread_of = list_spread(parsed, rows.offsets, rows.y_pred, rows.y_true,
+                                lambda grades, own: _gains(grades, gain if own is None else own), relevance_level,
                                 lambda level: _unretrieved(unretrieved, n_queries, level)[2], n_threads)
         result = with_spread(result, parsed, *spread_of)
     return result

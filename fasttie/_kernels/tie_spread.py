@@ -27,9 +27,9 @@ from .tie_math import harmonic_diff, shifted_harmonic
 
 HITS, GAINS, DCG, AP, RR, RPREC = 0, 1, 2, 3, 4, 5
 
-# ties with at most this many ranks inside the cutoff are summed rank by rank (no cancellation);
-# longer ones take the closed forms, whose cancellation grows like (t / m)^2 for a tie of m ranks
-# after t items: about 1e-16 * (1e6 / 4096)^2 ~ 1e-11 relative at a million items
+# ties of at most this many items are summed rank by rank (DCG: ranks inside the cutoff), without
+# cancellation; longer ones take the closed forms, whose cancellation grows like (t / m)^2 for a
+# tie of m ranks after t items (see docs/ties.md)
 DIRECT_LIMIT = 4096
 
 
@@ -102,34 +102,44 @@ def _pair_probabilities(n, r):
 @jit
 def _ap_tie_direct(s, n, r, m, before):
     """(E, Var) of X = sum over the tie's relevant ranks x <= m of (before + relevant up to x in the
-    tie) / (s + x), rank by rank.
+    tie) / (s + x), rank by rank over the tie's n ranks.
 
     With Z_x the relevance of tie rank x, a = x - 1 and alpha = before + 1,
-    E[Z_x (alpha + Y_x)^2] and E[Z_x Z_x' (alpha + Y_x)(alpha + Y_x')] (x < x') are
-    hypergeometric moments of the counts before x and between x and x'; the pair term is
-    A(x') + a C(x'), summed over x < x' by two running sums.
+    X = sum_x w_x Z_x (alpha + Y_x), Y_x the relevant ranks before x. E[Z_x (alpha + Y_x)^2] and
+    E[Z_x Z_x' (alpha + Y_x)(alpha + Y_x')] (x < x') are hypergeometric moments of the counts
+    before x and between x and x'; the pair term is A(x') + a C(x'), summed over x < x' by two
+    running sums. The variance takes the weights less their mean c over the n ranks: that
+    moves X by c (alpha r + r (r - 1) / 2), the same for every order, and leaves E[X'^2] and
+    E[X']^2 small where a long tie deep in the list has nearly equal weights (no cancellation).
     """
     alpha = before + 1.0
     pi1 = r / n
     pi2 = r * (r - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
     p1, q1, p, q = _pair_probabilities(n, r)
+    centre = harmonic_diff(s, m) / n
     mean = 0.0
+    shifted_mean = 0.0
     diagonal = 0.0
     pairs = 0.0
     s0 = 0.0  # sum of w_x over x < x'
     s1 = 0.0  # sum of (x - 1) w_x over x < x'
-    for x in range(1, m + 1):
-        w = 1.0 / (s + x)
+    for x in range(1, n + 1):
         a = x - 1.0
-        mean += w * (alpha + p1 * a)
+        if x <= m:
+            w0 = 1.0 / (s + x)
+            mean += w0 * (alpha + p1 * a)
+            w = w0 - centre
+        else:
+            w = -centre
+        shifted_mean += w * (alpha + p1 * a)
         diagonal += w * w * (alpha * alpha + (2.0 * alpha + 1.0) * p1 * a + q1 * a * (a - 1.0))
         big_a = alpha * (alpha + 1.0) + p * alpha * (x - 2.0)
         big_c = p * (alpha + 2.0) + q * (x - 3.0)
         pairs += w * (big_a * s0 + big_c * s1)
         s0 += w
         s1 += a * w
-    mean *= pi1
-    return mean, max(pi1 * diagonal + 2.0 * pi2 * pairs - mean * mean, 0.0)
+    shifted_mean *= pi1
+    return pi1 * mean, max(pi1 * diagonal + 2.0 * pi2 * pairs - shifted_mean * shifted_mean, 0.0)
 
 
 @jit
@@ -137,7 +147,8 @@ def _ap_tie_closed(s, n, r, m, before):
     """:func:`_ap_tie_direct` in O(1): the sums over ranks reduce to h = sum w, l = sum (x-1) w,
     sum (m-x) w = (m-1) h - l and h2 = sum w^2 by x w_x = 1 - s w_x; the pair sums to
     P00 = (h^2 - h2) / 2 and those. Deep in the list they cancel (relative error about
-    1e-16 (s / m)^2), which is why ties of at most DIRECT_LIMIT ranks go rank by rank."""
+    1e-16 (s / m)^2 E[X]^2 / Var X), which is why ties of at most DIRECT_LIMIT items go rank by
+    rank."""
     alpha = before + 1.0
     pi1 = r / n
     pi2 = r * (r - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
@@ -248,12 +259,13 @@ def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevan
                         var += gain_squares[t] / (n - 1.0) * spread
             elif kind == AP:
                 if r > 0:
-                    if m <= direct_limit:
+                    if n <= direct_limit:
                         e, v = _ap_tie_direct(s, n, r, m, before)
                     else:
                         e, v = _ap_tie_closed(s, n, r, m, before)
                     mean += e
-                    var += v
+                    if r < n:  # a tie of relevant items only has one value; its E[X^2] - E[X]^2 is rounding
+                        var += v
             elif kind == RR:
                 if r > 0:
                     mean, var = _rr_tie(s, n, r, limit - s)

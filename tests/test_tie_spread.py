@@ -1,0 +1,395 @@
+"""spread=True: the standard deviation of each metric over uniformly random tie orders, held to
+an enumeration of every tie order (exact fractions where the metric is rational), to a Monte
+Carlo estimate on longer lists, and to its own closed forms for long ties."""
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import fasttie as ft
+from fasttie._kernels import tie_spread as kernels
+
+
+# ---------------------------------------------------------------- the oracle: one fixed order
+
+
+def _dcg(gains, k):
+    return math.fsum(g / math.log2(i + 2) for i, g in enumerate(gains[:k]))
+
+
+def metric_value(name, k, grades, gains, n_relevant, ideal_gains, level=1, denominator="total"):
+    """The metric of one fixed order, written from its definition (Fractions where rational).
+
+    grades / gains: of the ranked items in rank order; n_relevant: R (missing items too);
+    ideal_gains: every positive gain of the query (missing items too)."""
+    n = len(grades)
+    rel = [1 if g >= level else 0 for g in grades]
+    cut = n if k is None else min(k, n)
+    hits = sum(rel[:cut])
+    if name == "P":
+        return Fraction(hits, k)
+    if name == "R":
+        return Fraction(hits, n_relevant) if n_relevant else Fraction(0)
+    if name == "F1":
+        return Fraction(2 * hits, k + n_relevant) if hits else Fraction(0)
+    if name == "Hits":
+        return Fraction(hits)
+    if name == "Success":
+        return Fraction(int(hits > 0))
+    if name == "ACG":
+        return Fraction(sum(Fraction(g) for g in grades[:cut])) / k
+    if name == "DCG":
+        return _dcg(gains, cut)
+    if name == "nDCG":
+        ideal = _dcg(sorted(ideal_gains, reverse=True), len(ideal_gains) if k is None else k)
+        return _dcg(gains, cut) / ideal if ideal > 0 else 0.0
+    if name == "RR":
+        first = next((i for i in range(cut) if rel[i]), None)
+        return Fraction(0) if first is None else Fraction(1, first + 1)
+    if name == "Rprec":
+        return Fraction(sum(rel[: min(n_relevant, n)]), n_relevant) if n_relevant else Fraction(0)
+    if name == "AP":
+        total, seen = Fraction(0), 0
+        for i in range(cut):
+            if rel[i]:
+                seen += 1
+                total += Fraction(seen, i + 1)
+        if not n_relevant:
+            return Fraction(0)
+        den = n_relevant if denominator == "total" or k is None else min(k, n_relevant)
+        return total / den
+    raise AssertionError(name)
+
+
+def tie_orders(scores_desc_groups):
+    """Every order of the items that keeps each tie in place: lists of item indices."""
+    per_tie = [list(itertools.permutations(group)) for group in scores_desc_groups]
+    for combo in itertools.product(*per_tie):
+        yield [i for part in combo for i in part]
+
+
+def oracle(name, k, groups, grades, gains, n_relevant, ideal_gains, **kw):
+    """(mean, std) of the metric over every tie order (exact where rational)."""
+    values = [metric_value(name, k, [grades[i] for i in order], [gains[i] for i in order], n_relevant, ideal_gains,
+                           **kw) for order in tie_orders(groups)]
+    mean = sum(values) / len(values)
+    var = sum((v - mean) ** 2 for v in values) / len(values)
+    return float(mean), math.sqrt(var)
+
+
+def groups_by_score(scores):
+    """Item indices grouped by equal score, highest first."""
+    out = {}
+    for i, s in enumerate(scores):
+        out.setdefault(-s, []).append(i)
+    return [out[key] for key in sorted(out)]
+
+
+LIST_METRICS = [("P", 1), ("P", 3), ("P", 5), ("P", 9), ("R", 2), ("R", 4), ("F1", 3), ("Hits", 2), ("Success", 2),
+                ("ACG", 3), ("DCG", 2), ("DCG", 4), ("nDCG", 3), ("nDCG", None), ("DCG", None), ("RR", None), ("RR", 2),
+                ("RR", 4), ("AP", None), ("AP", 2), ("AP", 3), ("AP", 5), ("Rprec", None)]
+
+
+def _name(base, k):
+    return base if k is None else f"{base}@{k}"
+
+
+def _lists(seed, n_queries=6):
+    rng = np.random.default_rng(seed)
+    y_true, y_pred, sizes = [], [], []
+    for _ in range(n_queries):
+        n = int(rng.integers(2, 8))
+        sizes.append(n)
+        y_true += rng.choice([0, 0, 1, 2, 3], n).tolist()
+        y_pred += rng.integers(0, 3, n).astype(float).tolist()  # few distinct scores: long ties
+    return np.array(y_true, dtype=float), np.array(y_pred), np.array(sizes)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("denominator", ["total", "min"])
+@pytest.mark.parametrize("gain", ["linear", "exp2"])
+def test_ranked_lists_match_every_tie_order(seed, denominator, gain):
+    y_true, y_pred, sizes = _lists(seed)
+    unretrieved = [[1.0] if q % 3 == 0 else [] for q in range(len(sizes))]
+    names = [_name(b, k) for b, k in LIST_METRICS]
+    res = ft.rank_evaluate(y_true, y_pred, group=sizes, metrics=names, ties="average", gain=gain,
+                           ap_denominator=denominator, unretrieved=unretrieved, spread=True)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    for q in range(len(sizes)):
+        grades = y_true[offsets[q]:offsets[q + 1]].tolist()
+        gains = [g if gain == "linear" else 2.0 ** g - 1 for g in grades]
+        extra = unretrieved[q]
+        n_relevant = sum(g >= 1 for g in grades + extra)
+        ideal = [g for g in gains + [g if gain == "linear" else 2.0 ** g - 1 for g in extra] if g > 0]
+        groups = groups_by_score(y_pred[offsets[q]:offsets[q + 1]].tolist())
+        for (base, k), name in zip(LIST_METRICS, names):
+            mean, std = oracle(base, k, groups, grades, gains, n_relevant, ideal, denominator=denominator)
+            assert res.per_query[name][q] == pytest.approx(mean, abs=1e-12), (name, q)
+            assert res.tie_std[name][q] == pytest.approx(std, abs=1e-12), (name, q, grades, groups)
+    for name in names:
+        var = np.sum(res.tie_std[name] ** 2)
+        assert res.mean_tie_std[name] == pytest.approx(math.sqrt(var) / len(sizes), abs=1e-15)
+
+
+def _hamming_case(seed, multihot):
+    rng = np.random.default_rng(seed)
+    n_bits = 3
+    q = rng.choice([-1, 1], (3, n_bits))
+    db = rng.choice([-1, 1], (7, n_bits))
+    if multihot:
+        ql, dl = rng.integers(0, 2, (3, 3)), rng.integers(0, 2, (7, 3))
+        grades = (ql @ dl.T)
+    else:
+        ql, dl = rng.integers(0, 2, 3), rng.integers(0, 2, 7)
+        grades = (ql[:, None] == dl[None, :]).astype(int)
+    distances = (q[:, None, :] != db[None, :, :]).sum(axis=2)
+    return q, db, ql, dl, grades, distances
+
+
+HAMMING_METRICS = [("P", 1), ("P", 3), ("P", 8), ("R", 2), ("F1", 4), ("ACG", 3), ("DCG", 2), ("nDCG", 3),
+                   ("nDCG", None), ("RR", None), ("RR", 2), ("AP", None), ("AP", 3), ("AP", 5), ("Rprec", None)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("multihot", [False, True])
+@pytest.mark.parametrize("denominator", ["total", "min"])
+def test_hamming_matches_every_tie_order(seed, multihot, denominator):
+    q, db, ql, dl, grades, distances = _hamming_case(seed, multihot)
+    names = [_name(b, k) for b, k in HAMMING_METRICS]
+    res = ft.evaluate(q, db, ql, dl, metrics=names, ap_denominator=denominator, spread=True)
+    for i in range(len(q)):
+        g = grades[i].tolist()
+        gains = [2.0 ** x - 1 for x in g]
+        groups = groups_by_score((-distances[i]).tolist())
+        n_relevant = sum(x >= 1 for x in g)
+        for (base, k), name in zip(HAMMING_METRICS, names):
+            mean, std = oracle(base, k, groups, g, gains, n_relevant, [x for x in gains if x > 0],
+                               denominator=denominator)
+            assert res.per_query[name][i] == pytest.approx(mean, abs=1e-12), (name, i)
+            assert res.tie_std[name][i] == pytest.approx(std, abs=1e-12), (name, i, g, groups)
+
+
+def _hypergeometric_tie_cases():
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        n = int(rng.integers(1, 9))
+        r = int(rng.integers(0, n + 1))
+        yield int(rng.integers(0, 40)), n, r, int(rng.integers(1, n + 1)), int(rng.integers(0, 6))
+
+
+@pytest.mark.parametrize("s, n, r, m, before", list(_hypergeometric_tie_cases()))
+def test_ap_tie_direct_and_closed_forms_match_enumeration(s, n, r, m, before):
+    """The AP numerator of one tie, both ways, against every placement of its relevant items."""
+    values = []
+    for chosen in itertools.combinations(range(1, n + 1), r):
+        values.append(sum(Fraction(before + j + 1, s + x) for j, x in enumerate(chosen) if x <= m))
+    mean = sum(values) / len(values)
+    var = sum((v - mean) ** 2 for v in values) / len(values)
+    for kernel in (kernels._ap_tie_direct, kernels._ap_tie_closed):
+        e, v = kernel(s, n, r, m, before)
+        assert e == pytest.approx(float(mean), rel=1e-12, abs=1e-15)
+        assert v == pytest.approx(float(var), rel=1e-9, abs=1e-13)
+
+
+def _ap_tie_high_precision(s, n, r, m, before):
+    """The variance of one tie's AP numerator in 40-digit arithmetic (the uncentred sums)."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(40):
+        mp = mpmath.mpf
+        alpha, pi1, pi2 = mp(before + 1), mp(r) / n, mp(r * (r - 1)) / (n * (n - 1))
+        p1, q1 = mp(r - 1) / (n - 1), mp((r - 1) * (r - 2)) / ((n - 1) * (n - 2))
+        p, q = mp(r - 2) / (n - 2), mp((r - 2) * (r - 3)) / ((n - 2) * (n - 3))
+        mean = diagonal = pairs = s0 = s1 = mp(0)
+        for x in range(1, m + 1):
+            w, a = mp(1) / (s + x), mp(x - 1)
+            mean += w * (alpha + p1 * a)
+            diagonal += w * w * (alpha ** 2 + (2 * alpha + 1) * p1 * a + q1 * a * (a - 1))
+            pairs += w * ((alpha * (alpha + 1) + p * alpha * (x - 2)) * s0 + (p * (alpha + 2) + q * (x - 3)) * s1)
+            s0, s1 = s0 + w, s1 + a * w
+        mean *= pi1
+        return float(mean), float(pi1 * diagonal + 2 * pi2 * pairs - mean ** 2)
+
+
+LONG_TIES = [(0, 5000, 40, 5000, 0), (100, 6000, 3000, 4500, 17), (20000, 5000, 7, 5000, 3),
+             (500000, 8000, 2000, 8000, 1000), (500000, 8000, 2000, 7000, 1000), (100000, 3000, 1000, 3000, 50000)]
+
+
+@pytest.mark.parametrize("s, n, r, m, before", LONG_TIES)
+def test_long_ties_against_high_precision(s, n, r, m, before):
+    """The rank-by-rank sums (centred weights) keep 12 digits deep in the list; the closed forms
+    of long ties lose about (s / m)^2 E^2 / Var of 1e-16 (docs/ties.md)."""
+    mean, var = _ap_tie_high_precision(s, n, r, m, before)
+    e, v = kernels._ap_tie_direct(s, n, r, m, before)
+    assert e == pytest.approx(mean, rel=1e-13) and v == pytest.approx(var, rel=1e-11)
+    e, v = kernels._ap_tie_closed(s, n, r, m, before)
+    bound = 1e-15 * (s / m) ** 2 * mean ** 2 / var + 1e-11
+    assert e == pytest.approx(mean, rel=1e-12) and v == pytest.approx(var, rel=bound)
+
+
+def test_discount_spread_of_long_ties():
+    tables = kernels.discount_tables(600000)
+    for s, n, m in [(0, 6000, 6000), (100, 9000, 5000), (500000, 8000, 8000)]:
+        t1, d1 = kernels._discount_spread(s, n, m, tables, 10**9)
+        t2, d2 = kernels._discount_spread(s, n, m, tables, 0)
+        assert t2 == pytest.approx(t1, rel=1e-13)
+        assert d2 == pytest.approx(d1, rel=1e-9)
+
+
+def test_long_hamming_ties_closed_forms_against_direct_sums():
+    """A database whose distance buckets hold up to ~40,000 items: the spread with the closed forms
+    for ties past DIRECT_LIMIT against rank-by-rank sums everywhere."""
+    rng = np.random.default_rng(11)
+    q, db = rng.choice([-1, 1], (4, 16)), rng.choice([-1, 1], (200_000, 16))
+    stats = ft.tie_stats(q, db, rng.integers(0, 3, 4), rng.integers(0, 3, 200_000))
+    kinds = np.array([kernels.AP, kernels.DCG, kernels.RR, kernels.HITS], dtype=np.int64)
+    cutoffs = np.array([0, 0, 0, 100_000], dtype=np.int64)
+    gains = np.array([0.0, 1.0])
+    tables = kernels.discount_tables(200_000)
+    out = []
+    for limit in (kernels.DIRECT_LIMIT, 10**9):
+        means, variances = np.zeros((4, 4)), np.zeros((4, 4))
+        kernels.hamming_spread(stats.counts, gains, kinds, cutoffs, tables, limit, means, variances, 0, 4)
+        out.append((means, variances))
+    assert stats.counts.sum(axis=2).max() > kernels.DIRECT_LIMIT
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-6)
+
+
+def test_monte_carlo_on_a_longer_list():
+    """100,000 random tie orders of a 60-item list with long ties, within 5 standard errors."""
+    rng = np.random.default_rng(3)
+    n = 60
+    y_true = rng.choice([0, 0, 0, 1, 2], n).astype(float)
+    y_pred = rng.integers(0, 5, n).astype(float)
+    names = ["P@10", "R@25", "nDCG@10", "nDCG", "DCG@30", "ACG@20", "RR", "RR@5", "AP", "AP@20", "Rprec"]
+    res = ft.rank_evaluate(y_true, y_pred, metrics=names, gain="exp2", spread=True)
+    n_draws = 100_000
+    order = np.argsort(-y_pred, kind="stable")
+    keys = -y_pred[order]
+    draws = rng.random((n_draws, n))
+    ranked = order[np.lexsort((draws, np.broadcast_to(keys, (n_draws, n))), axis=1)]  # random order in each tie
+    grades = y_true[ranked]
+    rel = (grades >= 1).astype(float)
+    gains = 2.0 ** grades - 1
+    disc = 1 / np.log2(np.arange(2, n + 2))
+    total_rel = rel[0].sum()
+    ideal = np.cumsum(np.sort(2.0 ** y_true - 1)[::-1] * disc)
+    hits = np.cumsum(rel, axis=1)
+    first = np.argmax(rel > 0, axis=1) + 1
+    prec_at_rel = np.cumsum(rel * hits / np.arange(1, n + 1), axis=1)
+    samples = {
+        "P@10": hits[:, 9] / 10, "R@25": hits[:, 24] / total_rel, "nDCG@10": (gains * disc)[:, :10].sum(1) / ideal[9],
+        "nDCG": (gains * disc).sum(1) / ideal[-1], "DCG@30": (gains * disc)[:, :30].sum(1),
+        "ACG@20": grades[:, :20].sum(1) / 20, "RR": 1 / first, "RR@5": np.where(first <= 5, 1 / first, 0.0),
+        "AP": prec_at_rel[:, -1] / total_rel, "AP@20": prec_at_rel[:, 19] / total_rel,
+        "Rprec": hits[:, int(total_rel) - 1] / total_rel,
+    }
+    for name in names:
+        x = samples[name]
+        sample_std = x.std()
+        # the sample variance's standard error: sqrt((m4 - var^2) / n)
+        m4 = np.mean((x - x.mean()) ** 4)
+        se_var = math.sqrt(max(m4 - sample_std ** 4, 0) / n_draws)
+        assert abs(res.tie_std[name][0] ** 2 - sample_std ** 2) <= 5 * se_var + 1e-15, name
+        assert abs(res.mean[name] - x.mean()) <= 5 * sample_std / math.sqrt(n_draws) + 1e-15, name
+
+
+def test_monte_carlo_hamming():
+    """evaluate on 4 queries x 3000 16-bit codes: 20,000 random orders of one query's ties."""
+    rng = np.random.default_rng(5)
+    q = rng.choice([-1, 1], (4, 16))
+    db = rng.choice([-1, 1], (3000, 16))
+    ql, dl = rng.integers(0, 5, 4), rng.integers(0, 5, 3000)
+    names = ["AP", "nDCG@100", "P@50", "RR", "AP@200"]
+    res = ft.evaluate(q, db, ql, dl, metrics=names, ap_denominator="total", spread=True)
+    i = 0
+    dist = (q[i] != db).sum(axis=1)
+    rel = (dl == ql[i]).astype(float)
+    n_draws, n = 20_000, len(db)  # a larger list: fewer draws keep the test short, 5 sigma still applies
+    ranked = np.argsort(dist + rng.random((n_draws, n)), axis=1)
+    r = rel[ranked]
+    hits = np.cumsum(r, axis=1)
+    total = rel.sum()
+    disc = 1 / np.log2(np.arange(2, 102))
+    prec = np.cumsum(r * hits / np.arange(1, n + 1), axis=1)
+    samples = {"AP": prec[:, -1] / total, "nDCG@100": (r[:, :100] * disc).sum(1) / disc[: int(min(total, 100))].sum(),
+               "P@50": hits[:, 49] / 50, "RR": 1 / (np.argmax(r > 0, axis=1) + 1), "AP@200": prec[:, 199] / total}
+    for name in names:
+        x = samples[name]
+        m4 = np.mean((x - x.mean()) ** 4)
+        se_var = math.sqrt(max(m4 - x.var() ** 2, 0) / n_draws)
+        assert abs(res.tie_std[name][i] ** 2 - x.var()) <= 5 * se_var + 1e-15, name
+
+
+def test_refusals_name_the_metric_and_the_option():
+    y_true, y_pred, sizes = _lists(0)
+    with pytest.raises(ValueError, match="ERR@10.*Bpref|Bpref.*ERR@10"):
+        ft.rank_evaluate(y_true, y_pred, group=sizes, metrics=["AP", "ERR@10", "Bpref"], spread=True)
+    with pytest.raises(ValueError, match="AP@5"):
+        ft.rank_evaluate(y_true, y_pred, group=sizes, metrics=["AP@5"], ap_denominator="retrieved", spread=True)
+    with pytest.raises(ValueError, match="ties"):
+        ft.rank_evaluate(y_true, y_pred, group=sizes, metrics=["AP"], ties="stable", spread=True)
+    q, db, ql, dl, _, _ = _hamming_case(0, False)
+    with pytest.raises(ValueError, match="AP@3"):
+        ft.evaluate(q, db, ql, dl, metrics=["AP@3"], spread=True)  # the Hamming default denominator: retrieved
+    with pytest.raises(ValueError, match="WAP@3"):
+        ft.evaluate(q, db, ql, dl, metrics=["WAP@3"], ap_denominator="total", spread=True)
+    with pytest.raises(ValueError, match="ties"):
+        ft.evaluate(q, db, ql, dl, metrics=["AP"], ties="optimistic", spread=True)
+    with pytest.raises(ValueError, match="skip_missed"):
+        ft.evaluate(q, db, ql, dl, metrics=["AP"], empty="skip_missed", spread=True)
+    with pytest.raises(ValueError, match="spread"):
+        ft.evaluate(q, db, ql, dl, metrics=["AP"], spread="yes")
+
+
+def test_skipped_queries_and_counts():
+    """NaN where a query is skipped, left out of the mean's std; counts are sums."""
+    y_true = np.array([0, 0, 0, 1, 0, 1.0])
+    y_pred = np.array([1, 1, 0, 1, 1, 0.0])
+    res = ft.rank_evaluate(y_true, y_pred, group=[3, 3], metrics=["AP", "NumRelRet@1", "NumRet"], empty="skip",
+                           spread=True)
+    # query 2: AP is (1 + 2/3) / 2 or (1/2 + 2/3) / 2 with equal chance
+    assert np.isnan(res.tie_std["AP"][0]) and res.tie_std["AP"][1] == pytest.approx(0.125)
+    assert res.mean_tie_std["AP"] == pytest.approx(0.125)
+    assert res.tie_std["NumRelRet@1"][1] == pytest.approx(0.5)
+    assert res.tie_std["NumRet"].tolist()[1] == 0.0
+
+
+def test_radius_metrics_do_not_move_and_keys_follow_the_names_asked():
+    q, db, ql, dl, _, _ = _hamming_case(1, False)
+    res = ft.evaluate(q, db, ql, dl, metrics=["mAP", "P(radius=1)", "ndcg@3"], spread=True)
+    assert list(res.tie_std) == ["mAP", "P(radius=1)", "ndcg@3"]
+    assert res.tie_std["AP"] is res.tie_std["mAP"]
+    assert (res.tie_std["P(radius=1)"] == 0).all()
+
+
+def test_thread_count_does_not_change_the_spread():
+    rng = np.random.default_rng(2)
+    q, db = rng.choice([-1, 1], (40, 12)), rng.choice([-1, 1], (5000, 12))
+    ql, dl = rng.integers(0, 4, 40), rng.integers(0, 4, 5000)
+    names = ["AP", "nDCG@50", "RR", "P@10"]
+    one = ft.evaluate(q, db, ql, dl, metrics=names, spread=True, n_threads=1)
+    two = ft.evaluate(q, db, ql, dl, metrics=names, spread=True, n_threads=2)
+    for name in names:
+        np.testing.assert_array_equal(one.tie_std[name], two.tie_std[name])
+    y_true, y_pred = rng.integers(0, 3, (50, 40)).astype(float), rng.integers(0, 4, (50, 40)).astype(float)
+    a = ft.rank_evaluate(y_true, y_pred, metrics=names, spread=True, n_threads=1)
+    b = ft.rank_evaluate(y_true, y_pred, metrics=names, spread=True, n_threads=2)
+    for name in names:
+        np.testing.assert_array_equal(a.tie_std[name], b.tie_std[name])
+
+
+def test_trec_door_and_the_result_round_trip():
+    qrels = {"q1": {"d1": 1, "d3": 1}, "q2": {"d2": 2}}
+    run = {"q1": {"d1": 0.5, "d2": 0.5, "d4": 0.1}, "q2": {"d1": 0.3, "d2": 0.3, "d3": 0.3}}
+    res = ft.trec.evaluate(qrels, run, ["recip_rank", "P.1"], ties="average", spread=True)
+    assert res.tie_std["recip_rank"][0] == pytest.approx(0.25)  # RR is 1 or 1/2
+    assert res.tie_std["P_1"][1] == pytest.approx(math.sqrt(2) / 3)  # Bernoulli(1/3)
+    back = ft.Result.from_json(res.to_json())
+    assert back.mean_tie_std == res.mean_tie_std
+    np.testing.assert_array_equal(back.tie_std["P_1"], res.tie_std["P_1"])
+    with pytest.raises(ValueError, match="ties"):
+        ft.trec.evaluate(qrels, run, ["recip_rank"], spread=True)  # the default: trec_eval's order
