@@ -76,13 +76,13 @@ CONVENTIONS = {
         lists=_TREC, hamming=None,
         cutoffs="as trec_eval (its default provider is pytrec_eval)",
         not_expressible="measures served by providers other than pytrec_eval follow theirs",
-        source="ir_measures 0.4 with the pytrec_eval provider; needs doc_ids= for ties='trec'",
+        source="ir_measures 0.4.3 with the pytrec_eval provider; needs doc_ids= for ties='trec'",
         names={"AP": "AP", "AP@k": "AP@k", "nDCG@k": "nDCG@k", "P@k": "P@k", "RR": "RR"}),
     "ranx": Convention(
         lists={**_TREC, "ties": "average"}, hamming=None,
         cutoffs="as trec_eval",
         not_expressible=_ARBITRARY_ORDER + " (numba's argsort; on short lists the run's order)",
-        source="ranx 0.3 (ranx/metrics/*.py)",
+        source="ranx 0.3.21 (ranx/metrics/*.py)",
         names={"map@k": "AP@k", "ndcg@k": "nDCG@k", "ndcg_burges@k": "nDCG@k with gain 2**g - 1",
                "precision@k": "P@k", "mrr": "RR"}),
     "lightgbm": Convention(
@@ -90,8 +90,8 @@ CONVENTIONS = {
         cutoffs="ndcg@k, map@k past the end of a list: the whole list (k = n)",
         not_expressible="relevance for map@k is label > 0.5 (fasttie: >= relevance_level; equal for the "
                         "integer labels LightGBM's ranking requires); label_gain= other than 2**g - 1",
-        source="LightGBM 4.7 (metric/rank_metric.hpp, map_metric.hpp: std::stable_sort; NDCG and MAP 1 "
-               "for a query without relevant documents; MAP over min(k, R))",
+        source="LightGBM 4.7 (src/metric/rank_metric.hpp, map_metric.hpp; measured: stable order, NDCG and "
+               "MAP 1 for a query without relevant documents, MAP over min(k, R))",
         names={"ndcg@k": "nDCG@k", "map@k": "AP@k"}),
     "xgboost": Convention(
         lists=_BOOSTING, hamming=None,
@@ -137,8 +137,8 @@ CONVENTIONS = {
                "relevance_level": 1}, hamming=None,
         cutoffs="precision@k divides by k; map@k over min(k, R); accuracy@k is Success@k",
         not_expressible=_ARBITRARY_ORDER + " (a heap of the top hits); graded relevance (its judgments are sets)",
-        source="sentence-transformers 3.x (evaluation/InformationRetrievalEvaluator.py, compute_metrics: "
-               "queries without relevant documents are dropped at construction)",
+        source="sentence-transformers (evaluation/InformationRetrievalEvaluator.py, compute_metrics, read at "
+               "commit 07e52166; queries without relevant documents are dropped at construction)",
         names={"map@k": "AP@k", "mrr@k": "RR@k", "ndcg@k": "nDCG@k", "recall@k": "R@k", "precision@k": "P@k",
                "accuracy@k": "Success@k"}),
     "deephash": Convention(

@@ -23,6 +23,7 @@ cases (tests skip where the library is not installed):
 
 import inspect
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -433,3 +434,18 @@ def test_hashing_protocols_against_their_code(convention):
             ours = ft.evaluate(query_codes, db_codes, query_labels, db_labels, metrics=[f"AP@{k}"],
                                convention=convention, ties="stable").mean[f"AP@{k}"]
             np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12, err_msg=f"{seed} {k}")
+
+
+def test_the_docs_table_is_the_presets():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text()
+    rows = {line.split("|")[1].strip().strip('`"'): [cell.strip() for cell in line.split("|")[2:-1]]
+            for line in page.splitlines() if line.startswith('| `"')}
+    assert set(rows) == set(CONVENTIONS)
+    ap_words = {"total": "R", "min": "min(k, R)", "retrieved": "hits in the top k"}
+    empty_words = {"zero": "0", "one": "1", "skip": "left out", "skip_missed": "left out when nothing relevant"}
+    for name, (door, ties, gain, ap, empty, *_) in rows.items():
+        preset = CONVENTIONS[name].lists or CONVENTIONS[name].hamming
+        assert door == ("`rank_evaluate`" if CONVENTIONS[name].lists else "`evaluate`"), name
+        assert ties.startswith(f'`"{preset["ties"]}"`') and gain == f'`"{preset["gain"]}"`', name
+        assert ap.startswith(ap_words[preset["ap_denominator"]]), name
+        assert empty.startswith(empty_words[preset["empty"]]), name
