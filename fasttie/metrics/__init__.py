@@ -8,7 +8,9 @@ Ranking metrics. Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG`
 trec_eval's inferred AP over a sampled pool), the counts ``NumQ``, ``NumRet``, ``NumRel``,
 ``NumRelRet``, ``NumNonRelJudgedRet``, ``ERR@k`` (expected reciprocal rank with gdeval's stop
 probability (2**g - 1) / 16, grades 0..4; every grade > 0 counts: no ``rel=``), and
-``P(radius=r)``, ``R(radius=r)``, ``NumRet(radius=r)`` (items within the radius). No ``@k`` (or ``@ALL``) means the whole list. Parameters go in
+``P(radius=r)``, ``R(radius=r)``, ``F1(radius=r)``, ``AP(radius=r)`` (``mAP(radius=2)``: AP of the
+ranking cut after the items within the radius, over ``ap_denominator``), ``NumRet(radius=r)``
+(items within the radius). No ``@k`` (or ``@ALL``) means the whole list. Parameters go in
 parentheses before the cutoff, as in ir_measures: ``RBP(p=0.9)@100``; the binary metrics take
 their own relevance level (``P(rel=2)@5``) and the graded ones their own gain
 (``nDCG(dcg='exp-log2')@10``, ``nDCG(gains={0: 0, 1: 1, 2: 3})``), else the call's

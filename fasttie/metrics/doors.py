@@ -21,10 +21,11 @@ HAMMING, LISTS = "hamming", "lists"
 DOORS = {
     HAMMING: {
         "bases": ("WAP",),  # weighted AP over the shared-label grades of multi-hot labels
-        "radius": True,  # P(radius=r), R(radius=r), NumRet(radius=r): within a Hamming distance
+        "radius": True,  # P, R, F1, AP and NumRet within a Hamming distance: P(radius=r), AP(radius=r), ...
         "per_metric_options": False,  # rel=, gains=, judged_only: the call's gain= and relevance= only
         "help": "AP, AP@k, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, Rprec, ACG@k, WAP@k, P(radius=r), R(radius=r), "
-                "NumRet(radius=r); aliases mAP@k, ndcg@k, mrr; lists P@[1,10,100]",
+                "F1(radius=r), AP(radius=r), NumRet(radius=r); aliases mAP@k, mAP(radius=r), ndcg@k, mrr; "
+                "lists P@[1,10,100]",
     },
     LISTS: {
         "bases": ("infAP",),  # inferred AP over a sampled judgment pool
