@@ -128,7 +128,7 @@ def _cases():
     return data, cases
 
 
-def _worker(rank, init, cases, out):
+def _worker(rank, init, data, cases, out):
     os.environ.setdefault("FASTTIE_NUM_THREADS", "1")
     import torch
     import torch.distributed as dist
@@ -148,6 +148,15 @@ def _worker(rank, init, cases, out):
                 results.append(("ok", res.mean, res.per_query, res.n_empty))
             except (ValueError, TypeError) as error:
                 results.append(("error", "ValueError" if isinstance(error, ValueError) else "TypeError", str(error)))
+        # a sub-group of ranks 0 and 2 (group ranks 0 and 1): its shards in group-rank order
+        sub = dist.new_group([0, 2])
+        if rank != 1:
+            queries, database, (query_labels, db_labels), _, _ = data
+            rows = slice(0, 200) if rank == 0 else slice(200, None)
+            for ties in TIES:
+                res = fasttie_torch.evaluate_distributed(queries, database[rows], query_labels, db_labels[rows],
+                                                         metrics=METRICS, ties=ties, group=sub)
+                results.append(("ok", res.mean, res.per_query, res.n_empty))
     finally:
         with open(os.path.join(out, f"rank{rank}.pkl"), "wb") as f:
             pickle.dump(results, f)
@@ -168,7 +177,7 @@ def ran(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("ranks"))
     init = f"tcp://127.0.0.1:{_free_port()}"
     context = mp.get_context("spawn")
-    processes = [context.Process(target=_worker, args=(r, init, cases, out)) for r in range(WORLD)]
+    processes = [context.Process(target=_worker, args=(r, init, data, cases, out)) for r in range(WORLD)]
     for p in processes:
         p.start()
     for p in processes:
@@ -250,3 +259,18 @@ def test_not_initialized_and_missing_torch_messages():
     q = np.array([[1, 1]])
     with pytest.raises(ImportError, match="init_process_group first"):
         fasttie_torch.evaluate_distributed(q, q, [0], [0])
+
+
+def test_a_sub_group_of_two_ranks(ran):
+    # ranks 0 and 2 of the world form the group; rank 1 only takes part in creating it
+    data, cases, per_rank = ran
+    queries, database, classes, _, _ = data
+    assert len(per_rank[1]) == len(cases)
+    for r in (0, 2):
+        got = per_rank[r][len(cases):]
+        assert len(got) == len(TIES)
+        for ties, (status, mean, per_query, _) in zip(TIES, got):
+            want = ft.evaluate(queries, database, *classes, metrics=METRICS, ties=ties)
+            assert status == "ok" and mean == want.mean, (r, ties)
+            for name, values in want.per_query.items():
+                assert np.array_equal(per_query[name], values), (r, ties, name)
