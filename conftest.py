@@ -31,6 +31,8 @@ if importlib.util.find_spec("numba_cuda") is None:
     collect_ignore.append("fasttie/_kernels_cuda.py")
 if importlib.util.find_spec("ir_measures") is None:  # its measures subclass ir_measures' (the test extra)
     collect_ignore.append("fasttie/ir_measures.py")
+if importlib.util.find_spec("torchmetrics") is None:  # its metrics subclass torchmetrics' (the torch extra)
+    collect_ignore.append("fasttie/torchmetrics.py")
 
 
 def _missing(name):

@@ -19,14 +19,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fasttie"
 # all of its modules, unless one of them is listed on its own.
 LAYERS = [
     ["fasttie.errors", "fasttie._kernels", "fasttie._kernels_cuda", "fasttie._device"],
-    ["fasttie.validation", "fasttie.parallel", "fasttie.metrics"],
+    ["fasttie.validation", "fasttie.parallel", "fasttie.metrics", "fasttie.conventions"],
     ["fasttie.codes", "fasttie.relevance", "fasttie.result", "fasttie.scoring"],
-    ["fasttie.hamming.engine", "fasttie.hamming.stable"],
+    ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.spread"],
     ["fasttie.hamming.facade", "fasttie.hamming.gpu", "fasttie.hamming.stats", "fasttie.hamming", "fasttie.ranking",
      "fasttie.gradients", "fasttie.diversity"],
     ["fasttie.trec", "fasttie.report", "fasttie.plots", "fasttie.significance", "fasttie.paper_table", "fasttie.loaders",
      "fasttie.datasets"],
-    ["fasttie.dask", "fasttie.warmup", "fasttie.compat"],
+    ["fasttie.dask", "fasttie.warmup", "fasttie.compat", "fasttie.ir_measures", "fasttie.torch", "fasttie.torchmetrics"],
     ["fasttie.cli", "fasttie.__main__", "fasttie"],
 ]
 
