@@ -94,13 +94,20 @@ def _plan(parsed):
     return kinds, cutoffs, columns
 
 
+_TABLES = np.zeros((4, 1))  # double-double discount prefixes, grown on demand and shared by calls
+
+
 def _tables(kinds, cutoffs, longest):
-    """Double-double discount prefixes, where a DCG tie may be longer than the direct limit."""
+    """Double-double discount prefixes as deep as a DCG numerator may look (a 4 x 1 stand-in when
+    none does)."""
+    global _TABLES
     dcg = kinds == _k.DCG
     if not dcg.any() or longest <= _k.DIRECT_LIMIT:
-        return np.zeros((4, 1))
+        return _TABLES[:, :1]
     depth = longest if (cutoffs[dcg] == 0).any() else min(longest, int(cutoffs[dcg].max()))
-    return _k.discount_tables(depth)
+    if _TABLES.shape[1] <= depth:
+        _TABLES = _k.discount_tables(max(depth, 2 * (_TABLES.shape[1] - 1)))  # one assignment: thread-safe
+    return _TABLES[:, : depth + 1]
 
 
 def _split(kinds, cutoffs, gains, grades):

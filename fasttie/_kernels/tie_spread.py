@@ -27,10 +27,14 @@ from .tie_math import harmonic_diff, shifted_harmonic
 
 HITS, GAINS, DCG, AP, RR, RPREC = 0, 1, 2, 3, 4, 5
 
-# ties of at most this many items are summed rank by rank (DCG: ranks inside the cutoff), without
-# cancellation; longer ones take the closed forms, whose cancellation grows like (t / m)^2 for a
-# tie of m ranks after t items (see docs/ties.md)
-DIRECT_LIMIT = 4096
+# ties of at most this many items (DCG: ranks inside the cutoff) are summed rank by rank, without
+# cancellation; longer ones take the closed forms, unless these may have lost more than
+# _CLOSED_TOLERANCE (relative) of the variance by cancellation and the tie has at most
+# _DIRECT_MAX items (see docs/ties.md, "How far a metric moves with the tie order")
+DIRECT_LIMIT = 64
+_DIRECT_MAX = 1 << 16
+_CLOSED_TOLERANCE = 1e-6
+_EPS = 2.0 ** -52
 
 
 @jit
@@ -196,22 +200,54 @@ def _rr_tie(s, n, r, limit):
 
 
 @jit
-def _discount_spread(s, n, m, tables, direct_limit):
-    """(sum of the discounts of the tie's first m ranks, sum over its n ranks of (a - mean a)^2)
-    with a the discount inside the cutoff and 0 past it."""
-    if m <= direct_limit:
-        total = 0.0
-        for j in range(m, 0, -1):
-            total += 1.0 / math.log2(1.0 + s + j)
-        mean = total / n
-        spread = (n - m) * mean * mean
-        for j in range(1, m + 1):
-            d = 1.0 / math.log2(1.0 + s + j) - mean
-            spread += d * d
-        return total, spread
-    total = (tables[0, s + m] - tables[0, s]) + (tables[1, s + m] - tables[1, s])
-    squares = (tables[2, s + m] - tables[2, s]) + (tables[3, s + m] - tables[3, s])
-    return total, max(squares - total * total / n, 0.0)
+def _discount_spread(s, n, m, tables, direct):
+    """(sum of the discounts of the tie's first m ranks, sum over its n ranks of (a - mean a)^2,
+    a bound on the absolute error of the latter) with a the discount inside the cutoff and 0
+    past it: rank by rank where ``direct``, else from the double-double prefix tables."""
+    if not direct:
+        total = (tables[0, s + m] - tables[0, s]) + (tables[1, s + m] - tables[1, s])
+        squares = (tables[2, s + m] - tables[2, s]) + (tables[3, s + m] - tables[3, s])
+        # S2 - S1^2 / n loses about eps * S2 (S1 and S2 themselves are accurate to a few eps)
+        return total, max(squares - total * total / n, 0.0), 4.0 * _EPS * squares
+    total = 0.0
+    for j in range(m, 0, -1):
+        total += 1.0 / math.log2(1.0 + s + j)
+    mean = total / n
+    spread = (n - m) * mean * mean
+    for j in range(1, m + 1):
+        d = 1.0 / math.log2(1.0 + s + j) - mean
+        spread += d * d
+    return total, spread, 0.0
+
+
+@jit
+def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct):
+    """(E, Var, bound on the absolute error of Var) of one tie's part of a numerator."""
+    if kind == HITS or kind == RPREC:
+        v = (m * (n - m) / (n * (n - 1.0))) * (r * (n - r) / n) if n > 1 else 0.0
+        return m * (r / n), v, 0.0
+    if kind == GAINS:
+        v = (m * (n - m) / (n * (n - 1.0))) * gain_square if n > 1 else 0.0
+        return m * (gain_sum / n), v, 0.0
+    if kind == DCG:
+        if gain_sum == 0.0:
+            return 0.0, 0.0, 0.0
+        total, spread, lost = _discount_spread(s, n, m, tables, direct or m > tables.shape[1] - 1 - s)
+        if n == 1:
+            return gain_sum * total, 0.0, 0.0
+        return gain_sum / n * total, gain_square / (n - 1.0) * spread, gain_square / (n - 1.0) * lost
+    # AP
+    if r == 0:
+        return 0.0, 0.0, 0.0
+    if direct:
+        e, v = _ap_tie_direct(s, n, r, m, before)
+        lost = 0.0
+    else:
+        e, v = _ap_tie_closed(s, n, r, m, before)
+        lost = 8.0 * _EPS * ((s + 1.0) / m) ** 2 * e * e  # its cancellation (tests/test_tie_spread.py)
+    if r == n:  # a tie of relevant items only has one value; its E[X^2] - E[X]^2 is rounding
+        return e, 0.0, 0.0
+    return e, v, lost
 
 
 @jit
@@ -219,10 +255,16 @@ def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevan
                  direct_limit, means, variances, q):
     """Expectation and variance of each (kind, cutoff) numerator of one query, from its ties in
     rank order (``sizes`` > 0 items, ``relevant`` of them relevant, gain sum and centred sum of
-    squares of the gains), into ``means[q]`` and ``variances[q]``. A cutoff of 0 is the whole list."""
+    squares of the gains), into ``means[q]`` and ``variances[q]``. A cutoff of 0 is the whole list.
+
+    Ties longer than ``direct_limit`` take the closed forms first; those whose rounding bound is
+    then above _CLOSED_TOLERANCE of the query's variance (shared among them) are summed again
+    rank by rank, up to _DIRECT_MAX items.
+    """
     n_items = 0
     for t in range(n_ties):
         n_items += sizes[t]
+    lost = np.zeros(n_ties, dtype=np.float64)
     for i in range(len(kinds)):
         kind = kinds[i]
         if kind == RPREC:
@@ -233,47 +275,51 @@ def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevan
             limit = n_items
         mean = 0.0
         var = 0.0
+        total_lost = 0.0
+        n_closed = 0
         s = 0
         before = 0
         for t in range(n_ties):
             n = sizes[t]
+            lost[t] = 0.0
             if n == 0:
                 continue
             if s >= limit:
                 break
             m = min(n, limit - s)
             r = relevant[t]
-            if kind == HITS or kind == RPREC:
-                mean += m * (r / n)
-                if n > 1:
-                    var += (m * (n - m) / (n * (n - 1.0))) * (r * (n - r) / n)
-            elif kind == GAINS:
-                mean += m * (gain_sums[t] / n)
-                if n > 1:
-                    var += (m * (n - m) / (n * (n - 1.0))) * gain_squares[t]
-            elif kind == DCG:
-                if gain_sums[t] != 0.0:
-                    total, spread = _discount_spread(s, n, m, tables, direct_limit)
-                    mean += gain_sums[t] / n * total
-                    if n > 1:
-                        var += gain_squares[t] / (n - 1.0) * spread
-            elif kind == AP:
-                if r > 0:
-                    if n <= direct_limit:
-                        e, v = _ap_tie_direct(s, n, r, m, before)
-                    else:
-                        e, v = _ap_tie_closed(s, n, r, m, before)
-                    mean += e
-                    if r < n:  # a tie of relevant items only has one value; its E[X^2] - E[X]^2 is rounding
-                        var += v
-            elif kind == RR:
+            if kind == RR:
                 if r > 0:
                     mean, var = _rr_tie(s, n, r, limit - s)
                     break
+            else:
+                direct = (m if kind == DCG else n) <= direct_limit
+                e, v, lost[t] = _tie_term(kind, s, n, m, r, before, gain_sums[t], gain_squares[t], tables, direct)
+                mean += e
+                var += v
+                total_lost += lost[t]
+                n_closed += lost[t] > 0.0
             s += n
             before += r
+        if total_lost > _CLOSED_TOLERANCE * var:  # the ties that may have lost too much, rank by rank
+            threshold = _CLOSED_TOLERANCE * var / n_closed
+            s = 0
+            before = 0
+            for t in range(n_ties):
+                n = sizes[t]
+                if s >= limit:
+                    break
+                m = min(n, limit - s)
+                if lost[t] > threshold and (m if kind == DCG else n) <= _DIRECT_MAX:
+                    e, v, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
+                                        False)
+                    e2, v2, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
+                                          True)
+                    var += v2 - v
+                s += n
+                before += relevant[t]
         means[q, i] = mean
-        variances[q, i] = var
+        variances[q, i] = max(var, 0.0)
 
 
 @jit
