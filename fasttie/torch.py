@@ -257,8 +257,10 @@ def _check_agreement(table):
 
 
 def _count(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InputTypeError(f"{name} must be an int >= 0, got {value!r}")
+    if value < 0:
+        raise InputError(f"{name} must be >= 0, got {value}")
     return int(value)
 
 
