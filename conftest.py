@@ -12,7 +12,7 @@ import pytest
 
 # import name of an optional dependency -> the extra that installs it
 _EXTRA = {"matplotlib": "plot", "scipy": "stats", "sklearn": "test", "pandas": "frame", "dask": "dask",
-          "numba_cuda": "cuda"}
+          "numba_cuda": "cuda", "torch": "torch"}
 
 # doctest item (module, or module.object) -> the optional package its examples need
 _NEEDS = {
@@ -23,6 +23,7 @@ _NEEDS = {
     "fasttie.dask": "dask",
     "fasttie.cuda": "numba_cuda",
     "fasttie.trec.records.Run.from_frame": "pandas",
+    "fasttie.torch": "torch",
 }
 
 # modules whose import needs the extra itself

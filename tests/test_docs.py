@@ -82,7 +82,7 @@ OPTIONAL = [
     (re.compile(r"^import ranx$", re.M), "ranx", "pip install ranx"),
     (re.compile(r"^import ir_measures$", re.M), "ir_measures", "pip install ir-measures"),
     (re.compile(r"\btorchmetrics\b"), "torchmetrics", "pip install 'fasttie[torch]'"),
-    (re.compile(r"^import torch", re.M), "torch", "pip install 'fasttie[torch]'"),
+    (re.compile(r"^import torch|fasttie\.torch", re.M), "torch", "pip install 'fasttie[torch]'"),
 ]
 # Outputs that describe the machine: only the label of each line (its first word) is compared.
 MACHINE_SPECIFIC = {".venv/bin/fasttie info": "versions, CPU, cache folder and installed packages vary"}
