@@ -112,22 +112,26 @@ def _ap_tie_direct(s, n, r, m, before):
     X = sum_x w_x Z_x (alpha + Y_x), Y_x the relevant ranks before x. E[Z_x (alpha + Y_x)^2] and
     E[Z_x Z_x' (alpha + Y_x)(alpha + Y_x')] (x < x') are hypergeometric moments of the counts
     before x and between x and x'; the pair term is A(x') + a C(x'), summed over x < x' by two
-    running sums. The variance takes the weights less their mean c over the n ranks: that
-    moves X by c (alpha r + r (r - 1) / 2), the same for every order, and leaves E[X'^2] and
-    E[X']^2 small where a long tie deep in the list has nearly equal weights (no cancellation).
+    running sums. Where the cutoff takes at least half of the tie, the variance takes the
+    weights less their mean c over the n ranks: that moves X by c (alpha r + r (r - 1) / 2), the
+    same for every order, and leaves E[X'^2] and E[X']^2 small where a long tie deep in the list
+    has nearly equal weights (no cancellation).
     """
     alpha = before + 1.0
     pi1 = r / n
     pi2 = r * (r - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
     p1, q1, p, q = _pair_probabilities(n, r)
-    centre = harmonic_diff(s, m) / n
+    # centring over the tie's n ranks helps where the cutoff takes most of it; where it takes
+    # less than half, the n - m constant weights past the cutoff would cancel instead
+    centre = harmonic_diff(s, m) / n if 2 * m >= n else 0.0
+    last = n if 2 * m >= n else m
     mean = 0.0
     shifted_mean = 0.0
     diagonal = 0.0
     pairs = 0.0
     s0 = 0.0  # sum of w_x over x < x'
     s1 = 0.0  # sum of (x - 1) w_x over x < x'
-    for x in range(1, n + 1):
+    for x in range(1, last + 1):
         a = x - 1.0
         if x <= m:
             w0 = 1.0 / (s + x)
@@ -148,11 +152,11 @@ def _ap_tie_direct(s, n, r, m, before):
 
 @jit
 def _ap_tie_closed(s, n, r, m, before):
-    """:func:`_ap_tie_direct` in O(1): the sums over ranks reduce to h = sum w, l = sum (x-1) w,
-    sum (m-x) w = (m-1) h - l and h2 = sum w^2 by x w_x = 1 - s w_x; the pair sums to
-    P00 = (h^2 - h2) / 2 and those. Deep in the list they cancel (relative error about
-    1e-16 (s / m)^2 E[X]^2 / Var X), which is why ties of at most DIRECT_LIMIT items go rank by
-    rank."""
+    """:func:`_ap_tie_direct` in O(1), and a bound on the rounding error of its variance: the sums
+    over ranks reduce to h = sum w, l = sum (x-1) w, sum (m-x) w = (m-1) h - l and h2 = sum w^2
+    by x w_x = 1 - s w_x, the pair sums to P00 = (h^2 - h2) / 2 and those. Deep in the list, and
+    for long ties, these terms are far larger than the variance they leave: the bound is 8 eps
+    times the sum of their absolute values (h, l, h2 are accurate to a few eps)."""
     alpha = before + 1.0
     pi1 = r / n
     pi2 = r * (r - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
@@ -171,7 +175,15 @@ def _ap_tie_closed(s, n, r, m, before):
         m - (2.0 * c + 1.0) * h + c * (c + 1.0) * h2)
     pairs = alpha * (alpha + 1.0) * p00 + p * alpha * (p01 - 2.0 * p00) + p * (alpha + 2.0) * p10 + q * (
         p11 - 3.0 * p10)
-    return mean, max(pi1 * diagonal + 2.0 * pi2 * pairs - mean * mean, 0.0)
+    # the same sums with every term's absolute value
+    a01 = m1 + s * p00
+    a10 = ell + c * p00
+    a11 = m * (m - 1.0) / 2.0 + s * ell + c * m1 + s * c * p00
+    size = pi1 * (alpha * alpha * h2 + (2.0 * alpha + 1.0) * p1 * (h + c * h2) + q1 * (
+        m + (2.0 * c + 1.0) * h + c * (c + 1.0) * h2)) + 2.0 * pi2 * (
+        alpha * (alpha + 1.0) * p00 + p * alpha * (a01 + 2.0 * p00) + p * (alpha + 2.0) * a10 + q * (
+            a11 + 3.0 * a10)) + mean * mean
+    return mean, max(pi1 * diagonal + 2.0 * pi2 * pairs - mean * mean, 0.0), 8.0 * _EPS * size
 
 
 @jit
@@ -243,8 +255,7 @@ def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct):
         e, v = _ap_tie_direct(s, n, r, m, before)
         lost = 0.0
     else:
-        e, v = _ap_tie_closed(s, n, r, m, before)
-        lost = 8.0 * _EPS * ((s + 1.0) / m) ** 2 * e * e  # its cancellation (tests/test_tie_spread.py)
+        e, v, lost = _ap_tie_closed(s, n, r, m, before)
     if r == n:  # a tie of relevant items only has one value; its E[X^2] - E[X]^2 is rounding
         return e, 0.0, 0.0
     return e, v, lost
