@@ -316,3 +316,28 @@ def test_grammar():
     result = ft.evaluate(np.zeros((1, 4)), np.eye(4), np.array([0]), np.array([0, 1, 0, 0]),
                          metrics=["mAP(radius=2)"])
     assert list(result.mean) == ["mAP(radius=2)"]
+    # the report states what moves AP within a radius (the tie order, the denominator), and not for F1
+    from fasttie.report import convention
+
+    settings = {"ties": "average", "ap_denominator": "min", "empty": "zero"}
+    assert convention("AP(radius=2)", settings, 0, 5).startswith("denominator = min(k, R); distance <= 2; ties = average")
+    assert convention("F1(radius=2)", settings, 0, 5).startswith("distance <= 2, no tie order; empty")
+
+
+@pytest.mark.parametrize("ties", TIES)
+def test_the_gpu_path_gives_the_cpu_values(ties):
+    """device="cuda" (the CUDA simulator where there is no NVIDIA device: tests/conftest.py)
+    finalizes the same counts, and under ties="stable" the ranks of its own rank pass: bitwise the
+    CPU's values of AP and F1 within a radius, beside a cutoff metric."""
+    pytest.importorskip("numba_cuda", reason="device='cuda' needs numba-cuda (pip install 'fasttie[cuda]')")
+    rng = np.random.default_rng(9)
+    queries, database = rng.integers(0, 2, (6, 12)), rng.integers(0, 2, (150, 12))
+    query_labels, db_labels = rng.integers(0, 3, 6), rng.integers(0, 3, 150)
+    metrics = ["AP(radius=4)", "AP(radius=6)", "F1(radius=5)", "P@5"]
+    for denominator in DENOMINATORS:
+        on_cpu = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, ties=ties,
+                             ap_denominator=denominator)
+        on_gpu = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, ties=ties,
+                             ap_denominator=denominator, device="cuda")
+        for name in metrics:
+            np.testing.assert_array_equal(on_gpu.per_query[name], on_cpu.per_query[name])
