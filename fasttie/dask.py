@@ -21,6 +21,7 @@ import os
 import numpy as np
 
 from .codes import PackedCodes, pack_codes
+from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError
 from .hamming.engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_counts, shard_ranks
 from .hamming.stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query
@@ -43,6 +44,7 @@ def _dask():
 
 
 # mirrors fasttie.evaluate's signature on purpose (same inputs and options), plus the sharding options
+@takes_convention(_HAMMING_DOOR)
 def evaluate(
     queries,
     database,
@@ -80,6 +82,9 @@ def evaluate(
         ``database``.
     relevance : tuple or scipy.sparse matrix, optional
         Listed relevance with global database ids, as in :func:`fasttie.evaluate`.
+    convention : str, optional
+        "deephash" or "hashnet": one word for ``ties``, ``gain``, ``ap_denominator`` and ``empty``
+        as :func:`fasttie.evaluate` takes it; options passed explicitly win.
     metrics, ties, ap_denominator, gain, empty, curves
         As in :func:`fasttie.evaluate`. ``ties="stable"`` takes a second pass: each shard's
         counts give every shard, per query and distance, the number of items ranked before it

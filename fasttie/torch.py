@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _device
 from .codes import PackedCodes, pack_codes
+from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError, InputTypeError
 from .hamming import gpu, stats
 from .hamming.engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_counts, shard_ranks
@@ -46,6 +47,7 @@ def _torch():
     return torch, dist
 
 
+@takes_convention(_HAMMING_DOOR)
 def evaluate_distributed(
     queries,
     db_shard,
@@ -82,6 +84,9 @@ def evaluate_distributed(
         Listed relevance with **global** database ids, the same on every rank, as in
         :func:`fasttie.evaluate`. Each rank keeps the ids of its own rows: those of the shards
         before it in rank order, or those ``db_offset`` places.
+    convention : str, optional
+        "deephash" or "hashnet": one word for ``ties``, ``gain``, ``ap_denominator`` and ``empty``
+        as :func:`fasttie.evaluate` takes it; options passed explicitly win.
     metrics, ties, ap_denominator, gain, empty, curves, n_threads
         As in :func:`fasttie.evaluate`. ``ties="stable"`` ranks ties in database order: rank
         r's shard before rank r + 1's, or the order ``db_offset`` gives.

@@ -30,6 +30,7 @@ from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
 from .codes import PackedCodes
+from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError, InputTypeError
 from .hamming.stats import TieStats, padded, tie_stats
 from .ranking import rank_evaluate
@@ -73,6 +74,9 @@ class HammingRetrieval(Metric):
         As in :func:`fasttie.evaluate`. ``compute()`` returns one tensor when ``metrics`` is a
         string naming one metric, and a dict of canonical name -> tensor otherwise (what
         Lightning's ``log_dict`` takes).
+    convention : str, optional
+        "deephash" or "hashnet": one word for ``ties``, ``gain``, ``ap_denominator`` and ``empty``
+        as :func:`fasttie.evaluate` takes it; options passed explicitly win.
     ties : {"average", "optimistic", "pessimistic"}, default "average"
         "stable" needs each item's global database index, which summed counts do not keep.
     ap_denominator, gain, empty
@@ -108,6 +112,7 @@ class HammingRetrieval(Metric):
     higher_is_better = True
     full_state_update = False
 
+    @takes_convention(_HAMMING_DOOR)
     def __init__(self, queries, query_labels=None, *, metrics="AP", ties="average", ap_denominator="retrieved",
                  gain="exp2", empty="zero", max_grade=None, **kwargs):
         super().__init__(**kwargs)

@@ -21,6 +21,7 @@ cases (tests skip where the library is not installed):
   oracle's order is reproducible (``argsort(kind="stable")`` against ``ties="stable"``).
 """
 
+import importlib.util
 import inspect
 import warnings
 from pathlib import Path
@@ -449,3 +450,35 @@ def test_the_docs_table_is_the_presets():
         assert ties.startswith(f'`"{preset["ties"]}"`') and gain == f'`"{preset["gain"]}"`', name
         assert ap.startswith(ap_words[preset["ap_denominator"]]), name
         assert empty.startswith(empty_words[preset["empty"]]), name
+
+
+def test_the_other_hamming_doors_take_the_convention():
+    """fasttie.dask.evaluate, fasttie.torch.evaluate_distributed and torchmetrics' HammingRetrieval
+    take convention= as ft.evaluate does: the preset fills the options not passed."""
+    rng = np.random.default_rng(7)
+    queries, database = rng.integers(0, 2, (6, 16)), rng.integers(0, 2, (40, 16))
+    query_labels, db_labels = rng.integers(0, 3, 6), rng.integers(0, 3, 40)
+    metrics = ["AP@10", "nDCG@10"]
+    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, convention="hashnet")
+    explicit = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics,
+                           **convention_options("hashnet", "hamming"))
+    np.testing.assert_array_equal(expected.per_query["AP@10"], explicit.per_query["AP@10"])
+    if importlib.util.find_spec("dask") is not None:
+        import fasttie.dask
+
+        got = fasttie.dask.evaluate(queries, database, query_labels, db_labels, metrics=metrics, convention="hashnet")
+        assert got.mean == expected.mean
+    if importlib.util.find_spec("torch") is not None:
+        import fasttie.torch
+
+        assert "convention" in inspect.signature(fasttie.torch.evaluate_distributed).parameters
+    if importlib.util.find_spec("torchmetrics") is not None:
+        import torch
+
+        from fasttie.torchmetrics import HammingRetrieval
+
+        metric = HammingRetrieval(torch.as_tensor(queries), torch.as_tensor(query_labels), metrics=metrics,
+                                  convention="hashnet")
+        metric.update(torch.as_tensor(database), torch.as_tensor(db_labels))
+        got = metric.compute()
+        assert {name: float(value) for name, value in got.items()} == expected.mean
