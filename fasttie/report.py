@@ -98,10 +98,12 @@ def format_table(result: Result, *, digits: int = 4) -> str:
     str
         Lines joined by newlines, no trailing newline.
     """
+    # spread=True: "mean ± its standard deviation over tie orders"
+    spread = {name: f" ± {std:.2g}" for name, std in result.mean_tie_std.items()}
     rows = [
-        (name, _value(value, digits, name), convention(name, result.settings, result.n_empty, result.n_queries,
-                                                     int(np.isnan(result.per_query[name]).sum())
-                                                     if name in result.per_query else None))
+        (name, _value(value, digits, name) + spread.get(name, ""),
+         convention(name, result.settings, result.n_empty, result.n_queries,
+                    int(np.isnan(result.per_query[name]).sum()) if name in result.per_query else None))
         for name, value in result.mean.items()
     ]
     header = ("metric", "value", "convention")

@@ -18,6 +18,7 @@ import numpy as np
 
 from ._kernels import tie_spread as _k
 from .errors import InputError
+from .metrics import passes
 from .metrics.conventions import COUNTS
 from .parallel import resolve_threads, run_blocks
 from .scoring import read_only
@@ -54,7 +55,7 @@ def check_spread(spread, parsed, *, ties, ap_denominator, empty, device="cpu"):
         return False
     if ties != "average":
         raise InputError(f"spread=True is the standard deviation over random tie orders, which needs "
-                         f"ties='average'; got ties={ties!r}")
+                         f"{{ties}} 'average'; got {ties!r}", argument="ties")
     if empty == "skip_missed":
         raise InputError("spread=True does not take empty='skip_missed' (a conditional average over the tie "
                          "orders that retrieve a relevant item); choose empty='zero', 'skip', 'one' or 'error'")
@@ -152,8 +153,6 @@ def list_spread(parsed, offsets, scores, grades, gain_of, relevance_level, extra
     """(means, variances, columns) of scored lists: one pass per (relevance level, gain) of the
     metrics. ``gain_of(grades, gain)`` maps grades to gains; ``extra_relevant_of(level)`` gives
     the relevant items missing from each list."""
-    from .metrics import passes
-
     kinds, cutoffs, columns = _plan(parsed)
     n_queries = len(offsets) - 1
     means, variances = np.zeros((n_queries, len(kinds))), np.zeros((n_queries, len(kinds)))

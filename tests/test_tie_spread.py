@@ -3,6 +3,7 @@ an enumeration of every tie order (exact fractions where the metric is rational)
 Carlo estimate on longer lists, and to its own closed forms for long ties."""
 
 import itertools
+import json
 import math
 from fractions import Fraction
 
@@ -416,3 +417,30 @@ def test_trec_door_and_the_result_round_trip():
     np.testing.assert_array_equal(back.tie_std["P_1"], res.tie_std["P_1"])
     with pytest.raises(ValueError, match="ties"):
         ft.trec.evaluate(qrels, run, ["recip_rank"], spread=True)  # the default: trec_eval's order
+
+
+def test_command_line_prints_mean_and_spread(tmp_path, capsys):
+    """fasttie evaluate --spread: 'mean ± std' in the table, the library's numbers; trec --spread
+    in the JSON; --spread with a fixed tie order is a usage error."""
+    from fasttie import cli
+
+    rng = np.random.default_rng(4)
+    paths = {}
+    for name, array in {"q": rng.choice([-1, 1], (10, 8)), "db": rng.choice([-1, 1], (200, 8)),
+                        "ql": rng.integers(0, 3, 10), "dl": rng.integers(0, 3, 200)}.items():
+        paths[name] = str(tmp_path / f"{name}.npy")
+        np.save(paths[name], array)
+    expected = ft.evaluate(np.load(paths["q"]), np.load(paths["db"]), np.load(paths["ql"]), np.load(paths["dl"]),
+                           metrics=["AP", "P@5"], ap_denominator="total", spread=True)
+    assert cli.main(["evaluate", "--queries", paths["q"], "--database", paths["db"], "--query-labels", paths["ql"],
+                     "--db-labels", paths["dl"], "-m", "AP", "P@5", "--ap-denominator", "total", "--spread"]) == 0
+    out = capsys.readouterr().out
+    for name in ("AP", "P@5"):
+        assert f"{expected.mean[name]:.4f} ± {expected.mean_tie_std[name]:.2g}" in out
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d3 1\n")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 0.5 r\nq1 Q0 d2 2 0.5 r\nq1 Q0 d4 3 0.1 r\n")
+    assert cli.main(["trec", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "recip_rank", "--ties", "average",
+                     "--spread", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mean_tie_std"] == {"recip_rank": 0.25}
+    assert cli.main(["trec", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "recip_rank", "--spread"]) == 2
+    assert "ties" in capsys.readouterr().err

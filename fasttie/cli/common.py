@@ -191,7 +191,7 @@ def _load_codes(args, spec, option, default_key):
 def _evaluate_options(args):
     return {
         "ties": args.ties, "ap_denominator": args.ap_denominator, "gain": args.gain, "empty": args.empty,
-        "n_threads": args.threads,
+        "n_threads": args.threads, **({"spread": True} if getattr(args, "spread", False) else {}),
     }
 
 

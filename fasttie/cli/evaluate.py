@@ -74,6 +74,8 @@ def _run_dask(args, queries, metrics):
         else:
             db_labels = load_array(args.db_labels, option="--db-labels", default_key="db_labels")
     options = {k: v for k, v in _evaluate_options(args).items() if k != "n_threads"}
+    if options.pop("spread", False):
+        raise UsageError("--spread: not with database shards or --dask yet; evaluate one database file")
     client = None
     try:
         if args.dask or args.scheduler:

@@ -49,6 +49,12 @@ def _add_conventions(parser, *, ties, ap_denominator, gain):
                           "(HashNet's protocol)" if hashing else "") + " (default zero)")
 
 
+def _add_spread(parser):
+    parser.add_argument("--spread", action="store_true",
+                        help="also the standard deviation of each metric over random tie orders (needs --ties average; "
+                             "the table prints mean ± std)")
+
+
 def _add_hashing_inputs(parser, *, queries):
     group = parser.add_argument_group("inputs")
     if queries:
@@ -113,6 +119,7 @@ metric,query,value rows (query 'all': the means), as 'fasttie trec --csv'. Exit 
     _add_hashing_inputs(evaluate, queries=True)
     _add_metrics(evaluate, ", ".join(DEFAULT_METRICS), HAMMING)
     _add_conventions(evaluate, ties="average", ap_denominator="retrieved", gain="exp2")
+    _add_spread(evaluate)
     output = evaluate.add_argument_group("output")
     fmt = output.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the means and settings as JSON")
@@ -181,6 +188,7 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
     trec.add_argument("-J", "--judged-only", action="store_true",
                       help="drop retrieved documents without a judgment before ranking (trec_eval -J)")
     _add_conventions(trec, ties="trec", ap_denominator="total", gain="linear")
+    _add_spread(trec)
     fmt = trec.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the result as JSON (per query with -q)")
     fmt.add_argument("--csv", action="store_true", help="print metric,query,value rows")
