@@ -69,7 +69,8 @@ def evaluate(
     metrics : str or sequence of str, default ("AP",)
         Names as in :mod:`fasttie.metrics`: ``AP``, ``AP@k``, ``nDCG@k``, ``DCG@k``, ``P@k``,
         ``R@k``, ``F1@k``, ``RR``, ``RR@k``, ``Rprec``, ``ACG@k``, ``WAP@k``, ``P(radius=r)``,
-        ``R(radius=r)``, ``NumRet(radius=r)``; aliases (``mAP@1000``, ``ndcg@10``, ``mrr``) and lists (``P@[1,10]``).
+        ``R(radius=r)``, ``F1(radius=r)``, ``AP(radius=r)`` (AP of the items within the radius,
+        over ``ap_denominator``), ``NumRet(radius=r)``; aliases (``mAP@1000``, ``ndcg@10``, ``mrr``) and lists (``P@[1,10]``).
     convention : str, optional
         A hashing library's meaning of the metric names, one word for ``ties``, ``gain``,
         ``ap_denominator`` and ``empty``: "deephash" (CalcTopMap), "hashnet"
@@ -90,7 +91,7 @@ def evaluate(
     empty : {"zero", "skip", "one", "error", "skip_missed"}, default "zero"
         Queries without any relevant item: "zero" gives 0 for every metric; "skip" gives NaN
         and leaves them out of the means; "one" gives 1 to the metrics that are 0/0 for them
-        (AP, WAP, nDCG, R@k, RR, Rprec, R(radius)) and 0 to the rest; "error" raises.
+        (AP, WAP, nDCG, R@k, RR, Rprec, R(radius), AP(radius)) and 0 to the rest; "error" raises.
         "skip_missed" is HashNet's protocol: a query counts in a metric's mean only when a
         relevant item is retrieved (in the top k, within the radius; anywhere for metrics
         without a cutoff and Rprec). Under ties its value is the metric's average over the tie
@@ -104,7 +105,9 @@ def evaluate(
         Also compute mean curves into ``Result.curves``: precision and recall within every
         Hamming radius 0..n_bits (``radius``, ``precision_by_radius``, ``recall_by_radius``;
         ``retrieving_by_radius``, the share of queries with an item within the radius, and
-        ``precision_by_radius_retrieving``, precision averaged over those queries only), and P@N / R@N (``n``, ``precision_at_n``, ``recall_at_n``) over the given N, or over 50
+        ``precision_by_radius_retrieving``, precision averaged over those queries only;
+        ``ap_by_radius``, ``f1_by_radius``), and P@N / R@N (``n``, ``precision_at_n``,
+        ``recall_at_n``) over the given N, or over 50
         log-spaced N up to n_db when True. Same pass, same tie convention and empty policy.
     device : {"cpu", "cuda", "auto"}, default "cpu"
         Where the histogram pass runs: "cuda" on an NVIDIA GPU through numba-cuda
