@@ -240,7 +240,8 @@ class Result:
             curves=curves,
             query_ids=None if query_ids is None else list(query_ids),
             tie_std=tie_std,
-            mean_tie_std={k: float("nan") if v is None else float(v) for k, v in (data.get("mean_tie_std") or {}).items()},
+            mean_tie_std={k: float("nan") if v is None else float(v)
+                          for k, v in (data.get("mean_tie_std") or {}).items()},
         )
 
     @classmethod
