@@ -277,7 +277,10 @@ def comparison_frame(comparison, *, pairs=False):
     comparison : Comparison
     pairs : bool, default False
         False: index ``method``, columns ``(metric, "mean" | "beats")``. True: index
-        ``(metric, a, b)``, one column per field of ``comparison.tests``.
+        ``(metric, a, b)``, one column per field of ``comparison.tests``; with results
+        evaluated with ``spread=True``, ``tie_std_diff`` and ``within_tie_noise`` (the flag
+        that marks a difference within twice its tie standard deviation; NaN on the rows of
+        metrics without it).
 
     Returns
     -------
@@ -293,7 +296,8 @@ def comparison_frame(comparison, *, pairs=False):
     except ImportError:
         raise ImportError("pandas is needed for Comparison.to_frame: pip install 'fasttie[frame]'") from None
     if pairs:
-        fields = list(comparison.tests[0]) if comparison.tests else ["metric", "a", "b"]
+        # every field in test order: the tie noise fields are there for the metrics with tie_std only
+        fields = list(dict.fromkeys(k for t in comparison.tests for k in t)) or ["metric", "a", "b"]
         return pd.DataFrame(comparison.tests, columns=fields).set_index(["metric", "a", "b"])
     letters = comparison.letters
     columns = pd.MultiIndex.from_tuples(

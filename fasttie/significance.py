@@ -54,7 +54,10 @@ class Comparison:
         ``significant`` (``perm_p_adjusted <= alpha``) and ``exact`` (the randomization p
         comes from a full enumeration). With ``correction="tukey-hsd"`` the randomization test
         is the randomised Tukey HSD: ``perm_p`` = ``perm_p_adjusted``, family-wise already, and
-        ``t_p_adjusted`` is Holm's.
+        ``t_p_adjusted`` is Holm's. Where every method's Result has ``tie_std`` for the metric
+        (``spread=True``), also ``tie_std_diff`` (standard deviation of ``mean_diff`` over the
+        random tie orders of both methods) and ``within_tie_noise`` (``|mean_diff| <= 2 *
+        tie_std_diff``): see :func:`compare`.
     settings : dict
         ``n_permutations``, ``seed``, ``correction``, ``alpha``, ``confidence``, ``n_queries``.
     """
@@ -102,7 +105,8 @@ class Comparison:
             value beats significantly (:attr:`letters`), as the LaTeX table prints them.
             ``frame.xs("mean", axis=1, level=1)`` is the plain table of means. True: one row
             per metric and pair (index ``metric, a, b``) with every field of :attr:`tests`:
-            the mean difference, its confidence interval, the effect size, the p-values.
+            the mean difference, its confidence interval, the effect size, the p-values, and
+            with ``spread=True`` results ``tie_std_diff`` and the flag ``within_tie_noise``.
 
         Returns
         -------
@@ -190,13 +194,22 @@ class Comparison:
         """Aligned table of every pairwise test: mean difference, raw and adjusted p-values.
 
         ``*`` marks the significant pairs (corrected randomization p <= alpha); ``exact``
-        marks randomization p-values from the full enumeration of sign vectors.
+        marks randomization p-values from the full enumeration of sign vectors. Where a test
+        has ``tie_std_diff`` (the results were evaluated with ``spread=True``), two columns
+        follow the mean difference: ``tie std`` and ``tie noise`` (``within`` when
+        |mean(a-b)| <= 2 tie std, ``beyond`` otherwise; empty for metrics without it).
         """
-        header = ["metric", "a", "b", "mean(a-b)", "n", "t p", "t p adj", "perm p", "perm p adj", ""]
+        spread = any("tie_std_diff" in t for t in self.tests)
+        header = ["metric", "a", "b", "mean(a-b)", *(("tie std", "tie noise") if spread else ()), "n", "t p",
+                  "t p adj", "perm p", "perm p adj", ""]
         rows = [header]
         for t in self.tests:
+            noise = ()
+            if spread:
+                noise = (("", "") if "tie_std_diff" not in t else
+                         (f"{t['tie_std_diff']:.2g}", "within" if t["within_tie_noise"] else "beyond"))
             rows.append([
-                t["metric"], t["a"], t["b"], f"{t['mean_diff']:+.4f}", str(t["n"]),
+                t["metric"], t["a"], t["b"], f"{t['mean_diff']:+.4f}", *noise, str(t["n"]),
                 *(f"{t[k]:.4g}" for k in ("t_p", "t_p_adjusted", "perm_p", "perm_p_adjusted")),
                 ("*" if t["significant"] else "") + (" exact" if t["exact"] else ""),
             ])
@@ -283,6 +296,15 @@ def compare(
     standard deviation (0 when every difference is 0, NaN when n < 2 or the differences are
     one nonzero constant).
 
+    Where every method's Result has ``tie_std`` for a metric (evaluated with ``spread=True``),
+    each of its pairs also gets ``tie_std_diff``, the standard deviation of ``mean_diff`` over
+    uniformly random orders inside the ties of both methods' rankings. Different methods rank
+    on their own, so their tie orders are independent, as are the queries': over the n paired
+    queries, Var(mean_diff) = (sum_q tie_std_a[q]**2 + sum_q tie_std_b[q]**2) / n**2.
+    ``within_tie_noise`` is ``|mean_diff| <= 2 * tie_std_diff``: a difference that another
+    draw of the tie orders could plausibly erase, whatever the significance test says (that
+    test sees the per-query expectations, not one tie order). NaN and False when n = 0.
+
     Examples
     --------
     >>> import numpy as np, fasttie as ft
@@ -307,6 +329,7 @@ def compare(
         raise InputTypeError(f"seed must be an integer, got {seed!r}")
     metric_names = _select_metrics(names, per_method, metrics)
     tukey = correction == "tukey-hsd"
+    tie_std = {n: _tie_std_of(results[k], n) for k, n in zip(results, names)}
 
     means = {n: {} for n in names}
     for name in names:
@@ -324,6 +347,9 @@ def compare(
             x, y = per_method[a][metric], per_method[b][metric]
             both = ~(np.isnan(x) | np.isnan(y))
             diff = x[both] - y[both]
+            noise = {}
+            if all(metric in tie_std[n] for n in names):
+                noise = _tie_noise(diff, tie_std[a][metric][both], tie_std[b][metric][both])
             if tukey:
                 perm_p, exact = float(tukey_p[i, j]), tukey_exact
             else:
@@ -335,7 +361,7 @@ def compare(
                 "ci_low": ci_low, "ci_high": ci_high, "effect_size": _cohen_dz(diff),
                 "n": int(both.sum()),
                 "t_p": paired_t_test(x[both], y[both]),
-                "perm_p": perm_p, "exact": exact,
+                "perm_p": perm_p, "exact": exact, **noise,
             })
         adjusted = adjust_pvalues([t["t_p"] for t in group], "holm" if tukey else correction)
         for test, p in zip(group, adjusted):
@@ -349,12 +375,35 @@ def compare(
             test["significant"] = bool(not math.isnan(p) and p <= alpha)
         order = ("metric", "a", "b", "mean_diff", "ci_low", "ci_high", "effect_size", "n", "t_p", "t_p_adjusted",
                  "perm_p", "perm_p_adjusted", "significant", "exact")
-        tests.extend({k: t[k] for k in order} for t in group)
+        order += ("tie_std_diff", "within_tie_noise")
+        tests.extend({k: t[k] for k in order if k in t} for t in group)
     settings = {
         "n_permutations": int(n_permutations), "seed": int(seed), "correction": correction,
         "alpha": float(alpha), "confidence": float(confidence), "n_queries": results[names[0]].n_queries,
     }
     return Comparison(names, metric_names, means, tests, settings)
+
+
+def _tie_std_of(result, name):
+    """``result.tie_std`` as float64 arrays keyed as ``per_query``; a wrong length is refused."""
+    out = {}
+    for metric, std in result.tie_std.items():
+        std = np.asarray(std, dtype=np.float64)
+        if std.shape != (result.n_queries,):
+            raise InputError(f"results[{name!r}].tie_std[{metric!r}] has shape {std.shape} but the result has "
+                             f"{result.n_queries} queries; evaluate again with spread=True")
+        out[metric] = std
+    return out
+
+
+def _tie_noise(diff, std_a, std_b) -> dict:
+    """``tie_std_diff`` and ``within_tie_noise`` of one pair on its paired queries (see :func:`compare`)."""
+    n = len(diff)
+    if n == 0:
+        return {"tie_std_diff": float("nan"), "within_tie_noise": False}
+    # the two methods' tie orders, and the queries', are independent: their variances add
+    std = math.sqrt(float(np.sum(std_a * std_a)) + float(np.sum(std_b * std_b))) / n
+    return {"tie_std_diff": std, "within_tie_noise": bool(abs(float(np.mean(diff))) <= 2 * std)}
 
 
 def _cohen_dz(diff) -> float:
