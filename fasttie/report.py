@@ -115,8 +115,25 @@ def format_table(result: Result, *, digits: int = 4) -> str:
 
 def format_csv(result: Result) -> str:
     """``metric,query,value`` rows of the means (query ``all``), full float precision, with a
-    header line: the columns of :func:`format_trec_csv`, so one reader takes both."""
-    return "\n".join(["metric,query,value", *(f"{_csv_field(k)},all,{_exact(v)}" for k, v in result.mean.items())])
+    header line: the columns of :func:`format_trec_csv`, so one reader takes both.
+
+    A result evaluated with ``spread=True`` gets a fourth column, ``tie_std``: the standard
+    deviation of the mean over tie orders (``Result.mean_tie_std``). Without it the rows keep
+    their three columns.
+    """
+    spread = bool(result.mean_tie_std)
+    lines = ["metric,query,value" + (",tie_std" if spread else "")]
+    for name, value in result.mean.items():
+        std = _std_cell(result.mean_tie_std, name) if spread else ""
+        lines.append(f"{_csv_field(name)},all,{_exact(value)}{std}")
+    return "\n".join(lines)
+
+
+def _std_cell(stds, name, i=None) -> str:
+    """``,<std>`` of one metric (the mean's, or query i's), ``,`` where the metric has none."""
+    if name not in stds:
+        return ","
+    return "," + _exact(float(stds[name] if i is None else stds[name][i]))
 
 
 def _csv_field(text: str) -> str:
@@ -162,12 +179,20 @@ def format_trec(result: Result, *, per_query: bool = False, digits: int = 4, run
 
 
 def format_trec_csv(result: Result, *, per_query: bool = False) -> str:
-    """The lines of :func:`format_trec` as CSV ``metric,query,value``, full precision."""
-    lines = ["metric,query,value"]
+    """The lines of :func:`format_trec` as CSV ``metric,query,value``, full precision.
+
+    A result evaluated with ``spread=True`` gets a fourth column, ``tie_std``: the query's
+    ``Result.tie_std`` on per-query rows, ``Result.mean_tie_std`` on the ``all`` rows (nan
+    where the query was skipped). Without it the rows keep their three columns.
+    """
+    spread = bool(result.mean_tie_std)
+    lines = ["metric,query,value" + (",tie_std" if spread else "")]
     if per_query:
         for i, qid in enumerate(_query_ids(result)):
             for name, values in result.per_query.items():
                 if base_of(canonical_name(name)) not in _ALL_ONLY:
-                    lines.append(f"{_csv_field(name)},{_csv_field(qid)},{_exact(float(values[i]))}")
-    lines.extend(f"{_csv_field(name)},all,{_exact(value)}" for name, value in result.mean.items())
+                    lines.append(f"{_csv_field(name)},{_csv_field(qid)},{_exact(float(values[i]))}"
+                                 + (_std_cell(result.tie_std, name, i) if spread else ""))
+    lines.extend(f"{_csv_field(name)},all,{_exact(value)}" + (_std_cell(result.mean_tie_std, name) if spread else "")
+                 for name, value in result.mean.items())
     return "\n".join(lines)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .errors import InputError, InputTypeError
-from .metrics import aggregate
+from .metrics import COUNTS, aggregate, base_of
 from .metrics.families import parse_metric
 
 __all__ = ["MetricValues", "Result"]
@@ -293,7 +294,9 @@ class Result:
         ``.json``: :meth:`to_json` (everything, exact round trip through :meth:`load`).
         ``.csv``: the per-query table, header ``query,<metric>,...``, one row per query (the
         query id, or its position 0..n-1), empty cells where a query was skipped, floats
-        written with full precision.
+        written with full precision. A result with ``tie_std`` (``spread=True``) adds one
+        column ``tie_std(<metric>)`` per metric after the metrics; :meth:`load` reads them
+        back into ``tie_std`` and recomputes ``mean_tie_std``.
 
         Parameters
         ----------
@@ -314,10 +317,12 @@ class Result:
             raise InputError(f"cannot save {path!r} as CSV: this Result has no per-query values (save it as .json)")
         names = list(self.per_query)
         columns = [np.asarray(self.per_query[k], dtype=np.float64) for k in names]
+        spread = [k for k in names if dict.__contains__(self.tie_std, k)]
+        columns += [np.asarray(self.tie_std[k], dtype=np.float64) for k in spread]
         ids = range(self.n_queries) if self.query_ids is None else self.query_ids
         with open(path, "w", encoding="utf-8", newline="") as f:
             writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(["query", *names])
+            writer.writerow(["query", *names, *(_TIE_STD_COLUMN.format(k) for k in spread)])
             for i, qid in enumerate(ids):
                 writer.writerow([qid, *("" if np.isnan(c[i]) else repr(float(c[i])) for c in columns)])
 
@@ -329,7 +334,8 @@ class Result:
         non-empty cells, as the evaluation computes it) and ``n_queries``; ``settings`` is empty,
         ``query_ids`` are the query column as strings (None when it is just 0..n-1), and
         ``n_empty`` counts the rows with every cell empty (skipped queries): the CSV does not
-        record the empty-query policy.
+        record the empty-query policy. ``tie_std(<metric>)`` columns fill ``tie_std``, and
+        ``mean_tie_std`` is computed from them as the evaluation does (:func:`mean_tie_std_of`).
 
         Parameters
         ----------
@@ -368,7 +374,18 @@ class Result:
             except ValueError:
                 raise InputError(f"{path!r} line {line}: a metric value is not a number") from None
         ids = [r[0] for r in body]
-        per_query = {name: values[:, j].copy() for j, name in enumerate(names)}
+        per_query, tie_std = {}, {}
+        for j, name in enumerate(names):
+            metric = _tie_std_metric(name)
+            if metric is None:
+                per_query[name] = values[:, j].copy()
+            else:
+                tie_std[metric] = values[:, j].copy()
+        unknown = [k for k in tie_std if k not in per_query]
+        if unknown:
+            raise InputError(f"{path!r}: column(s) {[_TIE_STD_COLUMN.format(k) for k in unknown]} name no metric "
+                             "column of the file")
+        metric_columns = [j for j, name in enumerate(names) if _tie_std_metric(name) is None]
         mean = {}
         for name, column in per_query.items():
             mean[name] = aggregate(_canonical(name) or name, column)  # num_ret sums, gm_map is geometric
@@ -376,14 +393,50 @@ class Result:
             mean=mean,
             per_query=per_query,
             n_queries=len(body),
-            n_empty=int(np.isnan(values).all(axis=1).sum()) if names else 0,
+            n_empty=int(np.isnan(values[:, metric_columns]).all(axis=1).sum()) if metric_columns else 0,
             settings={},
             query_ids=None if ids == [str(i) for i in range(len(ids))] else ids,
+            tie_std={k: tie_std[k] for k in per_query if k in tie_std},
+            mean_tie_std={k: mean_tie_std_of(k, tie_std[k]) for k in per_query if k in tie_std},
         )
 
     def __repr__(self) -> str:
         means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
         return f"Result(n_queries={self.n_queries}, n_empty={self.n_empty}, {means})"
+
+
+_TIE_STD_COLUMN = "tie_std({})"  # the CSV column of a metric's tie_std
+
+
+def _tie_std_metric(column):
+    """The metric of a ``tie_std(<metric>)`` CSV column, or None for a metric column."""
+    if column.startswith("tie_std(") and column.endswith(")"):
+        return column[len("tie_std("):-1]
+    return None
+
+
+def mean_tie_std_of(name, std) -> float:
+    """The standard deviation of a metric's mean over the tie orders of all its queries.
+
+    Parameters
+    ----------
+    name : str
+        The metric (any spelling; the counts NumRet, NumRel, ... are sums, not means).
+    std : ndarray of float64, shape (n_queries,)
+        Per-query ``tie_std``, NaN where the query was skipped.
+
+    Returns
+    -------
+    float
+        sqrt(sum of the kept queries' variances) / their number (queries' tie orders are
+        independent), not divided for the counts; NaN when no query is kept.
+    """
+    std = np.asarray(std, dtype=np.float64)
+    kept = std[~np.isnan(std)]
+    if not len(kept):
+        return float("nan")
+    total = math.sqrt(float(np.sum(kept * kept)))
+    return total if base_of(_canonical(name) or name) in COUNTS else total / len(kept)
 
 
 def _clean(x):

@@ -12,15 +12,13 @@ other metrics are refused.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._kernels import tie_spread as _k
 from .errors import InputError
 from .metrics import passes
-from .metrics.conventions import COUNTS
 from .parallel import resolve_threads, run_blocks
+from .result import mean_tie_std_of
 from .scoring import read_only
 
 __all__ = ["SPREAD_BASES", "check_spread", "hamming_spread", "list_spread", "with_spread"]
@@ -195,12 +193,7 @@ def with_spread(result, parsed, means, variances, columns):
             std = np.zeros_like(values)
         std = np.where(np.isnan(values), np.nan, std)
         tie_std[m.name] = std
-        kept = std[~np.isnan(std)]
-        total = math.sqrt(float(np.sum(kept * kept)))
-        if not len(kept):
-            mean_tie_std[m.name] = float("nan")
-        else:
-            mean_tie_std[m.name] = total if m.base in COUNTS else total / len(kept)
+        mean_tie_std[m.name] = mean_tie_std_of(m.name, std)  # one definition: Result.load of a CSV uses it too
     result.tie_std, result.mean_tie_std = tie_std, mean_tie_std
     result.__post_init__()
     return result
