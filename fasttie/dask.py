@@ -28,6 +28,7 @@ from .hamming.stable import part_rank_bases, rank_limits, ranked_distances, rank
 from .hamming import stats
 from .ranking import rank_evaluate as evaluate_lists
 from .relevance import make_relevance
+from .spread import check_spread
 from .trec import Qrels, Run, evaluate as evaluate_run
 from .trec.readers import as_qrels
 
@@ -58,6 +59,7 @@ def evaluate(
     gain="exp2",
     empty="zero",
     curves=False,
+    spread=False,
     packed=False,
     n_bits=None,
     bitorder="big",
@@ -90,6 +92,9 @@ def evaluate(
         counts give every shard, per query and distance, the number of items ranked before it
         (a prefix sum over shards in order); each shard then ranks its relevant items, and
         their ranks (8 bytes each, per query) are sorted and finalized on the client.
+    spread : bool, default False
+        Also ``tie_std`` and ``mean_tie_std``, as :func:`fasttie.evaluate` computes them (with
+        ``ties="average"``): from the summed counts, on the client (:meth:`TieStats.finalize`).
     packed, n_bits, bitorder
         Read the database shards as packed bytes (see :func:`fasttie.pack_codes`).
     query_chunk : int, optional
@@ -110,11 +115,13 @@ def evaluate(
         As :func:`fasttie.evaluate`; a bad shard (another bit width, NaN, a wrong dtype) fails
         the whole call with an error that names the shard and its rows, before any result.
     """
+    # a refused spread fails before any task runs
+    check_spread(spread, hashing_metrics(metrics), ties=ties, ap_denominator=ap_denominator, empty=empty)
     plan = _Plan(queries, database, query_labels, db_labels, relevance, packed, n_bits, bitorder, query_chunk,
                  threads_per_task)
     if ties != "stable":
         return plan.summed(split_every).finalize(metrics, ties=ties, ap_denominator=ap_denominator, gain=gain,
-                                                 empty=empty, curves=curves)
+                                                 empty=empty, curves=curves, spread=spread)
 
     n_db = plan.n_db
     curve_metrics, _ = metrics_for_curves(curves, n_db, plan.queries.n_bits)

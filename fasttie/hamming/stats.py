@@ -19,7 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from .engine import counts_of, result_from_counts
+from ..metrics.families import asked_names
+from ..scoring import gain_table
+from ..spread import check_spread, hamming_spread, with_spread
+from .engine import counts_of, hashing_metrics, result_from_counts
 
 __all__ = ["TieStats", "merge", "padded", "stack", "tie_stats"]
 
@@ -77,7 +80,7 @@ class TieStats:
 
     def finalize(
         self, metrics=("AP",), *, ties="average", ap_denominator="retrieved", gain="exp2", empty="zero",
-        curves=False, n_threads=None,
+        curves=False, spread=False, n_threads=None,
     ):
         """Metrics from the counts, as :func:`fasttie.evaluate` computes them.
 
@@ -88,6 +91,10 @@ class TieStats:
         ties : {"average", "optimistic", "pessimistic"}, default "average"
             ``"stable"`` needs the database order, not only the counts: use
             :func:`fasttie.evaluate` or :func:`fasttie.dask.evaluate`.
+        spread : bool, default False
+            Also fill ``tie_std`` and ``mean_tie_std``, as :func:`fasttie.evaluate` with
+            ``spread=True`` does (needs ``ties="average"``): the spread over tie orders is a
+            function of the counts alone, so it is bitwise the same.
 
         Returns
         -------
@@ -98,10 +105,21 @@ class TieStats:
                 "ties='stable' needs each item's database index, which tie statistics do not keep; use "
                 "fasttie.evaluate (or fasttie.dask.evaluate), or ties='average', 'optimistic' or 'pessimistic'"
             )
-        return result_from_counts(
+        parsed = hashing_metrics(metrics)
+        spread = check_spread(spread, parsed, ties=ties, ap_denominator=ap_denominator, empty=empty)
+        result = result_from_counts(
             self, metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
             n_threads=n_threads,
         )
+        if not spread:
+            return result
+        on_counts, spread_of = hamming_spread(parsed, gain_table(gain, self.counts.shape[2]), self.n_db)
+        hist = np.ascontiguousarray(self.counts, dtype=np.int64)
+        if not hist.flags.writeable:  # writable, as the histogram pass hands its counts over: one kernel signature
+            hist = hist.copy()
+        on_counts(0, self.n_queries, hist, n_threads)  # per query: any split into blocks gives the same values
+        # with_spread keys tie_std by canonical names; keyed_as gives back the names as asked
+        return with_spread(result, parsed, *spread_of()).keyed_as(asked_names(metrics, diversity=False))
 
 
 def padded(counts, n_grades):
