@@ -401,7 +401,9 @@ class Result:
         )
 
     def __repr__(self) -> str:
-        means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
+        # spread=True: each mean with its standard deviation over tie orders, as the CLI table prints it
+        means = ", ".join(f"{k}={v:.4f}" + (f" ± {self.mean_tie_std[k]:.2g}" if dict.__contains__(self.mean_tie_std, k)
+                                              else "") for k, v in self.mean.items())
         return f"Result(n_queries={self.n_queries}, n_empty={self.n_empty}, {means})"
 
 

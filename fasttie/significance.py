@@ -214,7 +214,11 @@ class Comparison:
                 ("*" if t["significant"] else "") + (" exact" if t["exact"] else ""),
             ])
         widths = [max(len(r[j]) for r in rows) for j in range(len(header))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        if spread:
+            lines.append("tie std: standard deviation of mean(a-b) over random orders inside both methods' ties; "
+                         "within: |mean(a-b)| <= 2 tie std")
+        return "\n".join(lines)
 
     def __str__(self) -> str:
         letters = _letters(len(self.names))

@@ -42,6 +42,11 @@ def _compare(args) -> int:
             if not os.path.isfile(path):
                 raise UsageError(f"RESULT: file not found: {path}")
             results[name] = Result.load(path)
+            if args.spread and not results[name].tie_std:
+                raise UsageError(
+                    f"--spread: {path} has no tie std; write it with 'fasttie evaluate ... --spread --per-query-file "
+                    f"{os.path.basename(path)}'"
+                )
             if args.plot is not None and not results[name].curves:  # before the tests, not after
                 raise UsageError(
                     f"--plot: {path} has no curves; write it with 'fasttie evaluate ... --per-query-file "

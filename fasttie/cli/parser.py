@@ -238,6 +238,9 @@ that table for a paper: means to --table-digits decimals, the best of each metri
     tests.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     tests.add_argument("--confidence", type=float, default=0.95,
                        help="level of the t confidence interval of each mean difference (default 0.95)")
+    tests.add_argument("--spread", action="store_true",
+                       help="also the tie std of each mean difference and whether the difference is within twice it "
+                       "(with --method: evaluates with spread; result files must hold tie_std: 'evaluate --spread')")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     table = compare.add_argument_group("tables for a paper (bold best, superscript letters of the methods beaten)")
     table.add_argument("--latex", metavar="FILE.tex", help="also write the table as a booktabs LaTeX tabular")
