@@ -11,7 +11,9 @@ import time
 import fasttie as ft
 
 from .. import warmup
+from ..errors import InputError
 from ..metrics import grade_order_bounds, parse_metrics
+from ..spread import check_spread
 from .common import DEMO_METRICS, DIGITS_METRICS, TIE_MODES, UsageError
 
 _HELPER_TIMEOUT = 300  # seconds; a helper compiles in about 5 s on a 2-core machine
@@ -63,12 +65,23 @@ def _save_demo(folder, queries, database, query_labels, db_labels):
     )
 
 
+def _has_spread(name) -> bool:
+    """Whether ``spread=True`` has an exact method for the metric under the demo's options."""
+    try:
+        check_spread(True, parse_metrics(name), ties="average", ap_denominator="retrieved", empty="zero")
+    except InputError:  # AP@k over the retrieved relevant items: a ratio of two random counts
+        return False
+    return True
+
+
 def _demo(args) -> int:
 
     (queries, database, query_labels, db_labels), about = _demo_data(args)
     print(f"fasttie demo: {about}")
     metrics = DIGITS_METRICS if args.dataset == "digits" else DEMO_METRICS
-    results = {}
+    results, means, stds = {}, {}, {}
+    spreading = [name for name in metrics if _has_spread(name)]
+    rest = [name for name in metrics if name not in spreading]
     started = time.perf_counter()
     helper = None
     if warmup.kernel_cached("hamming_ties.finalize_stable") is False:  # cold: stable's kernels compile meanwhile
@@ -80,19 +93,31 @@ def _demo(args) -> int:
             except subprocess.TimeoutExpired:  # compile here instead
                 helper.kill()
                 helper.wait()
-        results[ties] = ft.evaluate(
-            queries, database, query_labels, db_labels, metrics=metrics, ties=ties, n_threads=args.threads
-        )
+        if ties != "average":
+            results[ties] = ft.evaluate(
+                queries, database, query_labels, db_labels, metrics=metrics, ties=ties, n_threads=args.threads
+            )
+            continue
+        # one pass counts the ties; from the counts, bitwise ft.evaluate's average, with its spread over tie
+        # orders for the metrics that have an exact one
+        stats = ft.tie_stats(queries, database, query_labels, db_labels, n_threads=args.threads)
+        for group, spread in ((spreading, True), (rest, False)):
+            if group:
+                average = stats.finalize(group, ties=ties, spread=spread, n_threads=args.threads)
+                means.update(average.mean)
+                stds.update(average.mean_tie_std)
     elapsed = time.perf_counter() - started
-    names = list(results["average"].mean)
+    names = list(metrics)
     bounded = {m.name: grade_order_bounds(m, "retrieved") for m in parse_metrics(names)}
     width = max(len(n) for n in names) + 2
-    print(f"\n{'metric':<{width}}" + "".join(f"{t:>13}" for t in TIE_MODES) + f"{'opt - pess':>13}")
+    columns = ("average", "tie std", *TIE_MODES[1:], "opt - pess")
+    print(f"\n{'metric':<{width}}" + "".join(f"{c:>13}" for c in columns))
     for name in names:
-        row = [results[t].mean[name] for t in TIE_MODES]
+        row = [means[name], *(results[t].mean[name] for t in TIE_MODES[1:])]
         mark = "" if bounded[name] else "*"
-        print(f"{name:<{width}}" + "".join(f"{v:>13.6f}" for v in row) + f"{row[2] - row[3]:>13.6f}{mark}")
-    average = results["average"]
+        std = f"{stds[name]:>13.6f}" if name in stds else f"{'-':>13}"
+        print(f"{name:<{width}}{row[0]:>13.6f}{std}" + "".join(f"{v:>13.6f}" for v in row[1:])
+              + f"{row[2] - row[3]:>13.6f}{mark}")
     unbounded = [name for name in names if not bounded[name]]
     legend = (
         "average = exact expectation over all orderings inside ties (fasttie's default); stable = "
@@ -100,13 +125,15 @@ def _demo(args) -> int:
         "each tie by grade, relevant first / last: reproducible orders, and the best and worst "
         "tie orders of every metric here"
         + (f" but {', '.join(unbounded)} (*: there opt - pess is not the range over tie orders)" if unbounded else "")
+        + "; tie std = standard deviation of the average over uniformly random orders inside ties (spread=True"
+        + (f"; none for {', '.join(rest)}: docs/ties.md, section 9" if rest else "") + ")"
         + ". AP@k divides by the relevant items retrieved in the top k; radius means Hamming "
         "distance <= r" + (" (the synthetic codes flip a quarter of their bits: no database code is within the "
                            "usual radius 2 of a query)" if args.dataset != "digits" and args.flip is None else "")
         + f". Queries without relevant items: {average.n_empty} (policy: {average.settings['empty']})."
     )
     print("\n" + textwrap.fill(legend, width=95))
-    print(f"4 evaluations in {elapsed:.2f} s (first call includes compilation unless cached)")
+    print(f"{len(TIE_MODES)} evaluations in {elapsed:.2f} s (first call includes compilation unless cached)")
     if args.save is not None:
         command = _save_demo(args.save, queries, database, query_labels, db_labels)
         print(f"\nSaved queries.npy, database.npy, query_labels.npy, db_labels.npy to {args.save}; evaluate them with:")
