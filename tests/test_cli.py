@@ -538,10 +538,10 @@ def test_demo_prints_every_tie_mode_and_saves_evaluable_files(tmp_path, capsys):
     code, out, _ = run_main(capsys, "demo", "--queries", 20, "--db", 500, "--seed", 2, "--save", folder)
     assert code == 0
     header = next(line for line in out.splitlines() if line.startswith("metric"))
-    assert header.split() == ["metric", *cli.TIE_MODES, "opt", "-", "pess"]
+    assert header.split() == ["metric", "average", "tie", "std", *cli.TIE_MODES[1:], "opt", "-", "pess"]
     q, db, ql, dl = ft.datasets.synthetic_hashing(20, 500, seed=2)
     for ties in cli.TIE_MODES:
-        column = cli.TIE_MODES.index(ties) + 1
+        column = cli.TIE_MODES.index(ties) + 1 + (ties != "average")  # the tie std follows the average
         expected = ft.evaluate(q, db, ql, dl, metrics=cli.DEMO_METRICS, ties=ties)
         for line in out.splitlines():
             if line.split() and line.split()[0] in expected.mean:
