@@ -126,11 +126,11 @@ CONVENTIONS = {
         hamming=None,
         cutoffs="AccuracyCalculator's k (default: every reference item) is the AP cutoff: "
                 "mean_average_precision = AP@k over R",
-        not_expressible="mean_average_precision_at_r (a per-query cutoff R); leaving the query out of the "
-                        "reference (ref_includes_query) is the caller's; " + _ARBITRARY_ORDER + " (faiss / "
-                        "torch.topk k-NN)",
+        not_expressible="leaving the query out of the reference (ref_includes_query) is the caller's; "
+                        + _ARBITRARY_ORDER + " (faiss / torch.topk k-NN)",
         source="pytorch-metric-learning 2.9 (utils/accuracy_calculator.py: lone queries left out)",
-        names={"mean_average_precision": "AP@k (k = AccuracyCalculator's k)", "r_precision": "Rprec",
+        names={"mean_average_precision": "AP@k (k = AccuracyCalculator's k)",
+               "mean_average_precision_at_r": "MAP@R", "r_precision": "Rprec",
                "precision_at_1": "P@1", "mean_reciprocal_rank": "RR"}),
     "sentence_transformers": Convention(
         lists={"ties": "average", "gain": "linear", "log_base": 2, "ap_denominator": "min", "empty": "skip",
@@ -150,7 +150,8 @@ CONVENTIONS = {
     "hashnet": Convention(
         lists=None,
         hamming={"ties": "average", "gain": "exp2", "ap_denominator": "retrieved", "empty": "skip_missed"},
-        cutoffs="mean_average_precision(R): AP@R over the hits in the top R; queries without a hit left out",
+        cutoffs="mean_average_precision(R): AP@k, k its fixed R (not MAP@R), over the hits in the top R; queries "
+                "without a hit left out",
         not_expressible=_ARBITRARY_ORDER + " (np.argsort's default quicksort of -inner products)",
         source="HashNet (pytorch/src/test.py, mean_average_precision)",
         names={"mean_average_precision": "AP@k"}),

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels.finalize import (
-    AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, JUDGED, MISS, N_RECALL_LEVELS, OPTIONAL_BPREF,
-    OPTIONAL_IPREC, OPTIONAL_RBP, OPTIONAL_WAP, RBP, RBP_REL, RESIDUAL, RR, TOTAL_RELEVANT, WAP_NUM, WAP_RET,
+    AP_AT_R, AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, JUDGED, MISS, N_RECALL_LEVELS,
+    OPTIONAL_BPREF, OPTIONAL_IPREC, OPTIONAL_RBP, OPTIONAL_WAP, RBP, RBP_REL, RESIDUAL, RR, TOTAL_RELEVANT, WAP_NUM,
+    WAP_RET,
 )
 from ._kernels.tie_math import discount_prefix
 from .metrics import DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GRADED, KEPT_WHEN_EMPTY, PERSISTENT, UNDEFINED_WHEN_EMPTY
@@ -173,6 +174,8 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
             value, missed = radius_values[metric.name]
         elif metric.base == "Rprec":
             value = divide(scalars[:, HITS_AT_R], total)
+        elif metric.base == "MAP@R":  # AP cut at R, over R whatever ap_denominator (pytorch-metric-learning)
+            value = divide(scalars[:, AP_AT_R], total)
         elif metric.base in ("Bpref", "GMBpref"):
             value = divide(scalars[:, BPREF_SUM], total)
         elif metric.base == "IPrec":

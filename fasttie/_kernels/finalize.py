@@ -18,7 +18,8 @@ Base quantities, per cutoff k (clamped to [1, N]):
     RBP_REL  E[(1-p) sum_{i<=k} p^(i-1) rel_i], binary RBP
     RESIDUAL E[(1-p) sum_{i<=k, unjudged} p^(i-1)] + p^min(k, N), RBP's residual
 (p, the persistence, is per cutoff column: columns may repeat a cutoff with another p)
-and per query: R (relevant items), E[hits@R] (R-precision), the sum behind bpref,
+and per query: R (relevant items), E[hits@R] (R-precision), E[AP numerator at the cutoff R]
+(MAP@R, pytorch-metric-learning's mean average precision at R), the sum behind bpref,
 E[sum over relevant items of 1 - min(n, R) / min(N_nr, R)], n the judged non-relevant items
 ranked above it and N_nr all judged non-relevant items of the query (trec_eval's bpref), and,
 for fixed orders only, interpolated precision at the recall levels 0.0, 0.1, ..., 1.0.
@@ -36,7 +37,8 @@ HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS, JUDGED, RBP, 
 N_QUANTITIES = 14
 TOTAL_RELEVANT, HITS_AT_R, BPREF_SUM, IPREC = range(4)  # IPREC + l: interpolated precision at recall l/10
 N_RECALL_LEVELS = 11
-N_SCALARS = IPREC + N_RECALL_LEVELS
+AP_AT_R = IPREC + N_RECALL_LEVELS  # E[sum_{i<=R} rel_i hits@i / i], R the query's relevant items (MAP@R)
+N_SCALARS = AP_AT_R + 1
 # the optional sums of the finalizer, a bit mask (each costs a walk over the relevant items, or
 # for WAP a division per relevant item of a fixed order)
 OPTIONAL_IPREC, OPTIONAL_BPREF, OPTIONAL_RBP, OPTIONAL_WAP = 1, 2, 4, 8
@@ -247,8 +249,9 @@ def _finalize_ties_kernel(optional_sums, ratios):
         for c in range(m):
             total_items += tie_n[c]
             total_relevant += tie_r[c]
-        # past the end of the list every ranked relevant item is a hit
+        # past the end of the list every ranked relevant item is a hit (AP at R: set after the walk)
         scalars[HITS_AT_R] = total_relevant
+        scalars[AP_AT_R] = 0.0
         total_relevant += unranked_relevant
         scalars[TOTAL_RELEVANT] = total_relevant
         bpref = 0.0
@@ -298,6 +301,12 @@ def _finalize_ties_kernel(optional_sums, ratios):
             stop = t + n
             if total_relevant > 0 and t < total_relevant <= stop:
                 scalars[HITS_AT_R] = hits_prev + (total_relevant - t) * r / n
+                # MAP@R: the AP numerator at the cutoff R, which cuts this tie after R - t ranks
+                scalars[AP_AT_R] = ap_prev
+                if r > 0:
+                    dh = harmonic_diff(t, total_relevant - t)
+                    lh = shifted_harmonic(t, total_relevant - t, dh)
+                    scalars[AP_AT_R] += _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
             mean_grade = s / r if r > 0 else 0.0
             while kp < n_cut and min(cutoffs[kp], total_items) <= stop:
                 j = min(cutoffs[kp], total_items) - t
@@ -343,7 +352,12 @@ def _finalize_ties_kernel(optional_sums, ratios):
             if kp == n_cut:
                 if stop >= total_relevant:
                     break
-                # only R-precision still needs the walk: skip the sums (and the discount table)
+                # only R-precision and MAP@R still need the walk: skip the other sums (and the
+                # discount table)
+                if r > 0:
+                    dh = harmonic_diff(t, n)
+                    ap_prev += _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh,
+                                                 shifted_harmonic(t, n, dh))
                 hits_prev += r
                 t = stop
                 continue
@@ -365,6 +379,8 @@ def _finalize_ties_kernel(optional_sums, ratios):
             judged_prev += r + tie_u[c]
             grade_prev += s
             t = stop
+        if total_relevant > total_items:  # R past the end of the list: MAP@R reads the whole list
+            scalars[AP_AT_R] = ap_prev
 
     return finalize_ties
 
@@ -411,11 +427,14 @@ def _tail_start(ranks, ranked_relevant, n_items, cutoffs, discount_size):
 
 
 @jit(inline="always")
-def _relevant_tail(ranks, grades, judged, start, hits, ap, grade_sum, judged_count, hits_at_r, total_relevant):
+def _relevant_tail(ranks, grades, judged, start, hits, ap, grade_sum, judged_count, hits_at_r, ap_at_r,
+                   total_relevant):
     """The main walk of :func:`finalize_ranked` over listed items start.. (all relevant, no cutoff
     and no discount among them): the same sums, in the same order."""
     terms = np.empty(_TAIL_BLOCK, dtype=np.float64)
     n_graded = ranks.shape[0]
+    # R-precision and MAP@R count the items ranked within R: ranks ascend, so up to the first past R
+    within_r = np.searchsorted(ranks, total_relevant, side="right")
     for lo in range(start, n_graded, _TAIL_BLOCK):
         n = min(_TAIL_BLOCK, n_graded - lo)
         for t in range(n):  # independent divisions: vectorized
@@ -423,11 +442,12 @@ def _relevant_tail(ranks, grades, judged, start, hits, ap, grade_sum, judged_cou
         for t in range(n):  # two chains of additions, side by side
             ap += terms[t]
             grade_sum += grades[lo + t]
+        for t in range(min(n, within_r - lo)):  # every item before is relevant: hits@R is hits here
+            ap_at_r += terms[t]
         hits += n
     judged_count += _count_true(judged[start:])
-    # R-precision counts the items ranked within R: ranks ascend, so up to the first past R
-    hits_at_r += max(0, np.searchsorted(ranks, total_relevant, side="right") - start)
-    return hits, ap, grade_sum, judged_count, hits_at_r
+    hits_at_r += max(0, within_r - start)
+    return hits, ap, grade_sum, judged_count, hits_at_r, ap_at_r
 
 
 @jit(error_model="numpy")  # a division that cannot raise vectorizes (the tail)
@@ -468,6 +488,7 @@ def finalize_ranked(
     ap = 0.0
     rr = 0.0
     hits_at_r = np.int64(0)
+    ap_at_r = 0.0  # the AP numerator at the cutoff R (MAP@R): hits_at_r is the hits at each rank within R
     # past the deepest cutoff short of the whole list and the discount table, with every listed
     # item relevant (the Hamming stable pass), AP's divisions are independent: the tail computes
     # them a block at a time (vectorized) and adds them in rank order, the same sums
@@ -492,15 +513,16 @@ def finalize_ranked(
         if p == n_graded:
             break
         if p == tail:  # the rest at once, then the sentinel
-            hits, ap, grade_sum, judged_count, hits_at_r = _relevant_tail(
-                ranks, grades, judged, tail, hits, ap, grade_sum, judged_count, hits_at_r, total_relevant)
+            hits, ap, grade_sum, judged_count, hits_at_r, ap_at_r = _relevant_tail(
+                ranks, grades, judged, tail, hits, ap, grade_sum, judged_count, hits_at_r, ap_at_r, total_relevant)
             p = n_graded
             continue
         item = p
         p += 1
-        if rank <= total_relevant:
-            hits_at_r += relevant[item]
-        if kp == n_cut:  # only R-precision still needs the walk
+        if rank <= total_relevant and relevant[item]:
+            hits_at_r += 1
+            ap_at_r += hits_at_r / rank
+        if kp == n_cut:  # only R-precision and MAP@R still need the walk
             if rank > total_relevant:
                 break
             continue
@@ -514,6 +536,7 @@ def finalize_ranked(
             if hits == 1:
                 rr = 1.0 / rank
     scalars[HITS_AT_R] = hits_at_r
+    scalars[AP_AT_R] = ap_at_r
     # the optional sums: see ranked_optional_sums
     scalars[BPREF_SUM] = 0.0
     for level in range(N_RECALL_LEVELS):

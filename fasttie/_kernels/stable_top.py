@@ -95,7 +95,7 @@ def _finalize_stable_top_kernel(optional_sums):
         pairs; every other item costs a popcount and a compare (finalize_stable counts every item).
         Quantities at cutoffs up to ``depth`` are bitwise those of :func:`.hamming_ties.finalize_stable`; the
         relevant items left out count in R. ``optional`` must not ask for sums over the whole list
-        (bpref, interpolated precision), nor may a metric read R-precision (HITS_AT_R).
+        (bpref, interpolated precision), nor may a metric read R-precision or MAP@R (HITS_AT_R, AP_AT_R).
         """
         n_dist = hist.shape[1]
         n_grades = hist.shape[2]

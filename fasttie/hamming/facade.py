@@ -68,7 +68,7 @@ def evaluate(
         listed), or a sparse (n_queries, n_db) matrix of grades.
     metrics : str or sequence of str, default ("AP",)
         Names as in :mod:`fasttie.metrics`: ``AP``, ``AP@k``, ``nDCG@k``, ``DCG@k``, ``P@k``,
-        ``R@k``, ``F1@k``, ``RR``, ``RR@k``, ``Rprec``, ``ACG@k``, ``WAP@k``, ``P(radius=r)``,
+        ``R@k``, ``F1@k``, ``RR``, ``RR@k``, ``Rprec``, ``MAP@R``, ``ACG@k``, ``WAP@k``, ``P(radius=r)``,
         ``R(radius=r)``, ``F1(radius=r)``, ``AP(radius=r)`` (AP of the items within the radius,
         over ``ap_denominator``), ``NumRet(radius=r)``; aliases (``mAP@1000``, ``ndcg@10``, ``mrr``) and lists (``P@[1,10]``).
     convention : str, optional

@@ -2,7 +2,9 @@
 
 Ranking metrics. Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG``, ``DCG@k``,
 ``P@k``, ``R@k``, ``F1@k`` (``F1(beta=2)@k``: F with recall weighted beta), ``RR``, ``RR@k``,
-``Success@k``, ``Hits@k`` (relevant items in the top k, averaged: ranx's hits), ``Rprec``, ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``, ``SetAP``, ``Bpref``,
+``Success@k``, ``Hits@k`` (relevant items in the top k, averaged: ranx's hits), ``Rprec``, ``MAP@R`` (AP cut
+at each query's R, over R: pytorch-metric-learning's mean average precision at R; also ``mAP@R``, ``AP@R``,
+``map_at_r``), ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``, ``SetAP``, ``Bpref``,
 ``GMBpref``, ``IPrec@r`` (r = 0.0, 0.1, ..., 1.0) and ``11pt`` (fixed orders only),
 ``Judged@k``, ``RBP(p=0.8)@k`` and its residual ``RBPResid(p=0.8)@k``, ``infAP`` (ranked lists;
 trec_eval's inferred AP over a sampled pool), the counts ``NumQ``, ``NumRet``, ``NumRel``,

@@ -14,7 +14,7 @@ import numpy as np
 
 # metrics whose value is 0/0 for a query without relevant items (see the `empty` policy)
 UNDEFINED_WHEN_EMPTY = (
-    "AP", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "Bpref", "GMBpref", "infAP", "IPrec", "11pt",
+    "AP", "MAP@R", "WAP", "GMAP", "nDCG", "R", "RR", "Rprec", "SetAP", "Bpref", "GMBpref", "infAP", "IPrec", "11pt",
     "R(radius)", "AP(radius)",
 )
 # AP-like metrics: at a cutoff with ap_denominator="retrieved" the finalizer must compute the

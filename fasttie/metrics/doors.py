@@ -23,7 +23,7 @@ DOORS = {
         "bases": ("WAP",),  # weighted AP over the shared-label grades of multi-hot labels
         "radius": True,  # P, R, F1, AP and NumRet within a Hamming distance: P(radius=r), AP(radius=r), ...
         "per_metric_options": False,  # rel=, gains=, judged_only: the call's gain= and relevance= only
-        "help": "AP, AP@k, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, Rprec, ACG@k, WAP@k, P(radius=r), R(radius=r), "
+        "help": "AP, AP@k, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, Rprec, MAP@R, ACG@k, WAP@k, P(radius=r), R(radius=r), "
                 "F1(radius=r), AP(radius=r), NumRet(radius=r); aliases mAP@k, mAP(radius=r), ndcg@k, mrr; "
                 "lists P@[1,10,100]",
     },
@@ -31,7 +31,7 @@ DOORS = {
         "bases": ("infAP",),  # inferred AP over a sampled judgment pool
         "radius": False,
         "per_metric_options": True,
-        "help": "AP, AP@k, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, Rprec, Success@k, GMAP, SetAP, Bpref, infAP, "
+        "help": "AP, AP@k, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, Rprec, MAP@R, Success@k, GMAP, SetAP, Bpref, infAP, "
                 "IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, ERR@k, NumQ, NumRet, NumRel, NumRelRet; "
                 "parameters P(rel=2)@5, nDCG(gains={0:0,1:1,2:3})@10; trec_eval's names (map, ndcg_cut_10, "
                 "P.5,10); lists P@[5,10]",

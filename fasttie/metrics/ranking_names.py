@@ -21,6 +21,8 @@ from .conventions import DEFAULT_PERSISTENCE, PERSISTENT
 from .syntax import MAX_CUTOFF, closest, keyword_parameters, malformed_parameters, parse_cutoffs
 from .trec_eval_names import from_trec_eval
 
+AT_R = "MAP@R"  # AP cut at the query's R relevant items, over R (pytorch-metric-learning's MAP@R)
+_AT_R_STEMS = ("ap", "map")  # AP@R, MAP@R, mAP@R, map@r: @R is the per-query cutoff R, not an integer
 _BASES = {
     "ap": "AP", "map": "AP",
     "ndcg": "nDCG",
@@ -48,6 +50,8 @@ _BASES = {
     "err": "ERR",
     # ranx's names (ranx.evaluate); its precision, recall, f1, mrr, map, ndcg, dcg and bpref are above
     "hits": "Hits", "hit_rate": "Success", "r-precision": "Rprec", "r_precision": "Rprec", "rprecision": "Rprec",
+    # pytorch-metric-learning's mean average precision at R (also AP@R, MAP@R, map@r: see _parse_one)
+    "map_at_r": AT_R, "mean_average_precision_at_r": AT_R,
 }
 # ranx's names whose formula is a fasttie metric with a parameter of its own: (base, parameters)
 _PRESETS = {
@@ -58,7 +62,7 @@ _PRESETS = {
 # cut after the radius (mAP@H<=r), whose denominator is the call's ap_denominator
 _RADIUS_BASES = ("P", "R", "F1", "NumRet", "AP")
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
-_NO_CUTOFF = ("Rprec", "NumQ", "NumRel", "SetAP", "Bpref", "GMBpref", "infAP")
+_NO_CUTOFF = ("Rprec", AT_R, "NumQ", "NumRel", "SetAP", "Bpref", "GMBpref", "infAP")
 _LEVELS = tuple(i / 10 for i in range(11))
 _RECALL_LEVEL = re.compile(r"^\s*(?:IPrec|iprec|iprec_at_recall)\s*[@_]\s*(\d*\.?\d+)\s*$")
 _NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:\((.*)\))?\s*(?:@\s*(.+?))?\s*$")
@@ -66,8 +70,8 @@ _RADIUS = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*\(\s*radius\s*=\s*(-?\d+)\s
 _EXAMPLE = "RBP(p=0.9)@10"  # a well-formed name with parameters, for error messages
 
 # relevance levels apply to the binary metrics; gains to the graded ones (ir_measures' parameters)
-_TAKES_REL = ("AP", "P", "R", "F1", "RR", "Success", "Hits", "Rprec", "GMAP", "SetAP", "Bpref", "GMBpref", "infAP",
-              "IPrec", "11pt", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "NumRet", "RBP")
+_TAKES_REL = ("AP", AT_R, "P", "R", "F1", "RR", "Success", "Hits", "Rprec", "GMAP", "SetAP", "Bpref", "GMBpref",
+              "infAP", "IPrec", "11pt", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "NumRet", "RBP")
 _TAKES_GAIN = ("DCG", "nDCG", "RBP")
 _GAIN_NAMES = {"linear": "linear", "exp2": "exp2", "log2": "linear", "exp-log2": "exp2"}
 
@@ -102,8 +106,8 @@ class Metric:
             params.append(f"{key}={dict(value)!r}" if key == "gains" else f"{key}={value!r}")
         params += ["relative=True"] if self.relative else []
         params += ["judged_only=True"] if self.judged_only else []
-        base = f"{self.base}({', '.join(params)})" if params else self.base
-        return base if self.k is None else f"{base}@{self.k}"
+        stem, cutoff = ("MAP", "@R") if self.base == AT_R else (self.base, "" if self.k is None else f"@{self.k}")
+        return (f"{stem}({', '.join(params)})" if params else stem) + cutoff
 
     def gain_table(self):
         """The metric's own gain: None (the call's), "linear", "exp2" or {grade: gain}."""
@@ -119,7 +123,7 @@ class Metric:
 
 
 KNOWN = (
-    "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Hits@k, Rprec, ACG@k, WAP@k, "
+    "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Hits@k, Rprec, MAP@R, ACG@k, WAP@k, "
     "GMAP, SetAP, Bpref, GMBpref, infAP, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, "
     "ERR@k, NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, P(radius=r), R(radius=r), F1(radius=r), "
     "AP(radius=r), NumRet(radius=r); "
@@ -332,6 +336,9 @@ def _parse_one(name: str) -> list[Metric]:
     if not match:
         raise _unknown(name)
     alias = match.group(1).lower()
+    suffix = match.group(3)
+    if alias in _AT_R_STEMS and suffix is not None and suffix.upper() == "R":
+        alias, suffix = "map_at_r", None  # MAP@R: the cutoff is each query's R
     base, preset = _PRESETS.get(alias, (_BASES.get(alias), {}))
     if base is None:
         raise _unknown(name)
@@ -346,7 +353,6 @@ def _parse_one(name: str) -> list[Metric]:
                              f"to choose the gain, name {base}(...) instead")
         params[key] = value
     options = _options(base, params, name)
-    suffix = match.group(3)
     if suffix is None:
         return [Metric(base, **options)]
     if base in _NO_CUTOFF:
