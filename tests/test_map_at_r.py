@@ -10,6 +10,7 @@ embeddings, where its k-NN order is the only order.
 """
 
 import itertools
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -347,3 +348,36 @@ def test_gpu_gives_the_cpu_values():
         on_cpu, on_gpu = (ft.evaluate(*codes, query_labels, db_labels, metrics=["MAP@R", "P@3"], ties=ties,
                                       n_threads=1, device=device).per_query["MAP@R"] for device in ("cpu", "cuda"))
         np.testing.assert_array_equal(on_gpu, on_cpu)
+
+
+def test_pytorch_metric_learning_with_a_knn_shorter_than_r():
+    """AccuracyCalculator(k=3) retrieves 3 neighbours where R may be larger (pml warns that the
+    value is then not MAP@R; it sums the precisions of the k neighbours over R): trec.evaluate
+    of the same 3-item runs with every reference item judged (R from the qrels) gives its value."""
+    torch = pytest.importorskip("torch")
+    calculator = pytest.importorskip("pytorch_metric_learning.utils.accuracy_calculator")
+    for seed in range(N_CASES):
+        rng = np.random.default_rng(1000 + seed)
+        n_query, n_ref = int(rng.integers(2, 10)), int(rng.integers(8, 30))
+        query, reference = rng.normal(size=(n_query, 3)), rng.normal(size=(n_ref, 3))
+        query_labels, reference_labels = rng.integers(0, 3, n_query), rng.integers(0, 2, n_ref)  # 2: lone
+
+        def knn(query_t, k, reference_t, ref_includes_query):
+            distances = torch.cdist(query_t.double(), reference_t.double())
+            return torch.topk(distances, k, dim=1, largest=False)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = calculator.AccuracyCalculator(
+                include=("mean_average_precision_at_r",), k=3, knn_func=knn, device=torch.device("cpu"),
+            ).get_accuracy(query, query_labels, reference, reference_labels)["mean_average_precision_at_r"]
+        distances = np.linalg.norm(query[:, None, :] - reference[None, :, :], axis=2)
+        qrels = {f"q{i}": {f"r{j}": int(query_labels[i] == reference_labels[j]) for j in range(n_ref)}
+                 for i in range(n_query)}
+        run = {f"q{i}": {f"r{j}": -float(distances[i, j]) for j in np.argsort(distances[i])[:3]}
+               for i in range(n_query)}
+        ours = ft.trec.evaluate(qrels, run, ["MAP@R"], empty="skip").mean["MAP@R"]
+        if not (query_labels < 2).any():
+            assert np.isnan(ours)
+            continue
+        assert ours == pytest.approx(theirs, abs=1e-12), seed
