@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .trec_eval_names import TREC_EVAL_PERSISTENCE
+from .trec_eval_names import TREC_EVAL_PERSISTENCE, from_trec_eval
 
 __all__ = ["TREC_EVAL_MEASURES", "TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "select_trec_eval"]
 
@@ -173,14 +173,10 @@ def _numbers(name, text, convert):
 
 def _with_parameters(name, text):
     """The fasttie metric of a plain measure given parameters, or None where fasttie has none."""
-    if name == "ndcg" and re.fullmatch(r"\d+=\d*\.?\d+(,\d+=\d*\.?\d+)*", text):  # gains per grade
-        return f"nDCG(gains={{{text.replace('=', ': ')}}})"
-    if name == "set_F" and re.fullmatch(r"\d*\.?\d+", text):  # recall's weight b, as ir_measures' SetF(beta=b)
-        return f"SetF(beta={text})"
-    if name in ("rbp", "rbp_resid"):
-        match = re.fullmatch(r"p=(\d*\.?\d+)", text)
-        if match:
-            return f"{'RBP' if name == 'rbp' else 'RBPResid'}(p={match.group(1)})"
+    spelt = f"{name}.{text}"
+    translated = from_trec_eval(spelt)  # ndcg.1=3,2=9, set_F.0.5, rbp.p=0.95, rbp_resid.p=0.95
+    if translated != [spelt]:
+        return translated[0]
     if name in ("11pt_avg", "Rprec_mult", "utility", "unj", "relstring", "binG", "G", "ndcg_rel", "Rndcg"):
         return None  # fasttie lacks the measure, or (11pt_avg) its custom levels
     raise ValueError(f"-m {name}.{text}: trec_eval's {name} takes no parameters")
