@@ -36,8 +36,7 @@ def _trec(args) -> int:
             result = ft.trec.evaluate(
                 qrels, run, list(dict.fromkeys(keys.values())), ties=args.ties, ap_denominator=args.ap_denominator,
                 gain=args.gain, relevance_level=level, empty=args.empty, complete=args.complete,
-                max_retrieved=args.max_retrieved, judged_only=args.judged_only,
-                **({"spread": True} if args.spread else {}),
+                max_retrieved=args.max_retrieved, judged_only=args.judged_only, spread=args.spread,
             )
             results.append((path, result.keyed_as(keys), run.name))
     except InputError as error:
