@@ -54,7 +54,6 @@ TREC_EVAL_NICKNAMES = {
             "set_map", "set_F"),
     "all_trec": tuple(_TABLE),
 }
-_ALL_ONLY = ("runid", "num_q", "gm_map", "gm_bpref")
 _PRINTED = re.compile(r"^(P|recall|ndcg_cut|map_cut|relative_P|success)_(\d+)$|^(iprec_at_recall)_(\d\.\d+)$")
 
 
@@ -67,8 +66,6 @@ class TrecEvalSelection:
     keys : dict of str to str
         Printed name (``map``, ``P_10``, ``iprec_at_recall_0.10``) -> fasttie metric, in
         trec_eval's print order.
-    all_only : set of str
-        Printed names with an ``all`` line only.
     runid : bool
         Whether trec_eval would print its ``runid`` line.
     left_out : list of str
@@ -76,7 +73,6 @@ class TrecEvalSelection:
     """
 
     keys: dict = field(default_factory=dict)
-    all_only: set = field(default_factory=set)
     runid: bool = False
     left_out: list = field(default_factory=list)
 
@@ -146,8 +142,6 @@ def _add(selection, name, text):
             selection.left_out.append(key)
             return
         selection.keys[key] = metric
-        if name in _ALL_ONLY:
-            selection.all_only.add(key)
         return
     if name == "iprec_at_recall":
         levels = _numbers(name, text, float) if text is not None else defaults
