@@ -19,6 +19,7 @@ from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
 from .metrics.doors import LISTS, check_door
 from .metrics.families import asked_names
 from .result import Result
+from .extremes import list_extremes, with_extremes
 from .spread import check_spread, list_spread, with_spread
 from .parallel import resolve_threads, run_blocks
 from .scoring import (
@@ -37,7 +38,26 @@ _TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSI
 _ro = read_only
 
 
-@takes_convention(_LISTS_DOOR)
+def _floor_rows(at_most, arguments) -> dict:
+    """A convention's score floor on rank_evaluate's ``arguments``: ``y_true`` 0 at every row
+    scored <= ``at_most``, whose positive grades join the query's ``unretrieved`` (R keeps them);
+    the rows stay ranked. :func:`fasttie.score_floor.evaluate_with_floor` calls it."""
+    y_true, y_pred, sizes, _, _ = _grouped(arguments["y_true"], arguments["y_pred"], arguments["group"],
+                                            arguments["qid"])
+    moved = (y_pred <= at_most) & (y_true > 0)  # rows grouped by query, in output order
+    query = np.repeat(np.arange(len(sizes)), sizes)[moved]
+    grades = np.split(y_true[moved], np.cumsum(np.bincount(query, minlength=len(sizes)))[:-1])
+    given = arguments["unretrieved"]
+    if given is not None:
+        if len(given) != len(sizes):
+            return {}  # the call itself says what unretrieved must be
+        grades = [np.concatenate([np.asarray(g, dtype=np.float64).ravel(), extra]) for g, extra in zip(given, grades)]
+    y_pred = numeric_array(arguments["y_pred"], "y_pred")  # the rows as given (a qid may have regrouped them)
+    return {"y_true": np.where(y_pred <= at_most, 0.0, numeric_array(arguments["y_true"], "y_true")),
+            "unretrieved": grades}
+
+
+@takes_convention(_LISTS_DOOR, floor_rows=_floor_rows)
 def rank_evaluate(
     y_true,
     y_pred,
@@ -125,12 +145,16 @@ def rank_evaluate(
         counts as relevant in the proportion of the judged rows above it; an unpooled row
         counts as non-relevant. Judged@k counts the pooled rows (and the relevant ones), as
         ir_measures counts every document with a qrels line, a negative grade too.
-    spread : bool, default False
-        Also the standard deviation of each metric over uniformly random orders inside ties
-        (``ties="average"``): ``Result.tie_std`` per query and ``Result.mean_tie_std`` of the
-        mean, exact (docs/ties.md, "How far a metric moves with the tie order"). Metrics
-        without an exact method (Bpref, infAP, ERR, ``AP@k`` with ``ap_denominator="retrieved"``,
-        ...) raise ValueError naming them.
+    spread : bool or "range", default False
+        True (with ``ties="average"``): also the standard deviation of each metric over
+        uniformly random orders inside ties, ``Result.tie_std`` per query and
+        ``Result.mean_tie_std`` of the mean (docs/ties.md, "How far a metric moves with the tie
+        order"), and its lowest and highest value over every order inside ties,
+        ``Result.tie_min`` / ``tie_max`` per query and ``mean_tie_min`` / ``mean_tie_max`` of
+        the mean (docs/ties.md, "The exact extremes"), all exact. Metrics without an exact
+        standard deviation (Bpref, infAP, ERR, ``AP@k`` with ``ap_denominator="retrieved"``,
+        ...) raise ValueError naming them; ``"range"`` computes the extremes alone, which every
+        metric has (but a ``gains`` table that does not rise with the grade).
 
     Returns
     -------
@@ -215,11 +239,24 @@ def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_
         },
         query_ids=query_ids,
     )
-    if spread:  # the same ties, walked once more for the variances (fasttie.spread)
+    if spread is True:  # the same ties, walked once more for the variances (fasttie.spread)
         spread_of = list_spread(parsed, rows.offsets, rows.y_pred, rows.y_true,
                                 lambda grades, own: _gains(grades, gain if own is None else own), relevance_level,
                                 lambda level: _unretrieved(unretrieved, n_queries, level)[2], n_threads)
         result = with_spread(result, parsed, *spread_of)
+    if spread:  # the extremes over tie orders (fasttie.extremes): the rows under other orders
+
+        def evaluate(names, mode, order=None):
+            at = slice(None) if order is None else order
+            return rank_lists(
+                rows.y_true[at], rows.y_pred[at], rows.sizes, qid=None, metrics=names, ties=mode, gain=gain,
+                log_base=log_base, ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
+                n_threads=n_threads, doc_ids=None, unretrieved=unretrieved, judged=rows.judged[at],
+                pooled=None if rows.pooled is rows.judged else rows.pooled[at], tie_keys=False).per_query
+
+        low, high = list_extremes(parsed, rows, evaluate, lambda level: _unretrieved(unretrieved, n_queries, level)[2],
+                                  ap_denominator, relevance_level, n_threads)
+        result = with_extremes(result, parsed, low, high)
     return result
 
 

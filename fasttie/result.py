@@ -98,6 +98,13 @@ class Result:
         With ``spread=True``: per metric, the standard deviation of ``mean`` over the tie orders
         of all queries (independent: the square root of the summed variances over the kept
         queries, divided by their number; not divided for the counts, which are sums).
+    tie_min, tie_max : MetricValues (a dict of str to ndarray of float64, shape (n_queries,))
+        With ``spread=True`` or ``spread="range"``: per metric and query, the lowest / highest
+        value of the metric over every order inside ties (NaN where the query was skipped).
+    mean_tie_min, mean_tie_max : MetricValues (a dict of str to float)
+        Per metric, the lowest / highest ``mean`` over the tie orders of all queries (queries'
+        orders are independent: the mean of the per-query extremes; for GMAP the geometric
+        mean, for the counts the sum).
     """
 
     mean: dict
@@ -109,10 +116,14 @@ class Result:
     query_ids: list | None = None
     tie_std: dict = field(default_factory=dict)
     mean_tie_std: dict = field(default_factory=dict)
+    tie_min: dict = field(default_factory=dict)
+    tie_max: dict = field(default_factory=dict)
+    mean_tie_min: dict = field(default_factory=dict)
+    mean_tie_max: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.mean, self.per_query = MetricValues(self.mean), MetricValues(self.per_query)
-        self.tie_std, self.mean_tie_std = MetricValues(self.tie_std), MetricValues(self.mean_tie_std)
+        for name in ("mean", "per_query", *_SPREAD_FIELDS, *_MEAN_SPREAD_FIELDS):
+            setattr(self, name, MetricValues(getattr(self, name)))
 
     def keyed_as(self, asked) -> "Result":
         """The same result keyed by the names as asked.
@@ -129,10 +140,10 @@ class Result:
             spellings of one metric share its values); the rest unchanged.
         """
         mean = {key: self.mean[name] for key, name in asked.items()}
-        per_query = {key: self.per_query[name] for key, name in asked.items() if name in self.per_query}
-        tie_std = {key: self.tie_std[name] for key, name in asked.items() if name in self.tie_std}
-        mean_tie_std = {key: self.mean_tie_std[name] for key, name in asked.items() if name in self.mean_tie_std}
-        return replace(self, mean=mean, per_query=per_query, tie_std=tie_std, mean_tie_std=mean_tie_std)
+        keyed = {field_name: {key: getattr(self, field_name)[name] for key, name in asked.items()
+                              if name in getattr(self, field_name)}
+                 for field_name in ("per_query", *_SPREAD_FIELDS, *_MEAN_SPREAD_FIELDS)}
+        return replace(self, mean=mean, **keyed)
 
     def to_dict(self, per_query: bool = True) -> dict:
         """Plain JSON-serialisable dictionary (NaN becomes None).
@@ -146,8 +157,9 @@ class Result:
         -------
         dict
             Keys ``mean``, ``n_queries``, ``n_empty``, ``settings``, and where present
-            ``per_query``, ``curves``, ``query_ids``, ``mean_tie_std`` and ``tie_std`` (with
-            the per-query values). :meth:`from_dict` restores it exactly.
+            ``per_query``, ``curves``, ``query_ids``, ``mean_tie_std``, ``mean_tie_min``,
+            ``mean_tie_max`` and ``tie_std``, ``tie_min``, ``tie_max`` (with the per-query
+            values). :meth:`from_dict` restores it exactly.
         """
         out = {
             "mean": {k: _clean(v) for k, v in self.mean.items()},
@@ -164,11 +176,12 @@ class Result:
         if self.query_ids is not None:
             # numpy scalars (ids taken from an array) as plain Python values for JSON
             out["query_ids"] = [x.item() if isinstance(x, np.generic) else x for x in self.query_ids]
-        if self.mean_tie_std:
-            out["mean_tie_std"] = {k: _clean(v) for k, v in self.mean_tie_std.items()}
-            if per_query:
-                out["tie_std"] = {k: [_clean(x) for x in np.asarray(v, dtype=np.float64)]
-                                  for k, v in self.tie_std.items()}
+        for of_mean, of_queries in zip(_MEAN_SPREAD_FIELDS, _SPREAD_FIELDS):
+            if getattr(self, of_mean):
+                out[of_mean] = {k: _clean(v) for k, v in getattr(self, of_mean).items()}
+                if per_query:
+                    out[of_queries] = {k: [_clean(x) for x in np.asarray(v, dtype=np.float64)]
+                                       for k, v in getattr(self, of_queries).items()}
         return out
 
     def to_json(self, **kwargs) -> str:
@@ -221,8 +234,8 @@ class Result:
         if missing:
             raise InputError(f"Result.from_dict: missing key(s) {missing}; expected the output of Result.to_dict")
         n_queries = int(data["n_queries"])
-        per_query, tie_std = {}, {}
-        for key, out in (("per_query", per_query), ("tie_std", tie_std)):
+        arrays = {key: {} for key in ("per_query", *_SPREAD_FIELDS)}
+        for key, out in arrays.items():
             for name, values in (data.get(key) or {}).items():
                 array = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
                 if array.shape != (n_queries,):
@@ -234,15 +247,14 @@ class Result:
         query_ids = data.get("query_ids")
         return cls(
             mean={k: float("nan") if v is None else float(v) for k, v in data["mean"].items()},
-            per_query=per_query,
             n_queries=n_queries,
             n_empty=int(data["n_empty"]),
             settings=dict(data.get("settings") or {}),
             curves=curves,
             query_ids=None if query_ids is None else list(query_ids),
-            tie_std=tie_std,
-            mean_tie_std={k: float("nan") if v is None else float(v)
-                          for k, v in (data.get("mean_tie_std") or {}).items()},
+            **arrays,
+            **{key: {k: float("nan") if v is None else float(v) for k, v in (data.get(key) or {}).items()}
+               for key in _MEAN_SPREAD_FIELDS},
         )
 
     @classmethod
@@ -294,9 +306,10 @@ class Result:
         ``.json``: :meth:`to_json` (everything, exact round trip through :meth:`load`).
         ``.csv``: the per-query table, header ``query,<metric>,...``, one row per query (the
         query id, or its position 0..n-1), empty cells where a query was skipped, floats
-        written with full precision. A result with ``tie_std`` (``spread=True``) adds one
-        column ``tie_std(<metric>)`` per metric after the metrics; :meth:`load` reads them
-        back into ``tie_std`` and recomputes ``mean_tie_std``.
+        written with full precision. A result with ``tie_std``, ``tie_min``, ``tie_max``
+        (``spread=True``) adds columns ``tie_std(<metric>)``, ``tie_min(<metric>)``,
+        ``tie_max(<metric>)`` after the metrics; :meth:`load` reads them back and recomputes
+        the means' spread.
 
         Parameters
         ----------
@@ -317,12 +330,13 @@ class Result:
             raise InputError(f"cannot save {path!r} as CSV: this Result has no per-query values (save it as .json)")
         names = list(self.per_query)
         columns = [np.asarray(self.per_query[k], dtype=np.float64) for k in names]
-        spread = [k for k in names if dict.__contains__(self.tie_std, k)]
-        columns += [np.asarray(self.tie_std[k], dtype=np.float64) for k in spread]
+        spread = [(field_name, k) for field_name in _SPREAD_FIELDS for k in names
+                  if dict.__contains__(getattr(self, field_name), k)]
+        columns += [np.asarray(getattr(self, field_name)[k], dtype=np.float64) for field_name, k in spread]
         ids = range(self.n_queries) if self.query_ids is None else self.query_ids
         with open(path, "w", encoding="utf-8", newline="") as f:
             writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(["query", *names, *(_TIE_STD_COLUMN.format(k) for k in spread)])
+            writer.writerow(["query", *names, *(f"{field_name}({k})" for field_name, k in spread)])
             for i, qid in enumerate(ids):
                 writer.writerow([qid, *("" if np.isnan(c[i]) else repr(float(c[i])) for c in columns)])
 
@@ -334,8 +348,10 @@ class Result:
         non-empty cells, as the evaluation computes it) and ``n_queries``; ``settings`` is empty,
         ``query_ids`` are the query column as strings (None when it is just 0..n-1), and
         ``n_empty`` counts the rows with every cell empty (skipped queries): the CSV does not
-        record the empty-query policy. ``tie_std(<metric>)`` columns fill ``tie_std``, and
-        ``mean_tie_std`` is computed from them as the evaluation does (:func:`mean_tie_std_of`).
+        record the empty-query policy. ``tie_std(<metric>)``, ``tie_min(<metric>)`` and
+        ``tie_max(<metric>)`` columns fill ``tie_std``, ``tie_min``, ``tie_max``, and the means'
+        spread is computed from them as the evaluation does (:func:`mean_tie_std_of`,
+        :func:`fasttie.metrics.aggregate`).
 
         Parameters
         ----------
@@ -374,18 +390,14 @@ class Result:
             except ValueError:
                 raise InputError(f"{path!r} line {line}: a metric value is not a number") from None
         ids = [r[0] for r in body]
-        per_query, tie_std = {}, {}
+        per_query, spread = {}, {field_name: {} for field_name in _SPREAD_FIELDS}
         for j, name in enumerate(names):
-            metric = _tie_std_metric(name)
-            if metric is None:
-                per_query[name] = values[:, j].copy()
-            else:
-                tie_std[metric] = values[:, j].copy()
-        unknown = [k for k in tie_std if k not in per_query]
+            field_name, metric = _spread_column(name)
+            (per_query if field_name is None else spread[field_name])[metric] = values[:, j].copy()
+        unknown = [f"{field_name}({k})" for field_name, of in spread.items() for k in of if k not in per_query]
         if unknown:
-            raise InputError(f"{path!r}: column(s) {[_TIE_STD_COLUMN.format(k) for k in unknown]} name no metric "
-                             "column of the file")
-        metric_columns = [j for j, name in enumerate(names) if _tie_std_metric(name) is None]
+            raise InputError(f"{path!r}: column(s) {unknown} name no metric column of the file")
+        metric_columns = [j for j, name in enumerate(names) if _spread_column(name)[0] is None]
         mean = {}
         for name, column in per_query.items():
             mean[name] = aggregate(_canonical(name) or name, column)  # num_ret sums, gm_map is geometric
@@ -396,8 +408,11 @@ class Result:
             n_empty=int(np.isnan(values[:, metric_columns]).all(axis=1).sum()) if metric_columns else 0,
             settings={},
             query_ids=None if ids == [str(i) for i in range(len(ids))] else ids,
-            tie_std={k: tie_std[k] for k in per_query if k in tie_std},
-            mean_tie_std={k: mean_tie_std_of(k, tie_std[k]) for k in per_query if k in tie_std},
+            **{field_name: {k: of[k] for k in per_query if k in of} for field_name, of in spread.items()},
+            mean_tie_std={k: mean_tie_std_of(k, spread["tie_std"][k]) for k in per_query if k in spread["tie_std"]},
+            **{f"mean_{field_name}": {k: aggregate(_canonical(k) or k, spread[field_name][k])
+                                      for k in per_query if k in spread[field_name]}
+               for field_name in ("tie_min", "tie_max")},
         )
 
     def __repr__(self) -> str:
@@ -407,14 +422,18 @@ class Result:
         return f"Result(n_queries={self.n_queries}, n_empty={self.n_empty}, {means})"
 
 
-_TIE_STD_COLUMN = "tie_std({})"  # the CSV column of a metric's tie_std
+# spread=True's per-query fields (CSV columns "<field>(<metric>)") and those of the means
+_SPREAD_FIELDS = ("tie_std", "tie_min", "tie_max")
+_MEAN_SPREAD_FIELDS = ("mean_tie_std", "mean_tie_min", "mean_tie_max")
 
 
-def _tie_std_metric(column):
-    """The metric of a ``tie_std(<metric>)`` CSV column, or None for a metric column."""
-    if column.startswith("tie_std(") and column.endswith(")"):
-        return column[len("tie_std("):-1]
-    return None
+def _spread_column(column):
+    """(field, metric) of a ``tie_std(<metric>)`` / ``tie_min(...)`` / ``tie_max(...)`` CSV
+    column, (None, column) for a metric column."""
+    for field_name in _SPREAD_FIELDS:
+        if column.startswith(f"{field_name}(") and column.endswith(")"):
+            return field_name, column[len(field_name) + 1:-1]
+    return None, column
 
 
 def mean_tie_std_of(name, std) -> float:

@@ -16,12 +16,13 @@ import numpy as np
 
 from ._kernels import tie_spread as _k
 from .errors import InputError
+from .extremes import check_extremes
 from .metrics import passes
 from .parallel import resolve_threads, run_blocks
 from .result import mean_tie_std_of
 from .scoring import read_only
 
-__all__ = ["SPREAD_BASES", "check_spread", "hamming_spread", "list_spread", "with_spread"]
+__all__ = ["RANGE", "SPREAD_BASES", "check_spread", "hamming_spread", "list_spread", "with_spread"]
 
 _GRADES = -1  # ACG sums grades, not gains: the GAINS numerator of a pass whose gains are the grades
 # base -> numerator kind; None: no tie order changes the value (std 0); "Success": Bernoulli
@@ -31,6 +32,7 @@ _KINDS = {
     "Success": "Success", "NumRet": None, "NumRel": None, "NumQ": None,
 }
 SPREAD_BASES = tuple(_KINDS)
+RANGE = "range"  # spread="range": the extremes over tie orders alone, for every metric that has them
 
 
 def check_spread(spread, parsed, *, ties, ap_denominator, empty, device="cpu"):
@@ -45,28 +47,32 @@ def check_spread(spread, parsed, *, ties, ap_denominator, empty, device="cpu"):
 
     Returns
     -------
-    bool
+    bool or "range"
+        False, True (the standard deviation and the extremes) or "range" (the extremes only).
     """
-    if not isinstance(spread, (bool, np.bool_)):
-        raise InputError(f"spread must be True or False, got {spread!r}")
+    if not (isinstance(spread, (bool, np.bool_)) or spread == RANGE):
+        raise InputError(f"spread must be True, False or 'range', got {spread!r}")
     if not spread:
         return False
     if ties != "average":
-        raise InputError(f"spread=True is the standard deviation over random tie orders, which needs "
+        raise InputError(f"spread={spread!r} is the spread over the orders inside ties, which needs "
                          f"{{ties}} 'average'; got {ties!r}", argument="ties")
     if empty == "skip_missed":
         raise InputError("spread=True does not take empty='skip_missed' (a conditional average over the tie "
                          "orders that retrieve a relevant item); choose empty='zero', 'skip', 'one' or 'error'")
     if device != "cpu":
         raise InputError(f"spread=True runs on the CPU pass; use device='cpu', got device={device!r}")
+    check_extremes(parsed, ap_denominator)
+    if spread == RANGE:
+        return RANGE
     refused = [m.name for m in parsed if not _supported(m, ap_denominator)]
     if refused:
         raise InputError(
             f"spread=True has no exact polynomial method for {', '.join(refused)}: it is exact for P, R, F1, Hits, "
             "Success, NumRelRet, ACG, DCG, nDCG, RR, Rprec, AP and AP@k with ap_denominator 'total' or 'min', and the "
             "counts and radius metrics (std 0); AP@k over the retrieved relevant items divides by a random count "
-            "(docs/ties.md, 'How far a metric moves with the tie order'). Leave those metrics out, or pass "
-            "ap_denominator='total' or 'min' for AP@k"
+            "(docs/ties.md, 'How far a metric moves with the tie order'). Leave those metrics out, pass "
+            "ap_denominator='total' or 'min' for AP@k, or spread='range' for the extremes alone"
         )
     return True
 

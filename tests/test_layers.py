@@ -21,7 +21,7 @@ LAYERS = [
     ["fasttie.errors", "fasttie._kernels", "fasttie._kernels_cuda", "fasttie._device"],
     ["fasttie.validation", "fasttie.parallel", "fasttie.metrics", "fasttie.conventions"],
     ["fasttie.codes", "fasttie.relevance", "fasttie.result", "fasttie.scoring"],
-    ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.spread"],
+    ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.spread", "fasttie.extremes", "fasttie.hamming.spreads"],
     ["fasttie.hamming.facade", "fasttie.hamming.gpu", "fasttie.hamming.stats", "fasttie.hamming", "fasttie.ranking",
      "fasttie.gradients", "fasttie.diversity"],
     ["fasttie.trec", "fasttie.report", "fasttie.plots", "fasttie.significance", "fasttie.paper_table", "fasttie.loaders",

@@ -138,3 +138,80 @@ def infap_rankings(offsets, scores, states, keys, mode, out, start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
         out[q] = _query_infap(scores[lo:hi], states[lo:hi], keys[lo:hi], mode)
+
+
+INFAP_EXTREME_STATES = 50_000_000  # largest (r + 1)(n + 1)(u + 1) one tie's extreme may walk
+
+
+@jit
+def _tie_extreme(b, r, n, u, x, rel0, nonrel0, pooled0, maximize, best):
+    """The highest (``maximize``) or lowest sum of the infAP terms of a tie's r relevant items
+    over its orders. An unpooled item above a relevant one only raises its rank, which lowers its
+    term: the x unpooled items go last for the highest sum, first for the lowest. The others
+    interact (a pooled item above raises P and the rank), so a walk over (a, j, v), the relevant,
+    judged non-relevant and pooled-unjudged items placed so far, keeps the best sum of each
+    state: O(r n u). ``best`` holds at least (n + 1) (u + 1) entries per layer, two layers."""
+    if r == 0:
+        return 0.0
+    first = b if maximize else b + x
+    width = (n + 1) * (u + 1)
+    for a in range(r + 1):
+        layer = (a % 2) * width
+        below = ((a + 1) % 2) * width
+        for j in range(n + 1):
+            for v in range(u + 1):
+                at = layer + j * (u + 1) + v
+                if a == 0 and j == 0 and v == 0:
+                    best[at] = 0.0
+                    continue
+                value = -np.inf if maximize else np.inf
+                if a > 0:  # the last item placed is relevant: its term at rank first + a - 1 + j + v
+                    before = below + j * (u + 1) + v
+                    term = _single(first + a - 1 + j + v, float(rel0 + a - 1), float(nonrel0 + j),
+                                   float(pooled0 + a - 1 + j + v))
+                    value = best[before] + term
+                if j > 0:
+                    other = best[layer + (j - 1) * (u + 1) + v]
+                    value = max(value, other) if maximize else min(value, other)
+                if v > 0:
+                    other = best[at - 1]
+                    value = max(value, other) if maximize else min(value, other)
+                best[at] = value
+    return best[(r % 2) * width + n * (u + 1) + u]
+
+
+@jit
+def infap_extremes(offsets, scores, states, maximize, out, start, stop):
+    """The highest (``maximize``) or lowest sum of the infAP terms over the orders inside ties,
+    queries start..stop-1 (arrays as in :func:`infap_rankings`, keys unused); NaN for a query
+    with a tie past :data:`INFAP_EXTREME_STATES`."""
+    for q in range(start, stop):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        order = _rank_order(scores[lo:hi], offsets[:0], AVERAGE)
+        count = np.zeros(4, dtype=np.int64)
+        best = np.empty(0, dtype=np.float64)
+        total = 0.0
+        b = np.int64(0)
+        rel0 = np.int64(0)
+        nonrel0 = np.int64(0)
+        pooled0 = np.int64(0)
+        first = 0
+        while first < hi - lo:
+            last = run_end(scores[lo:hi], order, first, AVERAGE)
+            count[:] = 0
+            for p in range(first, last):
+                count[states[lo + order[p]]] += 1
+            r, n, u, x = count[RELEVANT], count[NONRELEVANT], count[POOLED], count[UNPOOLED]
+            if r > 0 and (r + 1) * (n + 1) * (u + 1) > INFAP_EXTREME_STATES:
+                total = np.nan
+                break
+            if best.shape[0] < 2 * (n + 1) * (u + 1):
+                best = np.empty(2 * (n + 1) * (u + 1), dtype=np.float64)
+            total += _tie_extreme(b, r, n, u, x, rel0, nonrel0, pooled0, maximize, best)
+            b += last - first
+            rel0 += r
+            nonrel0 += n
+            pooled0 += r + n + u
+            first = last
+        out[q] = total

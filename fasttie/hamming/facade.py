@@ -17,7 +17,8 @@ from ..parallel import resolve_threads, run_blocks
 from ..relevance import make_relevance
 from ..result import Result
 from ..scoring import check_options, gain_table, read_only
-from ..spread import check_spread, hamming_spread, with_spread
+from ..spread import check_spread
+from .spreads import spread_callbacks, with_spreads
 from . import gpu
 from .engine import evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar
 
@@ -181,7 +182,9 @@ def evaluate(
 
     n_threads = resolve_threads(n_threads, n_queries * n_db)
     bar, block = progress_bar(progress, n_queries, n_db, db_codes.words.shape[1], n_threads)
-    on_counts, spread_of = hamming_spread(parsed, gain_table(gain, spec.n_grades), n_db) if spread else (None, None)
+    on_counts, spread_of, extremes_of = spread_callbacks(
+        spread, parsed, gain_table(gain, spec.n_grades), n_db, n_bits, spec.kind,
+        dict(ap_denominator=ap_denominator, gain=gain, empty=empty))
     try:
         per_query, n_empty = evaluate_chunks(
             query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty, n_threads, bar, block,
@@ -193,9 +196,7 @@ def evaluate(
     settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
                 "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind}
     result = hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
-    if spread:
-        result = with_spread(result, parsed, *spread_of())
-    return result.keyed_as(asked_names(metrics, diversity=False))
+    return with_spreads(result, parsed, spread_of, extremes_of).keyed_as(asked_names(metrics, diversity=False))
 
 
 def _on_gpu(device):

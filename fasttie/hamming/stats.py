@@ -21,7 +21,8 @@ import numpy as np
 from ..errors import InputError
 from ..metrics.families import asked_names
 from ..scoring import gain_table
-from ..spread import check_spread, hamming_spread, with_spread
+from ..spread import check_spread
+from .spreads import spread_callbacks, with_spreads
 from .engine import counts_of, hashing_metrics, result_from_counts
 
 __all__ = ["TieStats", "merge", "padded", "stack", "tie_stats"]
@@ -113,13 +114,15 @@ class TieStats:
         )
         if not spread:
             return result
-        on_counts, spread_of = hamming_spread(parsed, gain_table(gain, self.counts.shape[2]), self.n_db)
+        on_counts, spread_of, extremes_of = spread_callbacks(
+            spread, parsed, gain_table(gain, self.counts.shape[2]), self.n_db, self.n_bits, self.relevance,
+            dict(ap_denominator=ap_denominator, gain=gain, empty=empty))
         hist = np.ascontiguousarray(self.counts, dtype=np.int64)
         if not hist.flags.writeable:  # writable, as the histogram pass hands its counts over: one kernel signature
             hist = hist.copy()
         on_counts(0, self.n_queries, hist, n_threads)  # per query: any split into blocks gives the same values
-        # with_spread keys tie_std by canonical names; keyed_as gives back the names as asked
-        return with_spread(result, parsed, *spread_of()).keyed_as(asked_names(metrics, diversity=False))
+        # the spread is keyed by canonical names; keyed_as gives back the names as asked
+        return with_spreads(result, parsed, spread_of, extremes_of).keyed_as(asked_names(metrics, diversity=False))
 
 
 def padded(counts, n_grades):
