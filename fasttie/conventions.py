@@ -24,6 +24,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from .errors import InputError, InputTypeError
+from .score_floor import ScoreFloor, evaluate_with_floor
 
 __all__ = ["CONVENTIONS", "Convention", "convention_options", "takes_convention"]
 
@@ -48,6 +49,9 @@ class Convention:
         Where the convention was read (library version, file), for the docs table.
     names : dict
         The library's metric names -> fasttie's (for the docs table).
+    score_floor : ScoreFloor or None
+        Items the library never finds for some metrics because of their score
+        (:class:`fasttie.score_floor.ScoreFloor`); :func:`fasttie.rank_evaluate` applies it.
     """
 
     lists: dict | None
@@ -56,6 +60,7 @@ class Convention:
     not_expressible: str = ""
     source: str = ""
     names: dict = field(default_factory=dict)
+    score_floor: ScoreFloor | None = None
 
 
 _TREC = {"ties": "trec", "gain": "linear", "log_base": 2, "ap_denominator": "total", "empty": "zero",
@@ -113,13 +118,14 @@ CONVENTIONS = {
         lists={"ties": "average", "gain": "linear", "log_base": 2, "ap_denominator": "retrieved",
                "empty": "zero", "relevance_level": 1}, hamming=None,
         cutoffs="retrieval_precision divides by top_k (adaptive_k=False); AP@k over the hits in the top k",
-        not_expressible="since 1.7.4 AP, P@k, R@k and MRR zero the target of every item scored <= 0 (equal "
-                        "where all scores are > 0); " + _ARBITRARY_ORDER + " (torch.topk) in AP, P, R, RR; "
-                        "adaptive_k=True",
-        source="torchmetrics 1.9 (functional/retrieval/*.py; nDCG averages over ties as scikit-learn)",
+        not_expressible=_ARBITRARY_ORDER + " (torch.topk, torch.argsort) in AP, P, R, RR; adaptive_k=True; "
+                        "scores cast to float32 (distinct float64 scores may tie or reach 0 there)",
+        source="torchmetrics 1.9 (functional/retrieval/*.py; nDCG averages over ties as scikit-learn; AP, P, R "
+               "and RR zero the target of an item scored <= 0, R keeping the full R)",
         names={"retrieval_normalized_dcg": "nDCG@k", "retrieval_average_precision": "AP@k",
                "retrieval_precision": "P@k", "retrieval_recall": "R@k", "retrieval_reciprocal_rank": "RR@k",
-               "retrieval_r_precision": "Rprec", "retrieval_hit_rate": "Success@k"}),
+               "retrieval_r_precision": "Rprec", "retrieval_hit_rate": "Success@k"},
+        score_floor=ScoreFloor(bases=frozenset({"AP", "P", "R", "RR"}), at_most=0.0)),
     "pytorch_metric_learning": Convention(
         lists={"ties": "average", "gain": "linear", "log_base": 2, "ap_denominator": "total", "empty": "skip",
                "relevance_level": 1},
@@ -202,7 +208,7 @@ def convention_options(convention, door) -> dict:
     return dict(options)
 
 
-def takes_convention(door):
+def takes_convention(door, floor_rows=None):
     """Give a front door the keyword ``convention``: the preset's options fill those the call does
     not pass (an explicit keyword wins), and the door's signature lists ``convention=None``. An
     :class:`~fasttie.errors.InputError` about an option the preset filled names the convention.
@@ -210,6 +216,10 @@ def takes_convention(door):
     Parameters
     ----------
     door : {"lists", "hamming"}
+    floor_rows : callable, optional
+        How the door takes items out of retrieval for a convention's ``score_floor``:
+        ``floor_rows(at_most, arguments) -> dict`` of the arguments that change
+        (:func:`fasttie.score_floor.evaluate_with_floor`). A door without it ignores the floor.
 
     Returns
     -------
@@ -217,22 +227,22 @@ def takes_convention(door):
         A decorator.
     """
     def decorate(function):
+        signature = inspect.signature(function)
+
         @functools.wraps(function)
         def door_call(*args, convention=None, **kwargs):
             if convention is None:
                 return function(*args, **kwargs)
             filled = {name: value for name, value in convention_options(convention, door).items()
                       if name not in kwargs}
-            try:
-                return function(*args, **filled, **kwargs)
-            except InputError as error:  # an option the caller did not pass: say where it came from
-                named = [name for name in filled if name in error.arguments or f"{name}=" in error.template]
-                if not named:
-                    raise
-                sets = ", ".join(f"{name}={filled[name]!r}" for name in named)
-                raise error.prefixed(f"convention={convention!r} sets {sets}: ") from error
+            rule = CONVENTIONS[convention].score_floor
+            if rule is None or floor_rows is None:
+                return _filled_call(function, convention, filled, args, kwargs)
+            bound = signature.bind(*args, **filled, **kwargs)
+            bound.apply_defaults()
+            return evaluate_with_floor(lambda **arguments: _filled_call(function, convention, filled, (), arguments),
+                                       rule, dict(bound.arguments), floor_rows)
 
-        signature = inspect.signature(function)
         parameters = list(signature.parameters.values())
         if "convention" not in signature.parameters:  # shown after metrics, where readers look for options
             where = next(i for i, p in enumerate(parameters) if p.name == "metrics") + 1
@@ -241,3 +251,16 @@ def takes_convention(door):
         return door_call
 
     return decorate
+
+
+def _filled_call(function, convention, filled, args, kwargs):
+    """``function`` with the preset's options ``filled`` in; an InputError about one of them
+    says that the convention set it."""
+    try:
+        return function(*args, **{**filled, **kwargs})
+    except InputError as error:  # an option the caller did not pass: say where it came from
+        named = [name for name in filled if name in error.arguments or f"{name}=" in error.template]
+        if not named:
+            raise
+        sets = ", ".join(f"{name}={filled[name]!r}" for name in named)
+        raise error.prefixed(f"convention={convention!r} sets {sets}: ") from error

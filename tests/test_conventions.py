@@ -10,8 +10,8 @@ cases (tests skip where the library is not installed):
 * scikit-learn: ``ndcg_score`` and ``dcg_score`` (tie-averaged) with ties; ``average_precision_score`` on tie-free
   scores only (it ranks tied scores as one threshold).
 * torchmetrics: the functional retrieval metrics, nDCG with ties (tie-averaged), the others on
-  tie-free scores (``torch.topk`` decides their tie order); scores > 0 (since 1.7.4 AP, P, R and
-  RR zero the target of an item scored <= 0, which the last test spells out).
+  tie-free scores (``torch.topk`` decides their tie order); AP, P, R and RR also on scores of both
+  signs (torchmetrics zeroes the target of an item scored <= 0 there, and so does the preset).
 * ranx on tie-free runs; trec_eval (through pytrec_eval) and ir_measures with ties, in trec_eval's
   order (``doc_ids``).
 * pytorch-metric-learning: ``AccuracyCalculator.get_accuracy`` with a k-NN of our own on
@@ -219,24 +219,105 @@ def test_torchmetrics_functional_retrieval_metrics():
                     assert ours[name][i] == pytest.approx(float(value), abs=1e-6), (seed, tied, name, i)
 
 
-def test_torchmetrics_zeroing_of_items_scored_at_most_zero_is_the_callers():
-    # not expressible as an option: AP, P@k and RR equal fasttie's on grades zeroed where the score
-    # is <= 0 (R@k keeps the original R in its denominator: no grade change reproduces it)
+_FLOORED_CUTOFFS = (1, 3, 5, 15, None)  # None: torchmetrics' top_k=None, the whole list (fasttie's bare name)
+
+
+def _signed_lists(seed):
+    """Tie-free scores of both signs per query (a permutation shifted down, an exact 0 in most
+    queries), grades 0..3; query 0 has relevant rows all scored <= 0, query 1 none relevant."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 13, rng.integers(3, 16))
+    sizes[:2] = np.maximum(sizes[:2], 2)
+    scores = np.concatenate([rng.permutation(size) - rng.integers(0, size + 1) for size in sizes]).astype(np.float64)
+    grades = rng.integers(0, 4, len(scores)) * (rng.random(len(scores)) < rng.uniform(0.3, 0.7))
+    first, second = _split(np.arange(len(scores)), sizes)[:2]
+    scores[first] -= scores[first].max()  # all <= 0, the top one exactly 0
+    grades[first[0]] = 2
+    grades[second] = 0
+    return sizes, grades, scores
+
+
+def _torchmetrics_floored(retrieval, preds, binary, k):
+    """torchmetrics' AP, P, R, RR at top_k=k of one query, named as fasttie names them."""
+    at = "" if k is None else f"@{k}"
+    return {f"AP{at}": retrieval.retrieval_average_precision(preds, binary, top_k=k),
+            f"P{at}": retrieval.retrieval_precision(preds, binary, top_k=k),
+            f"R{at}": retrieval.retrieval_recall(preds, binary, top_k=k),
+            f"RR{at}": retrieval.retrieval_reciprocal_rank(preds, binary, top_k=k)}
+
+
+def test_torchmetrics_zeroes_ap_p_r_rr_at_items_scored_at_most_zero():
+    # torchmetrics >= 1.7.4: AP, P, R and RR zero the target of items scored <= 0 (R over the
+    # full R; 0 for a query whose relevant items all score <= 0); nDCG, Rprec, hit rate rank
+    # every row. The preset's score floor applies the rule in one call with the other metrics.
     torch = pytest.importorskip("torch")
     retrieval = pytest.importorskip("torchmetrics.functional.retrieval")
+    floored = [f"{base}{'' if k is None else f'@{k}'}" for k in _FLOORED_CUTOFFS for base in ("AP", "P", "R", "RR")]
+    names = ["nDCG@4", "Rprec", "Success@4", *floored]
+    differs = 0  # values that the rule changes: the cases exercise it
     for seed in range(N_CASES):
-        sizes, grades, scores = _lists(seed, tied=False)
-        scores = scores - np.median(scores)  # about half the items scored <= 0
-        zeroed = np.where(scores > 0, grades, 0)
-        ours = ft.rank_evaluate(zeroed, scores, sizes, metrics=["AP@4", "P@4", "RR"], convention="torchmetrics")
+        sizes, grades, scores = _signed_lists(seed)
+        ours = ft.rank_evaluate(grades, scores, sizes, metrics=names, convention="torchmetrics")
+        unfloored = ft.rank_evaluate(grades, scores, sizes, metrics=names, **convention_options("torchmetrics",
+                                                                                                "lists")).per_query
+        no_relevant = np.array([not (g >= 1).any() for g in _split(grades, sizes)])
+        assert ours.n_empty == no_relevant.sum() and no_relevant[1] and not no_relevant[0]
         for i, (g, s) in enumerate(zip(_split(grades, sizes), _split(scores, sizes))):
-            preds, binary = torch.tensor(s), torch.tensor(g >= 1)
-            assert ours.per_query["AP@4"][i] == pytest.approx(
-                float(retrieval.retrieval_average_precision(preds, binary, top_k=4)), abs=1e-6)
-            assert ours.per_query["P@4"][i] == pytest.approx(
-                float(retrieval.retrieval_precision(preds, binary, top_k=4)), abs=1e-12)
-            assert ours.per_query["RR"][i] == pytest.approx(
-                float(retrieval.retrieval_reciprocal_rank(preds, binary)), abs=1e-6)
+            preds, target = torch.tensor(s), torch.tensor(g)
+            binary = target >= 1
+            theirs = {"nDCG@4": retrieval.retrieval_normalized_dcg(preds, target, top_k=4),
+                      "Rprec": retrieval.retrieval_r_precision(preds, binary),
+                      "Success@4": retrieval.retrieval_hit_rate(preds, binary, top_k=4)}
+            for k in _FLOORED_CUTOFFS:
+                theirs.update(_torchmetrics_floored(retrieval, preds, binary, k))
+            for name, value in theirs.items():  # torchmetrics computes in float32
+                assert ours.per_query[name][i] == pytest.approx(float(value), abs=1e-6), (seed, name, i)
+                differs += abs(unfloored[name][i] - float(value)) > 1e-6
+        # rows in any order under qid, and empty="skip": the same values, NaN only without a relevant row
+        shuffle = np.random.default_rng(seed).permutation(len(grades))
+        qid = np.repeat(np.arange(len(sizes)), sizes)[shuffle]
+        skipped = ft.rank_evaluate(grades[shuffle], scores[shuffle], qid=qid, metrics=names, convention="torchmetrics",
+                                   empty="skip")
+        for name in names:
+            np.testing.assert_array_equal(np.isnan(skipped.per_query[name]), no_relevant, err_msg=name)
+            np.testing.assert_array_equal(skipped.per_query[name][~no_relevant], ours.per_query[name][~no_relevant])
+        assert ours.settings["score_floor"] == {"at_most": 0.0, "metrics": floored}
+    assert differs > N_CASES
+
+
+def test_torchmetrics_score_floor_with_the_callers_unretrieved():
+    # judged documents missing from the ranking are, for torchmetrics, items below every score:
+    # appended with score -1000 (zeroed for AP, P, R, RR; in recall's denominator). P over the
+    # whole list divides by the list's length, which the appended items change: left out.
+    torch = pytest.importorskip("torch")
+    retrieval = pytest.importorskip("torchmetrics.functional.retrieval")
+    floored = [name for name in (f"{base}{'' if k is None else f'@{k}'}" for k in _FLOORED_CUTOFFS
+                                 for base in ("AP", "P", "R", "RR")) if name != "P"]
+    others = ["nDCG@4", "Rprec", "Success@4"]
+    for seed in range(N_CASES):
+        sizes, grades, scores = _signed_lists(seed)
+        rng = np.random.default_rng(seed + 1000)
+        unretrieved = [rng.integers(0, 3, rng.integers(0, 4)) for _ in sizes]
+        ours = ft.rank_evaluate(grades, scores, sizes, metrics=floored + others, convention="torchmetrics",
+                                unretrieved=unretrieved)
+        options = convention_options("torchmetrics", "lists")
+        untouched = ft.rank_evaluate(grades, scores, sizes, metrics=others, unretrieved=unretrieved, **options)
+        for name in others:
+            np.testing.assert_array_equal(ours.per_query[name], untouched.per_query[name])
+        for i, (g, s) in enumerate(zip(_split(grades, sizes), _split(scores, sizes))):
+            preds = torch.tensor(np.concatenate([s, np.full(len(unretrieved[i]), -1000.0)]))
+            binary = torch.tensor(np.concatenate([g, unretrieved[i]]) >= 1)
+            for k in _FLOORED_CUTOFFS:
+                for name, value in _torchmetrics_floored(retrieval, preds, binary, k).items():
+                    if name in floored:
+                        assert ours.per_query[name][i] == pytest.approx(float(value), abs=1e-6), (seed, name, i)
+    # 2-D input: every row a query
+    grades, scores = np.array([[1, 0, 2, 0], [0, 1, 0, 0]]), np.array([[0.5, -1.0, 0.0, 2.0], [3.0, -2.0, 1.0, 0.0]])
+    two_d = ft.rank_evaluate(grades, scores, metrics=["R@2", "AP", "Rprec"], convention="torchmetrics",
+                             unretrieved=[[1], []])
+    np.testing.assert_array_equal(two_d.per_query["R@2"], [1 / 3, 0.0])  # 1 of 3 relevant; the only one at -2
+    np.testing.assert_array_equal(two_d.per_query["AP"], [0.5, 0.0])  # the one hit retrieved, at rank 2
+    np.testing.assert_array_equal(two_d.per_query["Rprec"], [2 / 3, 0.0])  # top 3: 2.0, 0.5, 0.0 (grades 0, 1, 2)
 
 
 # --- ranx, trec_eval, ir_measures -------------------------------------------------------------------
