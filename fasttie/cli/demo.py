@@ -79,7 +79,7 @@ def _demo(args) -> int:
     (queries, database, query_labels, db_labels), about = _demo_data(args)
     print(f"fasttie demo: {about}")
     metrics = DIGITS_METRICS if args.dataset == "digits" else DEMO_METRICS
-    results, means, stds = {}, {}, {}
+    results, means, stds, ranges = {}, {}, {}, {}
     spreading = [name for name in metrics if _has_spread(name)]
     rest = [name for name in metrics if name not in spreading]
     started = time.perf_counter()
@@ -98,35 +98,38 @@ def _demo(args) -> int:
                 queries, database, query_labels, db_labels, metrics=metrics, ties=ties, n_threads=args.threads
             )
             continue
-        # one pass counts the ties; from the counts, bitwise ft.evaluate's average, with its spread over tie
-        # orders for the metrics that have an exact one
+        # one pass counts the ties; from the counts, bitwise ft.evaluate's average, with its extremes over tie
+        # orders, and its standard deviation for the metrics that have an exact one
         stats = ft.tie_stats(queries, database, query_labels, db_labels, n_threads=args.threads)
-        for group, spread in ((spreading, True), (rest, False)):
+        for group, spread in ((spreading, True), (rest, "range")):
             if group:
                 average = stats.finalize(group, ties=ties, spread=spread, n_threads=args.threads)
                 means.update(average.mean)
                 stds.update(average.mean_tie_std)
+                ranges.update({name: average.mean_tie_max[name] - average.mean_tie_min[name] for name in group})
     elapsed = time.perf_counter() - started
     names = list(metrics)
     bounded = {m.name: grade_order_bounds(m, "retrieved") for m in parse_metrics(names)}
     width = max(len(n) for n in names) + 2
-    columns = ("average", "tie std", *TIE_MODES[1:], "opt - pess")
+    columns = ("average", "tie std", *TIE_MODES[1:], "tie range")
     print(f"\n{'metric':<{width}}" + "".join(f"{c:>13}" for c in columns))
     for name in names:
         row = [means[name], *(results[t].mean[name] for t in TIE_MODES[1:])]
         mark = "" if bounded[name] else "*"
         std = f"{stds[name]:>13.6f}" if name in stds else f"{'-':>13}"
         print(f"{name:<{width}}{row[0]:>13.6f}{std}" + "".join(f"{v:>13.6f}" for v in row[1:])
-              + f"{row[2] - row[3]:>13.6f}{mark}")
+              + f"{ranges[name]:>13.6f}{mark}")
     unbounded = [name for name in names if not bounded[name]]
     legend = (
         "average = exact expectation over all orderings inside ties (fasttie's default); stable = "
         "ties in database index order (np.argsort(kind='stable')); optimistic / pessimistic = "
         "each tie by grade, relevant first / last: reproducible orders, and the best and worst "
         "tie orders of every metric here"
-        + (f" but {', '.join(unbounded)} (*: there opt - pess is not the range over tie orders)" if unbounded else "")
+        + (f" but {', '.join(unbounded)} (*)" if unbounded else "")
         + "; tie std = standard deviation of the average over uniformly random orders inside ties (spread=True"
-        + (f"; none for {', '.join(rest)}: docs/ties.md, section 9" if rest else "") + ")"
+        + (f"; none for {', '.join(rest)}: docs/ties.md, section 9" if rest else "") + "); tie range = highest "
+        "minus lowest average over every order inside ties (spread=True or 'range', exact"
+        + (", wider than optimistic - pessimistic where marked *" if unbounded else "") + ")"
         + ". AP@k divides by the relevant items retrieved in the top k; radius means Hamming "
         "distance <= r" + (" (the synthetic codes flip a quarter of their bits: no database code is within the "
                            "usual radius 2 of a query)" if args.dataset != "digits" and args.flip is None else "")
