@@ -17,7 +17,6 @@ from dataclasses import dataclass, fields, replace
 
 from .errors import InputError, InputTypeError
 from .metrics.families import asked_names, parse_metric
-from .result import MetricValues
 
 __all__ = ["ScoreFloor", "evaluate_with_floor"]
 
@@ -90,8 +89,8 @@ def _merged(results, keys):
     first result's."""
     first = results[0]
     keyed = {}
-    for each in fields(first):
-        if isinstance(getattr(first, each.name), MetricValues):
+    for each in fields(first):  # the fields keyed by metric are of mean's type (MetricValues)
+        if isinstance(getattr(first, each.name), type(first.mean)):
             values = {key: value for result in results for key, value in getattr(result, each.name).items()}
             keyed[each.name] = {key: values[key] for key in keys if key in values}
     # n_empty: the floored call's empty queries (none at the relevance level, R kept whole) hold

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fasttie"
 # all of its modules, unless one of them is listed on its own.
 LAYERS = [
     ["fasttie.errors", "fasttie._kernels", "fasttie._kernels_cuda", "fasttie._device"],
-    ["fasttie.validation", "fasttie.parallel", "fasttie.metrics", "fasttie.conventions"],
+    ["fasttie.validation", "fasttie.parallel", "fasttie.metrics", "fasttie.conventions", "fasttie.score_floor"],
     ["fasttie.codes", "fasttie.relevance", "fasttie.result", "fasttie.scoring"],
     ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.spread", "fasttie.extremes", "fasttie.hamming.spreads"],
     ["fasttie.hamming.facade", "fasttie.hamming.gpu", "fasttie.hamming.stats", "fasttie.hamming", "fasttie.ranking",
