@@ -103,7 +103,9 @@ def rank_evaluate(
         ``ap_denominator``, ``empty`` and ``relevance_level``: "trec_eval", "ir_measures",
         "ranx", "lightgbm", "xgboost", "sklearn", "torchmetrics", "pytorch_metric_learning",
         "sentence_transformers" (:data:`fasttie.conventions.CONVENTIONS`; docs/metrics.md,
-        "Conventions"). Options passed explicitly win over the preset.
+        "Conventions"). Options passed explicitly win over the preset. "torchmetrics" also
+        takes every row scored <= 0 out of retrieval for AP, P, R and RR, as torchmetrics does
+        (its grade counts in R; :class:`fasttie.score_floor.ScoreFloor`).
     ties : {"average", "stable", "optimistic", "pessimistic", "trec"}
         "stable": equal scores keep input order; "trec": score descending, then document id
         descending (trec_eval), needs ``doc_ids``; optimistic / pessimistic: higher / lower
