@@ -92,9 +92,10 @@ def evaluate(
         counts give every shard, per query and distance, the number of items ranked before it
         (a prefix sum over shards in order); each shard then ranks its relevant items, and
         their ranks (8 bytes each, per query) are sorted and finalized on the client.
-    spread : bool, default False
-        Also ``tie_std`` and ``mean_tie_std``, as :func:`fasttie.evaluate` computes them (with
-        ``ties="average"``): from the summed counts, on the client (:meth:`TieStats.finalize`).
+    spread : bool or "range", default False
+        The spread over tie orders as :func:`fasttie.evaluate` computes it (``tie_std``,
+        ``tie_min``, ``tie_max`` and their means; with ``ties="average"``): from the summed
+        counts, on the client (:meth:`TieStats.finalize`).
     packed, n_bits, bitorder
         Read the database shards as packed bytes (see :func:`fasttie.pack_codes`).
     query_chunk : int, optional

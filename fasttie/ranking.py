@@ -76,7 +76,7 @@ def rank_evaluate(
     unretrieved=None,
     judged=None,
     pooled=None,
-    spread: bool = False,
+    spread: bool | str = False,
 ) -> Result:
     """Tie-aware ranking metrics of scored lists (learning to rank, IR runs).
 

@@ -538,14 +538,18 @@ def test_demo_prints_every_tie_mode_and_saves_evaluable_files(tmp_path, capsys):
     code, out, _ = run_main(capsys, "demo", "--queries", 20, "--db", 500, "--seed", 2, "--save", folder)
     assert code == 0
     header = next(line for line in out.splitlines() if line.startswith("metric"))
-    assert header.split() == ["metric", "average", "tie", "std", *cli.TIE_MODES[1:], "opt", "-", "pess"]
+    assert header.split() == ["metric", "average", "tie", "std", *cli.TIE_MODES[1:], "tie", "range"]
     q, db, ql, dl = ft.datasets.synthetic_hashing(20, 500, seed=2)
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()}
     for ties in cli.TIE_MODES:
         column = cli.TIE_MODES.index(ties) + 1 + (ties != "average")  # the tie std follows the average
         expected = ft.evaluate(q, db, ql, dl, metrics=cli.DEMO_METRICS, ties=ties)
-        for line in out.splitlines():
-            if line.split() and line.split()[0] in expected.mean:
-                assert float(line.split()[column]) == pytest.approx(expected.mean[line.split()[0]], abs=5e-7)
+        for name, value in expected.mean.items():
+            assert float(rows[name][column]) == pytest.approx(value, abs=5e-7)
+    extremes = ft.evaluate(q, db, ql, dl, metrics=cli.DEMO_METRICS, spread="range")
+    for name in cli.DEMO_METRICS:  # the true range over tie orders (AP@k's is wider than opt - pess: marked *)
+        width = extremes.mean_tie_max[name] - extremes.mean_tie_min[name]
+        assert float(rows[name][len(cli.TIE_MODES) + 2].rstrip("*")) == pytest.approx(width, abs=5e-7)
     command = out.strip().splitlines()[-1].strip()
     assert command.startswith("fasttie evaluate --queries ")
     argv = shlex.split(command)[1:]

@@ -51,8 +51,9 @@ def _add_conventions(parser, *, ties, ap_denominator, gain):
 
 def _add_spread(parser):
     parser.add_argument("--spread", action="store_true",
-                        help="also the standard deviation of each metric over random tie orders (needs --ties average; "
-                             "the table prints mean ± std)")
+                        help="also the standard deviation of each metric over random tie orders and its exact range "
+                             "over every tie order (needs --ties average; the table prints mean ± std, the JSON and "
+                             "per-query files hold tie_std, tie_min, tie_max)")
 
 
 def _add_hashing_inputs(parser, *, queries):

@@ -45,7 +45,7 @@ def evaluate(
     curves=False,
     progress=False,
     device: str = "cpu",
-    spread: bool = False,
+    spread: bool | str = False,
 ) -> Result:
     """Tie-aware retrieval metrics of binary codes ranked by Hamming distance.
 
@@ -125,6 +125,14 @@ def evaluate(
         Queries are then processed in blocks of about half a second of estimated work between
         updates (the cost stays below 2%); the results are bitwise identical with and without
         progress.
+    spread : bool or "range", default False
+        True (with ``ties="average"``, on the CPU): also each metric's standard deviation over
+        uniformly random orders inside ties (``Result.tie_std``, ``mean_tie_std``) and its
+        lowest and highest value over every order inside ties (``tie_min``, ``tie_max``,
+        ``mean_tie_min``, ``mean_tie_max``), exact, from the same counts (docs/ties.md, sections
+        9 and 10). AP@k and WAP@k over the retrieved relevant items have no exact standard
+        deviation and raise ValueError there; ``"range"`` gives the extremes alone, which every
+        metric has.
 
     Returns
     -------

@@ -92,10 +92,10 @@ class TieStats:
         ties : {"average", "optimistic", "pessimistic"}, default "average"
             ``"stable"`` needs the database order, not only the counts: use
             :func:`fasttie.evaluate` or :func:`fasttie.dask.evaluate`.
-        spread : bool, default False
-            Also fill ``tie_std`` and ``mean_tie_std``, as :func:`fasttie.evaluate` with
-            ``spread=True`` does (needs ``ties="average"``): the spread over tie orders is a
-            function of the counts alone, so it is bitwise the same.
+        spread : bool or "range", default False
+            As :func:`fasttie.evaluate`'s (needs ``ties="average"``): True fills ``tie_std``,
+            ``tie_min``, ``tie_max`` and their means, "range" the extremes alone; the spread over
+            tie orders is a function of the counts alone, so it is bitwise the same.
 
         Returns
         -------
