@@ -45,6 +45,13 @@ fires only when it compiles, not when it loads a kernel from its cache.
 (for example to inspect the assembly of a freshly compiled kernel). No ``fastmath``: metric
 accumulators must be exact float64 arithmetic.
 
+numba tells a cached kernel is stale from its own source file only, not from the files of the
+callees compiled into it: after an edit of ``finalize.py`` (a ``git pull``, an editable install)
+the cached ``score_ties`` kernels would run the old ``finalize_ties``, reading arrays laid out
+for the new one. So the first cached kernel of a process compares a stamp of every kernel
+source (names, sizes, modification times) with the one stored beside the cache, and drops
+fasttie's cache files there when they differ (:func:`_drop_stale_cache`).
+
 numba caches beside the package (``__pycache__``) or in the user's cache directory; where
 neither is writable (a read-only install with a read-only home, as in containers and shared
 cluster installs) it cannot cache at all and refuses to decorate. fasttie then caches in a
@@ -52,6 +59,7 @@ per-user folder of the temporary directory, or compiles without a cache, and war
 ``NUMBA_CACHE_DIR`` picks the place explicitly.
 """
 
+import hashlib
 import logging
 import os
 import tempfile
@@ -118,14 +126,58 @@ def _fall_back():
     )
 
 
+_STAMP = "fasttie-kernel-sources.stamp"  # beside the cache files: the kernel sources they were compiled from
+_checked_caches = set()
+
+
+def sources_stamp():
+    """A digest of every kernel source file's name, size and modification time."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    parts = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            status = os.stat(os.path.join(folder, name))
+            parts.append(f"{name}:{status.st_size}:{status.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _drop_stale_cache(cache_path, stamp):
+    """Remove fasttie's cached kernels in ``cache_path`` unless they were compiled from the
+    sources ``stamp`` describes (a missing stamp counts as stale), then record ``stamp``. A
+    cache that cannot be written is left as it is (numba then compiles in memory)."""
+    stamp_file = os.path.join(cache_path, _STAMP)
+    try:
+        with open(stamp_file, encoding="ascii") as f:
+            if f.read().strip() == stamp:
+                return False
+    except OSError:
+        pass
+    modules = tuple(name[:-3] + "." for name in os.listdir(os.path.dirname(os.path.abspath(__file__)))
+                    if name.endswith(".py"))
+    try:
+        for name in os.listdir(cache_path):
+            if name.startswith(modules) and name.endswith((".nbi", ".nbc")):
+                os.remove(os.path.join(cache_path, name))
+        with open(stamp_file, "w", encoding="ascii") as f:
+            f.write(stamp + "\n")
+    except OSError:
+        pass
+    return True
+
+
 def _njit(fn, options):
     try:
-        return numba.njit(**options)(fn)
+        dispatcher = numba.njit(**options)(fn)
     except RuntimeError as error:
         if not options.get("cache") or "no locator available" not in str(error):
             raise
-    _fall_back()
-    return numba.njit(**{**options, "cache": CACHE})(fn)
+        _fall_back()
+        dispatcher = numba.njit(**{**options, "cache": CACHE})(fn)
+    cache_path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
+    if options.get("cache") and cache_path and cache_path not in _checked_caches:
+        _checked_caches.add(cache_path)  # once per process and cache folder, before any kernel loads from it
+        _drop_stale_cache(cache_path, sources_stamp())
+    return dispatcher
 
 
 def jit(fn=None, **options):
