@@ -201,9 +201,14 @@ def test_json_and_csv_round_trip_tie_std(tmp_path):
             np.testing.assert_array_equal(back.tie_std[name], res.tie_std[name])
             np.testing.assert_array_equal(back.per_query[name], res.per_query[name])
         assert back.mean_tie_std == res.mean_tie_std  # the CSV recomputes them: the same formula, bitwise
+        for name in res.tie_min:
+            np.testing.assert_array_equal(back.tie_min[name], res.tie_min[name])
+            np.testing.assert_array_equal(back.tie_max[name], res.tie_max[name])
+        assert back.mean_tie_min == res.mean_tie_min and back.mean_tie_max == res.mean_tie_max
         assert back.n_empty == 1
     header = (tmp_path / "r.csv").read_text().splitlines()[0]
-    assert header.endswith(",tie_std(P(radius=2))") and header.startswith("query,mAP,")
+    assert header.startswith("query,mAP,") and ",tie_std(P(radius=2)),tie_min(mAP)," in header
+    assert header.endswith(",tie_max(P(radius=2))")  # tie_std, tie_min, tie_max: a block of columns each
     plain = ft.evaluate(q, db, ql, dl, metrics=["AP"], empty="skip")
     plain.save(tmp_path / "p.csv")
     assert (tmp_path / "p.csv").read_text().splitlines()[0] == "query,AP"
