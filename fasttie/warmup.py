@@ -109,6 +109,9 @@ def warmup(progress=None) -> dict:
     for ties in ("average", "stable"):
         calls[f"evaluate {ties} optional sums"] = lambda t=ties: evaluate(q, db, ql, dl, metrics=summed, ties=t)
     calls["evaluate stable top optional sums"] = lambda: evaluate(q, db, ql, dl, metrics=summed[3:], ties="stable")
+    # spread=True / "range": the standard deviation's and the extremes' kernels on the counts and on lists
+    calls["evaluate spread"] = lambda: evaluate(q, db, ql, dl, metrics=("AP", "nDCG@10", "P@10", "RR"), spread=True)
+    calls["evaluate spread range"] = lambda: evaluate(q, db, ql, dl, metrics=metrics[:5], spread="range")
     calls["search"] = lambda **device: (search(q, db, 5, **device), search(q, db, radius=20, **device))
     for ties in ("average", "stable", "optimistic", "pessimistic"):
         calls[f"rank_evaluate {ties}"] = lambda t=ties: rank_evaluate(y_true, y_pred, sizes, metrics=ranked, ties=t)
@@ -117,6 +120,10 @@ def warmup(progress=None) -> dict:
     for ties in ("average", "stable"):
         calls[f"rank_evaluate {ties} optional sums"] = lambda t=ties: rank_evaluate(
             y_true, y_pred, sizes, metrics=("Bpref", "RBP"), ties=t)
+    calls["rank_evaluate spread"] = lambda: rank_evaluate(y_true, y_pred, sizes, metrics=("AP", "nDCG@10", "RR"),
+                                                          spread=True)
+    calls["rank_evaluate spread range"] = lambda: rank_evaluate(y_true, y_pred, sizes, metrics=ranked,
+                                                                ap_denominator="retrieved", spread="range")
     calls["trec.evaluate"] = lambda: _trec_files()
     calls["lambdarank"] = lambda: lambdarank(y_true, y_pred, sizes)
     subtopics = rng.integers(0, 2, (50, 3))
