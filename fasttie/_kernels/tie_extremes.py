@@ -75,8 +75,8 @@ def _cut(tie, b, c, h0, c0, ap_hi, ap_lo, wap_hi, wap_lo, out_min, out_max):
         if hits == 0:
             hi_ap = hi_wap = lo_ap = lo_wap = 0.0
         else:
-            top_ap, top_wap = _run_sums(tie, True, m, b, h0, c0)
-            low_ap, low_wap = _run_sums(tie, False, m, b + c - m, h0, c0)
+            top_ap, top_wap = _run_sums(tie, np.bool_(True), m, b, h0, c0)
+            low_ap, low_wap = _run_sums(tie, np.bool_(False), m, b + c - m, h0, c0)
             hi_ap, hi_wap = (ap_hi + top_ap) / hits, (wap_hi + top_wap) / hits
             lo_ap, lo_wap = (ap_lo + low_ap) / hits, (wap_lo + low_wap) / hits
         best[AP_ROW] = max(best[AP_ROW], hi_ap)
@@ -119,8 +119,8 @@ def _query_extremes(ties, cutoffs, out_min, out_max):
                  out_max[:, kp])
             kp += 1
         r = n - tie[0]
-        top_ap, top_wap = _run_sums(tie, True, r, b, h0, c0)
-        low_ap, low_wap = _run_sums(tie, False, r, b + tie[0], h0, c0)
+        top_ap, top_wap = _run_sums(tie, np.bool_(True), r, b, h0, c0)
+        low_ap, low_wap = _run_sums(tie, np.bool_(False), r, b + tie[0], h0, c0)
         ap_hi += top_ap
         wap_hi += top_wap
         ap_lo += low_ap

@@ -288,8 +288,8 @@ def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevan
         var = 0.0
         total_lost = 0.0
         n_closed = 0
-        s = 0
-        before = 0
+        s = np.int64(0)  # typed: a literal 0 would compile each callee once more for it
+        before = np.int64(0)
         for t in range(n_ties):
             n = sizes[t]
             lost[t] = 0.0
@@ -314,8 +314,8 @@ def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevan
             before += r
         if total_lost > _CLOSED_TOLERANCE * var:  # the ties that may have lost too much, rank by rank
             threshold = _CLOSED_TOLERANCE * var / n_closed
-            s = 0
-            before = 0
+            s = np.int64(0)
+            before = np.int64(0)
             for t in range(n_ties):
                 n = sizes[t]
                 if s >= limit:
@@ -323,9 +323,9 @@ def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevan
                 m = min(n, limit - s)
                 if lost[t] > threshold and (m if kind == DCG else n) <= _DIRECT_MAX:
                     e, v, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
-                                        False)
+                                        np.bool_(False))
                     e2, v2, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
-                                          True)
+                                          np.bool_(True))
                     var += v2 - v
                 s += n
                 before += relevant[t]
@@ -344,7 +344,7 @@ def hamming_spread(hist, gains, kinds, cutoffs, tables, direct_limit, means, var
     gain_sums = np.zeros(n_d, dtype=np.float64)
     gain_squares = np.zeros(n_d, dtype=np.float64)
     for q in range(lo, hi):
-        total_relevant = 0
+        total_relevant = np.int64(0)
         for d in range(n_d):
             n = 0
             r = 0
