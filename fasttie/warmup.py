@@ -125,6 +125,9 @@ def warmup(progress=None) -> dict:
     calls["rank_evaluate spread range"] = lambda: rank_evaluate(y_true, y_pred, sizes, metrics=ranked,
                                                                 ap_denominator="retrieved", spread="range")
     calls["trec.evaluate"] = lambda: _trec_files()
+    # dicts (pytrec_eval's layout) take a join of their own (fasttie.trec.dict_join)
+    calls["trec.evaluate dicts"] = lambda: trec.evaluate({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 2.0, "d2": 2.0}},
+                                                         ["AP", "nDCG@10", "P@5"])
     calls["lambdarank"] = lambda: lambdarank(y_true, y_pred, sizes)
     subtopics = rng.integers(0, 2, (50, 3))
     calls["alpha_ndcg"] = lambda: alpha_ndcg(subtopics, y_pred, sizes, k=[5, 10], ties="trec", doc_ids=np.arange(50))

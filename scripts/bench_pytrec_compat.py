@@ -29,7 +29,7 @@ def make_data(n_queries, n_docs, decimals, seed=0):
         docs = [f"doc{i}" for i in rng.choice(10 * n_docs * 10, n_docs, replace=False)]
         scores = np.round(rng.normal(size=n_docs), decimals)
         run[f"q{q}"] = dict(zip(docs, scores.tolist()))
-        judged = list(rng.choice(docs, rng.integers(10, 31), replace=False)) + [f"gone{q}"]
+        judged = rng.choice(docs, rng.integers(10, 31), replace=False).tolist() + [f"gone{q}"]  # str, not np.str_
         qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in judged}
     return qrels, run
 

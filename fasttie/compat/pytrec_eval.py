@@ -150,15 +150,15 @@ class RelevanceEvaluator:
             return {}
         qrels = {q: self._qrels[q] for q in run}
         result = trec_evaluate(qrels, run, self._metrics, **self._options)
-        columns = {key: result.per_query[metric] for key, metric in self._metric_of.items()}
-        out = {}
-        for i, qid in enumerate(result.query_ids):
-            values = {}
-            for key, column in columns.items():
-                value = float(column[i])
-                values[key] = math.log(max(value, GEOMETRIC_FLOOR)) if key in _LOGARITHMIC else value
-            out[str(qid)] = values
-        return out
+        columns = []
+        for key, metric in self._metric_of.items():
+            column = result.per_query[metric]
+            if key in _LOGARITHMIC:  # math.log, as trec_eval's C library log (numpy's may differ in the last bit)
+                column = [math.log(max(value, GEOMETRIC_FLOOR)) for value in column.tolist()]
+            columns.append(column)
+        # one row of Python floats per query (one .tolist()), each zipped with the keys
+        rows = np.column_stack(columns).tolist()
+        return {str(qid): dict(zip(self._keys, row)) for qid, row in zip(result.query_ids, rows)}
 
 
 def compute_aggregated_measure(measure, values):

@@ -15,6 +15,7 @@ Modules, one concept each (all but the names below are package-internal):
 - ``grouping``: row hashes, grouping by query, duplicate checks.
 - ``join``: :func:`align` and :class:`Aligned`, the run joined with its judgments (with
   trec_eval's ``-M`` cut and ``-J`` filter).
+- ``dict_join``: the same join of dicts (pytrec_eval's layout), without arrays of document ids.
 - ``subtopics``: diversity qrels joined with a run, for alpha-nDCG.
 - ``evaluation``: :func:`evaluate`.
 """

@@ -18,6 +18,7 @@ from ..ranking import rank_lists
 from ..result import Result
 from ..scoring import check_options
 from ..validation import check_empty_policy, mean_of_kept
+from .dict_join import align_dicts
 from .join import Aligned, align
 from .measure_objects import metric_names_of
 from .readers import as_qrels
@@ -33,6 +34,8 @@ def _trec_tie_keys(aligned: Aligned):
     their own (a key is the rank of its id in its tie), far cheaper than sorting every id as a
     string.
     """
+    if aligned.tie_keys is not None:
+        return aligned.tie_keys
     ids = aligned.docno
     if len(ids) < 2 or ids.dtype.kind != "U":
         return ids
@@ -195,9 +198,14 @@ def evaluate(
     if diversity and ties not in TIE_RULES:
         raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
                          f"(no optimistic or pessimistic order of subtopics), got {ties!r}")
-    qrels = as_qrels(qrels, n_threads=options.get("n_threads"))
-    aligned = align(qrels, run, complete=complete, max_retrieved=max_retrieved, judged_only=judged_only,
-                    n_threads=options.get("n_threads"))
+    aligned = None
+    if not (diversity or complete or max_retrieved is not None) and ties in ("trec", "pyndeval", "average"):
+        # dicts join without arrays of document ids; None: inputs that the general join takes
+        aligned = align_dicts(qrels, run, judged_only=judged_only, tie_keys=ties != "average")
+    if aligned is None:
+        qrels = as_qrels(qrels, n_threads=options.get("n_threads"))
+        aligned = align(qrels, run, complete=complete, max_retrieved=max_retrieved, judged_only=judged_only,
+                        n_threads=options.get("n_threads"))
     n_queries = len(aligned.query_ids)
     if n_queries == 0:
         raise InputError("no query of the run has judgments in the qrels: nothing to evaluate")

@@ -27,7 +27,8 @@ class Aligned:
     sizes : ndarray of int64, shape (n_queries,)
         Retrieved documents per query (0 for a judged query missing from the run).
     docno, score : ndarray, shape (n_rows,)
-        The run's rows of those queries, grouped by query in ``query_ids`` order.
+        The run's rows of those queries, grouped by query in ``query_ids`` order (``docno`` is
+        None from dicts: see ``tie_keys``).
     grade : ndarray of int64, shape (n_rows,)
         Grade of each retrieved document: 0 when unjudged, and negative grades become 0
         (judged non-relevant, as in trec_eval). A document judged under several subtopics
@@ -45,6 +46,9 @@ class Aligned:
     judged_not_in_run, in_run_not_judged : int
         Judged queries the run lacks (left out, or scored 0 with ``complete=True``), and run
         queries without judgments (ignored): the query set made visible.
+    tie_keys : ndarray of int64, shape (n_rows,), or None
+        trec_eval's order inside ties as int keys, when the join made them
+        (:func:`fasttie.trec.dict_join.align_dicts`, whose ``docno`` is None).
     """
 
     query_ids: np.ndarray
@@ -57,6 +61,7 @@ class Aligned:
     unretrieved: list
     judged_not_in_run: int = 0
     in_run_not_judged: int = 0
+    tie_keys: np.ndarray | None = None
 
     @property
     def offsets(self) -> np.ndarray:
