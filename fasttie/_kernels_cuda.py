@@ -137,6 +137,34 @@ def histogram_kernel(n_words, kind, n_label_words, in_shared, per_thread, thread
     @_kernel(**bounds)
     def kernel(query_words, db_words, query_labels, db_labels, query_label_words, db_label_words, n_cells, n_grades,
                tile, split_size, out):
+        """One launch of the histogram pass (see :func:`histogram_kernel`).
+
+        Parameters
+        ----------
+        query_words : (n_queries, n_words) uint64, device
+            Query codes.
+        db_words : (n_db, n_words) uint64, device
+            Database codes, index order (the chunk uploaded, for a database uploaded in chunks).
+        query_labels : (n_queries,) or (1,) int32, device
+            Class id per query (CLASS; else one unused zero).
+        db_labels : (n_db,) or (1,) int32, device
+            Class id per database item (CLASS; else one unused zero).
+        query_label_words : (n_queries, n_label_words) or (1, 1) uint64, device
+            Label bits per query (MULTIHOT; else one unused row).
+        db_label_words : (n_db, n_label_words) or (1, 1) uint64, device
+            Label bits per database item (MULTIHOT; else one unused row).
+        n_cells : int
+            Counters per query, (n_bits + 1) * n_grades.
+        n_grades : int
+            Grade values 0..n_grades - 1.
+        tile : int
+            Queries per block, a multiple of ``per_thread``.
+        split_size : int
+            Database items per split (grid dimension y).
+        out : (n_splits, n_queries, n_cells) int32, device
+            Written: counts by (split, query, distance * n_grades + grade); zeros from the caller
+            unless ``in_shared``.
+        """
         counts = cuda.shared.array(0, int32)
         tid = cuda.threadIdx.x
         lanes = tile // per_thread
@@ -262,6 +290,46 @@ def rank_kernel(n_words, kind, n_label_words, emit):
     @_kernel
     def kernel(query_words, db_words, query_labels, db_labels, query_label_words, db_label_words, indptr,
                listed_ids, listed_grades, limits, bases, slot_bases, split_size, first_item, k, out_a, out_b):
+        """One launch of the stable rank pass (see :func:`rank_kernel`).
+
+        Parameters
+        ----------
+        query_words : (n_queries, n_words) uint64, device
+            Query codes.
+        db_words : (n_db, n_words) uint64, device
+            Database codes, index order (the chunk uploaded, for a database uploaded in chunks).
+        query_labels : (n_queries,) or (1,) int32, device
+            Class id per query (CLASS; else one unused zero).
+        db_labels : (n_db,) or (1,) int32, device
+            Class id per database item (CLASS; else one unused zero).
+        query_label_words : (n_queries, n_label_words) or (1, 1) uint64, device
+            Label bits per query (MULTIHOT; else one unused row).
+        db_label_words : (n_db, n_label_words) or (1, 1) uint64, device
+            Label bits per database item (MULTIHOT; else one unused row).
+        indptr : (n_queries + 1,) int64, device
+            Row pointers of the listed ids (listed relevance; else two zeros).
+        listed_ids : (nnz,) int64, device
+            Listed ids in the whole database, ascending within each query (else one unused zero).
+        listed_grades : (nnz,) int64, device
+            Their grades (else one unused zero).
+        limits : (n_queries,) int64, device
+            Largest distance ranked per query.
+        bases : (n_splits, n_queries, n_bits + 1) int64, device
+            0-based stable rank of each split's first item at each distance (:func:`rank_bases`).
+        slot_bases : (n_splits, n_queries, n_bits + 1) int64, device
+            Output slot of each split's first relevant item at each distance (RELEVANT); slot_bases[0, i, 0]
+            is query i's first slot (WITHIN).
+        split_size : int
+            Database items per split (grid dimension y).
+        first_item : int
+            Index in the whole database of db_words' first item (0 for a whole database).
+        k : int
+            Ranks kept per query (NEAREST).
+        out_a : int64, device
+            Written: 1-based ranks (RELEVANT, flat) or item indices (NEAREST: (n_queries, k); WITHIN: flat).
+        out_b : int64 (RELEVANT) or int32 (NEAREST, WITHIN), device
+            Written: grades or distances, beside out_a.
+        """
         next_rank = cuda.shared.array(0, int32)
         tid = cuda.threadIdx.x
         i = cuda.blockIdx.x * cuda.blockDim.x + tid

@@ -50,7 +50,38 @@ def _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, rele
                new_out):
     """The run's vectors in its fixed order (score descending, then run key ascending), as
     ndeval's computeDCG / computePrecision / computeSTRecall / computeMAP loops; returns the
-    AP sum (0 unless want_ap)."""
+    AP sum (0 unless want_ap).
+
+    Parameters
+    ----------
+    masks : (n_rows, n_words) uint64, read-only
+        Subtopic bits of every judged or retrieved document.
+    scores : (n_rows,) float64, read-only
+        Run scores; -inf = not retrieved.
+    run_keys : (n_rows,) int64, read-only
+        Equal scores rank by key ascending.
+    start, stop : int
+        The query's rows, start..stop-1.
+    depth : int
+        Ranks wanted.
+    alpha : float
+        ndeval's alpha, in [0, 1].
+    want_ap : bool
+        Sum AP over the subtopics.
+    relevant : (n_words * 64,) int64
+        Judged relevant documents per subtopic (read with want_ap).
+    gain_out : (>= depth,) float64
+        Written: alpha-gain at ranks 1..depth (0 past the retrieved documents).
+    pairs_out : (>= depth,) float64
+        Written: relevant (document, subtopic) pairs at each rank.
+    new_out : (>= depth,) float64
+        Written: subtopics first covered at each rank.
+
+    Returns
+    -------
+    float64
+        The AP sum (0 unless want_ap).
+    """
     factor = 1.0 - alpha
     n_words = masks.shape[1]
     n_subtopics = n_words * 64
@@ -184,7 +215,37 @@ def _query_sums(masks, ideal_keys, start, stop, gains, pairs, new, cutoffs, alph
                 nrbp):
     """The run's cutoff and NRBP sums from its vectors (gains, pairs, new, of the run's depth),
     then ndeval's greedy ideal and its sums: rows cut (N_CUT, n_cutoffs) and nrbp (2, n_betas)
-    of one query."""
+    of one query.
+
+    Parameters
+    ----------
+    masks : (n_rows, n_words) uint64, read-only
+        Subtopic bits of every judged or retrieved document.
+    ideal_keys : (n_rows,) int64, read-only
+        Equal greedy gains pick the greatest key (ndeval: docno).
+    start, stop : int
+        The query's rows, start..stop-1.
+    gains : (depth,) float64
+        The run's alpha-gain per rank.
+    pairs : (depth,) float64
+        Relevant pairs per rank.
+    new : (depth,) float64
+        Newly covered subtopics per rank.
+    cutoffs : (n_cutoffs,) int64, read-only
+        Cutoffs, ascending, >= 1.
+    alpha : float
+        ndeval's alpha, in [0, 1].
+    betas : (n_betas,) float64, read-only
+        NRBP's patience values.
+    discount : (>= min(max cutoff, rows),) float64, read-only
+        discount[r] = 1 / log2(r + 2).
+    options : int
+        Bit mask of FULL_RUN, IDEAL, FULL_IDEAL, WANT_AP.
+    cut : (N_CUT, n_cutoffs) float64
+        Written: the query's cutoff sums, run and ideal.
+    nrbp : (2, n_betas) float64
+        Written: the query's NRBP sums, run and ideal (0 unless FULL_RUN / FULL_IDEAL).
+    """
     depth = gains.shape[0]
     _cutoff_sums(gains, depth, cutoffs, discount, cut[RUN_DCG], cut[RUN_ERR])
     _prefix_sums(pairs, depth, cutoffs, cut[PAIRS])
@@ -217,18 +278,34 @@ def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alp
 
     Parameters
     ----------
-    masks : (n_rows, n_words) uint64, subtopic bits of every judged or retrieved document
-    scores : (n_rows,) float64, run scores; -inf = not retrieved
-    run_keys : (n_rows,) int64, equal scores rank by key ascending
-    ideal_keys : (n_rows,) int64, equal greedy gains pick the greatest key (ndeval: docno)
-    offsets : (n_queries + 1,) int64
-    cutoffs : (n_cutoffs,) int64, ascending, >= 1
-    alpha : float in [0, 1]
-    betas : (n_betas,) float64, NRBP's patience values
-    discount : (>= min(max cutoff, rows),) float64, discount[r] = 1 / log2(r + 2)
-    options : int, bit mask of FULL_RUN, IDEAL, FULL_IDEAL, WANT_AP
-    cut : (n_queries, N_CUT, n_cutoffs), scalars : (n_queries, N_SCALARS),
-    nrbp : (n_queries, 2, n_betas), float64 outputs; each query writes only its own rows
+    masks : (n_rows, n_words) uint64, read-only
+        Subtopic bits of every judged or retrieved document.
+    scores : (n_rows,) float64, read-only
+        Run scores; -inf = not retrieved.
+    run_keys : (n_rows,) int64, read-only
+        Equal scores rank by key ascending.
+    ideal_keys : (n_rows,) int64, read-only
+        Equal greedy gains pick the greatest key (ndeval: docno).
+    offsets : (n_queries + 1,) int64, read-only
+        Query q's rows are offsets[q]:offsets[q + 1].
+    cutoffs : (n_cutoffs,) int64, read-only
+        Cutoffs, ascending, >= 1.
+    alpha : float
+        ndeval's alpha, in [0, 1].
+    betas : (n_betas,) float64, read-only
+        NRBP's patience values.
+    discount : (>= min(max cutoff, rows),) float64, read-only
+        discount[r] = 1 / log2(r + 2).
+    options : int
+        Bit mask of FULL_RUN, IDEAL, FULL_IDEAL, WANT_AP.
+    cut : (n_queries, N_CUT, n_cutoffs) float64
+        Written: cutoff sums, rows start..stop-1.
+    scalars : (n_queries, N_SCALARS) float64
+        Written: subtopic count and AP sum, rows start..stop-1.
+    nrbp : (n_queries, 2, n_betas) float64
+        Written: NRBP sums, rows start..stop-1.
+    start, stop : int
+        The queries of this block, start..stop-1; each query writes only its own rows.
     """
     want_ap = (options & WANT_AP) != 0
     for q in range(start, stop):

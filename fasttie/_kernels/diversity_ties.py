@@ -36,7 +36,31 @@ _NEGLIGIBLE = 1e-20  # (1 - alpha)^x below this is dropped from E[(1 - alpha)^X]
 @jit(inline="always")
 def _add_expected_weights(n, t, depth, factor, powers, top_power, coef, out, a, pmf):
     """out[a + j] += coef * E[factor^X_j] for j < depth, X_j ~ Hypergeometric(n - 1 items,
-    t - 1 marked, j draws); the pmf is kept for x <= top_power (powers[x] = factor^x)."""
+    t - 1 marked, j draws); the pmf is kept for x <= top_power (powers[x] = factor^x).
+
+    Parameters
+    ----------
+    n : int64
+        Items in the tie.
+    t : int64
+        The tie's documents with the subtopic.
+    depth : int
+        Ranks of the tie inside the depth.
+    factor : float
+        1 - alpha.
+    powers : (top_power + 1,) float64
+        powers[x] = factor^x.
+    top_power : int
+        Largest x whose power is kept.
+    coef : float
+        Weight of the subtopic group (t x weight / n).
+    out : (>= a + depth,) float64
+        Expected gains; out[a..a + depth - 1] are added to.
+    a : int64
+        Items before the tie.
+    pmf : (top_power + 1,) float64
+        Scratch: the hypergeometric pmf.
+    """
     marked = t - 1
     if marked == 0 or factor == 1.0:
         for j in range(depth):
@@ -199,7 +223,39 @@ def average_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha
                     scalars, nrbp, start, stop):
     """``diversity_measures.diversity_queries`` with the run's vectors averaged over the
     orders inside ties (run_keys is not read): a kernel of its own, so a fixed-order call never
-    compiles the tie walk."""
+    compiles the tie walk.
+
+    Parameters
+    ----------
+    masks : (n_rows, n_words) uint64, read-only
+        Subtopic bits of every judged or retrieved document.
+    scores : (n_rows,) float64, read-only
+        Run scores; -inf = not retrieved.
+    run_keys : (n_rows,) int64, read-only
+        Not read (one signature with diversity_queries).
+    ideal_keys : (n_rows,) int64, read-only
+        Equal greedy gains pick the greatest key (ndeval: docno).
+    offsets : (n_queries + 1,) int64, read-only
+        Query q's rows are offsets[q]:offsets[q + 1].
+    cutoffs : (n_cutoffs,) int64, read-only
+        Cutoffs, ascending, >= 1.
+    alpha : float
+        ndeval's alpha, in [0, 1].
+    betas : (n_betas,) float64, read-only
+        NRBP's patience values.
+    discount : (>= min(max cutoff, rows),) float64, read-only
+        discount[r] = 1 / log2(r + 2).
+    options : int
+        Bit mask of FULL_RUN, IDEAL, FULL_IDEAL, AVERAGE, WANT_AP.
+    cut : (n_queries, N_CUT, n_cutoffs) float64
+        Written: cutoff sums, rows start..stop-1.
+    scalars : (n_queries, N_SCALARS) float64
+        Written: subtopic count and expected AP sum, rows start..stop-1.
+    nrbp : (n_queries, 2, n_betas) float64
+        Written: NRBP sums, rows start..stop-1.
+    start, stop : int
+        The queries of this block, start..stop-1; each query writes only its own rows.
+    """
     want_ap = (options & WANT_AP) != 0
     for q in range(start, stop):
         lo = offsets[q]

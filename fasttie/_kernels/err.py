@@ -90,7 +90,36 @@ def _subset_products(q, count, n_groups, skip, s_max, out, merged, mass):
 def _tie_err(t, n, r, count, n_groups, survival, acc, cutoffs, ci, row):
     """Mean ERR contribution of a tie of n items after rank t (divided by the survival before
     it), over positions 1..min(n, last cutoff - t); writes acc + survival x partial sums at the
-    cutoffs strictly inside the tie (cutoffs[ci:] > t)."""
+    cutoffs strictly inside the tie (cutoffs[ci:] > t).
+
+    Parameters
+    ----------
+    t : int64
+        Items before the tie.
+    n : int64
+        Items in the tie.
+    r : (n_groups,) float64
+        Stop probability of each grade group of the tie.
+    count : (n_groups,) int64
+        Items of each group with a positive stop probability (0 for the others).
+    n_groups : int64
+        Grade groups in the tie.
+    survival : float64
+        Probability that the user reaches the tie (product of 1 - R before it).
+    acc : float64
+        ERR of the ranks before the tie.
+    cutoffs : (K,) int64
+        Cutoffs, ascending.
+    ci : int64
+        First cutoff not yet written.
+    row : (K,) float64
+        The query's ERR per cutoff; the cutoffs passed are written.
+
+    Returns
+    -------
+    float64
+        The tie's mean contribution, before the factor ``survival``.
+    """
     n_cut = cutoffs.shape[0]
     j = n if cutoffs[n_cut - 1] - t >= n else cutoffs[n_cut - 1] - t
     n_pos = 0
@@ -173,7 +202,38 @@ def _tie_err(t, n, r, count, n_groups, survival, acc, cutoffs, ci, row):
 
 @jit
 def _walk_tie(t, n, r, count, n_groups, survival, acc, cutoffs, ci, row):
-    """Cutoffs up to rank t take acc; the tie at t adds its share. Returns (acc, survival, ci)."""
+    """Cutoffs up to rank t take acc; the tie at t adds its share. Returns (acc, survival, ci).
+
+    Parameters
+    ----------
+    t : int64
+        Items before the tie.
+    n : int64
+        Items in the tie.
+    r : (n_groups,) float64
+        Stop probability of each grade group of the tie.
+    count : (n_groups,) int64
+        Items of each group with a positive stop probability (0 for the others).
+    n_groups : int64
+        Grade groups in the tie.
+    survival : float64
+        Probability that the user reaches the tie (product of 1 - R before it).
+    acc : float64
+        ERR of the ranks before the tie.
+    cutoffs : (K,) int64
+        Cutoffs, ascending.
+    ci : int64
+        First cutoff not yet written.
+    row : (K,) float64
+        The query's ERR per cutoff; the cutoffs passed are written.
+
+    Returns
+    -------
+    acc, survival : float64
+        ERR and survival after the tie.
+    ci : int64
+        First cutoff not yet written.
+    """
     n_cut = cutoffs.shape[0]
     while ci < n_cut and cutoffs[ci] <= t:
         row[ci] = acc

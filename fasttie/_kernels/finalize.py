@@ -87,6 +87,34 @@ def _ratio_expectations(t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, 
     """E[AP numerator / hits@k] and E[WAP numerator / hits@k], k cutting a tie after j ranks.
 
     Conditions on X = relevant items among the tie's first j ranks (hypergeometric, docs/ties.md section 5).
+
+    Parameters
+    ----------
+    t : int64
+        Items before the tie.
+    j : int64
+        Ranks of the tie inside the cutoff.
+    n : int64
+        Items in the tie.
+    r : int64
+        Relevant items in the tie.
+    mean_grade : float64
+        Mean grade of the tie's relevant items.
+    hits_prev : int64
+        Relevant items before the tie.
+    grade_prev : float64
+        Grade sum before the tie.
+    ap_prev : float64
+        E[AP numerator] before the tie.
+    wap_prev : float64
+        E[WAP numerator] before the tie.
+    weights : (>= min(r, n) + 1,) float64
+        Scratch for the hypergeometric weights.
+
+    Returns
+    -------
+    ap, wap : float64
+        The two expectations.
     """
     if r == 0:
         if hits_prev == 0:
@@ -430,7 +458,38 @@ def _tail_start(ranks, ranked_relevant, n_items, cutoffs, discount_size):
 def _relevant_tail(ranks, grades, judged, start, hits, ap, grade_sum, judged_count, hits_at_r, ap_at_r,
                    total_relevant):
     """The main walk of :func:`finalize_ranked` over listed items start.. (all relevant, no cutoff
-    and no discount among them): the same sums, in the same order."""
+    and no discount among them): the same sums, in the same order.
+
+    Parameters
+    ----------
+    ranks : (m,) int64
+        1-based ranks of the listed items, ascending.
+    grades : (m,) float64
+        Their grades.
+    judged : (m,) bool
+        Which of them are judged.
+    start : int
+        First listed item of the tail.
+    hits : int64
+        Relevant items before ``start``.
+    ap : float64
+        AP numerator so far.
+    grade_sum : float64
+        Grade sum so far.
+    judged_count : int64
+        Listed judged items so far.
+    hits_at_r : int64
+        Relevant items so far ranked within R.
+    ap_at_r : float64
+        AP numerator at the cutoff R so far.
+    total_relevant : int64
+        R, the query's relevant items.
+
+    Returns
+    -------
+    hits, ap, grade_sum, judged_count, hits_at_r, ap_at_r
+        The sums after the last listed item.
+    """
     terms = np.empty(_TAIL_BLOCK, dtype=np.float64)
     n_graded = ranks.shape[0]
     # R-precision and MAP@R count the items ranked within R: ranks ascend, so up to the first past R
@@ -473,8 +532,15 @@ def finalize_ranked(
                                   database: every item is judged) or unjudged (a ranked list)
     unranked_relevant : int       relevant items outside the ranking (they count in R)
     judged_nonrel : int           judged non-relevant items of the query, ranked or not (bpref)
-    ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out, scalars : as in :func:`finalize_ties`;
-                                  the optional sums are written 0 (:func:`ranked_optional_sums` computes them)
+    ideal_gain : float64 array (n_runs,)   gains of the ideal order's runs, descending (as in :func:`finalize_ties`)
+    ideal_count : int64 array (n_runs,)    items of each run
+    cutoffs : int64 array (K,)    sorted ascending, >= 1 (values past N mean N)
+    log_p : float64 array (K,)    log of RBP's persistence p of each cutoff column
+    discount : float64 array (D + 1,)     cumulative DCG discount (see :func:`finalize_ties`)
+    optional : int                bit mask of the optional sums; they are written 0 here
+                                  (:func:`ranked_optional_sums` computes them)
+    out : float64 array (N_QUANTITIES, K), written
+    scalars : float64 array (N_SCALARS,), written
     """
     n_graded = ranks.shape[0]
     n_cut = cutoffs.shape[0]
@@ -558,6 +624,37 @@ def ranked_optional_sums(ranks, grades, gains, relevant, judged, n_items, unlist
     per listed item), and every kernel that links their code compiles it again (1.35 s of the
     cold first call of evaluate with ties="stable"). The drivers come in two kernels from one
     source (:func:`._jit.jit_pair`); only the ``..._optional`` one calls this.
+
+    Parameters
+    ----------
+    ranks : (m,) int64
+        1-based ranks of the listed items, ascending.
+    grades : (m,) float64
+        Their grades.
+    gains : (m,) float64
+        Their gains.
+    relevant : (m,) bool
+        Which of them are relevant.
+    judged : (m,) bool
+        Which of them are judged.
+    n_items : int
+        Length of the ranked list N.
+    unlisted_judged : bool
+        Whether the items left out are judged non-relevant (Hamming) or unjudged (ranked lists).
+    judged_nonrel : int
+        Judged non-relevant items of the query, ranked or not (bpref).
+    ideal_gain : (n_runs,) float64
+        Gains of the ideal order's runs, descending (RBP's scale).
+    cutoffs : (K,) int64
+        Cutoffs, ascending.
+    log_p : (K,) float64
+        log of RBP's persistence per cutoff column.
+    optional : int
+        Bit mask: OPTIONAL_BPREF, OPTIONAL_IPREC, OPTIONAL_WAP, OPTIONAL_RBP.
+    out : (N_QUANTITIES, K) float64
+        Written: rows WAP_NUM, WAP_RET, RBP, RBP_REL, RESIDUAL of the sums asked.
+    scalars : (N_SCALARS,) float64
+        Read: TOTAL_RELEVANT; written: BPREF_SUM and IPREC.. when asked.
     """
     if optional & (OPTIONAL_BPREF | OPTIONAL_IPREC):
         _bpref_iprec_walk(ranks, relevant, judged, unlisted_judged, judged_nonrel, optional, scalars)
@@ -614,7 +711,31 @@ def _wap_walk(ranks, grades, relevant, n_items, cutoffs, out):
 
 @jit(inline="always")
 def _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p, out):
-    """out[RBP / RBP_REL / RESIDUAL, :] of :func:`ranked_optional_sums`."""
+    """out[RBP / RBP_REL / RESIDUAL, :] of :func:`ranked_optional_sums`.
+
+    Parameters
+    ----------
+    ranks : (m,) int64
+        1-based ranks of the listed items, ascending.
+    gains : (m,) float64
+        Their gains.
+    relevant : (m,) bool
+        Which of them are relevant.
+    judged : (m,) bool
+        Which of them are judged.
+    n_items : int
+        Length of the ranked list N.
+    unlisted_judged : bool
+        Whether the items left out are judged (else unjudged: they add to the residual).
+    ideal_gain : (n_runs,) float64
+        Gains of the ideal order's runs, descending (the scale: largest gain).
+    cutoffs : (K,) int64
+        Cutoffs, ascending.
+    log_p : (K,) float64
+        log of RBP's persistence per cutoff column.
+    out : (N_QUANTITIES, K) float64
+        Written: rows RBP, RBP_REL, RESIDUAL.
+    """
     n_cut = cutoffs.shape[0]
     n_graded = ranks.shape[0]
     rbp_sums = np.zeros((3, n_cut), dtype=np.float64)  # gain, relevant, unjudged per column

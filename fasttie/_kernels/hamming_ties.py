@@ -89,8 +89,30 @@ def _finalize_histograms_kernel(optional_sums, ratios):
         """Base quantities of queries start..stop-1 from their histograms (average, optimistic,
         pessimistic).
 
-        hist : (n_queries, n_bits + 1, n_grades) int64; gains : (n_grades,) float64;
-        out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
+        Parameters
+        ----------
+        hist : (n_queries, n_bits + 1, n_grades) int64
+            Counts by (distance, grade) of every query (grade > 0 relevant); only read here.
+        gains : (n_grades,) float64, read-only
+            Gain of each grade.
+        mode : int
+            Tie mode: modes.AVERAGE, OPTIMISTIC or PESSIMISTIC.
+        cutoffs : (K,) int64, read-only
+            Cutoffs, ascending, >= 1 (past n_db: the whole list).
+        log_p : (K,) float64, read-only
+            log of RBP's persistence p per cutoff column.
+        discount : (D + 1,) float64, read-only
+            Cumulative DCG discount, ``discount[i] = sum_{l <= i} 1 / log2(1 + l)``.
+        need_ratio : bool
+            Compute AP_RET / WAP_RET (the ``_ratios`` and ``_optional`` kernels only).
+        optional : int
+            Bit mask of the optional sums (finalize.OPTIONAL_*; the ``_optional`` kernel only).
+        out : (n_queries, N_QUANTITIES, K) float64
+            Base quantities; rows start..stop-1 are written.
+        scalars : (n_queries, N_SCALARS) float64
+            Per-query scalars (R, hits@R, bpref sum, ...); rows start..stop-1 are written.
+        start, stop : int
+            The queries of this block, start..stop-1.
         """
         for i in range(start, stop):
             tie_n, tie_r, tie_u, tie_s, tie_g = _bucket_ties(hist[i], gains, mode)
@@ -134,7 +156,44 @@ def _count_and_record(j, d, kind, query_label, db_labels, label_row, db_label_wo
                       records, record_grades, m):
     """Count item j at distance d and, when it is relevant, record (items at d before it) << 16
     | d and its grade; returns the records and the cursor in the listed ids. Items may be
-    passed over (:func:`_scan_top`)."""
+    passed over (:func:`_scan_top`).
+
+    Parameters
+    ----------
+    j : uint64
+        Database index of the item.
+    d : uint64
+        Its Hamming distance to the query.
+    kind : int
+        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+    query_label : int32
+        The query's class id (CLASS; 0 otherwise).
+    db_labels : (n_db,) int32, read-only
+        Class id of every database item (CLASS).
+    label_row : (n_label_words,) uint64, read-only
+        The query's label bits (MULTIHOT).
+    db_label_words : (n_db, n_label_words) uint64, read-only
+        Label bits of every database item (MULTIHOT).
+    ids : (n_listed,) int64, read-only
+        The query's listed relevant ids, ascending (LISTED).
+    id_grades : (n_listed,) int64, read-only
+        Their grades (LISTED).
+    cursor : int64
+        Position in ``ids`` of the first id not yet passed.
+    count : (n_bits + 1,) uint64
+        Items counted so far at each distance; count[d] is incremented.
+    records : (>= relevant items + 1,) uint64
+        Records of the query's relevant items; records[m] is written when j is relevant.
+    record_grades : (same as records,) int64
+        Their grades; record_grades[m] is written when j is relevant.
+    m : int64
+        Relevant items recorded so far.
+
+    Returns
+    -------
+    m, cursor : int64
+        The updated record count and cursor.
+    """
     if kind == LISTED:  # the listed ids are sorted: skip those of the items passed over
         while cursor < ids.shape[0] and ids[cursor] < j:
             cursor += 1
@@ -159,6 +218,33 @@ def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_ro
     number) are assigned afterwards: one pass instead of a histogram pass and a rank pass.
     ``records`` needs one slot more than the relevant items: the class-label loop writes every
     item's record and keeps it only when the item is relevant (no mispredicted branch).
+
+    Parameters
+    ----------
+    query : (n_words,) uint64, read-only
+        The query's code.
+    db_words : (n_db, n_words) uint64, read-only
+        The database codes, in index order.
+    kind : int
+        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+    query_label : int32
+        The query's class id (CLASS; 0 otherwise).
+    db_labels : (n_db,) int32, read-only
+        Class id of every database item (CLASS).
+    label_row : (n_label_words,) uint64, read-only
+        The query's label bits (MULTIHOT).
+    db_label_words : (n_db, n_label_words) uint64, read-only
+        Label bits of every database item (MULTIHOT).
+    ids : (n_listed,) int64, read-only
+        The query's listed relevant ids, ascending (LISTED).
+    id_grades : (n_listed,) int64, read-only
+        Their grades (LISTED).
+    count : (n_bits + 1,) uint64
+        Items per distance, zeroed by the caller; written.
+    records : (>= relevant items + 1,) uint64
+        Written: one record per relevant item, index order.
+    record_grades : (same as records,) int64
+        Written: their grades.
     """
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
@@ -185,7 +271,44 @@ def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_ro
 @jit
 def _scan_query(i, query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr,
                 listed_ids, listed_grades, count, records, record_grades):
-    """:func:`_scan_in_index_order` for query i, its counts zeroed first."""
+    """:func:`_scan_in_index_order` for query i, its counts zeroed first.
+
+    Parameters
+    ----------
+    i : int
+        Row of the query.
+    query_words : (n_queries, n_words) uint64, read-only
+        Query codes.
+    db_words : (n_db, n_words) uint64, read-only
+        Database codes, index order.
+    kind : int
+        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+    query_labels : (n_queries,) int32, read-only
+        Class id per query (CLASS; else empty).
+    db_labels : (n_db,) int32, read-only
+        Class id per database item (CLASS).
+    query_label_words : (n_queries, n_label_words) uint64, read-only
+        Label bits per query (MULTIHOT; else one unused row).
+    db_label_words : (n_db, n_label_words) uint64, read-only
+        Label bits per database item (MULTIHOT).
+    indptr : (n_queries + 1,) int64, read-only
+        Query i's listed ids are listed_ids[indptr[i]:indptr[i + 1]] (LISTED).
+    listed_ids : (nnz,) int64, read-only
+        Listed relevant ids, ascending within each query (LISTED).
+    listed_grades : (nnz,) int64, read-only
+        Their grades (LISTED).
+    count : (n_bits + 1,) uint64
+        Zeroed, then the items per distance; written.
+    records : (>= relevant items + 1,) uint64
+        Written: the records of query i's relevant items.
+    record_grades : (same as records,) int64
+        Written: their grades.
+
+    Returns
+    -------
+    int64
+        The relevant items recorded.
+    """
     for d in range(count.shape[0]):
         count[d] = np.uint64(0)
     query_label = query_labels[i] if kind == CLASS else np.int32(0)
@@ -213,7 +336,37 @@ def _next_near(word, db_words, j, limit):
 def _scan_top(query, db_words, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades, limit, count,
               records, record_grades):
     """:func:`_scan_in_index_order` over the items at distance <= ``limit`` only: the others are
-    neither counted nor graded. Returns the relevant items recorded."""
+    neither counted nor graded. Returns the relevant items recorded.
+
+    Parameters
+    ----------
+    query : (n_words,) uint64, read-only
+        The query's code.
+    db_words : (n_db, n_words) uint64, read-only
+        Database codes, index order.
+    kind : int
+        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+    query_label : int32
+        The query's class id (CLASS; 0 otherwise).
+    db_labels : (n_db,) int32, read-only
+        Class id per database item (CLASS).
+    label_row : (n_label_words,) uint64, read-only
+        The query's label bits (MULTIHOT).
+    db_label_words : (n_db, n_label_words) uint64, read-only
+        Label bits per database item (MULTIHOT).
+    ids : (n_listed,) int64, read-only
+        The query's listed relevant ids, ascending (LISTED).
+    id_grades : (n_listed,) int64, read-only
+        Their grades (LISTED).
+    limit : uint64
+        Largest distance scanned.
+    count : (n_bits + 1,) uint64
+        Items per distance up to ``limit``, zeroed by the caller; written.
+    records : (>= relevant items + 1,) uint64
+        Written: the records of the relevant items within ``limit``.
+    record_grades : (same as records,) int64
+        Written: their grades.
+    """
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
     m = np.int64(0)
@@ -250,7 +403,33 @@ def place_records(kind, records, record_grades, n_found, top, first, rel_first, 
     order: by distance, then index order within a distance (records are in index order).
     first[d] = items before distance d; rel_first[d] = recorded items before distance d
     (advanced here). For CLASS relevance the ranks only: every grade is 1, and the caller fills
-    grades and gains once for all its queries (:func:`class_grades`)."""
+    grades and gains once for all its queries (:func:`class_grades`).
+
+    Parameters
+    ----------
+    kind : int
+        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+    records : (>= n_found,) uint64
+        The query's records, index order (:func:`_scan_in_index_order`).
+    record_grades : (>= n_found,) int64
+        Their grades (not read for CLASS).
+    n_found : int64
+        Records to place.
+    top : uint64
+        Largest distance whose items are ranked.
+    first : (n_bits + 1,) int64
+        Items before each distance.
+    rel_first : (n_bits + 1,) int64
+        Recorded items before each distance; advanced (written).
+    gains : (n_grades,) float64, read-only
+        Gain of each grade.
+    ranks : (>= ranked items,) int64
+        Written: 1-based rank of each placed item, in rank order.
+    grades : (>= ranked items,) float64
+        Written (not for CLASS): their grades.
+    item_gains : (>= ranked items,) float64
+        Written (not for CLASS): their gains.
+    """
     if kind == CLASS:  # one scattered store per item instead of three (2.2x faster)
         for p in range(n_found):
             d = records[p] & _DISTANCE_MASK
@@ -289,7 +468,39 @@ def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cut
                          scalars_q, err_cutoffs, err_row):
     """Base quantities (and ERR) of one query in a fixed order, from the ranks of its ranked
     relevant items (ascending) and its counts ``hist_q``: relevant items of ``hist_q`` left
-    unranked (a bounded pass) count in R only."""
+    unranked (a bounded pass) count in R only.
+
+    Parameters
+    ----------
+    hist_q : (n_bits + 1, n_grades) int64
+        The query's counts by (distance, grade).
+    ranks : (m,) int64
+        1-based ranks of the ranked relevant items, ascending.
+    grades : (m,) float64
+        Their grades.
+    item_gains : (m,) float64
+        Their gains.
+    relevant : (m,) bool
+        All True (every ranked item is relevant); also passed as ``judged``.
+    gains : (n_grades,) float64, read-only
+        Gain of each grade.
+    cutoffs : (K,) int64, read-only
+        Cutoffs, ascending.
+    log_p : (K,) float64, read-only
+        log of RBP's persistence per cutoff column.
+    discount : (D + 1,) float64, read-only
+        Cumulative DCG discount.
+    optional : int
+        Bit mask of the optional sums (finalize.OPTIONAL_*).
+    out_q : (N_QUANTITIES, K) float64
+        The query's base quantities; written.
+    scalars_q : (N_SCALARS,) float64
+        The query's scalars; written.
+    err_cutoffs : (n_err,) int64, read-only
+        ERR cutoffs, ascending; empty: no ERR.
+    err_row : (n_err,) float64
+        The query's ERR values; written when err_cutoffs is not empty.
+    """
     items, n_rel, ideal_gain, ideal_count = _fixed_order_totals(hist_q, gains)
     # every database item is judged: the ranked ones are relevant, the others not (np.bool_: a
     # literal True would type finalize_ranked once more than the ranked lists' False)
@@ -305,7 +516,33 @@ def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cut
 def fixed_order_optional_sums(hist_q, ranks, grades, item_gains, relevant, gains, cutoffs, log_p, optional, out_q,
                               scalars_q):
     """The optional sums (:func:`.finalize.ranked_optional_sums`) of a query that
-    :func:`finalize_fixed_order` has finalized, the same arguments."""
+    :func:`finalize_fixed_order` has finalized, the same arguments.
+
+    Parameters
+    ----------
+    hist_q : (n_bits + 1, n_grades) int64
+        The query's counts by (distance, grade).
+    ranks : (m,) int64
+        1-based ranks of the ranked relevant items, ascending.
+    grades : (m,) float64
+        Their grades.
+    item_gains : (m,) float64
+        Their gains.
+    relevant : (m,) bool
+        All True; also passed as ``judged``.
+    gains : (n_grades,) float64, read-only
+        Gain of each grade.
+    cutoffs : (K,) int64, read-only
+        Cutoffs, ascending.
+    log_p : (K,) float64, read-only
+        log of RBP's persistence per cutoff column.
+    optional : int
+        Bit mask of the optional sums (finalize.OPTIONAL_*).
+    out_q : (N_QUANTITIES, K) float64
+        The query's base quantities; the optional rows are written.
+    scalars_q : (N_SCALARS,) float64
+        The query's scalars; bpref's sum and the interpolated precisions are written.
+    """
     items, n_rel, ideal_gain, _ = _fixed_order_totals(hist_q, gains)
     ranked_optional_sums(ranks, grades, item_gains, relevant, relevant, items, np.bool_(True), items - n_rel,
                          ideal_gain, cutoffs, log_p, optional, out_q, scalars_q)
@@ -389,7 +626,55 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
     """One query's counts ``hist_q`` and base quantities from its scan: ``count[d]`` items at
     distance d and the records of its n_found relevant items (index order). Only the items at
     distances that reach rank ``depth`` are ranked (the others count in R), as in
-    :mod:`.stable_top`. Returns the number of ranked items (ranks[:n])."""
+    :mod:`.stable_top`. Returns the number of ranked items (ranks[:n]).
+
+    Parameters
+    ----------
+    kind : int
+        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+    records : (>= n_found,) uint64
+        The query's records from its scan, index order.
+    record_grades : (>= n_found,) int64
+        Their grades.
+    n_found : int64
+        Relevant items recorded.
+    count : (n_bits + 1,) uint64
+        Items at each distance.
+    depth : int
+        The deepest rank a metric reads.
+    hist_q : (n_bits + 1, n_grades) int64
+        Written: the query's counts by (distance, grade).
+    first : (n_bits + 1,) int64
+        Scratch: items before each distance.
+    rel_first : (n_bits + 1,) int64
+        Scratch: relevant items before each distance.
+    gains : (n_grades,) float64, read-only
+        Gain of each grade.
+    ranks : (capacity,) int64
+        Scratch: ranks of the ranked relevant items.
+    grades : (capacity,) float64
+        Scratch: their grades (filled once by :func:`class_grades` for CLASS).
+    item_gains : (capacity,) float64
+        Scratch: their gains.
+    relevant : (capacity,) bool
+        All True.
+    cutoffs : (K,) int64, read-only
+        Cutoffs, ascending.
+    log_p : (K,) float64, read-only
+        log of RBP's persistence per cutoff column.
+    discount : (D + 1,) float64, read-only
+        Cumulative DCG discount.
+    optional : int
+        Bit mask of the optional sums (finalize.OPTIONAL_*).
+    out_q : (N_QUANTITIES, K) float64
+        Written: the query's base quantities.
+    scalars_q : (N_SCALARS,) float64
+        Written: the query's scalars.
+    err_cutoffs : (n_err,) int64, read-only
+        ERR cutoffs, ascending; empty: no ERR.
+    err_row : (n_err,) float64
+        Written: the query's ERR values.
+    """
     n_dist, n_grades = hist_q.shape
     for d in range(n_dist):
         for g in range(n_grades):
@@ -442,6 +727,59 @@ def _finalize_stable_kernel(optional_sums):
         sorted ascending. n_relevant[i] bounds the relevant items of query i. hist (n_queries,
         n_bits + 1, n_grades) is written. ERR at err_cutoffs (int64, ascending; empty: none) goes to
         err_out (n_queries, len(err_cutoffs)).
+
+        Parameters
+        ----------
+        query_words : (n_queries, n_words) uint64, read-only
+            Query codes.
+        db_words : (n_db, n_words) uint64, read-only
+            Database codes, index order.
+        kind : int
+            Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+        query_labels : (n_queries,) int32, read-only
+            Class id per query (CLASS; else empty).
+        db_labels : (n_db,) int32, read-only
+            Class id per database item (CLASS).
+        query_label_words : (n_queries, n_label_words) uint64, read-only
+            Label bits per query (MULTIHOT; else one unused row).
+        db_label_words : (n_db, n_label_words) uint64, read-only
+            Label bits per database item (MULTIHOT).
+        indptr : (n_queries + 1,) int64, read-only
+            Row pointers of the listed ids (LISTED).
+        listed_ids : (nnz,) int64, read-only
+            Listed relevant ids, ascending within each query (LISTED).
+        listed_grades : (nnz,) int64, read-only
+            Their grades (LISTED).
+        n_relevant : (n_queries,) int64
+            Upper bound on each query's relevant items (sizes the scratch).
+        order : (n_queries,) int64
+            The queries, those of one group consecutive (engine.stable_groups).
+        group_ptr : (n_groups + 1,) int64
+            Group g is order[group_ptr[g]:group_ptr[g + 1]].
+        depth : int
+            The deepest rank a metric reads: items at distances past it are not ranked.
+        hist : (n_queries, n_bits + 1, n_grades) int64
+            Written: counts by (distance, grade) of the queries of groups start..stop-1.
+        gains : (n_grades,) float64, read-only
+            Gain of each grade.
+        cutoffs : (K,) int64, read-only
+            Cutoffs, ascending.
+        log_p : (K,) float64, read-only
+            log of RBP's persistence per cutoff column.
+        discount : (D + 1,) float64, read-only
+            Cumulative DCG discount.
+        optional : int
+            Bit mask of the optional sums (finalize.OPTIONAL_*; the ``_optional`` kernel only).
+        out : (n_queries, N_QUANTITIES, K) float64
+            Written: base quantities of those queries.
+        scalars : (n_queries, N_SCALARS) float64
+            Written: their scalars.
+        err_cutoffs : (n_err,) int64, read-only
+            ERR cutoffs, ascending; empty: no ERR.
+        err_out : (n_queries, n_err) float64
+            Written: ERR of those queries.
+        start, stop : int
+            The groups of this block, start..stop-1 (not query rows).
         """
         n_dist = hist.shape[1]
         capacity = 0
@@ -513,6 +851,41 @@ def stable_ranks(
     of the whole database at a smaller distance, and those at distance d in earlier shards).
     Query i's records go to out_ranks / out_grades[out_indptr[i]:out_indptr[i + 1]] (room for
     its relevant items of this shard at those distances), in index order.
+
+    Parameters
+    ----------
+    query_words : (n_queries, n_words) uint64, read-only
+        Query codes.
+    db_words : (n_shard, n_words) uint64, read-only
+        The shard's codes, index order.
+    kind : int
+        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+    query_labels : (n_queries,) int32, read-only
+        Class id per query (CLASS; else empty).
+    db_labels : (n_shard,) int32, read-only
+        Class id per shard item (CLASS).
+    query_label_words : (n_queries, n_label_words) uint64, read-only
+        Label bits per query (MULTIHOT; else one unused row).
+    db_label_words : (n_shard, n_label_words) uint64, read-only
+        Label bits per shard item (MULTIHOT).
+    indptr : (n_queries + 1,) int64, read-only
+        Row pointers of the listed ids (LISTED).
+    listed_ids : (nnz,) int64, read-only
+        Listed relevant ids (shard indices), ascending within each query (LISTED).
+    listed_grades : (nnz,) int64, read-only
+        Their grades (LISTED).
+    limits : (n_queries,) uint64, read-only
+        Largest distance ranked per query.
+    first : (n_queries, n_bits + 1) int64
+        Items ranked before the shard's first item at each distance.
+    out_indptr : (n_queries + 1,) int64, read-only
+        Query i's slots in out_ranks / out_grades.
+    out_ranks : (out_indptr[-1],) int64
+        Written: global 1-based ranks of the relevant items, index order, rows start..stop-1.
+    out_grades : (out_indptr[-1],) int64
+        Written: their grades.
+    start, stop : int
+        The queries of this block, start..stop-1.
     """
     n_dist = first.shape[1]
     capacity = 0
@@ -553,7 +926,39 @@ def _finalize_ranked_queries_kernel(optional_sums):
         their relevant items (query i: ranks / grade_of[indptr[i]:indptr[i + 1]], ascending ranks)
         and their whole-database counts ``hist``: what :func:`finalize_stable` (or, with the items of
         the bounded pass only, :func:`.stable_top.finalize_stable_top`) computes on one machine,
-        with the same arithmetic (so the same bits)."""
+        with the same arithmetic (so the same bits).
+
+        Parameters
+        ----------
+        hist : (n_queries, n_bits + 1, n_grades) int64
+            Whole-database counts by (distance, grade).
+        indptr : (n_queries + 1,) int64, read-only
+            Query i's relevant items are ranks / grade_of[indptr[i]:indptr[i + 1]].
+        ranks : (nnz,) int64, read-only
+            Global 1-based ranks, ascending within each query.
+        grade_of : (nnz,) int64, read-only
+            Their grades.
+        gains : (n_grades,) float64, read-only
+            Gain of each grade.
+        cutoffs : (K,) int64, read-only
+            Cutoffs, ascending.
+        log_p : (K,) float64, read-only
+            log of RBP's persistence per cutoff column.
+        discount : (D + 1,) float64, read-only
+            Cumulative DCG discount.
+        optional : int
+            Bit mask of the optional sums (finalize.OPTIONAL_*; the ``_optional`` kernel only).
+        out : (n_queries, N_QUANTITIES, K) float64
+            Written: base quantities, rows start..stop-1.
+        scalars : (n_queries, N_SCALARS) float64
+            Written: scalars, rows start..stop-1.
+        err_cutoffs : (n_err,) int64, read-only
+            ERR cutoffs, ascending; empty: no ERR.
+        err_out : (n_queries, n_err) float64
+            Written: ERR, rows start..stop-1.
+        start, stop : int
+            The queries of this block, start..stop-1.
+        """
         capacity = 0
         for i in range(start, stop):
             capacity = max(capacity, indptr[i + 1] - indptr[i])

@@ -50,7 +50,40 @@ def _single(j, rel_above, nonrel_above, pooled_above):
 @jit
 def _tie_sum(b, m, r, n, u, rel0, nonrel0, pooled0, weights, f_of, s0, s1):
     """E[sum of the infAP terms of the r relevant items of a tie] (see the module docstring);
-    the scratch arrays hold at least r - 1 + n + 1 entries."""
+    the scratch arrays hold at least r - 1 + n + 1 entries.
+
+    Parameters
+    ----------
+    b : int64
+        Items before the tie.
+    m : int64
+        Items in the tie.
+    r : int64
+        Relevant items in the tie.
+    n : int64
+        Judged non-relevant items in the tie.
+    u : int64
+        Pooled-unjudged items in the tie (the other m - r - n are unpooled).
+    rel0 : int64
+        Relevant items before the tie (R0).
+    nonrel0 : int64
+        Judged non-relevant items before the tie (N0).
+    pooled0 : int64
+        Pooled items before the tie (P0).
+    weights : (>= m,) float64
+        Scratch: hypergeometric weights.
+    f_of : (>= r + n,) float64
+        Scratch: F(J).
+    s0 : (>= r + n,) float64
+        Scratch: S0(J).
+    s1 : (>= r + n,) float64
+        Scratch: S1(J).
+
+    Returns
+    -------
+    float64
+        The expected sum of the tie's terms.
+    """
     if r == 0:
         return 0.0
     if m == 1:
@@ -150,7 +183,36 @@ def _tie_extreme(b, r, n, u, x, rel0, nonrel0, pooled0, maximize, best):
     term: the x unpooled items go last for the highest sum, first for the lowest. The others
     interact (a pooled item above raises P and the rank), so a walk over (a, j, v), the relevant,
     judged non-relevant and pooled-unjudged items placed so far, keeps the best sum of each
-    state: O(r n u). ``best`` holds at least (n + 1) (u + 1) entries per layer, two layers."""
+    state: O(r n u). ``best`` holds at least (n + 1) (u + 1) entries per layer, two layers.
+
+    Parameters
+    ----------
+    b : int64
+        Items before the tie.
+    r : int64
+        Relevant items in the tie.
+    n : int64
+        Judged non-relevant items in the tie.
+    u : int64
+        Pooled-unjudged items in the tie.
+    x : int64
+        Unpooled items in the tie.
+    rel0 : int64
+        Relevant items before the tie.
+    nonrel0 : int64
+        Judged non-relevant items before the tie.
+    pooled0 : int64
+        Pooled items before the tie.
+    maximize : bool
+        The highest sum (else the lowest).
+    best : (>= 2 (n + 1) (u + 1),) float64
+        Scratch: two layers of the walk.
+
+    Returns
+    -------
+    float64
+        The extreme sum of the tie's terms.
+    """
     if r == 0:
         return 0.0
     first = b if maximize else b + x

@@ -89,7 +89,35 @@ def _sum4_pair(x, y, start, stop):
 @jit(error_model="numpy")
 def _pair_row(lo, n, gi, di, ei, g, discount, t, lam, hes, q_row, h_row):
     """Pairs (i, j) for the sorted positions j in lo..n-1 (j <= i add zero), without the common
-    factors sigma / IDCG (applied once per query). ``t[j] / ei = exp(-sigma (s_i - s_j))``."""
+    factors sigma / IDCG (applied once per query). ``t[j] / ei = exp(-sigma (s_i - s_j))``.
+
+    Parameters
+    ----------
+    lo : int
+        First column of the row (a multiple of 4).
+    n : int
+        End of the columns (the padded length m).
+    gi : float
+        Gain of the row's document i.
+    di : float
+        Its discount.
+    ei : float
+        Its exponential (see ``t``).
+    g : (m,) float64
+        Gain per position.
+    discount : (m,) float64
+        Discount per position.
+    t : (m,) float64
+        Exponential per position, relative to the row or to the top score.
+    lam : (m,) float64
+        Lambdas per layout position; the row's columns are added to.
+    hes : (m,) float64
+        Hessians per layout position; the row's columns are added to.
+    q_row : (m,) float64
+        Written: each column's pair lambda (the row's share, summed by the caller).
+    h_row : (m,) float64
+        Written: each column's pair hessian.
+    """
     for j in range(np.uint64(lo), np.uint64(n)):  # unsigned: no negative-index wraparound
         dg = gi - g[j]
         # |delta DCG| of swapping; the discount decreases with rank, so the clamp zeroes j <= i
@@ -109,7 +137,39 @@ def _pair_row(lo, n, gi, di, ei, g, discount, t, lam, hes, q_row, h_row):
 # deliberately a copy of _pair_row's loop, not a damping flag: each row loop stays branch-free, for speed
 @jit(error_model="numpy")
 def _pair_row_damped(lo, n, gi, di, ei, si, g, discount, t, s, lam, hes, q_row, h_row):
-    """_pair_row with LightGBM's score-gap damping: |delta nDCG| / (0.01 + |s_i - s_j|)."""
+    """_pair_row with LightGBM's score-gap damping: |delta nDCG| / (0.01 + |s_i - s_j|).
+
+    Parameters
+    ----------
+    lo : int
+        First column of the row (a multiple of 4).
+    n : int
+        End of the columns (the padded length m).
+    gi : float
+        Gain of the row's document i.
+    di : float
+        Its discount.
+    ei : float
+        Its exponential (see ``t``).
+    si : float
+        Its score.
+    g : (m,) float64
+        Gain per position.
+    discount : (m,) float64
+        Discount per position.
+    t : (m,) float64
+        Exponential per position, relative to the row or to the top score.
+    s : (m,) float64
+        Score per position.
+    lam : (m,) float64
+        Lambdas per layout position; the row's columns are added to.
+    hes : (m,) float64
+        Hessians per layout position; the row's columns are added to.
+    q_row : (m,) float64
+        Written: each column's pair lambda (the row's share, summed by the caller).
+    h_row : (m,) float64
+        Written: each column's pair hessian.
+    """
     for j in range(np.uint64(lo), np.uint64(n)):  # unsigned: no negative-index wraparound
         dg = gi - g[j]
         w = abs(dg) * max(di - discount[j], 0.0) / (_DAMP_EPS + abs(si - s[j]))
@@ -188,7 +248,35 @@ def _ideal_dcg(labels, gain_table, discount, cut, counts):
 def _pair_row_by_label(lo, n, gp, dp, ep, g, discount, e, lam, hes, q_row, h_row):
     """Label-major layout: document p against the documents of lower labels among positions
     lo..n-1 (others add zero), p always the better one; ``discount`` holds each document's own
-    discount."""
+    discount.
+
+    Parameters
+    ----------
+    lo : int
+        First column of the row (a multiple of 4).
+    n : int
+        End of the columns (the padded length m).
+    gp : float
+        Gain of the row's document p.
+    dp : float
+        Its discount.
+    ep : float
+        Its exponential exp(sigma (s_p - s_top)).
+    g : (m,) float64
+        Gain per position.
+    discount : (m,) float64
+        Each document's own discount, per position.
+    e : (m,) float64
+        Exponential per position.
+    lam : (m,) float64
+        Lambdas per layout position; the row's columns are added to.
+    hes : (m,) float64
+        Hessians per layout position; the row's columns are added to.
+    q_row : (m,) float64
+        Written: each column's pair lambda (the row's share, summed by the caller).
+    h_row : (m,) float64
+        Written: each column's pair hessian.
+    """
     for j in range(np.uint64(lo), np.uint64(n)):  # unsigned: no negative-index wraparound
         w = max(gp - g[j], 0.0) * abs(dp - discount[j])  # the clamp zeroes p's own and higher labels
         ej = e[j]
@@ -204,7 +292,39 @@ def _pair_row_by_label(lo, n, gp, dp, ep, g, discount, e, lam, hes, q_row, h_row
 # deliberately a copy of _pair_row_by_label's loop, not a damping flag: each row loop stays branch-free, for speed
 @jit(error_model="numpy")
 def _pair_row_by_label_damped(lo, n, gp, dp, ep, sp, g, discount, e, s, lam, hes, q_row, h_row):
-    """_pair_row_by_label with LightGBM's score-gap damping."""
+    """_pair_row_by_label with LightGBM's score-gap damping.
+
+    Parameters
+    ----------
+    lo : int
+        First column of the row (a multiple of 4).
+    n : int
+        End of the columns (the padded length m).
+    gp : float
+        Gain of the row's document p.
+    dp : float
+        Its discount.
+    ep : float
+        Its exponential exp(sigma (s_p - s_top)).
+    sp : float
+        Its score.
+    g : (m,) float64
+        Gain per position.
+    discount : (m,) float64
+        Each document's own discount, per position.
+    e : (m,) float64
+        Exponential per position.
+    s : (m,) float64
+        Score per position.
+    lam : (m,) float64
+        Lambdas per layout position; the row's columns are added to.
+    hes : (m,) float64
+        Hessians per layout position; the row's columns are added to.
+    q_row : (m,) float64
+        Written: each column's pair lambda (the row's share, summed by the caller).
+    h_row : (m,) float64
+        Written: each column's pair hessian.
+    """
     for j in range(np.uint64(lo), np.uint64(n)):  # unsigned: no negative-index wraparound
         w = max(gp - g[j], 0.0) * abs(dp - discount[j]) / (_DAMP_EPS + abs(sp - s[j]))
         ej = e[j]
@@ -243,6 +363,35 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
     truncation): documents grouped by label descending, each row runs over the lower labels
     only, skipping the equal-label pairs (about 40 % of them with MSLR-like labels).
     ``discount[r]`` = 1 / log2(r + 2).
+
+    Parameters
+    ----------
+    scores : (n,) float64, read-only
+        The query's scores.
+    labels : (n,) int64, read-only
+        Its labels (indices into ``gain_table``).
+    gain_table : (n_levels,) float64, read-only
+        Gain of each label, non-decreasing.
+    discount : (>= n,) float64, read-only
+        discount[r] = 1 / log2(r + 2).
+    sigma : float
+        Sigmoid steepness.
+    k : int
+        Truncation: pairs with a document in the top k (int64 max: none).
+    ideal_k : int
+        Ranks of the ideal DCG (k, or int64 max: the whole list).
+    damp : bool
+        LightGBM's score-gap damping.
+    rescale : bool
+        LightGBM's lambdarank_norm rescaling.
+    hessian_scale : float
+        Factor on the hessians (2.0: XGBoost's).
+    weight : float
+        The query's weight.
+    lambdas : (n,) float64
+        Written: gradients, row order.
+    hessians : (n,) float64
+        Written: hessians, row order.
     """
     n = scores.shape[0]
     for r in range(n):
@@ -352,7 +501,41 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
 def lambdarank_queries(offsets, scores, labels, gain_table, discount, query_weights, sigma, k, ideal_k, damp,
                        rescale, hessian_scale, lambdas, hessians, start, stop):
     """Driver over queries start..stop-1: query q (rows offsets[q]:offsets[q+1]) writes only its
-    own rows of ``lambdas`` / ``hessians``."""
+    own rows of ``lambdas`` / ``hessians``.
+
+    Parameters
+    ----------
+    offsets : (n_queries + 1,) int64, read-only
+        Query q's rows are offsets[q]:offsets[q + 1].
+    scores : (n_rows,) float64, read-only
+        Predicted scores.
+    labels : (n_rows,) int64, read-only
+        Labels (indices into ``gain_table``).
+    gain_table : (n_levels,) float64, read-only
+        Gain of each label, non-decreasing.
+    discount : (longest,) float64, read-only
+        discount[r] = 1 / log2(r + 2).
+    query_weights : (n_queries,) float64, read-only
+        Weight of each query.
+    sigma : float
+        Sigmoid steepness.
+    k : int
+        Truncation: pairs with a document in the top k (int64 max: none).
+    ideal_k : int
+        Ranks of the ideal DCG (k, or int64 max: the whole list).
+    damp : bool
+        LightGBM's score-gap damping.
+    rescale : bool
+        LightGBM's lambdarank_norm rescaling.
+    hessian_scale : float
+        Factor on the hessians (2.0: XGBoost's).
+    lambdas : (n_rows,) float64
+        Written: gradients, rows offsets[start]..offsets[stop]-1.
+    hessians : (n_rows,) float64
+        Written: hessians, the same rows.
+    start, stop : int
+        The queries of this block, start..stop-1.
+    """
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]

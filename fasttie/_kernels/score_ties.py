@@ -169,7 +169,52 @@ def _finalize_rankings_kernel(optional_sums):
         (int64 tie-break for FIXED; an empty keys array means row order). Judged items outside the
         ranking: their grades and gains are extra_grades / extra_gains[extra_offsets[q]:
         extra_offsets[q + 1]], extra_relevant[q] of them relevant and extra_nonrel[q] not.
-        out : (n_queries, N_QUANTITIES, K) float64; scalars : (n_queries, N_SCALARS) float64.
+
+        Parameters
+        ----------
+        offsets : (n_queries + 1,) int64, read-only
+            Query q's rows are offsets[q]:offsets[q + 1].
+        scores : (n_rows,) float64, read-only
+            Scores, higher ranks first.
+        grades : (n_rows,) float64, read-only
+            Graded relevance of each row.
+        gains : (n_rows,) float64, read-only
+            Gain of each row.
+        judged : (n_rows,) bool, read-only
+            Whether each row has a judgment.
+        keys : (n_rows,) or (0,) int64, read-only
+            Tie-break keys of the fixed order; empty: row order.
+        relevance_level : float
+            Grades >= it are relevant.
+        mode : int
+            Tie mode: modes.AVERAGE, OPTIMISTIC or PESSIMISTIC.
+        extra_offsets : (n_queries + 1,) int64, read-only
+            Query q's judged items outside the ranking are rows extra_offsets[q]:extra_offsets[q + 1]
+            of the two arrays below.
+        extra_grades : (n_extra,) float64, read-only
+            Their grades.
+        extra_gains : (n_extra,) float64, read-only
+            Their gains.
+        extra_relevant : (n_queries,) int64, read-only
+            Relevant items outside the ranking, per query (they count in R).
+        extra_nonrel : (n_queries,) int64, read-only
+            Judged non-relevant items outside the ranking, per query (bpref).
+        cutoffs : (K,) int64, read-only
+            Cutoffs, ascending, >= 1.
+        log_p : (K,) float64, read-only
+            log of RBP's persistence per cutoff column.
+        discount : (D + 1,) float64, read-only
+            Cumulative DCG discount (:func:`.finalize.finalize_ties`).
+        need_ratio : bool
+            Compute AP_RET / WAP_RET (the ``_optional`` kernel only).
+        optional : int
+            Bit mask of the optional sums (finalize.OPTIONAL_*; the ``_optional`` kernel only).
+        out : (n_queries, N_QUANTITIES, K) float64
+            Written: base quantities, rows start..stop-1.
+        scalars : (n_queries, N_SCALARS) float64
+            Written: scalars, rows start..stop-1.
+        start, stop : int
+            The queries of this block, start..stop-1.
         """
         for q in range(start, stop):
             lo = offsets[q]
@@ -205,7 +250,50 @@ def _finalize_fixed_rankings_kernel(optional_sums):
         """:func:`finalize_rankings` in a fixed order (ties="stable", "trec": equal scores by key,
         or in row order when ``keys`` is empty), the same arguments but the mode and ``need_ratio``
         (a fixed order has the ratio exactly). Only the rows with a grade, a gain, a judgment or
-        relevance are walked; the others are unjudged items that add nothing."""
+        relevance are walked; the others are unjudged items that add nothing.
+
+        Parameters
+        ----------
+        offsets : (n_queries + 1,) int64, read-only
+            Query q's rows are offsets[q]:offsets[q + 1].
+        scores : (n_rows,) float64, read-only
+            Scores, higher ranks first.
+        grades : (n_rows,) float64, read-only
+            Graded relevance of each row.
+        gains : (n_rows,) float64, read-only
+            Gain of each row.
+        judged : (n_rows,) bool, read-only
+            Whether each row has a judgment.
+        keys : (n_rows,) or (0,) int64, read-only
+            Tie-break keys of the fixed order; empty: row order.
+        relevance_level : float
+            Grades >= it are relevant.
+        extra_offsets : (n_queries + 1,) int64, read-only
+            Query q's judged items outside the ranking are rows extra_offsets[q]:extra_offsets[q + 1]
+            of the two arrays below.
+        extra_grades : (n_extra,) float64, read-only
+            Their grades.
+        extra_gains : (n_extra,) float64, read-only
+            Their gains.
+        extra_relevant : (n_queries,) int64, read-only
+            Relevant items outside the ranking, per query (they count in R).
+        extra_nonrel : (n_queries,) int64, read-only
+            Judged non-relevant items outside the ranking, per query (bpref).
+        cutoffs : (K,) int64, read-only
+            Cutoffs, ascending, >= 1.
+        log_p : (K,) float64, read-only
+            log of RBP's persistence per cutoff column.
+        discount : (D + 1,) float64, read-only
+            Cumulative DCG discount (:func:`.finalize.finalize_ties`).
+        optional : int
+            Bit mask of the optional sums (finalize.OPTIONAL_*; the ``_optional`` kernel only).
+        out : (n_queries, N_QUANTITIES, K) float64
+            Written: base quantities, rows start..stop-1.
+        scalars : (n_queries, N_SCALARS) float64
+            Written: scalars, rows start..stop-1.
+        start, stop : int
+            The queries of this block, start..stop-1.
+        """
         widest = 0
         for q in range(start, stop):
             widest = max(widest, offsets[q + 1] - offsets[q])

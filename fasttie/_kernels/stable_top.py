@@ -36,7 +36,46 @@ def _next_near_two(word_0, word_1, db_words, j, limit_0, limit_1):
 def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, row_0, row_1, db_label_words, ids_0,
                   id_grades_0, ids_1, id_grades_1, limit_0, limit_1, count, records, record_grades):
     """:func:`.hamming_ties._scan_top` of two queries (one-word codes) in one sweep; row q of count / records /
-    record_grades is query q's. Returns the relevant items recorded for each."""
+    record_grades is query q's. Returns the relevant items recorded for each.
+
+    Parameters
+    ----------
+    word_0, word_1 : uint64
+        The one-word codes of the two queries.
+    db_words : (n_db, 1) uint64, read-only
+        Database codes, index order.
+    kind : int
+        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+    label_0, label_1 : int32
+        The queries' class ids (CLASS; 0 otherwise).
+    db_labels : (n_db,) int32, read-only
+        Class id per database item (CLASS).
+    row_0, row_1 : (n_label_words,) uint64, read-only
+        The queries' label bits (MULTIHOT).
+    db_label_words : (n_db, n_label_words) uint64, read-only
+        Label bits per database item (MULTIHOT).
+    ids_0 : (n_listed_0,) int64, read-only
+        Query 0's listed relevant ids, ascending (LISTED).
+    id_grades_0 : (n_listed_0,) int64, read-only
+        Their grades.
+    ids_1 : (n_listed_1,) int64, read-only
+        Query 1's listed relevant ids, ascending (LISTED).
+    id_grades_1 : (n_listed_1,) int64, read-only
+        Their grades.
+    limit_0, limit_1 : uint64
+        Largest distance scanned per query.
+    count : (2, n_bits + 1) uint64
+        Items per distance, zeroed by the caller; written.
+    records : (2, capacity + 1) uint64
+        Written: each query's records, index order.
+    record_grades : (2, capacity + 1) int64
+        Written: their grades.
+
+    Returns
+    -------
+    m_0, m_1 : int64
+        Relevant items recorded per query.
+    """
     n_db = db_words.shape[0]
     m_0 = np.int64(0)  # typed, as in _scan_top
     m_1 = np.int64(0)
@@ -61,7 +100,53 @@ def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, r
 def _finalize_top(kind, hist_q, first, records, record_grades, n_found, top, gains, cutoffs, log_p, discount,
                   optional, out_q, scalars_q, err_cutoffs, err_row, rel_first, ranks, grades, item_gains, relevant):
     """One query of :func:`finalize_stable_top` after its scan: ranks of the recorded relevant
-    items, then the finalizers (the relevant items past the top distances count in R only)."""
+    items, then the finalizers (the relevant items past the top distances count in R only).
+
+    Parameters
+    ----------
+    kind : int
+        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+    hist_q : (n_bits + 1, n_grades) int64
+        The query's counts by (distance, grade) (the pass of ties="average").
+    first : (n_bits + 1,) int64
+        Items before each distance.
+    records : (capacity + 1,) uint64
+        The query's records from its scan, index order.
+    record_grades : (capacity + 1,) int64
+        Their grades.
+    n_found : int64
+        Relevant items recorded.
+    top : uint64
+        The distance that holds rank ``depth``.
+    gains : (n_grades,) float64, read-only
+        Gain of each grade.
+    cutoffs : (K,) int64, read-only
+        Cutoffs, ascending.
+    log_p : (K,) float64, read-only
+        log of RBP's persistence per cutoff column.
+    discount : (D + 1,) float64, read-only
+        Cumulative DCG discount.
+    optional : int
+        Bit mask of the optional sums (finalize.OPTIONAL_*).
+    out_q : (N_QUANTITIES, K) float64
+        Written: the query's base quantities.
+    scalars_q : (N_SCALARS,) float64
+        Written: the query's scalars.
+    err_cutoffs : (n_err,) int64, read-only
+        ERR cutoffs, ascending; empty: no ERR.
+    err_row : (n_err,) float64
+        Written: the query's ERR values.
+    rel_first : (n_bits + 1,) int64
+        Scratch: recorded items before each distance.
+    ranks : (capacity,) int64
+        Scratch: ranks of the recorded items.
+    grades : (capacity,) float64
+        Scratch: their grades (filled once by class_grades for CLASS).
+    item_gains : (capacity,) float64
+        Scratch: their gains.
+    relevant : (capacity,) bool
+        All True.
+    """
     for d in range(rel_first.shape[0]):
         rel_first[d] = 0
     for p in range(n_found):
@@ -96,6 +181,53 @@ def _finalize_stable_top_kernel(optional_sums):
         Quantities at cutoffs up to ``depth`` are bitwise those of :func:`.hamming_ties.finalize_stable`; the
         relevant items left out count in R. ``optional`` must not ask for sums over the whole list
         (bpref, interpolated precision), nor may a metric read R-precision or MAP@R (HITS_AT_R, AP_AT_R).
+
+        Parameters
+        ----------
+        query_words : (n_queries, n_words) uint64, read-only
+            Query codes.
+        db_words : (n_db, n_words) uint64, read-only
+            Database codes, index order.
+        kind : int
+            Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+        query_labels : (n_queries,) int32, read-only
+            Class id per query (CLASS; else empty).
+        db_labels : (n_db,) int32, read-only
+            Class id per database item (CLASS).
+        query_label_words : (n_queries, n_label_words) uint64, read-only
+            Label bits per query (MULTIHOT; else one unused row).
+        db_label_words : (n_db, n_label_words) uint64, read-only
+            Label bits per database item (MULTIHOT).
+        indptr : (n_queries + 1,) int64, read-only
+            Row pointers of the listed ids (LISTED).
+        listed_ids : (nnz,) int64, read-only
+            Listed relevant ids, ascending within each query (LISTED).
+        listed_grades : (nnz,) int64, read-only
+            Their grades (LISTED).
+        depth : int
+            The deepest rank a metric reads.
+        hist : (n_queries, n_bits + 1, n_grades) int64
+            Counts by (distance, grade), from the pass of ties="average"; only read.
+        gains : (n_grades,) float64, read-only
+            Gain of each grade.
+        cutoffs : (K,) int64, read-only
+            Cutoffs, ascending, up to ``depth``.
+        log_p : (K,) float64, read-only
+            log of RBP's persistence per cutoff column.
+        discount : (D + 1,) float64, read-only
+            Cumulative DCG discount.
+        optional : int
+            Bit mask of the optional sums (RBP, WAP only; the ``_optional`` kernel only).
+        out : (n_queries, N_QUANTITIES, K) float64
+            Written: base quantities, rows start..stop-1.
+        scalars : (n_queries, N_SCALARS) float64
+            Written: scalars, rows start..stop-1.
+        err_cutoffs : (n_err,) int64, read-only
+            ERR cutoffs, ascending; empty: no ERR.
+        err_out : (n_queries, n_err) float64
+            Written: ERR, rows start..stop-1.
+        start, stop : int
+            The queries of this block, start..stop-1.
         """
         n_dist = hist.shape[1]
         n_grades = hist.shape[2]

@@ -62,7 +62,29 @@ def _run_sums(tie, descending, limit, t, h, grade_sum):
 
 @jit
 def _cut(tie, b, c, h0, c0, ap_hi, ap_lo, wap_hi, wap_lo, out_min, out_max):
-    """The extremes of AP@k and WAP@k for k cutting ``tie`` after c of its items."""
+    """The extremes of AP@k and WAP@k for k cutting ``tie`` after c of its items.
+
+    Parameters
+    ----------
+    tie : (n_grades,) int64
+        Items of each grade in the cut tie (grade 0 first).
+    b : int64
+        Items before the tie.
+    c : int64
+        Items of the tie inside the top k.
+    h0 : int64
+        Relevant items before the tie.
+    c0 : float
+        Grade sum before the tie.
+    ap_hi, ap_lo : float
+        Highest and lowest AP numerator of the ties before.
+    wap_hi, wap_lo : float
+        Highest and lowest WAP numerator of the ties before.
+    out_min : (2,) float64
+        Written: lowest AP@k and WAP@k (rows AP_ROW, WAP_ROW).
+    out_max : (2,) float64
+        Written: highest AP@k and WAP@k.
+    """
     n = np.int64(0)
     for g in range(tie.shape[0]):
         n += tie[g]

@@ -234,7 +234,36 @@ def _discount_spread(s, n, m, tables, direct):
 
 @jit
 def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct):
-    """(E, Var, bound on the absolute error of Var) of one tie's part of a numerator."""
+    """(E, Var, bound on the absolute error of Var) of one tie's part of a numerator.
+
+    Parameters
+    ----------
+    kind : int64
+        HITS, GAINS, DCG, AP or RPREC.
+    s : int64
+        Items before the tie.
+    n : int64
+        Items in the tie.
+    m : int64
+        Ranks of the tie inside the cutoff.
+    r : int64
+        Relevant items in the tie.
+    before : int64
+        Relevant items before the tie (AP).
+    gain_sum : float64
+        Sum of the tie's gains.
+    gain_square : float64
+        Centred sum of squares of the tie's gains.
+    tables : (4, depth + 1) float64, read-only
+        Double-double discount prefix sums (DCG).
+    direct : bool
+        Sum rank by rank instead of the closed forms.
+
+    Returns
+    -------
+    E, Var, bound : float64
+        Expectation, variance and a bound on the variance's absolute error.
+    """
     if kind == HITS or kind == RPREC:
         v = (m * (n - m) / (n * (n - 1.0))) * (r * (n - r) / n) if n > 1 else 0.0
         return m * (r / n), v, 0.0
@@ -271,6 +300,36 @@ def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevan
     Ties longer than ``direct_limit`` take the closed forms first; those whose rounding bound is
     then above _CLOSED_TOLERANCE of the query's variance (shared among them) are summed again
     rank by rank, up to _DIRECT_MAX items.
+
+    Parameters
+    ----------
+    sizes : (>= n_ties,) int64
+        Items per tie, rank order.
+    relevant : (>= n_ties,) int64
+        Relevant items per tie.
+    gain_sums : (>= n_ties,) float64
+        Gain sum per tie.
+    gain_squares : (>= n_ties,) float64
+        Centred sum of squares of the gains per tie.
+    n_ties : int
+        Ties of the query.
+    total_relevant : int64
+        R, relevant items of the query (also those outside the list).
+    kinds : (n_kinds,) int64, read-only
+        Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC.
+    cutoffs : (n_kinds,) int64, read-only
+        Cutoff per column; 0: the whole list (not read for RPREC).
+    tables : (4, depth + 1) float64, read-only
+        Double-double prefix sums of the discounts and their squares (a 4 x 1 stand-in when no DCG
+        column looks past DIRECT_LIMIT ranks).
+    direct_limit : int
+        Ties up to this long are summed rank by rank (DIRECT_LIMIT).
+    means : (n_queries, n_kinds) float64
+        Written: row q, the expectations.
+    variances : (n_queries, n_kinds) float64
+        Written: row q, the variances.
+    q : int
+        The query's row.
     """
     n_items = 0
     for t in range(n_ties):
@@ -336,7 +395,30 @@ def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevan
 @jit
 def hamming_spread(hist, gains, kinds, cutoffs, tables, direct_limit, means, variances, lo, hi):
     """:func:`query_spread` of queries lo..hi-1 of Hamming counts ``hist[q, d, grade]``: every
-    distance is a tie, grade > 0 relevant."""
+    distance is a tie, grade > 0 relevant.
+
+    Parameters
+    ----------
+    hist : (n_queries, n_bits + 1, n_grades) int64
+        Counts by (distance, grade).
+    gains : (n_grades,) float64, read-only
+        Value of each grade: its gain, or the grade itself for grade sums.
+    kinds : (n_kinds,) int64, read-only
+        Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC.
+    cutoffs : (n_kinds,) int64, read-only
+        Cutoff per column; 0: the whole list (not read for RPREC).
+    tables : (4, depth + 1) float64, read-only
+        Double-double prefix sums of the discounts and their squares (a 4 x 1 stand-in when no DCG
+        column looks past DIRECT_LIMIT ranks).
+    direct_limit : int
+        Ties up to this long are summed rank by rank (DIRECT_LIMIT).
+    means : (n_queries, n_kinds) float64
+        Written: expectation of each column's numerator, rows lo..hi-1.
+    variances : (n_queries, n_kinds) float64
+        Written: its variance, rows lo..hi-1.
+    lo, hi : int
+        The queries of this block, lo..hi-1.
+    """
     n_d = hist.shape[1]
     n_g = hist.shape[2]
     sizes = np.zeros(n_d, dtype=np.int64)
@@ -373,7 +455,36 @@ def list_spread(offsets, scores, gains, is_relevant, extra_relevant, kinds, cuto
                 variances, lo, hi):
     """:func:`query_spread` of queries lo..hi-1 of scored lists: rows offsets[q]..offsets[q+1]-1,
     ranked by score descending, equal scores a tie; ``extra_relevant[q]`` relevant items missing
-    from the list count in R."""
+    from the list count in R.
+
+    Parameters
+    ----------
+    offsets : (n_queries + 1,) int64, read-only
+        Query q's rows are offsets[q]:offsets[q + 1].
+    scores : (n_rows,) float64, read-only
+        Scores, higher ranks first.
+    gains : (n_rows,) float64, read-only
+        Value of each row: its gain, or its grade for grade sums.
+    is_relevant : (n_rows,) int64, read-only
+        1 for a relevant row, else 0.
+    extra_relevant : (n_queries,) int64, read-only
+        Relevant items missing from each list.
+    kinds : (n_kinds,) int64, read-only
+        Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC.
+    cutoffs : (n_kinds,) int64, read-only
+        Cutoff per column; 0: the whole list (not read for RPREC).
+    tables : (4, depth + 1) float64, read-only
+        Double-double prefix sums of the discounts and their squares (a 4 x 1 stand-in when no DCG
+        column looks past DIRECT_LIMIT ranks).
+    direct_limit : int
+        Ties up to this long are summed rank by rank (DIRECT_LIMIT).
+    means : (n_queries, n_kinds) float64
+        Written: expectation of each column's numerator, rows lo..hi-1.
+    variances : (n_queries, n_kinds) float64
+        Written: its variance, rows lo..hi-1.
+    lo, hi : int
+        The queries of this block, lo..hi-1.
+    """
     for q in range(lo, hi):
         a = offsets[q]
         n_rows = offsets[q + 1] - a

@@ -64,12 +64,35 @@ def scan_table(source, params, hash_keys, rows, hashes, ints, floats, segments, 
     Each column is scanned once, by a loop that does its work on the way: the query id is
     compared with the previous row's, text is hashed, the number parsed.
 
-    source : (n,) uint8, read-only, n < 2**31; params : (N_PARAMS,) int64, columns other than 0
-    for the text and number, params[SLOT_SHIFT] = 64 - TABLE_BITS; hash_keys : (66,) uint64;
-    rows : (cap, 5) int32; hashes : (cap,) uint64; ints, floats : (cap,) int64 and float64 (the one not
-    written may be empty); segments : (cap, 4) int64; slow : (cap, 5) int64; slots :
-    (2**TABLE_BITS,) int64, zeros; slot_keys : (2**TABLE_BITS,) uint64; repeats : (cap, 2)
-    int64; info : (INFO_SIZE,) int64.
+    Parameters
+    ----------
+    source : (n,) uint8, read-only
+        The block's bytes, ending with a newline; n < 2**31.
+    params : (N_PARAMS,) int64
+        N_COLS, EXTRA_OK, NUMBER_COL, FLOATS, SLOT_SHIFT (= 64 - TABLE_BITS), then the two text
+        columns (-1: none; columns other than 0).
+    hash_keys : (66,) uint64
+        The 64 word keys of grouping._WORD_KEYS, then WORD_MIX and ITER_KEY.
+    rows : (cap, 5) int32
+        Written: per row, text column 0's start and length, text column 1's, and the line.
+    hashes : (cap,) uint64
+        Written: hash of each row's first text column.
+    ints : (cap,) or (0,) int64
+        Written without params[FLOATS]: the number column (may be empty otherwise).
+    floats : (cap,) or (0,) float64
+        Written with params[FLOATS]: the number column (may be empty otherwise).
+    segments : (cap, 4) int64
+        Written: per segment, first row, id start, id length, 1 if not all rows were compared.
+    slow : (cap, 5) int64
+        Written: the numbers left to Python (row, token start, token stop, -1 or decimals, digits).
+    slots : (2**TABLE_BITS,) int64
+        The duplicate table's segment and row per slot; zeros from the caller, written.
+    slot_keys : (2**TABLE_BITS,) uint64
+        The duplicate table's keys; written.
+    repeats : (cap, 2) int64
+        Written: (earlier row, row) pairs with equal keys.
+    info : (INFO_SIZE,) int64
+        Zeros from the caller; written: counts and STATUS (see the constants above).
     """
     n_cols = params[N_COLS]
     text0 = params[TEXT_COL]
