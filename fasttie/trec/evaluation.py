@@ -118,7 +118,8 @@ def evaluate(
         after ``max_retrieved``, as in trec_eval.
     **options
         Passed to :func:`fasttie.rank_evaluate` (``log_base``, ``n_threads``, ``spread``, with
-        ``ties="average"``: the standard deviation over tie orders in ``Result.tie_std``);
+        ``ties="average"``: True, the standard deviation over tie orders in ``Result.tie_std``
+        and the extremes in ``tie_min`` / ``tie_max``; "range", the extremes alone);
         ``n_threads`` also to the diversity pass.
 
     Returns
