@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fasttie"
 LAYERS = [
     ["fasttie.errors", "fasttie._kernels", "fasttie._kernels_cuda", "fasttie._device"],
     ["fasttie.validation", "fasttie.parallel", "fasttie.metrics", "fasttie.conventions", "fasttie.score_floor"],
-    ["fasttie.codes", "fasttie.relevance", "fasttie.result", "fasttie.scoring"],
+    ["fasttie.codes", "fasttie.relevance", "fasttie.result", "fasttie.scoring", "fasttie.finalize_plan"],
     ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.spread", "fasttie.extremes", "fasttie.hamming.spreads"],
     ["fasttie.hamming.facade", "fasttie.hamming.gpu", "fasttie.hamming.stats", "fasttie.hamming", "fasttie.ranking",
      "fasttie.gradients", "fasttie.diversity"],

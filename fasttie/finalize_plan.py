@@ -1,0 +1,119 @@
+"""What the finalizer computes for a set of metrics: one plan for the Hamming and ranked-list doors.
+
+Both doors turn tie statistics into base quantities with the kernels of
+:mod:`fasttie._kernels.finalize` (through :mod:`fasttie._kernels.hamming_ties` for histograms and
+:mod:`fasttie._kernels.score_ties` for scored lists). :func:`finalize_plan` decides, once, what those
+kernels are given: the cutoff columns and RBP persistences, the optional sums, whether AP@k over
+the retrieved relevant items needs its hypergeometric ratios, the discount table, ERR's cutoffs,
+and which kernel variant runs. A door builds its arrays and calls the variant the plan names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .metrics import RATIO_BASES
+from .scoring import WHOLE_LIST, cutoff_list, dcg_depth, discount_table, optional_sums, read_only
+
+__all__ = ["FinalizePlan", "err_columns", "finalize_plan"]
+
+
+@dataclass(frozen=True)
+class FinalizePlan:
+    """The finalizer's inputs that depend on the metrics and options only (not on the data).
+
+    Attributes
+    ----------
+    cutoffs : ndarray of int64, shape (K,)
+        Sorted cutoff columns, a cutoff repeated for each RBP persistence asked at it
+        (:func:`fasttie.scoring.cutoff_list`); read-only.
+    log_p : ndarray of float64, shape (K,)
+        Log of each column's RBP persistence; read-only.
+    optional : int
+        Bit mask of the optional sums (``fasttie._kernels.finalize.OPTIONAL_*``).
+    need_ratio : bool
+        Whether the tie walk computes AP_RET / WAP_RET, E[numerator / hits@k]: only for AP@k,
+        WAP@k or GMAP@k over the retrieved relevant items with k below ``depth`` (at or past the
+        end of every list hits@k is fixed and :func:`fasttie.scoring.metric_values` divides the
+        numerator by it instead).
+    discount : ndarray of float64, shape (D + 1,)
+        DCG discount prefix sums to the depth the DCG metrics need (:func:`fasttie.scoring.dcg_depth`);
+        read-only.
+    err_cutoffs : ndarray of int64, shape (E,)
+        Sorted cutoffs of the ERR metrics (WHOLE_LIST for ERR without @k); read-only, empty
+        without ERR.
+    err_column : dict of int -> int
+        Cutoff -> its column in ``err_cutoffs``.
+    """
+
+    cutoffs: np.ndarray
+    log_p: np.ndarray
+    optional: int
+    need_ratio: bool
+    discount: np.ndarray
+    err_cutoffs: np.ndarray
+    err_column: dict
+
+    @property
+    def variant(self) -> str:
+        """The tie-walk kernel to call: "optional" (the optional sums, and the ratios), "ratios"
+        (the ratios only) or "plain". A door without a ratios-only kernel calls "optional" for it;
+        the fixed-order kernels compute the ratios anyway (see :attr:`fixed_variant`)."""
+        if self.optional:
+            return "optional"
+        return "ratios" if self.need_ratio else "plain"
+
+    @property
+    def fixed_variant(self) -> str:
+        """The fixed-order kernel to call (ties in index or key order, whose ratios cost no
+        hypergeometric sums): "optional" or "plain"."""
+        return "optional" if self.optional else "plain"
+
+    def err_index(self, metric) -> int:
+        """The column of ERR metric ``metric`` in ``err_cutoffs``."""
+        return self.err_column[WHOLE_LIST if metric.k is None else metric.k]
+
+
+def err_columns(metrics) -> tuple[np.ndarray, dict]:
+    """(sorted int64 cutoffs, cutoff -> column) of the ERR metrics among ``metrics`` (parsed);
+    WHOLE_LIST stands for ERR of the whole list."""
+    cutoffs = np.array(sorted({WHOLE_LIST if m.k is None else m.k for m in metrics if m.base == "ERR"}),
+                       dtype=np.int64)
+    return cutoffs, {int(k): i for i, k in enumerate(cutoffs)}
+
+
+def finalize_plan(metrics, ties, ap_denominator, depth) -> FinalizePlan:
+    """The plan of the finalizer for ``metrics`` (parsed) on lists of at most ``depth`` items.
+
+    Parameters
+    ----------
+    metrics : list of Metric
+        The metrics one finalizer pass computes (radius metrics are passed over).
+    ties : str
+        The tie mode (the optional sums refuse interpolated precision under "average").
+    ap_denominator : {"retrieved", "total", "min"}
+    depth : int
+        The longest ranked list of the call: the database size for Hamming ranking, the longest
+        query (retrieved and unretrieved judged documents) for ranked lists.
+
+    Returns
+    -------
+    FinalizePlan
+
+    Raises
+    ------
+    fasttie.errors.InputError
+        Interpolated precision under ``ties="average"`` (see :func:`fasttie.scoring.optional_sums`).
+    """
+    cutoffs, log_p = cutoff_list(metrics)
+    need_ratio = ap_denominator == "retrieved" and any(
+        m.base in RATIO_BASES and m.k is not None and m.k < depth for m in metrics
+    )
+    err_cutoffs, err_column = err_columns(metrics)
+    return FinalizePlan(
+        cutoffs=read_only(cutoffs), log_p=read_only(log_p), optional=optional_sums(metrics, ties),
+        need_ratio=need_ratio, discount=read_only(discount_table(dcg_depth(metrics, depth))),
+        err_cutoffs=read_only(err_cutoffs), err_column=err_column,
+    )
