@@ -31,16 +31,14 @@ from .._kernels.histogram import hist_multihot, hist_segments, move_relevant
 from .._kernels.modes import HAMMING_TIES, KIND_CODES, TIE_CODES
 from .._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
 from ..codes import pack_pair
-from ..metrics import RATIO_BASES, Metric, aggregate, parse_metrics
+from ..metrics import Metric, aggregate, parse_metrics
 from ..metrics.doors import HAMMING, check_door
 from ..metrics.families import asked_names
 from ..result import Result
 from ..relevance import make_relevance
 from ..parallel import resolve_threads, run_blocks
-from ..scoring import (
-    check_options, cutoff_list, dcg_depth, discount_table, divide, gain_table, metric_values, optional_sums, read_only,
-    WHOLE_LIST,
-)
+from ..finalize_plan import finalize_plan
+from ..scoring import check_options, divide, gain_table, metric_values, read_only
 from ..errors import InputError, InputTypeError
 from ..validation import check_empty_policy
 
@@ -59,6 +57,20 @@ _AUTO_SECONDS = 2.0
 
 
 _ro = read_only
+
+
+def _kernel(plan, pass_):
+    """The kernel of ``pass_`` in the variant ``plan`` names: the tie walk over histograms
+    ("histograms": average, optimistic, pessimistic) or a fixed order, database index order, of
+    the full ("stable") or top ("stable_top") stable pass or of ranks given ("ranked"). Looked up
+    at each call (a test may wrap a kernel of this module)."""
+    if pass_ == "histograms":
+        return {"plain": finalize_histograms, "ratios": finalize_histograms_ratios,
+                "optional": finalize_histograms_optional}[plan.variant]
+    plain, optional = {"stable": (finalize_stable, finalize_stable_optional),
+                       "stable_top": (finalize_stable_top, finalize_stable_top_optional),
+                       "ranked": (finalize_ranked_queries, finalize_ranked_queries_optional)}[pass_]
+    return optional if plan.fixed_variant == "optional" else plain
 
 
 def hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):
@@ -231,22 +243,24 @@ class _DatabasePass:
         if self.spec.kind == "multihot":  # one query per group
             self.counts(c, hist, lo, hi)
             c["n_relevant"][lo:hi] = hist[lo:hi, :, 1:].sum(axis=(1, 2))
-        (finalize_stable_optional if fin.optional else finalize_stable)(
+        plan = fin.plan
+        _kernel(plan, "stable")(
             c["query_words"], self.db_words, KIND_CODES[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"],
-            c["order"], c["group_ptr"], fin.depth, hist, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
-            quantities, scalars, fin.err_cutoffs, err, lo, hi,
+            c["order"], c["group_ptr"], fin.depth, hist, fin.gains, plan.cutoffs, plan.log_p, plan.discount,
+            plan.optional, quantities, scalars, plan.err_cutoffs, err, lo, hi,
         )
 
     def stable_top_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
         """Counts, then base quantities with ties in database index order, of queries lo..hi-1
         whose metrics look at the top ``fin.depth`` ranks only."""
         self.counts(c, hist, lo, hi)
-        (finalize_stable_top_optional if fin.optional else finalize_stable_top)(
+        plan = fin.plan
+        _kernel(plan, "stable_top")(
             c["query_words"], self.db_words, KIND_CODES[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], fin.depth, hist,
-            fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional, quantities, scalars, fin.err_cutoffs, err,
-            lo, hi,
+            fin.gains, plan.cutoffs, plan.log_p, plan.discount, plan.optional, quantities, scalars, plan.err_cutoffs,
+            err, lo, hi,
         )
 
 
@@ -256,52 +270,36 @@ class _Finalizer:
     def __init__(self, metrics, n_db, n_grades, ties, ap_denominator, gain, empty):
         self.metrics, self.n_db, self.ties = metrics, n_db, ties
         self.ap_denominator, self.empty = ap_denominator, empty
-        cutoffs, log_p = cutoff_list(metrics)
-        self.optional = optional_sums(metrics, ties)
+        self.plan = finalize_plan(metrics, ties, ap_denominator, n_db)
         # the ranks the stable passes order for the metrics of a ranked list; AP within a radius
         # takes its ranks from a pass of its own (:func:`radius_ranks`) or from those given
         self.depth = rank_depth([m for m in metrics if m.radius is None], n_db)
         self.radius_ap = max((m.radius for m in metrics if m.radius is not None and m.base == "AP"), default=None)
-        self.need_ratio = ap_denominator == "retrieved" and any(
-            m.base in RATIO_BASES and m.k is not None and m.k < n_db for m in metrics
-        )
-        self.discount = _ro(discount_table(dcg_depth(metrics, n_db)))
         self.gains = _ro(gain_table(gain, n_grades))
-        self.cutoffs, self.log_p = _ro(cutoffs), _ro(log_p)
-        # ERR (its own kernel: it needs each distance's grade counts) at these cutoffs
-        err_metrics = [m for m in metrics if m.base == "ERR"]
-        if err_metrics and n_grades - 1 > MAX_GRADE:
+        # ERR (its own kernel: it needs each distance's grade counts) at the plan's ERR cutoffs
+        if len(self.plan.err_cutoffs) and n_grades - 1 > MAX_GRADE:
             raise InputError(f"ERR takes grades 0..{MAX_GRADE:g} (gdeval's stop probability (2**g - 1) / 16), but the "
                              f"{{relevance}} has grades up to {n_grades - 1}; map the grades into 0..4 first",
                                  argument="relevance")
-        self.err_cutoffs = _ro(np.array(sorted({WHOLE_LIST if m.k is None else m.k for m in err_metrics}),
-                                        dtype=np.int64))
-        self.err_column = {k: i for i, k in enumerate(self.err_cutoffs)}
 
     def buffers(self, n):
         """Quantities, scalars and ERR values of n queries."""
-        return (np.empty((n, N_QUANTITIES, len(self.cutoffs))), np.empty((n, N_SCALARS)),
-                np.empty((n, len(self.err_cutoffs))))
+        return (np.empty((n, N_QUANTITIES, len(self.plan.cutoffs))), np.empty((n, N_SCALARS)),
+                np.empty((n, len(self.plan.err_cutoffs))))
 
     def quantities(self, hist, quantities, scalars, err, lo, hi):
         # the optional sums (bpref, IPrec, RBP) and the ratios in kernels of their own: a call compiles only what it
         # needs (AP@k over the retrieved items, the default: the ratios)
-        if self.optional:
-            kernel = finalize_histograms_optional
-        elif self.need_ratio:
-            kernel = finalize_histograms_ratios
-        else:
-            kernel = finalize_histograms
-        kernel(hist, self.gains, TIE_CODES[self.ties], self.cutoffs, self.log_p, self.discount, self.need_ratio,
-               self.optional, quantities, scalars, lo, hi)
-        if len(self.err_cutoffs):
-            err_histograms(hist, TIE_CODES[self.ties], self.err_cutoffs, err, lo, hi)
+        plan = self.plan
+        _kernel(plan, "histograms")(hist, self.gains, TIE_CODES[self.ties], plan.cutoffs, plan.log_p,
+                                         plan.discount, plan.need_ratio, plan.optional, quantities, scalars, lo, hi)
+        if len(plan.err_cutoffs):
+            err_histograms(hist, TIE_CODES[self.ties], plan.err_cutoffs, err, lo, hi)
 
     def values(self, quantities, scalars, hist, err, ranked=None):
         """Per-query values of one block; ``ranked`` the block's (indptr, ranks, grades) of the
         relevant items in a fixed order (ties="stable"), for AP within a radius."""
-        err_values = {m.name: err[:, self.err_column[WHOLE_LIST if m.k is None else m.k]]
-                      for m in self.metrics if m.base == "ERR"}
+        err_values = {m.name: err[:, self.plan.err_index(m)] for m in self.metrics if m.base == "ERR"}
         radius = radius_values(self.metrics, hist, scalars[:, TOTAL_RELEVANT], ties=self.ties,
                                ap_denominator=self.ap_denominator, ranked=ranked)
         return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator, self.empty,
@@ -618,10 +616,11 @@ def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, met
             run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, err, lo, hi), len(hist), threads)
         else:
             local, rank_part, grade_part = (_ro(np.asarray(a, dtype=np.int64)) for a in ranked)
-            kernel = finalize_ranked_queries_optional if fin.optional else finalize_ranked_queries
+            plan = fin.plan
+            kernel = _kernel(plan, "ranked")
             run_blocks(lambda lo, hi: kernel(
-                hist, local, rank_part, grade_part, fin.gains, fin.cutoffs, fin.log_p, fin.discount, fin.optional,
-                quantities, scalars, fin.err_cutoffs, err, lo, hi,
+                hist, local, rank_part, grade_part, fin.gains, plan.cutoffs, plan.log_p, plan.discount, plan.optional,
+                quantities, scalars, plan.err_cutoffs, err, lo, hi,
             ), len(hist), threads)
             ranked = (local, rank_part, grade_part)
         values, chunk_empty = fin.values(quantities, scalars, hist, err, ranked)
