@@ -15,17 +15,15 @@ from ._kernels.score_ties import (
     AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_fixed_rankings, finalize_fixed_rankings_optional,
     finalize_rankings, finalize_rankings_optional,
 )
-from .metrics import RATIO_BASES, aggregate, parse_metrics, passes
+from .metrics import aggregate, parse_metrics, passes
 from .metrics.doors import LISTS, check_door
 from .metrics.families import asked_names
 from .result import Result
 from .extremes import list_extremes, with_extremes
 from .spread import check_spread, list_spread, with_spread
 from .parallel import resolve_threads, run_blocks
-from .scoring import (
-    WHOLE_LIST, apply_empty, check_options, cutoff_list, dcg_depth, discount_table, group_sizes, metric_values,
-    optional_sums, read_only,
-)
+from .finalize_plan import err_columns, finalize_plan
+from .scoring import WHOLE_LIST, apply_empty, check_options, group_sizes, metric_values, read_only
 from .conventions import LISTS as _LISTS_DOOR, takes_convention
 from .errors import InputError, InputTypeError
 from .validation import check_empty_policy, first_not_finite, numeric_array
@@ -36,6 +34,15 @@ _TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSI
 
 
 _ro = read_only
+
+
+def _kernel(plan, fixed):
+    """The finalize kernel in the variant ``plan`` names: a fixed order's (stable, trec) or the tie
+    walk's (average, optimistic, pessimistic), whose optional kernel computes the ratios too (no
+    ratios-only kernel here). Looked up at each call (a test may wrap a kernel of this module)."""
+    if fixed:
+        return finalize_fixed_rankings_optional if plan.fixed_variant == "optional" else finalize_fixed_rankings
+    return finalize_rankings if plan.variant == "plain" else finalize_rankings_optional
 
 
 def _floor_rows(at_most, arguments) -> dict:
@@ -322,29 +329,24 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
         extra_offsets, extra_grades, extra_relevant, extra_nonrel = _unretrieved(unretrieved, n_queries, level)
         gains, extra_gains = (_gains(grades, gain if metric_gain is None else metric_gain)
                               for grades in (y_true, extra_grades))
-        cutoffs, log_p = cutoff_list(group_metrics)
         longest = int((np.diff(offsets) + np.diff(extra_offsets)).max())
-        discount = discount_table(dcg_depth(group_metrics, longest))
-        need_ratio = ap_denominator == "retrieved" and any(
-            m.base in RATIO_BASES and m.k is not None for m in group_metrics
-        )
-        optional = optional_sums(group_metrics, ties)
-        quantities = np.empty((n_queries, N_QUANTITIES, len(cutoffs)))
+        plan = finalize_plan(group_metrics, ties, ap_denominator, longest)
+        quantities = np.empty((n_queries, N_QUANTITIES, len(plan.cutoffs)))
         scalars = np.empty((n_queries, N_SCALARS))
         arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
         extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
-        cutoffs, log_p, discount = _ro(cutoffs), _ro(log_p), _ro(discount)
         if _TIE_MODES[ties] == FIXED:  # no ties: the rows with a grade or a judgment are enough
-            kernel = finalize_fixed_rankings_optional if optional else finalize_fixed_rankings
+            kernel = _kernel(plan, fixed=True)
 
             def finalize(lo, hi):
-                kernel(*arrays, float(level), *extras, cutoffs, log_p, discount, optional, quantities, scalars, lo, hi)
-        else:
-            kernel = finalize_rankings_optional if optional or need_ratio else finalize_rankings
-
-            def finalize(lo, hi):
-                kernel(*arrays, float(level), _TIE_MODES[ties], *extras, cutoffs, log_p, discount, need_ratio, optional,
+                kernel(*arrays, float(level), *extras, plan.cutoffs, plan.log_p, plan.discount, plan.optional,
                        quantities, scalars, lo, hi)
+        else:
+            kernel = _kernel(plan, fixed=False)
+
+            def finalize(lo, hi):
+                kernel(*arrays, float(level), _TIE_MODES[ties], *extras, plan.cutoffs, plan.log_p, plan.discount,
+                       plan.need_ratio, plan.optional, quantities, scalars, lo, hi)
         run_blocks(finalize, n_queries, resolve_threads(n_threads, 16 * len(y_true)))
         values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
         per_query.update(values)
@@ -367,7 +369,7 @@ def _err_values(metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved
                          f"refuses larger judgments), but y_true has {y_true[row]:g} at row {row}; map the grades "
                          "into 0..4 first")
     n_queries = len(offsets) - 1
-    cutoffs = np.array(sorted({WHOLE_LIST if m.k is None else m.k for m in metrics}), dtype=np.int64)
+    cutoffs, column = err_columns(metrics)
     out = np.empty((n_queries, len(cutoffs)))
     arrays = [_ro(a) for a in (offsets, y_pred, y_true, keys)]
     run_blocks(lambda lo, hi: err_rankings(*arrays, _TIE_MODES[ties], _ro(cutoffs), out, lo, hi),
@@ -376,7 +378,6 @@ def _err_values(metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved
     if unretrieved is not None:
         positive |= np.array([np.any(np.asarray(g, dtype=np.float64) > 0) for g in unretrieved], dtype=bool)
     is_empty = ~positive
-    column = {k: i for i, k in enumerate(cutoffs)}
     values = {m.name: apply_empty(out[:, column[WHOLE_LIST if m.k is None else m.k]].copy(), m, is_empty, empty)
               for m in metrics}
     return values, is_empty
