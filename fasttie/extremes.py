@@ -25,17 +25,13 @@ import numpy as np
 from ._kernels import tie_extremes as _k
 from ._kernels.infap import INFAP_EXTREME_STATES, NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_extremes
 from .errors import InputError
-from .metrics import NOT_BOUNDED_BY_GRADE_ORDER, RATIO_BASES, aggregate, grade_order_bounds
+from .metrics import NOT_BOUNDED_BY_GRADE_ORDER, aggregate, grade_order_bounds, over_retrieved
 from .parallel import resolve_threads, run_blocks
 from .scoring import read_only
 
 __all__ = ["check_extremes", "hamming_extremes", "list_extremes", "with_extremes"]
 
 _COUNTED = ("Judged", "RBPResid", "NumNonRelJudgedRet")  # lists: a tie sorted by what the metric counts
-
-
-def _by_ratio_kernel(metric, ap_denominator):
-    return metric.base in RATIO_BASES and metric.k is not None and ap_denominator == "retrieved"
 
 
 def check_extremes(parsed, ap_denominator):
@@ -47,7 +43,7 @@ def check_extremes(parsed, ap_denominator):
     parsed : list of Metric
     ap_denominator : str
     """
-    refused = [m.name for m in parsed if not (grade_order_bounds(m, ap_denominator) or _by_ratio_kernel(
+    refused = [m.name for m in parsed if not (grade_order_bounds(m, ap_denominator) or over_retrieved(
         m, ap_denominator) or m.base in NOT_BOUNDED_BY_GRADE_ORDER)]
     if refused:
         raise InputError(f"spread=True has no exact extremes over tie orders for {', '.join(refused)}: a gain "
@@ -63,7 +59,7 @@ def hamming_extremes(parsed, evaluate_counts, ap_denominator):
     """A callback for the Hamming pass: ``(on_counts, finish)``. ``on_counts(start, stop, hist)``
     takes each block's counts; ``evaluate_counts(hist, ties)`` gives the block's per-query values
     of ``parsed`` (canonical names) under a grade order; ``finish()`` returns (tie_min, tie_max)."""
-    ratio = [m for m in parsed if _by_ratio_kernel(m, ap_denominator)]
+    ratio = [m for m in parsed if over_retrieved(m, ap_denominator)]
     cutoffs = read_only(np.array(sorted({int(m.k) for m in ratio}), dtype=np.int64))
     parts = []
 
@@ -129,7 +125,7 @@ def list_extremes(parsed, rows, evaluate, relevant_missing, ap_denominator, rele
     for m in parsed:
         level = relevance_level if m.rel is None else m.rel
         view = rows.judged_view() if m.judged_only else rows
-        if _by_ratio_kernel(m, ap_denominator):
+        if over_retrieved(m, ap_denominator):
             _ratio_lists(m, view, level, n_threads, low, high, optimistic[m.name], relevant_missing(level))
         elif m.base == "infAP":
             _infap_lists(m, view, level, n_threads, low, high, evaluate([m.name], "average")[m.name],

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .metrics import RATIO_BASES
+from .metrics import over_retrieved
 from .scoring import WHOLE_LIST, cutoff_list, dcg_depth, discount_table, optional_sums, read_only
 
 __all__ = ["FinalizePlan", "err_columns", "finalize_plan"]
@@ -108,9 +108,7 @@ def finalize_plan(metrics, ties, ap_denominator, depth) -> FinalizePlan:
         Interpolated precision under ``ties="average"`` (see :func:`fasttie.scoring.optional_sums`).
     """
     cutoffs, log_p = cutoff_list(metrics)
-    need_ratio = ap_denominator == "retrieved" and any(
-        m.base in RATIO_BASES and m.k is not None and m.k < depth for m in metrics
-    )
+    need_ratio = any(over_retrieved(m, ap_denominator) and m.k < depth for m in metrics)
     err_cutoffs, err_column = err_columns(metrics)
     return FinalizePlan(
         cutoffs=read_only(cutoffs), log_p=read_only(log_p), optional=optional_sums(metrics, ties),

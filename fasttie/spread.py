@@ -17,7 +17,7 @@ import numpy as np
 from ._kernels import tie_spread as _k
 from .errors import InputError
 from .extremes import check_extremes
-from .metrics import passes
+from .metrics import over_retrieved, passes
 from .parallel import resolve_threads, run_blocks
 from .result import mean_tie_std_of
 from .scoring import read_only
@@ -82,7 +82,7 @@ def _supported(metric, ap_denominator):
         return metric.base in ("P", "R", "NumRet")
     if metric.base not in _KINDS or metric.judged_only:
         return False
-    return not (metric.base == "AP" and metric.k is not None and ap_denominator == "retrieved")
+    return not over_retrieved(metric, ap_denominator)
 
 
 def _plan(parsed):

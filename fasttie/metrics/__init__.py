@@ -51,6 +51,7 @@ One concept per module:
 from .conventions import (
     COUNTS, DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GEOMETRIC, GEOMETRIC_FLOOR, GRADED, KEPT_WHEN_EMPTY,
     NOT_BOUNDED_BY_GRADE_ORDER, PERSISTENT, RATIO_BASES, UNDEFINED_WHEN_EMPTY, aggregate, base_of, grade_order_bounds,
+    over_retrieved,
 )
 from .diversity_names import (
     DEFAULT_ALPHA, DEFAULT_BETA, DiversityMetric, check_alpha, diversity_metric_name, diversity_settings,
@@ -67,6 +68,7 @@ __all__ = [
     "RATIO_BASES",
     "TREC_EVAL_PERSISTENCE", "UNDEFINED_WHEN_EMPTY", "DiversityMetric", "Metric", "aggregate", "base_of",
     "check_alpha", "diversity_metric_name", "diversity_settings", "from_trec_eval", "is_diversity_metric",
-    "grade_order_bounds", "metric_names", "parse_diversity_metric", "parse_diversity_metrics", "parse_metric", "parse_metrics", "passes",
+    "grade_order_bounds", "metric_names", "over_retrieved", "parse_diversity_metric", "parse_diversity_metrics",
+    "parse_metric", "parse_metrics", "passes",
     "split_metric_names", "suggest", "suggest_diversity",
 ]

@@ -42,6 +42,22 @@ DEFAULT_PERSISTENCE = 0.8  # ir_measures' default; trec_eval's rbp takes 0.9
 NOT_BOUNDED_BY_GRADE_ORDER = ("infAP", "Judged", "RBPResid", "NumNonRelJudgedRet")
 
 
+def over_retrieved(metric, ap_denominator: str) -> bool:
+    """Whether ``metric`` is AP@k, WAP@k or GMAP@k divided by the relevant items retrieved in its
+    top k (``ap_denominator="retrieved"``): a count the tie order moves with the numerator.
+
+    Parameters
+    ----------
+    metric : Metric
+    ap_denominator : {"retrieved", "total", "min"}
+
+    Returns
+    -------
+    bool
+    """
+    return metric.base in RATIO_BASES and metric.k is not None and ap_denominator == "retrieved"
+
+
 def grade_order_bounds(metric, ap_denominator: str = "retrieved") -> bool:
     """Whether ``ties="optimistic"`` / ``"pessimistic"`` give the highest / lowest value of
     ``metric`` over every order inside ties.
@@ -73,7 +89,7 @@ def grade_order_bounds(metric, ap_denominator: str = "retrieved") -> bool:
     """
     if metric.base in NOT_BOUNDED_BY_GRADE_ORDER:
         return False
-    if metric.base in RATIO_BASES and metric.k is not None and ap_denominator == "retrieved":
+    if over_retrieved(metric, ap_denominator):
         return False
     table = metric.gain_table()
     if isinstance(table, dict):
