@@ -4,6 +4,9 @@ A case is built from a numpy seed: few bits and a small database so that Hamming
 frequent, then codes in one of the accepted encodings and relevance in one of the accepted
 forms.  The dense distance and grade matrices the oracle needs are computed independently
 (``oracle.hamming_distances`` / ``oracle.grades_from_*``), never taken from fasttie.
+:func:`every_tie_order` enumerates the orders inside ties of a ranked list and scores each as a
+fixed order (``ties="stable"`` on distinct scores), the reference for the tie-order bounds and
+extremes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import fasttie as ft
 from fasttie.metrics import parse_metrics
 
 from oracle import (
@@ -215,6 +219,31 @@ def tie_orders(scores, ties):
         return
     for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
         yield [i for part in parts for i in part]
+
+
+def random_judged_list(rng):
+    """A small ranked list with ties and judgments: (grades, judged, pooled, scores, unretrieved),
+    1-6 rows of grade 0-3 (0 where unjudged), scores 0-2, 0-2 unretrieved grades."""
+    n = int(rng.integers(1, 7))
+    grades = rng.integers(0, 4, n).astype(float)
+    judged = rng.random(n) < 0.75
+    grades[~judged] = 0.0  # an unjudged document has no grade
+    pooled = judged | (rng.random(n) < 0.5)
+    scores = rng.integers(0, 3, n).astype(float)  # few scores: ties
+    unretrieved = rng.integers(0, 4, int(rng.integers(0, 3))).astype(float)
+    return grades, judged, pooled, scores, unretrieved
+
+
+def every_tie_order(grades, judged, pooled, scores, unretrieved, metrics, ap_denominator, empty="zero"):
+    """Per metric, the values of every order inside ties of a :func:`random_judged_list`, each
+    scored as a fixed order (one call, one query per order)."""
+    orders = [list(o) for o in tie_orders(list(scores), "average")]
+    n = len(grades)
+    rows = np.concatenate(orders)
+    fixed = np.tile(np.arange(n, 0, -1, dtype=float), len(orders))  # distinct scores in each order's sequence
+    return ft.rank_evaluate(grades[rows], fixed, np.full(len(orders), n), metrics=metrics, ties="stable",
+                            judged=judged[rows], pooled=pooled[rows], unretrieved=[unretrieved] * len(orders),
+                            ap_denominator=ap_denominator, empty=empty).per_query
 
 
 NDEVAL_DATA = Path(__file__).resolve().parents[2] / "shared" / "peers-data" / "ndeval"

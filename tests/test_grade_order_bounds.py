@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import fasttie as ft
 import oracle
 from fasttie.metrics import grade_order_bounds, parse_metrics
-from helpers import tie_orders
+from helpers import every_tie_order, random_judged_list
 
 LIST_METRICS = [
     "AP", "AP@3", "GMAP@3", "nDCG", "nDCG@2", "DCG@3", "P@2", "R@3", "F1@2", "RR", "RR@2", "Success@2", "Rprec",
@@ -26,30 +26,6 @@ HAMMING_METRICS = ["AP", "AP@2", "AP@4", "WAP", "WAP@3", "nDCG@3", "DCG@2", "P@2
                    "Rprec", "Success@2", "Bpref"]
 
 
-def _random_list(rng):
-    n = int(rng.integers(1, 7))
-    grades = rng.integers(0, 4, n).astype(float)
-    judged = rng.random(n) < 0.75
-    grades[~judged] = 0.0  # an unjudged document has no grade
-    pooled = judged | (rng.random(n) < 0.5)
-    scores = rng.integers(0, 3, n).astype(float)  # few scores: ties
-    unretrieved = rng.integers(0, 4, int(rng.integers(0, 3))).astype(float)
-    return grades, judged, pooled, scores, unretrieved
-
-
-def _every_order(grades, judged, pooled, scores, unretrieved, metrics, ap_denominator):
-    """Per metric, the values of every order inside ties, each scored as a fixed order (one call,
-    one query per order)."""
-    orders = [list(o) for o in tie_orders(list(scores), "average")]
-    n = len(grades)
-    rows = np.concatenate(orders)
-    fixed = np.tile(np.arange(n, 0, -1, dtype=float), len(orders))  # distinct scores in each order's sequence
-    res = ft.rank_evaluate(grades[rows], fixed, np.full(len(orders), n), metrics=metrics, ties="stable",
-                           judged=judged[rows], pooled=pooled[rows], unretrieved=[unretrieved] * len(orders),
-                           ap_denominator=ap_denominator, empty="zero")
-    return res.per_query
-
-
 def _extremes_by_grade(grades, judged, pooled, scores, unretrieved, metrics, ap_denominator):
     return {ties: ft.rank_evaluate(grades, scores, metrics=metrics, ties=ties, judged=judged, pooled=pooled,
                                    unretrieved=[unretrieved], ap_denominator=ap_denominator, empty="zero").per_query
@@ -59,9 +35,9 @@ def _extremes_by_grade(grades, judged, pooled, scores, unretrieved, metrics, ap_
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["total", "retrieved", "min"]))
 def test_ranked_lists_bounded_metrics_are_the_extremes(seed, ap_denominator):
-    case = _random_list(np.random.default_rng(seed))
+    case = random_judged_list(np.random.default_rng(seed))
     bounded = [m.name for m in parse_metrics(LIST_METRICS) if grade_order_bounds(m, ap_denominator)]
-    every = _every_order(*case, bounded, ap_denominator)
+    every = every_tie_order(*case, bounded, ap_denominator)
     by_grade = _extremes_by_grade(*case, bounded, ap_denominator)
     for name in bounded:
         assert by_grade["optimistic"][name][0] == pytest.approx(every[name].max(), rel=1e-12, abs=1e-12), name
@@ -74,10 +50,10 @@ def test_ranked_lists_unbounded_metrics_are_not():
     missed = set()
     rng = np.random.default_rng(35)
     for _ in range(400):
-        case = _random_list(rng)
+        case = random_judged_list(rng)
         for ap_denominator in ("retrieved", "total"):
             unbounded = [m.name for m in parse_metrics(LIST_METRICS) if not grade_order_bounds(m, ap_denominator)]
-            every = _every_order(*case, unbounded, ap_denominator)
+            every = every_tie_order(*case, unbounded, ap_denominator)
             by_grade = _extremes_by_grade(*case, unbounded, ap_denominator)
             for name in unbounded:
                 if (by_grade["optimistic"][name][0] < every[name].max() - 1e-12

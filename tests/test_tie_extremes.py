@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fasttie as ft
-from helpers import tie_orders
+from helpers import every_tie_order, random_judged_list
 
 LIST_METRICS = [
     "AP", "AP@3", "GMAP@3", "AP@5", "nDCG", "nDCG@2", "DCG@3", "P@2", "R@3", "F1@2", "RR", "RR@2", "Success@2", "Rprec",
@@ -24,32 +24,11 @@ HAMMING_METRICS = ["AP", "AP@2", "AP@4", "GMAP@3", "WAP", "WAP@3", "nDCG@3", "DC
                    "ACG@3", "Rprec", "MAP@R", "Success@2", "Bpref"]
 
 
-def _random_list(rng):
-    n = int(rng.integers(1, 7))
-    grades = rng.integers(0, 4, n).astype(float)
-    judged = rng.random(n) < 0.75
-    grades[~judged] = 0.0  # an unjudged document has no grade
-    pooled = judged | (rng.random(n) < 0.5)
-    scores = rng.integers(0, 3, n).astype(float)  # few scores: ties
-    unretrieved = rng.integers(0, 4, int(rng.integers(0, 3))).astype(float)
-    return grades, judged, pooled, scores, unretrieved
-
-
-def _every_order(grades, judged, pooled, scores, unretrieved, metrics, ap_denominator, empty):
-    orders = [list(o) for o in tie_orders(list(scores), "average")]
-    n = len(grades)
-    rows = np.concatenate(orders)
-    fixed = np.tile(np.arange(n, 0, -1, dtype=float), len(orders))  # distinct scores in each order's sequence
-    return ft.rank_evaluate(grades[rows], fixed, np.full(len(orders), n), metrics=metrics, ties="stable",
-                            judged=judged[rows], pooled=pooled[rows], unretrieved=[unretrieved] * len(orders),
-                            ap_denominator=ap_denominator, empty=empty).per_query
-
-
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["retrieved", "total", "min"]), st.sampled_from(["zero", "one"]))
-def test_ranked_lists_extremes_are_those_of_every_order(seed, ap_denominator, empty):
-    grades, judged, pooled, scores, unretrieved = _random_list(np.random.default_rng(seed))
-    every = _every_order(grades, judged, pooled, scores, unretrieved, LIST_METRICS, ap_denominator, empty)
+def test_ranked_lists_extremes_are_those_ofevery_tie_order(seed, ap_denominator, empty):
+    grades, judged, pooled, scores, unretrieved = random_judged_list(np.random.default_rng(seed))
+    every = every_tie_order(grades, judged, pooled, scores, unretrieved, LIST_METRICS, ap_denominator, empty)
     res = ft.rank_evaluate(grades, scores, metrics=LIST_METRICS, judged=judged, pooled=pooled,
                            unretrieved=[unretrieved], ap_denominator=ap_denominator, empty=empty, spread="range")
     for name in LIST_METRICS:
@@ -101,7 +80,7 @@ def _hamming_case(rng, n):
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_hamming_extremes_are_those_of_every_order(seed):
+def test_hamming_extremes_are_those_ofevery_tie_order(seed):
     rng = np.random.default_rng(seed)
     q, db, ql, dl = _hamming_case(rng, int(rng.integers(2, 6)))
     gain = ("exp2", "linear")[seed % 2]
