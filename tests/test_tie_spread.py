@@ -12,6 +12,7 @@ import pytest
 
 import fasttie as ft
 from fasttie._kernels import tie_spread as kernels
+from fasttie.scoring import read_only
 
 
 # ---------------------------------------------------------------- the oracle: one fixed order
@@ -260,10 +261,11 @@ def test_long_hamming_ties_closed_forms_against_direct_sums():
     rng = np.random.default_rng(11)
     q, db = rng.choice([-1, 1], (4, 16)), rng.choice([-1, 1], (200_000, 16))
     stats = ft.tie_stats(q, db, rng.integers(0, 3, 4), rng.integers(0, 3, 200_000))
-    kinds = np.array([kernels.AP, kernels.DCG, kernels.RR, kernels.HITS], dtype=np.int64)
-    cutoffs = np.array([0, 0, 0, 100_000], dtype=np.int64)
-    gains = np.array([0.0, 1.0])
-    tables = kernels.discount_tables(200_000)
+    # read-only, as fasttie.spread passes them: the kernel keeps its one compiled signature
+    kinds = read_only(np.array([kernels.AP, kernels.DCG, kernels.RR, kernels.HITS], dtype=np.int64))
+    cutoffs = read_only(np.array([0, 0, 0, 100_000], dtype=np.int64))
+    gains = read_only(np.array([0.0, 1.0]))
+    tables = read_only(kernels.discount_tables(200_000))
     out = []
     for limit in (kernels.DIRECT_LIMIT, 10**9):
         means, variances = np.zeros((4, 4)), np.zeros((4, 4))
