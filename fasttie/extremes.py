@@ -46,7 +46,7 @@ def check_extremes(parsed, ap_denominator):
     refused = [m.name for m in parsed if not (grade_order_bounds(m, ap_denominator) or over_retrieved(
         m, ap_denominator) or m.base in NOT_BOUNDED_BY_GRADE_ORDER)]
     if refused:
-        raise InputError(f"spread=True has no exact extremes over tie orders for {', '.join(refused)}: a gain "
+        raise InputError(f"spread has no exact extremes over tie orders for {', '.join(refused)}: a gain "
                          "table that does not rise with the grade; give gains that rise with the grade, or leave "
                          "those metrics out")
 
