@@ -1,0 +1,1 @@
+"""Tests of fasttie._kernels, one file per kernel module."""
