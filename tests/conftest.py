@@ -33,7 +33,7 @@ def _kernel_cache_dir():
 
 # before numba is imported (it reads the variable once); a caller's own choice wins
 os.environ.setdefault("NUMBA_CACHE_DIR", _kernel_cache_dir())
-# no NVIDIA device: the GPU kernels run in numba-cuda's simulator (tests/test_cuda.py)
+# no NVIDIA device: the GPU kernels run in numba-cuda's simulator (tests/hamming/test_gpu.py)
 if not any(os.path.exists(f"/dev/nvidia{i}") for i in range(8)):
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
@@ -55,14 +55,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # The quick tier leaves these out (each takes tens of seconds to minutes on a 2-core machine:
 # numba-cuda's simulator, cold compiles in fresh processes, Dask clusters, every docs example in
-# a subprocess, ranx compiling its own kernels); CI runs everything. Files by name, tests by
-# function name.
-SLOW_FILES = {"test_cuda.py", "test_signatures.py", "test_docs.py", "test_dask.py", "test_warmup.py",
-              "test_cache_fallback.py"}
+# a subprocess, ranx compiling its own kernels); CI runs everything. Files by their path under
+# tests/ (basenames repeat across the folders), tests by function name.
+SLOW_FILES = {"hamming/test_gpu.py", "across/test_signatures.py", "across/test_docs.py", "test_dask.py",
+              "test_warmup.py", "across/test_cache_fallback.py"}
 SLOW_TESTS = {"test_ranx_on_tie_free_lists"}
+TESTS = pathlib.Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.name in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW_TESTS:
+        path = pathlib.Path(item.path).resolve()
+        under = path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else None
+        if under in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)

@@ -13,7 +13,7 @@ prod(n_c!) labelled permutations we enumerate the *distinct* permutations of eac
 multiset and take their Cartesian product over ties.  Every distinct arrangement of a tie comes
 from the same number (the product of the factorials of the grade multiplicities) of labelled
 permutations, so both averages are equal; ``orderings(..., labelled=True)`` enumerates the
-labelled permutations with ``itertools.permutations`` and ``tests/test_oracle_self.py`` checks
+labelled permutations with ``itertools.permutations`` and ``tests/across/test_oracle_self.py`` checks
 the two agree exactly.
 
 Fixed-order modes

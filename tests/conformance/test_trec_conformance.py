@@ -29,7 +29,7 @@ out.test.meas_params) nDCG(gains={1: 3, 2: 9, 4: 4.5}), ``unj_k`` through Judged
 are sums).
 Options: ``-q`` per query, ``-c`` complete=True, ``-lL`` relevance_level=L (binary measures
 only: trec_eval's nDCG uses every grade, and so does fasttie's), ``-MN`` max_retrieved=N, ``-J``
-judged_only=True (no recorded configuration uses the last two; tests/test_trec_options.py checks
+judged_only=True (no recorded configuration uses the last two; tests/trec/test_join.py checks
 them against pytrec_eval).
 
 Not compared, because fasttie has no such measure: Rprec_mult_*, utility,
@@ -340,7 +340,7 @@ def test_judged_is_the_complement_of_unj(reference, plain, name, tmp_path):
     """trec_eval's unj_k counts the unjudged documents of the top k over k, Judged@k (ir_measures)
     the judged ones over min(k, N): Judged@k = 1 - unj_k * k / min(k, N). A negative grade
     (qrels.rel_level) is unjudged for trec_eval and judged for ir_measures: those lines are
-    dropped from the qrels fasttie reads here (tests/test_rbp.py checks them against ir_measures)."""
+    dropped from the qrels fasttie reads here (tests/measures/test_rbp.py checks them against ir_measures)."""
     config = reference[name]
     cutoffs = [int(m[4:]) for m in config["values"] if m.startswith("unj_")]
     if not cutoffs:

@@ -43,7 +43,7 @@ import pytest
 
 import fasttie
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 TIMEOUT = 300  # seconds per block; a cold numba cache makes the first calls compile
@@ -448,8 +448,8 @@ def test_layout_matches_the_tree():
 
 
 def test_layers_are_the_tested_ones():
-    """The layers docs/development.md lists are tests/test_layers.py's."""
-    import test_layers
+    """The layers docs/development.md lists are tests/across/test_layers.py's."""
+    from across import test_layers
 
     text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
     section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]

@@ -10,7 +10,7 @@ up. fasttie is checked against:
 * a run cut by hand in trec_eval's order (a sort written here), evaluated without the option,
   in every tie mode: ``max_retrieved`` is a property of the input, the same cut whatever
   ``ties`` is, and ties are then resolved among the documents kept;
-* the trec_eval reference json has no ``-M`` / ``-J`` configuration (tests/test_trec_conformance.py
+* the trec_eval reference json has no ``-M`` / ``-J`` configuration (tests/conformance/test_trec_conformance.py
   would run it if it had).
 """
 

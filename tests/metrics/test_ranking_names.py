@@ -125,7 +125,7 @@ def test_set_f_beta_names():
 def test_relative_precision():
     """trec_eval's relative_P_k (P@k over min(k, R)) and set_relative_P (ir_measures'
     SetP(relative=True)): hits over min(k, R); trec_eval's own values are in
-    tests/test_trec_conformance.py."""
+    tests/conformance/test_trec_conformance.py."""
     assert [m.name for m in ft.parse_metrics(["relative_P_5", "set_relative_P", "SetP(relative=True)"])] == [
         "P(relative=True)@5", "P(relative=True)"]
     y_true, scores = [1, 0, 1, 0, 0], [0.9, 0.5, 0.5, 0.2, 0.1]  # R = 3 with the document not retrieved

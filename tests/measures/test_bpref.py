@@ -5,7 +5,7 @@ and N_nr all judged non-relevant items of the query; unjudged items do not count
 the judged non-relevant items above a given relevant one are uniform on 0..u, which gives the
 closed form; it is checked here against enumeration of every order inside ties (Hamming
 rankings through tests/oracle.py, ranked lists with unjudged rows through a literal transcription
-of trec_eval's loop below), and trec_eval's own values are in tests/test_trec_conformance.py.
+of trec_eval's loop below), and trec_eval's own values are in tests/conformance/test_trec_conformance.py.
 """
 
 import math

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from fasttie import trec
-from test_trec_options import PYTREC, pytrec_values, random_case
+from trec.test_join import PYTREC, pytrec_values, random_case
 
 pd = pytest.importorskip("pandas")
 

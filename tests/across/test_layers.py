@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "fasttie"
+PACKAGE = Path(__file__).resolve().parents[2] / "fasttie"
 
 # bottom first: a module may import its own layer or a lower one. A package listed here holds
 # all of its modules, unless one of them is listed on its own.
@@ -43,7 +43,7 @@ def layer_of(module: str) -> int:
             if (module == name or module.startswith(name + ".")) and len(name) > best:
                 best, found = len(name), index
     if found is None:
-        raise AssertionError(f"{module} is in no layer: add it to tests/test_layers.py")
+        raise AssertionError(f"{module} is in no layer: add it to tests/across/test_layers.py")
     return found
 
 

@@ -5,7 +5,7 @@ Interpolated precision is the best precision at or after a recall level: a maxim
 which has no exact average over tie orders, so ties="average" refuses it. Every fixed order is
 checked against a literal transcription of trec_eval 10.0's loop below, over every order the
 tie mode allows (tests/oracle.py); trec_eval's own values on its test files are in
-tests/test_trec_conformance.py.
+tests/conformance/test_trec_conformance.py.
 """
 
 import numpy as np

@@ -2,7 +2,7 @@
 P(hits@k >= 1) = 1 - C(n - r, j) / C(n, j) for the tie cut at k (when nothing relevant comes
 before it), checked against enumeration of every order inside ties, in every tie mode, for
 Hamming rankings and ranked lists; trec_eval's success_1/2/5/10/20 are in
-tests/test_trec_conformance.py."""
+tests/conformance/test_trec_conformance.py."""
 
 
 import numpy as np

@@ -7,7 +7,7 @@ and the tail p^min(k, N); Judged@k is the judged documents of the top k over min
 Each is linear in what sits at each rank, so inside a tie every rank holds the tie's mean: the
 closed form is checked here against enumeration of every order inside ties (exact fractions),
 for ranked lists with unjudged rows and for Hamming rankings; trec_eval's own values (rbp,
-rbp_resid) are in tests/test_trec_conformance.py, ir_measures' Judged@k below.
+rbp_resid) are in tests/conformance/test_trec_conformance.py, ir_measures' Judged@k below.
 """
 
 from fractions import Fraction

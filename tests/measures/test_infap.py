@@ -6,8 +6,8 @@ docs/ties.md "infAP") is checked against a literal transcription of trec_eval's 
 fractions, averaged over every order inside ties (small lists) or over every distinct
 arrangement of the judgment states of one tie, weighted by its multiplicity (ties of 10 to 12
 items). trec_eval's own values (122 per-query and ``all`` values, pooled-unjudged lines
-included) are in tests/test_trec_conformance.py, pytrec_eval's on random runs with negative
-grades in tests/test_trec_options.py.
+included) are in tests/conformance/test_trec_conformance.py, pytrec_eval's on random runs with negative
+grades in tests/trec/test_join.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ queries), SetAP (set_map) and GMAP (gm_map, a geometric mean of AP).
 
 Per query each is checked against enumeration of every order inside ties (tests/oracle.py), in
 every tie mode, for Hamming rankings and ranked lists; the aggregates against a sum and a
-geometric mean computed here; trec_eval's own values are in tests/test_trec_conformance.py.
+geometric mean computed here; trec_eval's own values are in tests/conformance/test_trec_conformance.py.
 """
 
 import math

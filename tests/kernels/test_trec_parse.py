@@ -16,7 +16,7 @@ import pytest
 from fasttie import parallel, trec
 from fasttie._kernels import trec_parse
 from fasttie.trec import table
-from test_trec_readers import reference_qrels, reference_run, write
+from trec.test_readers import reference_qrels, reference_run, write
 
 SCORES = ["1.5", "-0.0", "+7", "0.30000000000000004", "12345678901234567.5", "9007199254740993",
           "0.1234567890123456789", "-3.75e-2", "1E3", "42", ".5", "5.", "007.250"]

@@ -5,7 +5,7 @@ R = (2**g - 1) / 16 (grades 0..4). Checked here: enumeration of every order insi
 fractions (ranked lists, every tie mode, cutoffs inside ties and past the end); without ties
 every mode gives the fixed-order value; a tie of 10,000 items against an exact reference (integer
 sums of multivariate hypergeometric terms, mpmath at 60 digits); thread-count independence;
-the refusals. gdeval's own values are in tests/test_err_conformance.py.
+the refusals. gdeval's own values are in tests/conformance/test_err_conformance.py.
 """
 
 import itertools

@@ -7,7 +7,7 @@ in tests/test_dask.py). The Hamming tie walk has a third, ``..._ratios``, with t
 AP@k of a Hamming ranking takes them by default.
 
 The facade picks the variant by the metrics asked. Asking for an optional sum must change no
-other metric's bits, and must be what picks the ``_optional`` kernel; tests/test_signatures.py
+other metric's bits, and must be what picks the ``_optional`` kernel; tests/across/test_signatures.py
 checks that the other kernels do not compile those sums at all.
 """
 
@@ -17,7 +17,7 @@ import pytest
 import fasttie as ft
 import fasttie.hamming.engine as engine
 import fasttie.ranking as ranking
-from test_stable_top import _inputs
+from kernels.test_stable_top import _inputs
 
 WHOLE = ["AP", "AP@9", "nDCG@20", "P@10", "RR", "Rprec", "ERR@10", "R@30"]
 TOP = ["AP@9", "nDCG@20", "P@10", "RR@10", "ERR@10", "Success@3"]

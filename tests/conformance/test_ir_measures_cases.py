@@ -17,7 +17,7 @@ import pytest
 
 import fasttie as ft
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "peers-data" / "ir_measures"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "peers-data" / "ir_measures"
 pytestmark = pytest.mark.skipif(
     not (DATA / "cases.json").is_file(),
     reason=f"ir_measures test vectors not found in {DATA} (read in place, not part of the repository)",

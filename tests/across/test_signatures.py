@@ -30,7 +30,7 @@ from fasttie._kernels.finalize import finalize_ties_optional, ranked_optional_su
 
 rng = np.random.default_rng(0)
 # without bpref, IPrec, RBP or a fixed order's WAP, no kernel compiles those sums, also where AP@k
-# over the retrieved items takes the tie walk's ratios (tests/test_optional_sums_kernels.py)
+# over the retrieved items takes the tie walk's ratios (tests/kernels/test_finalize.py)
 codes, labels = rng.integers(0, 2, (306, 64)), rng.integers(0, 4, 306)
 for ties, metrics in (("stable", ["AP", "P@5"]), ("stable", ["P@5"]), ("average", ["AP", "WAP"]),
                       ("average", ["AP@5", "WAP@5"])):

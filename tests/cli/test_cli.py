@@ -23,7 +23,7 @@ from fasttie.loaders import load_array, load_relevance, split_key
 from fasttie.result import Result
 from fasttie.report import convention, format_table, format_trec
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 QRELS = os.path.join(ROOT, "tests", "data", "qrels.txt")
 RUN = os.path.join(ROOT, "tests", "data", "run.txt")
 N_QUERIES, N_DB = 24, 300

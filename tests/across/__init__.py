@@ -1,0 +1,1 @@
+"""Tests that cut across the package: the oracles, properties, numerics, policies, docs, layers and layout."""

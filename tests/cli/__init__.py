@@ -1,0 +1,1 @@
+"""Tests of fasttie.cli, one file per module (test_cli.py: the package's main)."""

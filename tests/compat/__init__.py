@@ -1,0 +1,1 @@
+"""Tests of fasttie.compat, one file per module."""

@@ -1,0 +1,1 @@
+"""Tests of fasttie.diversity (test_diversity.py: the package's own code)."""

@@ -1,0 +1,1 @@
+"""Tests of fasttie.hamming, one file per module."""

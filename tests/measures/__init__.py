@@ -1,0 +1,1 @@
+"""One measure family through every front door, against oracles and peers (no module of its own)."""

@@ -1,0 +1,1 @@
+"""Tests of fasttie.metrics, one file per module."""

@@ -1,0 +1,1 @@
+"""Tests of fasttie.trec, one file per module."""
