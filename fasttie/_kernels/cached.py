@@ -10,7 +10,7 @@ from .cpu import bitsliced_pass
 __all__ = ["FRONT_DOORS", "cache_status", "door_kernels", "door_state", "kernel_at", "kernel_cached"]
 
 # the driver kernels each front door calls (their callees are compiled into them); evaluate's
-# pass of one-word codes is the one this CPU runs (:func:`door_kernels`)
+# passes of one- and two-word codes are those this CPU runs (:func:`door_kernels`)
 FRONT_DOORS = {
     "evaluate": ("histogram.hist_segments_wide", "histogram.hist_segments_tiled", "histogram.hist_multihot",
                  "histogram.move_relevant", "hamming_ties.finalize_histograms",
@@ -37,15 +37,20 @@ FRONT_DOORS = {
 
 
 def door_kernels() -> dict:
-    """:data:`FRONT_DOORS` with the pass of one-word codes that this CPU runs added to evaluate's
-    kernels: the bit-sliced pass (AVX-512, or forced by ``FASTTIE_KERNEL``) or the portable one.
+    """:data:`FRONT_DOORS` with the passes of one- and two-word codes that this CPU runs added to
+    evaluate's kernels: the bit-sliced passes (AVX-512, or forced by ``FASTTIE_KERNEL``) or the
+    portable one-word pass (the portable pass of two words is in :data:`FRONT_DOORS`: wider codes
+    take it too, in blocks of few queries).
 
     Returns
     -------
     dict of str to tuple of str
     """
-    one_word = "bitsliced.hist_segments_bitsliced" if bitsliced_pass() else "histogram.hist_segments_one_word"
-    return {door: (one_word, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}
+    if bitsliced_pass():
+        passes = ("bitsliced.hist_segments_bitsliced", "bitsliced.hist_segments_bitsliced_two_words")
+    else:
+        passes = ("histogram.hist_segments_one_word",)
+    return {door: (*passes, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}
 
 
 def kernel_at(path):

@@ -18,14 +18,14 @@ pass, so its inner loops are written for the hardware:
 * from three words (256 bits) on, where scalar popcounts bound the loop, the tiles are copied
   to word-major order, so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb
   popcount on AVX2);
-* on CPUs with AVX-512 VPOPCNTDQ, codes of one word are counted bit-sliced instead
+* on CPUs with AVX-512 VPOPCNTDQ, codes of one and two words are counted bit-sliced instead
   (:mod:`.bitsliced`, chosen by :mod:`.cpu`): no memory increment per code at all.
 
 Counts are int32 inside a database slice of at most 2**30 items and flushed to int64."""
 
 import numpy as np
 from ._jit import jit
-from .bitsliced import hist_segments_bitsliced
+from .bitsliced import hist_segments_bitsliced, hist_segments_bitsliced_two_words
 from .cpu import bitsliced_pass
 from .popcount import distance, popcount64
 
@@ -34,7 +34,6 @@ _TILE = 4096  # codes per tile of the tiled pass: 32 KB per word, stays in L2 wh
 _TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two words): read from memory once per block
 # copying a tile costs about one pass of a pair over it: fewer queries go the row-major way
 _TILED_MIN_QUERIES = 16
-_BITSLICED_WORDS = (1,)  # code widths (in words) the bit-sliced pass takes where it runs
 _JOINT_BLOCK = 32  # queries per block of the joint pass (even): 16 joint histograms of up to 68 KB
 
 
@@ -328,8 +327,8 @@ def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop
         The queries to count.
     """
     n_words = db_words.shape[1]
-    if n_words in _BITSLICED_WORDS and bitsliced_pass():
-        kernel = hist_segments_bitsliced
+    if n_words <= 2 and bitsliced_pass():
+        kernel = hist_segments_bitsliced if n_words == 1 else hist_segments_bitsliced_two_words
     elif n_words == 1:
         kernel = hist_segments_one_word
     elif n_words >= 3 and stop - start >= _TILED_MIN_QUERIES:

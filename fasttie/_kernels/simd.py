@@ -7,8 +7,8 @@ AVX-512 each operation is one instruction on a zmm register (``vpxorq``, ``vpopc
 ``vpsllvq``, ``vpternlogq``). Elsewhere LLVM splits the same IR into the vectors the target
 has: the results are the same everywhere, only the speed differs.
 
-Every function here takes and returns :data:`lanes` values, except :func:`load`, :func:`store`
-and :func:`splat`; none checks bounds (the caller's loops keep every index inside its array).
+Every function here takes and returns :data:`lanes` values, except :func:`load`, :func:`store`,
+:func:`splat` and :func:`splat_pairs`; none checks bounds (the caller's loops keep every index inside its array).
 Where numba compiles for AVX-512 (:func:`.cpu.target_has_avx512`), :func:`one_hot`,
 :func:`sum3` and :func:`majority` call the AVX-512 instructions by name; elsewhere they are
 plain logic with the same results.
@@ -118,6 +118,35 @@ def _binary(operation, doc):
 
 xor = _binary("xor", "Lane-wise a ^ b.")
 and_ = _binary("and_", "Lane-wise a & b.")
+add = _binary("add", "Lane-wise a + b (modulo 2**64).")
+sub = _binary("sub", "Lane-wise a - b (modulo 2**64).")
+
+
+@intrinsic
+def splat_pairs(typingctx, a, b):
+    """Four copies of the pair (a, b): lanes a, b, a, b, ... (the words of a two-word code)."""
+    if not (a == types.uint64 and b == types.uint64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), N_LANES), [0, N_LANES] * (N_LANES // 2))
+        return builder.shuffle_vector(_splat(builder, args[0]), _splat(builder, args[1]), mask)
+
+    return lanes(a, b), codegen
+
+
+@intrinsic
+def swap_pairs(typingctx, a):
+    """Lanes 0 and 1, 2 and 3, ... exchanged (``vpshufd`` on AVX-512): with :func:`add`, the sum of
+    each pair in both its lanes."""
+    if a != lanes:
+        return None
+
+    def codegen(context, builder, signature, args):
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), N_LANES), [1, 0, 3, 2, 5, 4, 7, 6])
+        return builder.shuffle_vector(args[0], ir.Constant(_VECTOR, ir.Undefined), mask)
+
+    return lanes(a), codegen
 
 
 @intrinsic

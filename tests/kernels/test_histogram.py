@@ -40,11 +40,12 @@ def _counts(monkeypatch, kernel, q, db, rel_segments, start, stop):
 
 @pytest.mark.parametrize("n_bits", [1, 2, 7, 16, 31, 32, 48, 63, 64, 65, 96, 127, 128])
 def test_both_passes_count_what_numpy_distances_give(monkeypatch, n_bits):
-    """Every width up to two words; database sizes off every group of 128 codes, a segment
-    that is everything, one that is nothing, one inside a group, codes at distance 0 and at
-    n_bits (the distance of 64- and 128-bit codes that no one-hot word holds)."""
+    """Every width up to two words; database sizes off every group of the bit-sliced pass (128
+    one-word codes, 64 two-word ones), a segment that is everything, one that is nothing, one
+    inside a group, codes at distance 0 and at n_bits (the distance of 64- and 128-bit codes that
+    no one-hot word holds)."""
     rng = np.random.default_rng(n_bits)
-    for n_db in (1, 127, 128, 129, 1000, 2 * bitsliced._GROUP + 61):
+    for n_db in (1, 63, 64, 65, 127, 128, 129, 1000, 2 * bitsliced._GROUP + 61):
         q, db = rng.integers(0, 2, (9, n_bits)), rng.integers(0, 2, (n_db, n_bits))
         q[0], q[1] = db[0], 1 - db[-1]  # distance 0 and n_bits
         rel_segments = np.sort(rng.integers(0, n_db + 1, (9, 2)), axis=1)
@@ -116,17 +117,23 @@ def test_the_choice_of_pass(monkeypatch):
 @pytest.mark.skipif(not cpu.host_has_avx512(), reason="the instructions of the bit-sliced pass need AVX-512 "
                     "F and VPOPCNTDQ, which this CPU lacks (the pass still runs here, split into narrower vectors)")
 def test_bit_sliced_loop_is_avx512():
-    """The compiled loop of the bit-sliced pass: vector popcounts, variable shifts and ternary
-    logic on zmm registers (a fresh compile: code loaded from numba's cache has no assembly)."""
+    """The compiled loops of the bit-sliced pass, one- and two-word codes: vector popcounts,
+    variable shifts and ternary logic on zmm registers, and the pair sums of two-word codes
+    (a fresh compile: code loaded from numba's cache has no assembly)."""
     code = (
         "import numpy as np\n"
         "from fasttie._kernels import bitsliced\n"
-        "w = np.zeros((256, 1), np.uint64); w.setflags(write=False)\n"
-        "bitsliced._sum_range(w, w[0], 0, 256, np.zeros((bitsliced._ROWS, 8), np.uint64))\n"
-        "asm = ''.join(bitsliced._sum_range.inspect_asm().values())\n"
-        "print(*(asm.count(i) for i in ('vpopcntq', 'vpternlogq', 'vpsllvq', 'zmm')))\n"
+        "for n_words in (1, 2):\n"
+        "    w = np.zeros((256, n_words), np.uint64); w.setflags(write=False)\n"
+        "    pass_ = bitsliced.hist_segments_bitsliced_two_words if n_words == 2 else bitsliced.hist_segments_bitsliced\n"
+        "    pass_(w[:2], w, np.zeros((2, 2), np.int64), 64 * n_words, np.zeros((2, 64 * n_words + 1, 2), np.int64), 0, 2)\n"
+        "    for loop in (bitsliced._sum_one_word, bitsliced._sum_two_words)[n_words - 1:n_words]:\n"
+        "        asm = ''.join(loop.inspect_asm().values())\n"
+        "        print(*(asm.count(i) for i in ('vpopcntq', 'vpternlogq', 'vpsllvq', 'vpshufd', 'zmm')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "FASTTIE_NO_CACHE": "1"})
-    popcounts, ternary, shifts, zmm = map(int, out.stdout.split())
-    assert popcounts >= 16 and ternary >= 16 and shifts >= 16 and zmm > 100, out.stdout
+    one_word, two_words = (list(map(int, line.split())) for line in out.stdout.splitlines())
+    for popcounts, ternary, shifts, _, zmm in (one_word, two_words):  # 16 one-hot words per step
+        assert popcounts >= 16 and ternary >= 16 and shifts >= 16 and zmm > 100, out.stdout
+    assert two_words[3] >= 16, out.stdout  # the pair sums of two-word codes
