@@ -34,8 +34,10 @@ from .simd import add, and_, load, majority, one_hot, popcount, splat, splat_pai
 N_PLANES = 10  # ripple planes of weight 16 .. 16 * 2**9: a (lane, distance) counter holds up to 16 * 2**10 - 1
 _ROWS = 4 + N_PLANES  # ones, twos, fours, eights, then the ripple planes, 8 lanes each
 _GROUP = 128  # one-word codes per Harley-Seal step: 16 words of 8 lanes (two-word codes: 64)
-_FLUSH = 8 * 16 * (1 << N_PLANES)  # one-word codes a set of planes takes before a counter could overflow (two-word: half)
-_TILE = 1 << 13  # codes per tile (a multiple of _GROUP, dividing _FLUSH)
+# one-word codes a set of planes takes before a counter could overflow (two-word: half): a
+# (lane, distance) counter gains at most one per word of lanes, 16 per group, and holds 16 * 2**N_PLANES - 1
+_FLUSH = 8 * 16 * ((1 << N_PLANES) - 1)
+_TILE = 1 << 13  # codes per tile (a multiple of _GROUP)
 
 
 @jit(inline="always")

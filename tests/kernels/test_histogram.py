@@ -76,6 +76,24 @@ def test_tiles_and_flushes(monkeypatch, n_bits):
                                       err_msg=kernel)
 
 
+@pytest.mark.parametrize("n_bits", [16, 64, 128])
+def test_every_code_at_one_distance(monkeypatch, n_bits):
+    """A database of one code repeated past two flushes of the bit-sliced pass (a collapsed hash
+    model gives the same code to everything): every (lane, distance) counter takes a code per
+    word of lanes until the flush, the most a counter must hold."""
+    n_db = 2 * bitsliced._FLUSH + 300
+    db = np.zeros((n_db, n_bits), dtype=np.int8)
+    q = np.zeros((2, n_bits), dtype=np.int8)
+    q[1] = 1  # at distance n_bits from every code
+    rel_segments = np.array([[0, n_db], [5, n_db - 7]], dtype=np.int64)
+    expected = np.zeros((2, n_bits + 1, 2), dtype=np.int64)
+    expected[0, 0] = 0, n_db
+    expected[1, n_bits] = 12, n_db - 12
+    for kernel in PASSES:
+        np.testing.assert_array_equal(_counts(monkeypatch, kernel, q, db, rel_segments, 0, 2), expected,
+                                      err_msg=kernel)
+
+
 @pytest.mark.parametrize("labels", ["class", "multihot", "listed"])
 @pytest.mark.parametrize("n_bits", [24, 64, 100])
 def test_evaluate_is_bitwise_the_same_on_both_passes(monkeypatch, labels, n_bits):
