@@ -5,10 +5,17 @@ pytrec_eval dicts ``{qid: {docno: value}}``, pandas DataFrames (ir_measures / ra
 and TREC / PyTerrier ones) and ranx ``Qrels`` / ``Run`` objects gives bitwise the same values;
 the dict form agrees with pytrec_eval (trec_eval 9's code, convention: trec_eval's tie order,
 linear gain, AP over R). Bad content raises naming the argument and the form it came in.
+
+``fasttie.trec.evaluate`` itself against pytrec_eval (trec_eval 9 in a Python extension; package
+pytrec-eval-terrier) with ``ties="trec"``, trec_eval's own order: score descending, then document
+id descending; trec_eval prints 4 decimals, the extension returns doubles, so agreement is
+checked to 1e-12.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import types
@@ -18,8 +25,13 @@ import pytest
 
 from fasttie import trec
 from trec.test_join import PYTREC, pytrec_values, random_case
+from trec.test_readers import write
 
-pd = pytest.importorskip("pandas")
+try:
+    import pandas as pd
+except ImportError:  # the forms other than DataFrames are checked without it
+    pd = None
+needs_pandas = pytest.mark.skipif(pd is None, reason="pandas is not installed")
 
 METRICS = ["AP", "AP@10", "P@5", "R@10", "nDCG", "nDCG@10", "RR", "Rprec", "Bpref", "NumRet", "NumRelRet", "Success@5"]
 
@@ -49,6 +61,7 @@ def assert_identical(got, expected, form):
     assert (got.n_queries, got.n_empty) == (expected.n_queries, expected.n_empty), form
 
 
+@needs_pandas
 @pytest.mark.parametrize("ties", ["trec", "average", "stable"])
 def test_every_form_gives_the_same_values(tmp_path, ties):
     qrels, run = random_case(21)
@@ -94,6 +107,7 @@ def test_dict_form_matches_pytrec_eval():
         np.testing.assert_allclose(result.per_query[name], expected, rtol=0, atol=1e-12, err_msg=name)
 
 
+@needs_pandas
 def test_frame_column_kinds():
     """Integer ids, pandas' nullable and categorical dtypes, extra columns, whole-float grades."""
     qrels = pd.DataFrame({"query_id": [1, 1, 2], "doc_id": [10, 11, 10], "relevance": pd.array([1, 0, 2], dtype="Int64"),
@@ -108,6 +122,7 @@ def test_frame_column_kinds():
     assert trec.Qrels.from_frame(qrels).iteration.tolist() == ["Q0"] * 3
 
 
+@needs_pandas
 def test_frame_with_subtopics():
     frame = pd.DataFrame({"query_id": ["q"] * 3, "iteration": [1, 2, 1], "doc_id": ["a", "a", "b"], "relevance": [1, 1, 0]})
     qrels = trec.Qrels.from_frame(frame)
@@ -115,6 +130,7 @@ def test_frame_with_subtopics():
     assert qrels.to_dict() == {"q": {"a": 1, "b": 0}}
 
 
+@needs_pandas
 def test_to_frame_of_a_trec_result():
     qrels, run = random_case(24, n_queries=5)
     result = trec.evaluate(qrels, run, ["AP", "P@5", "RR"])
@@ -132,6 +148,7 @@ def test_to_frame_of_a_trec_result():
 # errors
 
 
+@needs_pandas
 def test_frame_errors():
     qrels, run = frames({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}})
     with pytest.raises(ValueError, match=r"^run \(DataFrame\): the DataFrame has no 'score' column \(it has "
@@ -211,3 +228,141 @@ def test_run_from_dict_groups_by_query_without_a_row_column():
     with pytest.raises(ValueError, match="duplicate document 'a' for query '1'"):
         trec.Run.from_dict({1: {"a": 1.0}, "1": {"a": 2.0}})  # one query once made str
     assert len(trec.Run.from_dict({})) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# against pytrec_eval
+
+
+# fasttie canonical name -> trec_eval measure
+TREC_NAMES = {
+    "AP": "map", "AP@10": "map_cut_10", "P@5": "P_5", "R@10": "recall_10",
+    "nDCG": "ndcg", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "Rprec": "Rprec",
+}
+
+
+def random_trec_case(rng, n_queries=25):
+    """Runs with many tied scores, unjudged documents, relevant documents never retrieved,
+    negative grades, judged queries absent from the run and run queries without judgments."""
+    qrels, run = {}, {}
+    for _ in range(n_queries):
+        qid = f"{rng.integers(0, 400)}"
+        pool = [f"d{x}" for x in rng.integers(0, 10 ** rng.integers(1, 4), 60)]
+        judged = {str(d): int(rng.integers(-1, 4)) for d in rng.choice(pool, rng.integers(1, 30))}
+        retrieved = {str(d): float(rng.integers(0, 5)) / 4 for d in rng.choice(pool, rng.integers(1, 45))}
+        if rng.random() < 0.85:
+            qrels[qid] = judged
+        if rng.random() < 0.85:
+            run[qid] = retrieved
+    return qrels, run
+
+
+_PYTREC_SCRIPT = """
+import json, sys
+import pytrec_eval
+qrels, run, measures = json.load(sys.stdin)
+json.dump(pytrec_eval.RelevanceEvaluator(qrels, set(measures)).evaluate(run), sys.stdout)
+"""
+
+
+def pytrec_reference(qrels, run, names):
+    """pytrec_eval's values, computed in a fresh process with a time limit: pytrec_eval 0.5.11
+    can hang forever in ``evaluate`` depending on an evaluator created earlier in the same
+    process (seen with measures {"ndcg", "recall_10"}); one evaluator per process avoids it."""
+    pytest.importorskip("pytrec_eval")
+    payload = json.dumps([qrels, run, sorted({TREC_NAMES[n] for n in names})])
+    done = subprocess.run(
+        [sys.executable, "-c", _PYTREC_SCRIPT], input=payload, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_evaluate_matches_pytrec_eval(seed):
+    pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(seed)
+    qrels, run = random_trec_case(rng)
+    names = list(TREC_NAMES)
+    reference = pytrec_reference(qrels, run, names)
+    result = trec.evaluate(qrels, run, names)
+    assert result.query_ids == sorted(reference)
+    assert result.n_queries == len(reference)
+    for name in names:
+        expected = np.array([reference[q][TREC_NAMES[name]] for q in result.query_ids])
+        np.testing.assert_allclose(result.per_query[name], expected, rtol=0, atol=1e-12, err_msg=name)
+        assert result.mean[name] == pytest.approx(expected.mean(), abs=1e-12)
+    assert result.settings["ties"] == "trec" and result.settings["complete"] is False
+
+
+def test_evaluate_files_and_complete(tmp_path):
+    pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(99)
+    qrels, run = random_trec_case(rng, n_queries=40)
+    qrels_path = write(tmp_path, "q.txt", "".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
+    order = rng.permutation([(q, d, s) for q, docs in run.items() for d, s in docs.items()].__len__())
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    run_path = write(tmp_path, "r.txt", "".join(f"{rows[i][0]} Q0 {rows[i][1]} 0 {rows[i][2]!r} t\n" for i in order))
+    names = list(TREC_NAMES)
+    reference = pytrec_reference(qrels, run, names)
+    from_files = trec.evaluate(qrels_path, run_path, names)
+    from_objects = trec.evaluate(trec.read_qrels(qrels_path), trec.read_run(run_path), names)
+    for name in names:
+        expected = np.array([reference[q][TREC_NAMES[name]] for q in from_files.query_ids])
+        np.testing.assert_allclose(from_files.per_query[name], expected, rtol=0, atol=1e-12, err_msg=name)
+        np.testing.assert_array_equal(from_objects.per_query[name], from_files.per_query[name])
+    # trec_eval -c: judged queries missing from the run are in the mean with every metric 0
+    complete = trec.evaluate(qrels_path, run_path, names, complete=True)
+    assert complete.query_ids == sorted(qrels)
+    missing = [i for i, q in enumerate(complete.query_ids) if q not in run]
+    assert missing, "the case should have judged queries without a ranking"
+    kept = [complete.query_ids.index(q) for q in from_files.query_ids]
+    for name in names:
+        assert np.all(complete.per_query[name][missing] == 0)
+        np.testing.assert_array_equal(complete.per_query[name][kept], from_files.per_query[name])
+        assert complete.mean[name] == pytest.approx(from_files.per_query[name].sum() / len(qrels), abs=1e-12)
+
+
+def test_evaluate_tie_modes_and_errors():
+    qrels = {"q1": {"d1": 1, "d3": 1}, "q2": {"x": 0}}
+    run = {"q1": {"d1": 0.5, "d2": 0.5, "d4": 0.1}, "q2": {"x": 1.0}, "q3": {"y": 1.0}}
+    trec_order = trec.evaluate(qrels, run, ["RR", "P@1", "R@3"])
+    assert trec_order.query_ids == ["q1", "q2"]  # q3 has no judgments: ignored
+    assert trec_order.per_query["RR"].tolist() == [0.5, 0.0]  # d2 > d1: d2 first
+    assert trec_order.n_empty == 1
+    average = trec.evaluate(qrels, run, ["RR"], ties="average")
+    assert average.per_query["RR"].tolist() == [0.75, 0.0]
+    skip = trec.evaluate(qrels, run, ["RR"], empty="skip")
+    assert skip.mean["RR"] == 0.5 and np.isnan(skip.per_query["RR"][1])
+    # unsorted scores inside a query take the general tie-key path
+    shuffled = {"q1": {"d4": 0.1, "d1": 0.5, "d2": 0.5}}
+    assert trec.evaluate(qrels, shuffled, ["RR"]).per_query["RR"].tolist() == [0.5]
+    with pytest.raises(ValueError, match="no query of the run has judgments"):
+        trec.evaluate({"a": {"d": 1}}, {"b": {"d": 1.0}}, ["AP"])
+    with pytest.raises(TypeError, match="run must be"):
+        trec.evaluate(qrels, 42, ["AP"])
+    with pytest.raises(TypeError, match="complete must be"):
+        trec.evaluate(qrels, run, ["AP"], complete="yes")
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    failures, _ = doctest.testmod(trec, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert failures == 0
+
+
+def test_evaluate_takes_trec_eval_names():
+    """The docstring promises trec_eval's names: one grammar serves the library and the CLI."""
+    import fasttie as ft
+
+    data = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+    qrels, run = os.path.join(data, "qrels.txt"), os.path.join(data, "run.txt")
+    names = ["map", "P_5", "ndcg_cut.5,10", "recip_rank", "Rprec", "recall_10", "map_cut_3"]
+    by_trec = ft.trec.evaluate(qrels, run, names)
+    by_fasttie = ft.trec.evaluate(qrels, run, ["AP", "P@5", "nDCG@5", "nDCG@10", "RR", "Rprec", "R@10", "AP@3"])
+    assert list(by_trec.mean.values()) == list(by_fasttie.mean.values())
+    assert list(by_trec.mean) == ["map", "P_5", "ndcg_cut_5", "ndcg_cut_10", "recip_rank", "Rprec", "recall_10",
+                                  "map_cut_3"]  # keyed as asked (trec_eval's own spelling of the list)
+    with pytest.raises(ValueError, match="unknown metric 'utility'"):
+        ft.trec.evaluate(qrels, run, ["utility"])

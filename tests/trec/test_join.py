@@ -394,3 +394,30 @@ def test_set_f_beta_is_trec_evals_and_ir_measures():
     theirs = ir_measures.calc_aggregate([ir_measures.SetF(beta=2.0), ir_measures.SetF], *rows)
     assert theirs[ir_measures.SetF(beta=2.0)] == pytest.approx(res["SetF(beta=2)"], abs=1e-15)
     assert theirs[ir_measures.SetF] == pytest.approx(res["SetF"], abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_align_does_not_depend_on_threads(seed):
+    qrels, run = random_case(np.random.default_rng(seed), n_queries=200)
+    one, two = (trec.align(qrels, run, n_threads=n, complete=True) for n in (1, 2))
+    for field in ("query_ids", "sizes", "docno", "score", "grade", "judged", "pooled"):
+        assert np.array_equal(getattr(one, field), getattr(two, field)), field
+    assert all(np.array_equal(a, b) for a, b in zip(one.unretrieved, two.unretrieved))
+    best = {q: {d: max(r, 0) for d, r in docs.items()} for q, docs in qrels.items()}
+    rows = np.repeat(one.query_ids, one.sizes)
+    assert one.grade.tolist() == [best[q].get(d, 0) for q, d in zip(rows.tolist(), one.docno.tolist())]
+
+
+def test_align_collapses_subtopics_and_counts_missing_relevant():
+    qrels = trec.Qrels.from_arrays(
+        ["q", "q", "q", "q", "q"], ["a", "a", "b", "c", "e"], [1, 3, 0, 2, -1], iteration=["1", "2", "1", "1", "1"]
+    )
+    run = trec.Run.from_arrays(["q", "q", "q"], ["e", "a", "z"], [3.0, 2.0, 1.0])
+    aligned = trec.align(qrels, run)
+    assert aligned.docno.tolist() == ["e", "a", "z"]
+    assert aligned.grade.tolist() == [0, 3, 0]  # negative grade judged non-relevant
+    # trec_eval reads a negative grade as "not in the pool": unjudged for bpref
+    assert aligned.judged.tolist() == [False, True, False]
+    # c (relevant, counts in R) and b (judged non-relevant, counts in bpref's N_nr)
+    assert [sorted(u.tolist()) for u in aligned.unretrieved] == [[0, 2]]
+    assert aligned.offsets.tolist() == [0, 3]

@@ -5,6 +5,7 @@ to_dict, and refuse duplicates, NaN scores and broken layouts naming them."""
 import numpy as np
 import pytest
 
+from fasttie import trec
 from fasttie.trec.records import Qrels, Run
 
 
@@ -93,3 +94,33 @@ def test_refusals_name_what_is_wrong():
         Qrels(np.array(["q1"]), np.array([0, 1]), np.array(["d1"]), np.array([0.5]), np.array(["0"]))
     with pytest.raises(ValueError):  # offsets that do not cover the rows
         Run(np.array(["q1"]), np.array([0, 1]), np.array(["d1", "d2"]), np.array([1.0, 2.0]))
+
+
+def test_dataclass_checks_layout():
+    run = trec.Run(["a", "b"], [0, 1, 3], ["x", "y", "z"], [1.0, 2.0, 3.0])
+    assert run.query("b")[0].tolist() == ["y", "z"]
+    with pytest.raises(ValueError, match="sorted"):
+        trec.Run(["b", "a"], [0, 1, 3], ["x", "y", "z"], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="offsets"):
+        trec.Run(["a", "b"], [0, 2, 2], ["x", "y", "z"], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="shape"):
+        trec.Run(["a"], [0, 1], ["x"], [1.0, 2.0])
+    with pytest.raises(TypeError, match="integers"):
+        trec.Qrels(["a"], [0, 1], ["x"], [0.5], ["0"])
+
+
+def test_from_arrays_checks():
+    with pytest.raises(ValueError, match=r"duplicate document 'd' for query 'q'"):
+        trec.Run.from_arrays(["q", "p", "q"], ["d", "d", "d"], [1, 2, 3])
+    with pytest.raises(ValueError, match=r"finite"):
+        trec.Run.from_arrays(["q"], ["d"], [np.nan])
+    with pytest.raises(ValueError, match=r"one length"):
+        trec.Run.from_arrays(["q"], ["d", "e"], [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"duplicate document 'd' for query 'q' and iteration '3'"):
+        trec.Qrels.from_arrays(["q", "q"], ["d", "d"], [1, 0], iteration=["3", "3"])
+    qrels = trec.Qrels.from_arrays(["q", "q"], ["d", "d"], [1, 0], iteration=["3", "4"])
+    assert qrels.to_dict() == {"q": {"d": 1}}
+    with pytest.raises(TypeError, match=r"rel must be integers"):
+        trec.Qrels.from_arrays(["q"], ["d"], [0.5])
+    run = trec.Run.from_arrays(np.array([3, 1, 3]), np.array([7, 8, 9]), [0.1, 0.2, 0.3], name="x")
+    assert run.query_ids.tolist() == ["1", "3"] and run.docno.tolist() == ["8", "7", "9"]
