@@ -2,7 +2,6 @@
 (the printed names pytrec_eval returns for the same arguments, those fasttie leaves out aside),
 each mapped to a fasttie metric with trec_eval's values, query by query."""
 
-import numpy as np
 import pytest
 
 import fasttie as ft
@@ -47,3 +46,29 @@ def test_what_is_a_trec_eval_measure():
         assert is_trec_eval_measure(spec), spec
     for name in ("AP", "nDCG@10", "P@5", "alpha_nDCG@20", "RBP(p=0.5)"):
         assert not is_trec_eval_measure(name), name
+
+
+def test_trec_eval_measure_selection():
+    """-m as trec_eval reads it: its print order whatever the order asked, cutoffs sorted once
+    (23.4 read as 23), the parameters given last, nicknames, and the measures fasttie lacks."""
+    from fasttie.metrics.trec_eval_measures import is_trec_eval_measure, select_trec_eval
+
+    sel = select_trec_eval(["ndcg_cut.20,10,23.4,10", "P_10", "P_5", "recip_rank", "map"])
+    assert list(sel.keys.items()) == [("map", "AP"), ("recip_rank", "RR"), ("P_5", "P@5"), ("P_10", "P@10"),
+                                      ("ndcg_cut_10", "nDCG@10"), ("ndcg_cut_20", "nDCG@20"),
+                                      ("ndcg_cut_23", "nDCG@23")]
+    assert not sel.runid and not sel.left_out
+    assert select_trec_eval(["P.5", "P.10"]).keys == {"P_10": "P@10"}  # the last parameters count
+    official = select_trec_eval(["official"])
+    assert official.runid and len(official.keys) == 9 + 11 + 9 and "gm_map" in official.keys
+    levels = select_trec_eval(["iprec_at_recall..10,.25"])
+    assert levels.keys == {"iprec_at_recall_0.10": "IPrec@0.1"} and levels.left_out == ["iprec_at_recall_0.25"]
+    everything = select_trec_eval(["all_trec"])
+    assert everything.left_out == ["relstring", "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg", "unj"]
+    assert select_trec_eval(["ndcg.1=3,2=9", "rbp.p=0.5"]).keys == {
+        "ndcg_1=3,2=9": "nDCG(gains={1: 3,2: 9})", "rbp_p=0.5": "RBP(p=0.5)"}
+    assert all(map(is_trec_eval_measure, ["P", "P.5", "P_5", "set_F", "all_trec", "iprec_at_recall_0.10"]))
+    assert not any(map(is_trec_eval_measure, ["AP", "P@5", "nDCG@10", "RBP(p=0.8)", "Judged@10"]))
+    for bad in ("map.5", "P.x", "P.0"):
+        with pytest.raises(ValueError, match=bad.split(".")[0]):
+            select_trec_eval([bad])

@@ -1,4 +1,5 @@
-"""trec_eval's options that change results: ``-M`` (``max_retrieved``) and ``-J`` (``judged_only``).
+"""fasttie.trec.join: the join of a run with its judgments as trec_eval makes it, and trec_eval's
+options that change results: ``-M`` (``max_retrieved``) and ``-J`` (``judged_only``).
 
 trec_eval 10.0 (form_res_rels.c) sorts each query's documents by score, descending, then by
 docno, descending, keeps the first ``-M`` of them, and then, with ``-J``, drops those without a
@@ -10,21 +11,20 @@ up. fasttie is checked against:
 * a run cut by hand in trec_eval's order (a sort written here), evaluated without the option,
   in every tie mode: ``max_retrieved`` is a property of the input, the same cut whatever
   ``ties`` is, and ties are then resolved among the documents kept;
-* the trec_eval reference json has no ``-M`` / ``-J`` configuration (tests/conformance/test_trec_conformance.py
-  would run it if it had).
+* the trec_eval reference json has no ``-M`` / ``-J`` configuration
+  (tests/conformance/test_trec_conformance.py would run it if it had).
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 import sys
 
 import numpy as np
 import pytest
 
-from fasttie import cli, trec
+from fasttie import trec
 from fasttie.trec.join import first_in_trec_order
 
 TIE_MODES = ("trec", "average", "stable", "optimistic", "pessimistic", "pyndeval")
@@ -272,111 +272,7 @@ def test_options_reach_the_diversity_measures():
 
 
 # --------------------------------------------------------------------------------------------
-# command line
-
-
-def test_cli_flags(tmp_path, capsys):
-    qrels, run = random_case(2, n_queries=6)
-    qrels_path, run_path = tmp_path / "q.txt", tmp_path / "r.txt"
-    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
-    run_path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items() for d, s in docs.items()))
-    for argv, options in (([], {}), (["-M", "4"], {"max_retrieved": 4}), (["-J"], {"judged_only": True}),
-                          (["-M3", "-J", "--ties", "average"], {"max_retrieved": 3, "judged_only": True, "ties": "average"})):
-        assert cli.main(["trec", str(qrels_path), str(run_path), "-m", "AP", "P@5", "NumRet", "--json", *argv]) == 0
-        printed = json.loads(capsys.readouterr().out)
-        expected = trec.evaluate(str(qrels_path), str(run_path), ["AP", "P@5", "NumRet"], **options)
-        assert printed["mean"] == expected.mean, argv
-        assert printed["settings"]["max_retrieved"] == options.get("max_retrieved")
-        assert printed["settings"]["judged_only"] is options.get("judged_only", False)
-    assert cli.main(["trec", str(qrels_path), str(run_path), "-M", "0"]) != 0
-    assert "-M/--max-retrieved" in capsys.readouterr().err
-
-
-def test_the_query_set_is_made_visible():
-    """Which queries are averaged differs between libraries: the result says how many judged
-    queries the run lacks and how many run queries have no judgments; the CLI says it on stderr."""
-    from fasttie.cli.trec import query_set_note
-
-    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 0}}
-    run = {"q1": {"a": 1.0}, "q4": {"z": 1.0}}
-    res = trec.evaluate(qrels, run, ["AP"])
-    assert res.settings["judged_not_in_run"] == 2 and res.settings["in_run_not_judged"] == 1
-    assert res.mean["AP"] == 1.0 and res.query_ids == ["q1"]  # trec_eval: the run's judged queries
-    complete = trec.evaluate(qrels, run, ["AP"], complete=True)
-    assert complete.mean["AP"] == pytest.approx(1 / 3)  # ir_measures' and ranx's query set, the missing scored 0
-    assert "left out of the means" in query_set_note(res.settings) and "1 run query has no judgments" in \
-        query_set_note(res.settings)
-    assert query_set_note(complete.settings).startswith("2 judged queries are not in the run: scored 0 (-c)")
-    same = trec.evaluate({"q1": {"a": 1}}, {"q1": {"a": 1.0}}, ["AP"])
-    assert query_set_note(same.settings) is None
-    ir_measures = pytest.importorskip("ir_measures")
-    qrels_rows = [ir_measures.Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
-    run_rows = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
-    assert ir_measures.calc_aggregate([ir_measures.AP], qrels_rows, run_rows)[ir_measures.AP] == complete.mean["AP"]
-
-
-# --------------------------------------------------------------------------------------------
-# fasttie trec speaks trec_eval: -m's grammar, several runs, --compare
-
-
-def test_trec_eval_measure_selection():
-    """-m as trec_eval reads it: its print order whatever the order asked, cutoffs sorted once
-    (23.4 read as 23), the parameters given last, nicknames, and the measures fasttie lacks."""
-    from fasttie.metrics.trec_eval_measures import is_trec_eval_measure, select_trec_eval
-
-    sel = select_trec_eval(["ndcg_cut.20,10,23.4,10", "P_10", "P_5", "recip_rank", "map"])
-    assert list(sel.keys.items()) == [("map", "AP"), ("recip_rank", "RR"), ("P_5", "P@5"), ("P_10", "P@10"),
-                                      ("ndcg_cut_10", "nDCG@10"), ("ndcg_cut_20", "nDCG@20"),
-                                      ("ndcg_cut_23", "nDCG@23")]
-    assert not sel.runid and not sel.left_out
-    assert select_trec_eval(["P.5", "P.10"]).keys == {"P_10": "P@10"}  # the last parameters count
-    official = select_trec_eval(["official"])
-    assert official.runid and len(official.keys) == 9 + 11 + 9 and "gm_map" in official.keys
-    levels = select_trec_eval(["iprec_at_recall..10,.25"])
-    assert levels.keys == {"iprec_at_recall_0.10": "IPrec@0.1"} and levels.left_out == ["iprec_at_recall_0.25"]
-    everything = select_trec_eval(["all_trec"])
-    assert everything.left_out == ["relstring", "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg", "unj"]
-    assert select_trec_eval(["ndcg.1=3,2=9", "rbp.p=0.5"]).keys == {
-        "ndcg_1=3,2=9": "nDCG(gains={1: 3,2: 9})", "rbp_p=0.5": "RBP(p=0.5)"}
-    assert all(map(is_trec_eval_measure, ["P", "P.5", "P_5", "set_F", "all_trec", "iprec_at_recall_0.10"]))
-    assert not any(map(is_trec_eval_measure, ["AP", "P@5", "nDCG@10", "RBP(p=0.8)", "Judged@10"]))
-    for bad in ("map.5", "P.x", "P.0"):
-        with pytest.raises(ValueError, match=bad.split(".")[0]):
-            select_trec_eval([bad])
-
-
-def test_cli_several_runs_compare_and_fasttie_names(tmp_path, capsys):
-    qrels, run = "tests/data/qrels.txt", "tests/data/run.txt"
-    other = tmp_path / "other.txt"  # the same run, q1's order reversed, another tag
-    lines = Path(run).read_text().splitlines()
-    other.write_text("\n".join(line.replace("demo", "other") if not line.startswith("q1 ") else
-                               " ".join([*line.split()[:4], str(-float(line.split()[4])), "other"]) for line in lines))
-    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "P.5", "-q"]) == 0
-    out, err = capsys.readouterr()
-    blocks = [trec.evaluate(qrels, path, ["AP", "P@5"]) for path in (run, str(other))]
-    printed = out.splitlines()
-    assert len(printed) == 2 * 2 * (3 + 1)  # two runs one after the other: 2 measures x (3 queries + all)
-    for block, expected in zip((printed[:8], printed[8:]), blocks):
-        assert block[-2] == f"{'map':<22}\tall\t{expected.mean['AP']:.4f}"
-        assert block[-1] == f"{'P_5':<22}\tall\t{expected.mean['P@5']:.4f}"
-    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "P.5", "--compare"]) == 0
-    out, _ = capsys.readouterr()
-    assert "demo" in out and "other" in out and "map" in out.split("\n\n", 1)[1]
-    assert cli.main(["trec", qrels, run, "-m", "map", "P.5", "iprec_at_recall..5", "--fasttie-names"]) == 0
-    out, _ = capsys.readouterr()
-    assert [line.split("\t")[0].strip() for line in out.splitlines()] == ["AP", "IPrec@0.5", "P@5"]
-    assert cli.main(["trec", qrels, run, "--ties", "average"]) == 0
-    out, err = capsys.readouterr()
-    assert "iprec_at_recall" not in out and "left out under --ties average" in err and "runid" in out
-    assert cli.main(["trec", qrels, run, "-m", "all_trec"]) == 0
-    out, err = capsys.readouterr()
-    assert "fasttie does not compute, left out: relstring, Rprec_mult, utility" in err and "utility" not in out
-    assert cli.main(["trec", qrels, run, "-m", "utility"]) == 2
-    assert "nothing fasttie computes" in capsys.readouterr().err
-    assert cli.main(["trec", qrels, run, str(other), "--per-query-file", str(tmp_path / "x.json")]) == 2
-    assert "--per-query-file: takes one run" in capsys.readouterr().err
-    assert cli.main(["trec", qrels, run, "--compare"]) == 2
-    assert "--compare: give two or more runs" in capsys.readouterr().err
+# SetF and the join itself
 
 
 def test_set_f_beta_is_trec_evals_and_ir_measures():
