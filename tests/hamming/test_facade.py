@@ -1,7 +1,7 @@
 """fasttie.hamming.facade: search() (exact distances, ids in stable-argsort order, radius search with
 <=) and evaluate()'s inputs (packed codes, multi-hot and listed relevance, remapped class ids,
-database order, curves); evaluate's values are checked in test_against_oracle.py and
-test_properties.py, its errors in test_errors.py."""
+database order, curves); evaluate's values are checked in across/test_against_oracle.py and
+across/test_properties.py, its errors in test_errors.py."""
 
 import numpy as np
 import pytest

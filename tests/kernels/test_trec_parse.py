@@ -4,7 +4,7 @@
 take (wrong column counts, non-ASCII ids) to the numpy tokenizer, which was the whole reader
 before. With ``table._FAST = False`` every block goes the numpy way: both must give the same
 records, bit for bit (dtypes, -0.0, hashes included), and the same error messages, on messy
-files cut into blocks anywhere. The plain ``split()`` reference of test_trec_readers checks the
+files cut into blocks anywhere. The plain ``split()`` reference of tests/trec/test_readers.py checks the
 values themselves.
 """
 
