@@ -15,14 +15,15 @@ adder tree serves both, where a lane per code would need two one-hot words and t
 the registers ran out, no faster than the portable pass). The distance 64 of 64-bit codes (128 of
 128-bit ones) fits no one-hot word: it is what the counted codes leave over.
 
-A query's relevant items are one segment of the class-sorted database (:func:`.histogram.hist_segments`):
-every code goes into the query's "all" planes and those of its segment into its "relevant"
-planes; grade 0 is all minus relevant. Codes outside whole groups (of 128 one-word codes, 64
-two-word ones: the database's tail, the segment's ends) are counted one by one.
-
-The database goes by tiles of ``_TILE`` codes (in L2 while the block's queries pass), each
-query keeping its planes in memory between tiles (query blocking: a tile is read from memory
-once per block). The counts are bitwise those of the portable pass (exact integers).
+The database is read as it lies (no class-sorted copy), by tiles of ``_TILE`` codes that stay
+in L2 while every query of the block passes over them: a database larger than the cache is read
+from memory once per block of queries, not once per query (query blocking). Each tile goes
+through every query's "all" planes; its items of the block's classes are gathered by class into
+runs in cache (:func:`_gather_classes`, a counting sort of the tile), each run padded with zero
+codes to whole groups, and each query's run goes through its "relevant" planes; grade 0 is all
+minus relevant, and the zero codes are taken out at their distance, the query's popcount. The
+database's tail outside whole groups (of 128 one-word codes, 64 two-word ones) is counted one
+code at a time. The counts are bitwise those of the portable pass (exact integers).
 """
 
 import numpy as np
@@ -191,26 +192,74 @@ def _flush(planes, counts):
                 word ^= low
 
 
-@jit(inline="always")
-def _count_one(hist, i, query, db_words, j, grade):
-    """hist[i, distance(query, row j), grade] += 1, and -= 1 at grade 0 when ``grade`` is 1 (an
-    item of the segment, counted among all items already)."""
-    d = distance(query, db_words, np.uint64(j), db_words.shape[1])
-    hist[i, d, grade] += 1
-    if grade == 1:
-        hist[i, d, 0] -= 1
+@jit
+def _gather_classes(db_words, db_ids, lo, hi, slot_of, run_start, tallies, runs):
+    """The codes of rows lo..hi-1 (a multiple of four rows) whose class has a slot (slot_of[class]
+    >= 0), written to ``runs`` by slot in row order: slot s's run from runs[run_start[s]] to
+    run_start[s + 1], its codes then zero codes to a whole number of groups (their distance to a
+    query is its popcount). Returns nothing; tallies: (4, n_slots) int64 scratch, row 0 left
+    holding each run's length."""
+    n_words = db_words.shape[1]
+    group = _GROUP // n_words
+    n_slots = tallies.shape[1]
+    # four tallies, one per row mod 4: rows of one class in a row would queue on one counter
+    tallies[:] = 0
+    for j in range(np.uint64(lo), np.uint64(hi), np.uint64(4)):
+        for r in range(4):
+            s = slot_of[db_ids[j + np.uint64(r)]]
+            if s >= 0:
+                tallies[r, s] += 1
+    position = 0
+    for s in range(n_slots):
+        tallies[0, s] += tallies[1, s] + tallies[2, s] + tallies[3, s]
+        run_start[s] = position
+        tallies[1, s] = position  # the run's next free row
+        position += (tallies[0, s] + group - 1) // group * group
+    run_start[n_slots] = position
+    for j in range(np.uint64(lo), np.uint64(hi)):
+        s = slot_of[db_ids[j]]
+        if s >= 0:
+            free = np.uint64(tallies[1, s])
+            tallies[1, s] = free + 1
+            if n_words == 1:
+                runs[free, 0] = db_words[j, 0]
+            else:
+                runs[free, 0] = db_words[j, 0]
+                runs[free, 1] = db_words[j, 1]
+    for s in range(n_slots):
+        for t in range(run_start[s] + tallies[0, s], run_start[s + 1]):
+            for w in range(n_words):
+                runs[t, w] = 0
 
 
 def _make_pass(two_words):
     """The pass for codes of one word, or of two (a constant to numba: each kernel compiles only
     its own loop)."""
 
-    def hist_segments_bitsliced(query_words, db_words, rel_segments, n_bits, hist, start, stop):
-        """:func:`.histogram.hist_segments` by bit-sliced counting (codes of one word; the
-        ``_two_words`` kernel: of two).
+    def hist_classes_bitsliced(query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop):
+        """Counts by (distance, grade) of queries start..stop-1 by bit-sliced counting (codes of one
+        word; the ``_two_words`` kernel: of two), grade 1 the database items of the query's class.
 
-        Queries start..stop-1 form the block: the database goes by tiles, each tile through every
-        query's "all" planes and, where it meets the query's segment, its "relevant" planes.
+        The database is read as it lies, by tiles: each tile goes through every query's "all"
+        planes, and the tile's items of the block's classes, gathered by class into runs
+        (:func:`_gather_classes`, in cache), each query's run through its "relevant" planes. No
+        class-sorted copy of the database is made.
+
+        Parameters
+        ----------
+        query_words : (n_queries, n_words) uint64
+        query_ids : (n_queries,) int32
+            Class ids in [0, n_classes), or -1: no class (every item grade 0).
+        db_words : (n_db, n_words) uint64
+        db_ids : (n_db,) int32
+            Class ids in [0, n_classes); not read when no query of the block has a class (it may
+            then be empty).
+        n_classes : int
+        n_bits : int
+        hist : (n_queries, n_bits + 1, n_grades >= 2) int64
+            Zero on entry for rows start..stop-1; hist[i, d, g] = items of grade g at distance d.
+        start, stop : int
+            The queries to count.
         """
         n_db = db_words.shape[0]
         n_queries = stop - start
@@ -218,60 +267,83 @@ def _make_pass(two_words):
         group = _GROUP // n_words  # codes per Harley-Seal step
         flush = _FLUSH // n_words  # codes the planes take between flushes
         n_one_hot = 64 * n_words  # distances the one-hot words hold; 64 * n_words is left over
-        # planes[u, stream]: query start + u, stream 0 all items, 1 the segment's
+        # the block's classes, a slot each; the tile's items of those classes are gathered by slot
+        slot_of = np.full(n_classes, -1, dtype=np.int64)
+        query_slot = np.full(n_queries, -1, dtype=np.int64)
+        n_slots = 0
+        for u in range(n_queries):
+            k = query_ids[start + u]
+            if k >= 0:
+                if slot_of[k] < 0:
+                    slot_of[k] = n_slots
+                    n_slots += 1
+                query_slot[u] = slot_of[k]
+        run_start = np.zeros(n_slots + 1, dtype=np.int64)
+        tallies = np.zeros((4, n_slots), dtype=np.int64)
+        run_length = tallies[0]
+        runs = np.empty((_TILE + n_slots * group, n_words), dtype=np.uint64)
+        # planes[u, stream]: query start + u, stream 0 all items, 1 its class's
         planes = np.zeros((n_queries, 2, _ROWS, 8), dtype=np.uint64)
         counts = np.zeros((n_queries, 2, n_one_hot), dtype=np.int64)
         summed = np.zeros((n_queries, 2), dtype=np.int64)  # codes added to the planes
+        padding = np.zeros(n_queries, dtype=np.int64)  # zero codes added to the relevant planes
         whole = n_db // group * group  # codes [0, whole) go by groups, the tail one by one
         for lo_flush in range(0, whole, flush):
             hi_flush = min(lo_flush + flush, whole)
             for lo in range(lo_flush, hi_flush, _TILE):
                 hi = min(lo + _TILE, hi_flush)
+                if n_slots > 0:
+                    _gather_classes(db_words, db_ids, lo, hi, slot_of, run_start, tallies, runs)
                 for u in range(n_queries):
-                    i = start + u
-                    query = query_words[i]
-                    q = _query_lanes(query)
+                    q = _query_lanes(query_words[start + u])
                     if two_words:
                         _sum_two_words(db_words, q, lo, hi, planes[u, 0])
                     else:
                         _sum_one_word(db_words, q, lo, hi, planes[u, 0])
                     summed[u, 0] += hi - lo
-                    first = max(rel_segments[i, 0], lo)
-                    last = min(rel_segments[i, 1], hi)
-                    if first < last:  # the segment's whole groups by planes, its ends one by one
-                        inner_first = min((first + group - 1) // group * group, last)
-                        inner_last = max(last // group * group, inner_first)
-                        if inner_first < inner_last:
-                            if two_words:
-                                _sum_two_words(db_words, q, inner_first, inner_last, planes[u, 1])
-                            else:
-                                _sum_one_word(db_words, q, inner_first, inner_last, planes[u, 1])
-                            summed[u, 1] += inner_last - inner_first
-                        for j in range(first, inner_first):
-                            _count_one(hist, i, query, db_words, j, 1)
-                        for j in range(inner_last, last):
-                            _count_one(hist, i, query, db_words, j, 1)
+                    s = query_slot[u]
+                    if s >= 0 and run_length[s] > 0:
+                        first, last = run_start[s], run_start[s + 1]
+                        if two_words:
+                            _sum_two_words(runs, q, first, last, planes[u, 1])
+                        else:
+                            _sum_one_word(runs, q, first, last, planes[u, 1])
+                        summed[u, 1] += last - first
+                        padding[u] += last - first - run_length[s]
             for u in range(n_queries):
                 for stream in range(2):
                     _flush(planes[u, stream], counts[u, stream])
         for u in range(n_queries):
             i = start + u
+            query = query_words[i]
+            relevant = np.zeros(n_bits + 1, dtype=np.int64)
             for d in range(min(n_bits + 1, n_one_hot)):
-                hist[i, d, 1] += counts[u, 1, d]
-                hist[i, d, 0] += counts[u, 0, d] - counts[u, 1, d]
+                relevant[d] = counts[u, 1, d]
+                hist[i, d, 0] += counts[u, 0, d]
             if n_bits == n_one_hot:  # the one distance no one-hot word holds: what the others leave over
-                left_all = summed[u, 0] - counts[u, 0].sum()
-                left_relevant = summed[u, 1] - counts[u, 1].sum()
-                hist[i, n_bits, 1] += left_relevant
-                hist[i, n_bits, 0] += left_all - left_relevant
-            segment_first, segment_last = rel_segments[i, 0], rel_segments[i, 1]
+                relevant[n_bits] = summed[u, 1] - counts[u, 1].sum()
+                hist[i, n_bits, 0] += summed[u, 0] - counts[u, 0].sum()
+            zero_code_distance = np.uint64(0)
+            for w in range(n_words):
+                zero_code_distance += popcount64(query[w])
+            relevant[zero_code_distance] -= padding[u]  # the zero codes that pad the runs
+            for d in range(n_bits + 1):
+                hist[i, d, 1] += relevant[d]
+                hist[i, d, 0] -= relevant[d]
+            k = query_ids[i]
             for j in range(whole, n_db):
-                _count_one(hist, i, query_words[i], db_words, j, 0)
-                if segment_first <= j < segment_last:
-                    _count_one(hist, i, query_words[i], db_words, j, 1)
+                d = distance(query, db_words, np.uint64(j), n_words)
+                hist[i, d, 1 if k >= 0 and db_ids[j] == k else 0] += 1
 
-    return hist_segments_bitsliced
+    return hist_classes_bitsliced
 
 
-hist_segments_bitsliced, hist_segments_bitsliced_two_words = jit_variants(
+hist_classes_bitsliced, hist_classes_bitsliced_two_words = jit_variants(
     _make_pass, {"": (False,), "_two_words": (True,)})
+
+
+def hist_classes(query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop):
+    """:func:`hist_classes_bitsliced` for codes of one word, its ``_two_words`` twin for two (see
+    there for the arguments)."""
+    kernel = hist_classes_bitsliced if db_words.shape[1] == 1 else hist_classes_bitsliced_two_words
+    kernel(query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop)

@@ -39,15 +39,15 @@ FRONT_DOORS = {
 def door_kernels() -> dict:
     """:data:`FRONT_DOORS` with the passes of one- and two-word codes that this CPU runs added to
     evaluate's kernels: the bit-sliced passes (AVX-512, or forced by ``FASTTIE_KERNEL``) or the
-    portable one-word pass (the portable pass of two words is in :data:`FRONT_DOORS`: wider codes
-    take it too, in blocks of few queries).
+    portable one-word pass (the portable pass of two words and the class sort are in
+    :data:`FRONT_DOORS`: wider codes take them too).
 
     Returns
     -------
     dict of str to tuple of str
     """
     if bitsliced_pass():
-        passes = ("bitsliced.hist_segments_bitsliced", "bitsliced.hist_segments_bitsliced_two_words")
+        passes = ("bitsliced.hist_classes_bitsliced", "bitsliced.hist_classes_bitsliced_two_words")
     else:
         passes = ("histogram.hist_segments_one_word",)
     return {door: (*passes, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}

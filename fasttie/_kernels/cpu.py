@@ -56,3 +56,9 @@ def bitsliced_pass() -> bool:
     """Whether the histogram pass counts bit-sliced (forced, or auto on AVX-512)."""
     choice = kernel_choice()
     return choice == "bitsliced" or (choice == "auto" and host_has_avx512())
+
+
+def bitsliced_codes(n_words) -> bool:
+    """Whether codes of ``n_words`` 64-bit words are counted bit-sliced (the pass takes one and
+    two words; wider codes go the portable way)."""
+    return n_words <= 2 and bitsliced_pass()

@@ -19,14 +19,13 @@ pass, so its inner loops are written for the hardware:
   to word-major order, so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb
   popcount on AVX2);
 * on CPUs with AVX-512 VPOPCNTDQ, codes of one and two words are counted bit-sliced instead
-  (:mod:`.bitsliced`, chosen by :mod:`.cpu`): no memory increment per code at all.
+  (:mod:`.bitsliced`, chosen by :mod:`.cpu`): no memory increment per code at all, and no
+  class-sorted copy of the database.
 
 Counts are int32 inside a database slice of at most 2**30 items and flushed to int64."""
 
 import numpy as np
 from ._jit import jit
-from .bitsliced import hist_segments_bitsliced, hist_segments_bitsliced_two_words
-from .cpu import bitsliced_pass
 from .popcount import distance, popcount64
 
 _SLICE = 1 << 30  # database items per int32 accumulation round
@@ -327,9 +326,7 @@ def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop
         The queries to count.
     """
     n_words = db_words.shape[1]
-    if n_words <= 2 and bitsliced_pass():
-        kernel = hist_segments_bitsliced if n_words == 1 else hist_segments_bitsliced_two_words
-    elif n_words == 1:
+    if n_words == 1:
         kernel = hist_segments_one_word
     elif n_words >= 3 and stop - start >= _TILED_MIN_QUERIES:
         kernel = hist_segments_tiled

@@ -19,7 +19,9 @@ import time
 
 import numpy as np
 
+from .._kernels.bitsliced import hist_classes
 from .._kernels.class_sort import count_classes, scatter_by_class
+from .._kernels.cpu import bitsliced_codes
 from .._kernels.err import MAX_GRADE, err_histograms
 from .._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT, radius_ap_sums, radius_ap_sums_ranked
 from .._kernels.hamming_ties import (
@@ -195,14 +197,16 @@ class _DatabasePass:
         self.spec, self.n_bits, self.stable = spec, db_codes.n_bits, stable
         self.db_words = _ro(db_codes.words)
         self.db_labels, self.db_label_words = _ro(spec.db_labels), _ro(spec.db_label_words)
+        # the bit-sliced pass reads the database as it lies, gathering each tile's items by class
+        self.bitsliced = bitsliced_codes(self.db_words.shape[1])
+        self.n_classes = int(max(spec.query_labels.max(), spec.db_labels.max())) + 1 if spec.kind == "class" else 0
         if spec.kind == "class" and stable:
             # the stable pass reads the database in index order: no class-sorted copy, and each
             # query's relevant count (its scratch size) is its class size
             self.class_sizes = class_sizes(spec)
-        elif spec.kind == "class":
+        elif spec.kind == "class" and not self.bitsliced:
             # each query's relevant items must be one contiguous segment of the database
-            self.hist_db_words, self.segments = _class_sorted(
-                self.db_words, self.db_labels, int(max(spec.query_labels.max(), spec.db_labels.max())) + 1, n_threads)
+            self.hist_db_words, self.segments = _class_sorted(self.db_words, self.db_labels, self.n_classes, n_threads)
 
     def chunk(self, query_words, rows):
         """Per-chunk inputs (query rows ``rows`` of the relevance spec)."""
@@ -211,7 +215,9 @@ class _DatabasePass:
              "label_words": _ro(rows.query_label_words), "indptr": _ro(rows.indptr),
              "indices": _ro(rows.indices), "grades": _ro(rows.grades)}
         n = query_words.shape[0]
-        if spec.kind == "class" and not self.stable:
+        if self.bitsliced:  # each query's class, or none (-1): all grade 0
+            c["query_ids"] = c["query_labels"] if spec.kind == "class" else _ro(np.full(n, -1, dtype=np.int32))
+        elif spec.kind == "class" and not self.stable:
             c["rel_segments"] = _ro(self.segments[rows.query_labels])
         elif spec.kind == "listed":
             c["rel_segments"] = _ro(np.zeros((n, 2), dtype=np.int64))  # no segment: all grade 0
@@ -228,13 +234,17 @@ class _DatabasePass:
     def counts(self, c, hist, lo, hi):
         """hist[lo:hi] = counts by (distance, grade) of the chunk's queries lo..hi-1."""
         kind = self.spec.kind
-        if kind == "class":
-            hist_segments(c["query_words"], self.hist_db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
-        elif kind == "multihot":
+        if kind == "multihot":
             hist_multihot(c["query_words"], self.db_words, c["label_words"], self.db_label_words, self.n_bits,
                           hist, lo, hi)
+        elif self.bitsliced:
+            hist_classes(c["query_words"], c["query_ids"], self.db_words, self.db_labels, self.n_classes, self.n_bits,
+                         hist, lo, hi)
+        elif kind == "class":
+            hist_segments(c["query_words"], self.hist_db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
         else:
             hist_segments(c["query_words"], self.db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
+        if kind == "listed":  # every item counted at grade 0 above: the listed ones move to their grades
             move_relevant(c["query_words"], self.db_words, c["indptr"], c["indices"], c["grades"], hist, lo, hi)
 
     def stable_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):

@@ -20,7 +20,7 @@ def test_import_compiles_nothing():
         "import fasttie, numba.core.registry as r\n"
         "from fasttie._kernels import histogram, hamming_ties\n"
         "from fasttie._kernels import bitsliced\n"
-        "assert not histogram.hist_segments_one_word.signatures and not bitsliced.hist_segments_bitsliced.signatures\n"
+        "assert not histogram.hist_segments_one_word.signatures and not bitsliced.hist_classes_bitsliced.signatures\n"
         "assert not hamming_ties.finalize_histograms.signatures\n"
         "print('ok')"
     )
@@ -38,7 +38,7 @@ def test_one_signature_per_kernel(tmp_path):
         for labels in (dl, dl.astype(np.uint8), dl.astype(np.int64)):
             for ties in ("average", "stable"):
                 ft.evaluate(q, database, ql.astype(np.int16), labels, metrics=["AP@5", "nDCG"], ties=ties)
-    one_word = bitsliced.hist_segments_bitsliced if cpu.bitsliced_pass() else histogram.hist_segments_one_word
+    one_word = bitsliced.hist_classes_bitsliced if cpu.bitsliced_pass() else histogram.hist_segments_one_word
     for kernel in (one_word, hamming_ties.finalize_histograms_ratios, hamming_ties.finalize_stable,
                    class_sort.count_classes, class_sort.scatter_by_class):
         assert len(kernel.signatures) == 1, (kernel, kernel.signatures)

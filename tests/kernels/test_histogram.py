@@ -1,7 +1,9 @@
 """The histogram pass (fasttie/_kernels/histogram.py, bitsliced.py, cpu.py): the portable and the
 bit-sliced pass count bitwise alike and as numpy's distances say, at every code width up to 128
-bits and around every tile, block and flush boundary; FASTTIE_KERNEL picks the pass; on AVX-512
-the compiled bit-sliced loop holds vpopcntq and vpternlogq."""
+bits and around every tile, block and flush boundary, class ids as the engine passes them (a
+class-sorted copy's segments to the portable pass, the database as it lies to the bit-sliced
+one); FASTTIE_KERNEL picks the pass; on AVX-512 the compiled bit-sliced loop holds vpopcntq and
+vpternlogq."""
 
 import os
 import subprocess
@@ -17,62 +19,103 @@ from helpers import random_codes
 PASSES = ("portable", "bitsliced")
 
 
-def _expected(q, db, rel_segments):
-    """Counts by (distance, in the segment) from numpy's distances: the argsort-free oracle."""
+def _expected(q, db, relevant):
+    """Counts by (distance, grade) from numpy's distances: the argsort-free oracle. relevant:
+    (n_queries, n_db) bool."""
     dist = (q[:, None, :] != db[None]).sum(axis=2)
     expected = np.zeros((len(q), q.shape[1] + 1, 2), dtype=np.int64)
     for i in range(len(q)):
-        relevant = np.zeros(db.shape[0], dtype=np.int64)
-        relevant[rel_segments[i, 0]:rel_segments[i, 1]] = 1
-        np.add.at(expected[i], (dist[i], relevant), 1)
+        np.add.at(expected[i], (dist[i], relevant[i].astype(np.int64)), 1)
     return expected
 
 
-def _counts(monkeypatch, kernel, q, db, rel_segments, start, stop):
-    monkeypatch.setenv("FASTTIE_KERNEL", kernel)
-    query_words, db_words = ft.pack_codes(q).words, ft.pack_codes(db).words
-    for array in (query_words, db_words, rel_segments):
+def _read_only(*arrays):
+    for array in arrays:
         array.setflags(write=False)  # as the engine passes them: one compiled signature per kernel
+    return arrays
+
+
+def _segment_counts(q, db, rel_segments, start, stop):
+    """The portable pass (histogram.hist_segments): relevant items given as database segments."""
+    query_words, db_words = _read_only(ft.pack_codes(q).words, ft.pack_codes(db).words)
     hist = np.zeros((len(q), q.shape[1] + 1, 2), dtype=np.int64)
-    histogram.hist_segments(query_words, db_words, rel_segments, q.shape[1], hist, start, stop)
+    histogram.hist_segments(query_words, db_words, *_read_only(rel_segments), q.shape[1], hist, start, stop)
+    return hist
+
+
+def _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop):
+    """Counts with class ids (query id -1: no class) as the engine takes them on each pass: the
+    portable pass on a class-sorted copy (its segments), the bit-sliced one on the database as it
+    lies."""
+    monkeypatch.setenv("FASTTIE_KERNEL", kernel)
+    n_bits, n_classes = q.shape[1], int(max(query_ids.max(), db_ids.max())) + 1
+    query_ids, db_ids = query_ids.astype(np.int32), db_ids.astype(np.int32)
+    query_words, db_words = ft.pack_codes(q).words, ft.pack_codes(db).words
+    hist = np.zeros((len(q), n_bits + 1, 2), dtype=np.int64)
+    if cpu.bitsliced_codes(db_words.shape[1]):
+        bitsliced.hist_classes(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits, hist,
+                               start, stop)
+    else:
+        order = np.argsort(db_ids, kind="stable")
+        ends = np.cumsum(np.bincount(db_ids, minlength=n_classes))
+        segments = np.stack([ends - np.bincount(db_ids, minlength=n_classes), ends], axis=1)
+        rel_segments = np.where(query_ids[:, None] >= 0, segments[query_ids], 0).astype(np.int64)
+        histogram.hist_segments(*_read_only(query_words, db_words[order].copy(), rel_segments), n_bits, hist, start,
+                                stop)
     return hist
 
 
 @pytest.mark.parametrize("n_bits", [1, 2, 7, 16, 31, 32, 48, 63, 64, 65, 96, 127, 128])
 def test_both_passes_count_what_numpy_distances_give(monkeypatch, n_bits):
     """Every width up to two words; database sizes off every group of the bit-sliced pass (128
-    one-word codes, 64 two-word ones), a segment that is everything, one that is nothing, one
-    inside a group, codes at distance 0 and at n_bits (the distance of 64- and 128-bit codes that
-    no one-hot word holds)."""
+    one-word codes, 64 two-word ones); a query without a class, one of a class the database
+    lacks, codes at distance 0 and at n_bits (the distance of 64- and 128-bit codes that no
+    one-hot word holds)."""
     rng = np.random.default_rng(n_bits)
     for n_db in (1, 63, 64, 65, 127, 128, 129, 1000, 2 * bitsliced._GROUP + 61):
         q, db = rng.integers(0, 2, (9, n_bits)), rng.integers(0, 2, (n_db, n_bits))
         q[0], q[1] = db[0], 1 - db[-1]  # distance 0 and n_bits
-        rel_segments = np.sort(rng.integers(0, n_db + 1, (9, 2)), axis=1)
-        rel_segments[2], rel_segments[3], rel_segments[4] = (0, n_db), (0, 0), (n_db // 2, n_db // 2 + 1)
-        expected = _expected(q, db, rel_segments)
+        db_ids, query_ids = rng.integers(0, 4, n_db), rng.integers(0, 4, 9)
+        query_ids[2], query_ids[3] = -1, 4  # no class; a class no database item has
+        expected = _expected(q, db, query_ids[:, None] == db_ids[None])
         for kernel in PASSES:
             for start, stop in ((0, 9), (2, 7)):  # an odd query out; a block that does not start at 0
-                hist = _counts(monkeypatch, kernel, q, db, rel_segments, start, stop)
+                hist = _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop)
                 np.testing.assert_array_equal(hist[start:stop], expected[start:stop], err_msg=f"{kernel} {n_db}")
                 assert not hist[:start].any() and not hist[stop:].any()
+
+
+@pytest.mark.parametrize("n_bits", [1, 16, 64, 65, 128, 200])
+def test_portable_pass_on_any_segments(n_bits):
+    """The portable pass with relevant items given as segments of the database (the class-sorted
+    copy's, or none for listed relevance): segments that are everything, nothing, one item."""
+    rng = np.random.default_rng(n_bits)
+    for n_db in (1, 127, 128, 129, 1000):
+        q, db = rng.integers(0, 2, (9, n_bits)), rng.integers(0, 2, (n_db, n_bits))
+        rel_segments = np.sort(rng.integers(0, n_db + 1, (9, 2)), axis=1)
+        rel_segments[2], rel_segments[3], rel_segments[4] = (0, n_db), (0, 0), (n_db // 2, n_db // 2 + 1)
+        relevant = (np.arange(n_db) >= rel_segments[:, :1]) & (np.arange(n_db) < rel_segments[:, 1:])
+        for start, stop in ((0, 9), (2, 7)):
+            hist = _segment_counts(q, db, rel_segments, start, stop)
+            np.testing.assert_array_equal(hist[start:stop], _expected(q, db, relevant)[start:stop], err_msg=str(n_db))
 
 
 @pytest.mark.parametrize("n_bits", [64, 128])
 def test_tiles_and_flushes(monkeypatch, n_bits):
     """A database over several tiles of both passes and past the bit-sliced pass's flush (its
-    counters would overflow): segments across tile and flush boundaries."""
+    counters would overflow): classes of every size, one item to most of the database, spread
+    over tiles and flushes."""
     rng = np.random.default_rng(7)
     n_db = bitsliced._FLUSH + histogram._TILE_ROWS + 555
     db = rng.integers(0, 2, (n_db, n_bits), dtype=np.int8)
-    q = rng.integers(0, 2, (5, n_bits), dtype=np.int8)
+    db_ids = rng.choice(5, n_db, p=[0.7, 0.2, 0.09, 0.00999, 0.00001])
+    db_ids[bitsliced._TILE - 3:bitsliced._TILE + 900] = 3  # a run across a tile boundary
+    q = rng.integers(0, 2, (6, n_bits), dtype=np.int8)
     q[0] = db[3]
-    rel_segments = np.array([[bitsliced._TILE - 5, bitsliced._FLUSH + 3], [0, n_db], [0, 0],
-                             [histogram._TILE_ROWS - 1, histogram._TILE_ROWS + 1], [n_db - 200, n_db]],
-                            dtype=np.int64)
-    expected = _expected(q, db, rel_segments)
+    query_ids = np.array([0, 1, 2, 3, 4, -1])
+    expected = _expected(q, db, query_ids[:, None] == db_ids[None])
     for kernel in PASSES:
-        np.testing.assert_array_equal(_counts(monkeypatch, kernel, q, db, rel_segments, 0, 5), expected,
+        np.testing.assert_array_equal(_class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, 0, 6), expected,
                                       err_msg=kernel)
 
 
@@ -83,14 +126,32 @@ def test_every_code_at_one_distance(monkeypatch, n_bits):
     word of lanes until the flush, the most a counter must hold."""
     n_db = 2 * bitsliced._FLUSH + 300
     db = np.zeros((n_db, n_bits), dtype=np.int8)
+    db_ids = np.zeros(n_db, dtype=np.int64)
+    db_ids[:5], db_ids[n_db - 7:] = 1, 1
     q = np.zeros((2, n_bits), dtype=np.int8)
     q[1] = 1  # at distance n_bits from every code
-    rel_segments = np.array([[0, n_db], [5, n_db - 7]], dtype=np.int64)
+    query_ids = np.array([0, 1])
     expected = np.zeros((2, n_bits + 1, 2), dtype=np.int64)
-    expected[0, 0] = 0, n_db
-    expected[1, n_bits] = 12, n_db - 12
+    expected[0, 0] = 12, n_db - 12
+    expected[1, n_bits] = n_db - 12, 12
     for kernel in PASSES:
-        np.testing.assert_array_equal(_counts(monkeypatch, kernel, q, db, rel_segments, 0, 2), expected,
+        np.testing.assert_array_equal(_class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, 0, 2), expected,
+                                      err_msg=kernel)
+
+
+@pytest.mark.parametrize("n_bits", [32, 128])
+def test_many_classes_in_one_block(monkeypatch, n_bits):
+    """More classes in a block of queries than a tile holds groups: the bit-sliced pass gathers
+    each tile's items of the block's classes into runs padded to whole groups with zero codes,
+    which it takes out again."""
+    rng = np.random.default_rng(3)
+    n_db, n_classes = 20_000, 300
+    db, db_ids = rng.integers(0, 2, (n_db, n_bits)), rng.integers(0, n_classes, n_db)
+    q, query_ids = rng.integers(0, 2, (150, n_bits)), rng.permutation(n_classes)[:150]
+    q[:5] = 0  # at the zero codes' distance, popcount(query) = 0
+    expected = _expected(q, db, query_ids[:, None] == db_ids[None])
+    for kernel in PASSES:
+        np.testing.assert_array_equal(_class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, 0, 150), expected,
                                       err_msg=kernel)
 
 
@@ -143,8 +204,8 @@ def test_bit_sliced_loop_is_avx512():
         "from fasttie._kernels import bitsliced\n"
         "for n_words in (1, 2):\n"
         "    w = np.zeros((256, n_words), np.uint64); w.setflags(write=False)\n"
-        "    pass_ = bitsliced.hist_segments_bitsliced_two_words if n_words == 2 else bitsliced.hist_segments_bitsliced\n"
-        "    pass_(w[:2], w, np.zeros((2, 2), np.int64), 64 * n_words, np.zeros((2, 64 * n_words + 1, 2), np.int64), 0, 2)\n"
+        "    ids = np.zeros(256, np.int32); ids.setflags(write=False)\n"
+        "    bitsliced.hist_classes(w[:2], ids[:2], w, ids, 1, 64 * n_words, np.zeros((2, 64 * n_words + 1, 2), np.int64), 0, 2)\n"
         "    for loop in (bitsliced._sum_one_word, bitsliced._sum_two_words)[n_words - 1:n_words]:\n"
         "        asm = ''.join(loop.inspect_asm().values())\n"
         "        print(*(asm.count(i) for i in ('vpopcntq', 'vpternlogq', 'vpsllvq', 'vpshufd', 'zmm')))\n"
