@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._kernels.err import MAX_GRADE, err_rankings
+from ._kernels.err import err_rankings
 from ._kernels.finalize import N_QUANTITIES, N_SCALARS
 from ._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from ._kernels.radix_sort import argsort_ascending
@@ -26,7 +26,7 @@ from .finalize_plan import err_columns, finalize_plan
 from .scoring import WHOLE_LIST, apply_empty, check_options, group_sizes, metric_values, read_only
 from .conventions import LISTS as _LISTS_DOOR, takes_convention
 from .errors import InputError, InputTypeError
-from .validation import check_empty_policy, first_not_finite, numeric_array
+from .validation import check_empty_policy, check_err_grades, first_not_finite, numeric_array
 
 __all__ = ["rank_evaluate"]
 
@@ -362,12 +362,8 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
 def _err_values(metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved, n_threads):
     """Per-query ERR of ``metrics`` (gdeval's stop probabilities, exact tie average) and the
     queries empty for it: no positive grade, retrieved or not (as nDCG)."""
-    top = float(y_true.max())
-    if top > MAX_GRADE:
-        row = int(np.flatnonzero(y_true > MAX_GRADE)[0])
-        raise InputError(f"ERR takes grades 0..{MAX_GRADE:g} (gdeval's stop probability (2**g - 1) / 16; gdeval "
-                         f"refuses larger judgments), but y_true has {y_true[row]:g} at row {row}; map the grades "
-                         "into 0..4 first")
+    row = int(np.argmax(y_true))
+    check_err_grades(y_true[row], f"{{y_true}} has {y_true[row]:g} at row {row}", "y_true")
     n_queries = len(offsets) - 1
     cutoffs, column = err_columns(metrics)
     out = np.empty((n_queries, len(cutoffs)))

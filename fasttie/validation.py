@@ -1,4 +1,5 @@
-"""The checks every front door shares: numeric arrays, option values, the empty-query policy.
+"""The checks every front door shares: numeric arrays, option values, the empty-query policy,
+ERR's grades.
 
 Kernels never validate; facades call these first. Each raises :class:`fasttie.InputError` /
 :class:`fasttie.InputTypeError` with the argument's name, what it got and the fix.
@@ -8,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._kernels.err import MAX_GRADE
 from .errors import InputError, InputTypeError
 
-__all__ = ["check_empty_policy", "mean_of_kept", "numeric_array"]
+__all__ = ["check_empty_policy", "check_err_grades", "mean_of_kept", "numeric_array"]
 
 
 def numeric_array(values, name: str, expected: str = "numeric") -> np.ndarray:
@@ -76,3 +78,25 @@ def check_empty_policy(empty: str, n_empty: int, n_queries: int, what: str = "re
             f"{n_empty} of {n_queries} queries have no {what}; choose empty='zero', 'skip' or 'one'"
             + (" (or 'skip_missed' for evaluate)" if what == "relevant item" else "")
         )
+
+
+def check_err_grades(top_grade: float, where: str, argument: str) -> None:
+    """ERR's stop probability (2**g - 1) / 16 (gdeval's) holds for grades 0..4 only.
+
+    Parameters
+    ----------
+    top_grade : float
+        The largest grade ERR would read.
+    where : str
+        Where it sits, for the message ("y_true has 5 at row 12").
+    argument : str
+        The argument that holds it.
+
+    Raises
+    ------
+    InputError
+        When ``top_grade`` passes 4, naming ``where`` and the fix.
+    """
+    if top_grade > MAX_GRADE:
+        raise InputError(f"ERR takes grades 0..{MAX_GRADE:g} (gdeval's stop probability (2**g - 1) / 16; gdeval "
+                         f"refuses larger judgments), but {where}; map the grades into 0..4 first", argument=argument)

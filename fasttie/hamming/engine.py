@@ -22,7 +22,7 @@ import numpy as np
 from .._kernels.bitsliced import hist_classes
 from .._kernels.class_sort import count_classes, scatter_by_class
 from .._kernels.cpu import bitsliced_codes
-from .._kernels.err import MAX_GRADE, err_histograms
+from .._kernels.err import err_histograms
 from .._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT, radius_ap_sums, radius_ap_sums_ranked
 from .._kernels.hamming_ties import (
     GROUP, GROUP_MIN, finalize_histograms,
@@ -42,7 +42,7 @@ from ..parallel import resolve_threads, run_blocks
 from ..finalize_plan import finalize_plan
 from ..scoring import check_options, divide, gain_table, metric_values, read_only
 from ..errors import InputError, InputTypeError
-from ..validation import check_empty_policy
+from ..validation import check_empty_policy, check_err_grades
 
 _HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
 # bytes of relevant-item records per thread of the stable pass when GROUP queries of a class share
@@ -287,10 +287,8 @@ class _Finalizer:
         self.radius_ap = max((m.radius for m in metrics if m.radius is not None and m.base == "AP"), default=None)
         self.gains = _ro(gain_table(gain, n_grades))
         # ERR (its own kernel: it needs each distance's grade counts) at the plan's ERR cutoffs
-        if len(self.plan.err_cutoffs) and n_grades - 1 > MAX_GRADE:
-            raise InputError(f"ERR takes grades 0..{MAX_GRADE:g} (gdeval's stop probability (2**g - 1) / 16), but the "
-                             f"{{relevance}} has grades up to {n_grades - 1}; map the grades into 0..4 first",
-                                 argument="relevance")
+        if len(self.plan.err_cutoffs):
+            check_err_grades(n_grades - 1, f"the {{relevance}} has grades up to {n_grades - 1}", "relevance")
 
     def buffers(self, n):
         """Quantities, scalars and ERR values of n queries."""
