@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .metrics import over_retrieved
-from .scoring import WHOLE_LIST, cutoff_list, dcg_depth, discount_table, optional_sums, read_only
+from .scoring import WHOLE_LIST, cutoff_list, dcg_depth, discount_table, optional_sums, read_only, reads_ratio
 
 __all__ = ["FinalizePlan", "err_columns", "finalize_plan"]
 
@@ -108,7 +107,7 @@ def finalize_plan(metrics, ties, ap_denominator, depth) -> FinalizePlan:
         Interpolated precision under ``ties="average"`` (see :func:`fasttie.scoring.optional_sums`).
     """
     cutoffs, log_p = cutoff_list(metrics)
-    need_ratio = any(over_retrieved(m, ap_denominator) and m.k < depth for m in metrics)
+    need_ratio = bool(any(reads_ratio(m, ap_denominator, depth) for m in metrics))
     err_cutoffs, err_column = err_columns(metrics)
     return FinalizePlan(
         cutoffs=read_only(cutoffs), log_p=read_only(log_p), optional=optional_sums(metrics, ties),

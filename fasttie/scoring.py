@@ -15,7 +15,8 @@ from ._kernels.finalize import (
     WAP_RET,
 )
 from ._kernels.tie_math import discount_prefix
-from .metrics import DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GRADED, KEPT_WHEN_EMPTY, PERSISTENT, UNDEFINED_WHEN_EMPTY
+from .metrics import (DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GRADED, KEPT_WHEN_EMPTY, PERSISTENT,
+                      UNDEFINED_WHEN_EMPTY, over_retrieved)
 from .errors import InputError, InputTypeError
 
 _CHOICES = {
@@ -218,6 +219,29 @@ def empty_queries(metrics, quantities, scalars):
     return {False: binary, True: graded}
 
 
+def reads_ratio(metric, ap_denominator: str, n_items):
+    """Whether a metric's value on a list of ``n_items`` is the tie walk's ratio: AP@k, WAP@k or
+    GMAP@k over the retrieved relevant items with k below the list's end. At or past the end,
+    hits@k is the list's hits, which the counts fix, and the value is numerator / hits.
+    :func:`fasttie.finalize_plan.finalize_plan` asks the kernels for the ratios by this rule at
+    the longest list.
+
+    Parameters
+    ----------
+    metric : Metric
+    ap_denominator : {"retrieved", "total", "min"}
+    n_items : int or ndarray of int
+        Items in each query's list.
+
+    Returns
+    -------
+    bool or ndarray of bool, shaped as ``n_items``
+    """
+    if not over_retrieved(metric, ap_denominator):
+        return np.zeros(np.shape(n_items), dtype=np.bool_)
+    return np.asarray(metric.k) < np.asarray(n_items)
+
+
 def _base_value(metric, q, total, n_items, ap_denominator):
     """Value of a metric at a cutoff from the finalizer's quantities ``q`` (n, N_QUANTITIES)."""
     asked = n_items if metric.k is None else metric.k  # k as asked, for P, F1, ACG
@@ -266,8 +290,7 @@ def _base_value(metric, q, total, n_items, ap_denominator):
     numerator = q[:, AP_NUM if binary else WAP_NUM]
     ratio = q[:, AP_RET if binary else WAP_RET]
     if ap_denominator == "retrieved":
-        # over the whole list hits@N is fixed: no hypergeometric sum needed
-        return np.where(effective >= n_items, divide(numerator, q[:, HITS]), ratio)
+        return np.where(reads_ratio(metric, ap_denominator, n_items), ratio, divide(numerator, q[:, HITS]))
     if ap_denominator == "total" or metric.k is None:  # min(k, R) is R for the whole list
         return divide(numerator, total)
     # min(k, R) with k as asked (Spark's meanAveragePrecisionAt, Kaggle's apk): R, not the list length,
