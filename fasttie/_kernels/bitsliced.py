@@ -268,7 +268,7 @@ def _make_pass(two_words):
         flush = _FLUSH // n_words  # codes the planes take between flushes
         n_one_hot = 64 * n_words  # distances the one-hot words hold; 64 * n_words is left over
         # the block's classes, a slot each; the tile's items of those classes are gathered by slot
-        slot_of = np.full(n_classes, -1, dtype=np.int64)
+        slot_of = np.full(n_classes, -1, dtype=np.int32)  # int32: a table as long as the class ids
         query_slot = np.full(n_queries, -1, dtype=np.int64)
         n_slots = 0
         for u in range(n_queries):
