@@ -27,6 +27,9 @@ code at a time. The counts are bitwise those of the portable pass (exact integer
 """
 
 import numpy as np
+from numba import types
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic
 
 from ._jit import jit, jit_variants
 from .popcount import distance, popcount64
@@ -192,6 +195,19 @@ def _flush(planes, counts):
                 word ^= low
 
 
+@intrinsic
+def _read_only(typingctx, array):
+    """The array typed read-only (the same data): the runs then meet :func:`_sum_one_word` and
+    :func:`_sum_two_words` in the type of the database the engine passes, one compile each."""
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, signature.return_type, args[0])  # a reference of its own
+
+    return array.copy(readonly=True)(array), codegen
+
+
 @jit
 def _gather_classes(db_words, db_ids, lo, hi, slot_of, run_start, tallies, runs):
     """The codes of rows lo..hi-1 (a multiple of four rows) whose class has a slot (slot_of[class]
@@ -282,6 +298,7 @@ def _make_pass(two_words):
         tallies = np.zeros((4, n_slots), dtype=np.int64)
         run_length = tallies[0]
         runs = np.empty((_TILE + n_slots * group, n_words), dtype=np.uint64)
+        runs_read = _read_only(runs)
         # planes[u, stream]: query start + u, stream 0 all items, 1 its class's
         planes = np.zeros((n_queries, 2, _ROWS, 8), dtype=np.uint64)
         counts = np.zeros((n_queries, 2, n_one_hot), dtype=np.int64)
@@ -305,9 +322,9 @@ def _make_pass(two_words):
                     if s >= 0 and run_length[s] > 0:
                         first, last = run_start[s], run_start[s + 1]
                         if two_words:
-                            _sum_two_words(runs, q, first, last, planes[u, 1])
+                            _sum_two_words(runs_read, q, first, last, planes[u, 1])
                         else:
-                            _sum_one_word(runs, q, first, last, planes[u, 1])
+                            _sum_one_word(runs_read, q, first, last, planes[u, 1])
                         summed[u, 1] += last - first
                         padding[u] += last - first - run_length[s]
             for u in range(n_queries):
@@ -332,7 +349,7 @@ def _make_pass(two_words):
                 hist[i, d, 0] -= relevant[d]
             k = query_ids[i]
             for j in range(whole, n_db):
-                d = distance(query, db_words, np.uint64(j), n_words)
+                d = distance(query, db_words, np.uint64(j), db_words.shape[1])
                 hist[i, d, 1 if k >= 0 and db_ids[j] == k else 0] += 1
 
     return hist_classes_bitsliced
