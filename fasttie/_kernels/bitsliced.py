@@ -211,7 +211,7 @@ def _read_only(typingctx, array):
 @jit
 def _gather_classes(db_words, db_ids, lo, hi, slot_of, run_start, tallies, runs):
     """The codes of rows lo..hi-1 (a multiple of four rows) whose class has a slot (slot_of[class]
-    >= 0), written to ``runs`` by slot in row order: slot s's run from runs[run_start[s]] to
+    = slot + 1, 0 for none), written to ``runs`` by slot in row order: slot s's run from runs[run_start[s]] to
     run_start[s + 1], its codes then zero codes to a whole number of groups (their distance to a
     query is its popcount). Returns nothing; tallies: (4, n_slots) int64 scratch, row 0 left
     holding each run's length."""
@@ -222,7 +222,7 @@ def _gather_classes(db_words, db_ids, lo, hi, slot_of, run_start, tallies, runs)
     tallies[:] = 0
     for j in range(np.uint64(lo), np.uint64(hi), np.uint64(4)):
         for r in range(4):
-            s = slot_of[db_ids[j + np.uint64(r)]]
+            s = slot_of[db_ids[j + np.uint64(r)]] - 1
             if s >= 0:
                 tallies[r, s] += 1
     position = 0
@@ -233,7 +233,7 @@ def _gather_classes(db_words, db_ids, lo, hi, slot_of, run_start, tallies, runs)
         position += (tallies[0, s] + group - 1) // group * group
     run_start[n_slots] = position
     for j in range(np.uint64(lo), np.uint64(hi)):
-        s = slot_of[db_ids[j]]
+        s = slot_of[db_ids[j]] - 1
         if s >= 0:
             free = np.uint64(tallies[1, s])
             tallies[1, s] = free + 1
@@ -284,15 +284,16 @@ def _make_pass(two_words):
         flush = _FLUSH // n_words  # codes the planes take between flushes
         n_one_hot = 64 * n_words  # distances the one-hot words hold; 64 * n_words is left over
         # the block's classes, a slot each; the tile's items of those classes are gathered by slot
-        slot_of = np.full(n_classes, -1, dtype=np.int32)  # int32: a table as long as the class ids
-        query_slot = np.full(n_queries, -1, dtype=np.int64)
+        # slot + 1 per class, 0 for the others (int32: a table as long as the class ids)
+        slot_of = np.zeros(n_classes, dtype=np.int32)
+        query_slot = np.zeros(n_queries, dtype=np.int64)
         n_slots = 0
         for u in range(n_queries):
             k = query_ids[start + u]
             if k >= 0:
-                if slot_of[k] < 0:
-                    slot_of[k] = n_slots
+                if slot_of[k] == 0:
                     n_slots += 1
+                    slot_of[k] = n_slots
                 query_slot[u] = slot_of[k]
         run_start = np.zeros(n_slots + 1, dtype=np.int64)
         tallies = np.zeros((4, n_slots), dtype=np.int64)
@@ -318,7 +319,7 @@ def _make_pass(two_words):
                     else:
                         _sum_one_word(db_words, q, lo, hi, planes[u, 0])
                     summed[u, 0] += hi - lo
-                    s = query_slot[u]
+                    s = query_slot[u] - 1
                     if s >= 0 and run_length[s] > 0:
                         first, last = run_start[s], run_start[s + 1]
                         if two_words:
