@@ -53,13 +53,20 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-# The quick tier leaves these out (each takes tens of seconds to minutes on a 2-core machine:
-# numba-cuda's simulator, cold compiles in fresh processes, Dask clusters, every docs example in
-# a subprocess, ranx compiling its own kernels); CI runs everything. Files by their path under
-# tests/ (basenames repeat across the folders), tests by function name.
+# The quick tier leaves these out; CI runs everything. Files by their path under tests/
+# (basenames repeat across the folders), tests by function name. Each takes seconds to minutes
+# on a 2-core machine: numba-cuda's simulator, cold compiles in fresh processes, several
+# processes (Dask clusters, torch.distributed), every docs example in a subprocess, ranx
+# compiling its own kernels, and the widest random searches against brute-force enumeration
+# (the quick tier keeps the narrower oracle checks of every measure).
 SLOW_FILES = {"hamming/test_gpu.py", "across/test_signatures.py", "across/test_docs.py", "test_dask.py",
-              "test_warmup.py", "across/test_cache_fallback.py"}
-SLOW_TESTS = {"test_ranx_on_tie_free_lists"}
+              "test_warmup.py", "across/test_cache_fallback.py", "test_torch.py", "test_torchmetrics.py",
+              "across/test_properties.py", "across/test_numerics.py", "across/test_diversity_ties.py",
+              "measures/test_grade_order_bounds.py"}
+SLOW_TESTS = {"test_ranx_on_tie_free_lists", "test_fixed_order_tie_free", "test_ranx_objects", "test_ranx_tie_free",
+              "test_bit_sliced_loop_is_avx512", "test_the_gpu_path_gives_the_cpu_values", "test_bench_script_runs",
+              "test_large_tie_against_an_exact_reference", "test_monte_carlo_hamming",
+              "test_monte_carlo_on_a_longer_list", "test_one_wide_tie_against_its_arrangements"}
 TESTS = pathlib.Path(__file__).resolve().parent
 
 
