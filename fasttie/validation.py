@@ -99,4 +99,5 @@ def check_err_grades(top_grade: float, where: str, argument: str) -> None:
     """
     if top_grade > MAX_GRADE:
         raise InputError(f"ERR takes grades 0..{MAX_GRADE:g} (gdeval's stop probability (2**g - 1) / 16; gdeval "
-                         f"refuses larger judgments), but {where}; map the grades into 0..4 first", argument=argument)
+                         f"refuses larger judgments), but {where}", argument=argument,
+                         fix=f"map the grades into 0..{MAX_GRADE:g} first")

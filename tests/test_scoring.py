@@ -10,7 +10,7 @@ import pytest
 
 from fasttie.metrics import parse_metrics
 from fasttie.scoring import (WHOLE_LIST, _column_of, apply_empty, check_options, cutoff_list, dcg_depth, discount_table,
-                             divide, gain_table, group_sizes, read_only)
+                             divide, gain_table, group_sizes, read_only, reads_ratio)
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 1000, 5000])
@@ -118,3 +118,16 @@ def test_empty_policy_sets_the_empty_queries(empty, name):
         assert np.array_equal(out, values)
     else:
         assert np.array_equal(out[is_empty], np.full(is_empty.sum(), expected), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["AP@5", "WAP@5", "GMAP@5", "AP", "nDCG@5", "P@5", "RR@5"])
+@pytest.mark.parametrize("ap_denominator", ["retrieved", "total", "min"])
+def test_reads_ratio_below_the_end_of_the_list_only(name, ap_denominator):
+    """AP@k over the retrieved relevant items reads the tie walk's ratio exactly where k is below
+    the list's end, per query and for one length; every other metric and denominator never."""
+    (metric,) = parse_metrics([name])
+    n_items = np.array([1, 4, 5, 6, 1000])
+    over_retrieved = name.split("@")[0] in ("AP", "WAP", "GMAP") and "@" in name and ap_denominator == "retrieved"
+    expected = np.array([over_retrieved and 5 < n for n in n_items])
+    np.testing.assert_array_equal(reads_ratio(metric, ap_denominator, n_items), expected)
+    assert all(reads_ratio(metric, ap_denominator, int(n)) == e for n, e in zip(n_items, expected))

@@ -1,14 +1,15 @@
 """fasttie.validation: the checks every front door shares. Numeric arrays pass through as numpy
 reads them and anything else is refused naming the argument; the first non-finite value is the
 one a plain scan finds (also where finite values overflow the sum); the mean of kept values is
-the plain mean of the non-NaN ones; the empty policy raises only for "error"."""
+the plain mean of the non-NaN ones; the empty policy raises only for "error"; ERR refuses grades
+above 4, naming where and the argument."""
 
 import math
 
 import numpy as np
 import pytest
 
-from fasttie.validation import check_empty_policy, first_not_finite, mean_of_kept, numeric_array
+from fasttie.validation import check_empty_policy, check_err_grades, first_not_finite, mean_of_kept, numeric_array
 
 
 @pytest.mark.parametrize("values", [[1, 2], [True, False], np.arange(3, dtype=np.uint8), [[0.5, -1.0]], np.float32(2)])
@@ -62,3 +63,18 @@ def test_empty_policy():
     with pytest.raises(ValueError, match=r"^1 of 2 queries have no relevant subtopic; choose empty='zero', 'skip' or "
                                          r"'one'$"):
         check_empty_policy("error", 1, 2, "relevant subtopic")
+
+
+@pytest.mark.parametrize("grade", [0, 1, 3.5, 4, 4.0, np.float32(4)])
+def test_err_takes_grades_up_to_four(grade):
+    check_err_grades(grade, "unused", "y_true")
+
+
+@pytest.mark.parametrize("grade", [4.000001, 5, 16.0])
+def test_err_refuses_larger_grades_naming_where_and_the_argument(grade):
+    with pytest.raises(ValueError) as error:
+        check_err_grades(grade, "{y_true} has a grade above 4 at row 3", "y_true")
+    assert error.value.argument == "y_true" and error.value.fix == "map the grades into 0..4 first"
+    assert error.value.render({"y_true": "--qrels"}).startswith("ERR takes grades 0..4")
+    assert "--qrels has a grade above 4 at row 3; map the grades into 0..4 first" in error.value.render(
+        {"y_true": "--qrels"})
