@@ -1,6 +1,5 @@
 """Engine properties: one compiled signature per kernel, thread-count independence, lazy
-compilation, the histogram pass against numpy's distances, fixed orders on wide codes, and the
-suite's kernel cache folder."""
+compilation, fixed orders on wide codes, and the suite's kernel cache folder."""
 
 import os
 import subprocess
@@ -97,34 +96,6 @@ def test_histogram_pass_matches_numpy_distances(n_bits, labels):
         recall = np.divide(hits, relevant.sum(1), out=np.zeros(5), where=relevant.sum(1) > 0)
         np.testing.assert_array_equal(res.per_query[f"P(radius={r})"], precision)
         np.testing.assert_array_equal(res.per_query[f"R(radius={r})"], recall)
-
-
-@pytest.mark.parametrize("n_bits", [130, 192, 256, 320])
-def test_tiled_histogram_pass_matches_numpy_distances(n_bits):
-    """The tiled pass of wide codes (blocks of >= 16 queries) and the row-major pair pass (smaller
-    blocks) count what numpy's distances give: several tiles, the last one partial, segment
-    bounds inside tiles, an odd query out, a block that does not start at 0."""
-    rng = np.random.default_rng(n_bits)
-    n_db, n_q = 2 * histogram._TILE + 37, 2 + histogram._TILED_MIN_QUERIES + 3
-    q, db = rng.integers(0, 2, (n_q, n_bits)), rng.integers(0, 2, (n_db, n_bits))
-    q[:, : n_bits // 2] = db[0, : n_bits // 2]  # spread the distances
-    query_words, db_words = ft.pack_codes(q).words, ft.pack_codes(db).words
-    rel_segments = np.sort(rng.integers(0, n_db, (n_q, 2)), axis=1)
-    rel_segments[3] = (0, n_db)  # everything relevant
-    rel_segments[4] = (0, 0)  # nothing relevant
-    for array in (query_words, db_words, rel_segments):
-        array.setflags(write=False)  # as the engine passes them: one compiled signature per kernel
-    dist = (q[:, None, :] != db[None]).sum(axis=2)
-    expected = np.zeros((n_q, n_bits + 1, 2), dtype=np.int64)
-    for i in range(n_q):
-        relevant = np.zeros(n_db, dtype=np.int64)
-        relevant[rel_segments[i, 0]:rel_segments[i, 1]] = 1
-        np.add.at(expected[i], (dist[i], relevant), 1)
-    for start, stop in ((2, n_q), (0, 5)):  # 20 queries (odd one out: 19 + scratch): tiled; 5: row-major
-        hist = np.zeros((n_q, n_bits + 1, 2), dtype=np.int64)
-        histogram.hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop)
-        np.testing.assert_array_equal(hist[start:stop], expected[start:stop])
-        assert not hist[:start].any() and not hist[stop:].any()
 
 
 @pytest.mark.parametrize("n_bits", [128, 192, 256, 1024])

@@ -1,9 +1,9 @@
 """The histogram pass (fasttie/_kernels/histogram.py, bitsliced.py, cpu.py): the portable and the
 bit-sliced pass count bitwise alike and as numpy's distances say, at every code width up to 128
-bits and around every tile, block and flush boundary, class ids as the engine passes them (a
-class-sorted copy's segments to the portable pass, the database as it lies to the bit-sliced
-one); FASTTIE_KERNEL picks the pass; on AVX-512 the compiled bit-sliced loop holds vpopcntq and
-vpternlogq."""
+bits (the portable pass's tiles beyond) and around every tile, block and flush boundary, class
+ids as the engine passes them (a class-sorted copy's segments to the portable pass, the database
+as it lies to the bit-sliced one); FASTTIE_KERNEL picks the pass; on AVX-512 the compiled
+bit-sliced loop holds vpopcntq and vpternlogq."""
 
 import os
 import subprocess
@@ -98,6 +98,26 @@ def test_portable_pass_on_any_segments(n_bits):
         for start, stop in ((0, 9), (2, 7)):
             hist = _segment_counts(q, db, rel_segments, start, stop)
             np.testing.assert_array_equal(hist[start:stop], _expected(q, db, relevant)[start:stop], err_msg=str(n_db))
+
+
+@pytest.mark.parametrize("n_bits", [130, 192, 256, 320])
+def test_wide_codes_by_tiles_and_by_rows(n_bits):
+    """Codes of three words and more: the tiled pass (blocks of >= 16 queries) and the row-major
+    pair pass (smaller blocks) over several tiles, the last one partial, segment bounds inside
+    tiles, an odd query out, a block that does not start at 0."""
+    rng = np.random.default_rng(n_bits)
+    n_db, n_q = 2 * histogram._TILE + 37, 2 + histogram._TILED_MIN_QUERIES + 3
+    q, db = rng.integers(0, 2, (n_q, n_bits)), rng.integers(0, 2, (n_db, n_bits))
+    q[:, : n_bits // 2] = db[0, : n_bits // 2]  # spread the distances
+    rel_segments = np.sort(rng.integers(0, n_db, (n_q, 2)), axis=1)
+    rel_segments[3] = (0, n_db)  # everything relevant
+    rel_segments[4] = (0, 0)  # nothing relevant
+    relevant = (np.arange(n_db) >= rel_segments[:, :1]) & (np.arange(n_db) < rel_segments[:, 1:])
+    expected = _expected(q, db, relevant)
+    for start, stop in ((2, n_q), (0, 5)):  # 20 queries (odd one out: 19 + scratch): tiled; 5: row-major
+        hist = _segment_counts(q, db, rel_segments, start, stop)
+        np.testing.assert_array_equal(hist[start:stop], expected[start:stop])
+        assert not hist[:start].any() and not hist[stop:].any()
 
 
 @pytest.mark.parametrize("n_bits", [64, 128])
