@@ -338,3 +338,17 @@ def assert_stable_argsort_order(result, q, db, grades, names):
         for name in names:
             expected = float(plain_metric(list(ranked), parse_metric(name)))
             assert result.per_query[name][i] == pytest.approx(expected, rel=1e-12, abs=1e-12), (i, name)
+
+
+class ExactKnn:
+    """An exact k-NN for pytorch-metric-learning's ``AccuracyCalculator(knn_func=...)`` that keeps
+    the whole distance matrix of its last call in ``distances``, so fasttie scores the very
+    neighbours the calculator ranked."""
+
+    def __init__(self, torch):
+        self.torch, self.distances = torch, None
+
+    def __call__(self, query, k, reference, ref_includes_query):
+        self.distances = self.torch.cdist(query.double(), reference.double())
+        values, indices = self.torch.topk(self.distances, k, dim=1, largest=False)
+        return values, indices

@@ -31,6 +31,7 @@ import pytest
 
 import fasttie as ft
 from fasttie.conventions import CONVENTIONS, convention_options
+from helpers import ExactKnn
 
 N_CASES = 20
 
@@ -381,13 +382,7 @@ def test_trec_eval_through_pytrec_eval_and_ir_measures_with_ties():
 def test_pytorch_metric_learning_accuracy_calculator():
     torch = pytest.importorskip("torch")
     calculator = pytest.importorskip("pytorch_metric_learning.utils.accuracy_calculator")
-    neighbours = {}
-
-    def knn(query, k, reference, ref_includes_query):  # exact k-NN, kept for fasttie's scores
-        distances = torch.cdist(query.double(), reference.double())
-        values, indices = torch.topk(distances, k, dim=1, largest=False)
-        neighbours["distances"] = distances
-        return values, indices
+    knn = ExactKnn(torch)
 
     include = ("mean_average_precision", "r_precision", "precision_at_1", "mean_reciprocal_rank")
     for seed in range(N_CASES):
@@ -400,7 +395,7 @@ def test_pytorch_metric_learning_accuracy_calculator():
                 include=include if k is None else ("mean_average_precision",), k=k, knn_func=knn,
                 device=torch.device("cpu")).get_accuracy(query, query_labels, reference, reference_labels)
             relevant = (query_labels[:, None] == reference_labels[None, :]).astype(float)
-            scores = -neighbours["distances"].numpy()
+            scores = -knn.distances.numpy()
             ours = ft.rank_evaluate(relevant, scores, metrics=names, convention="pytorch_metric_learning").mean
             if not (relevant.sum(axis=1) > 0).any():
                 assert all(np.isnan(ours[name]) for name in names)

@@ -19,6 +19,7 @@ import pytest
 import fasttie as ft
 from fasttie.errors import InputError
 from fasttie.metrics import grade_order_bounds, parse_metrics
+from helpers import ExactKnn
 
 N_CASES = 25
 
@@ -311,13 +312,7 @@ def test_pytorch_metric_learning_mean_average_precision_at_r():
     item of their label) are left out, as empty="skip" of the convention does."""
     torch = pytest.importorskip("torch")
     calculator = pytest.importorskip("pytorch_metric_learning.utils.accuracy_calculator")
-    neighbours = {}
-
-    def knn(query, k, reference, ref_includes_query):  # exact k-NN, kept for fasttie's scores
-        distances = torch.cdist(query.double(), reference.double())
-        values, indices = torch.topk(distances, k, dim=1, largest=False)
-        neighbours["distances"] = distances
-        return values, indices
+    knn = ExactKnn(torch)
 
     for seed in range(N_CASES):
         rng = np.random.default_rng(seed)
@@ -328,7 +323,7 @@ def test_pytorch_metric_learning_mean_average_precision_at_r():
             include=("mean_average_precision_at_r",), k=None, knn_func=knn, device=torch.device("cpu"),
         ).get_accuracy(query, query_labels, reference, reference_labels)
         relevant = (query_labels[:, None] == reference_labels[None, :]).astype(float)
-        scores = -neighbours["distances"].numpy()
+        scores = -knn.distances.numpy()
         for ties in ("average", "stable"):  # no ties: every mode is the k-NN's order
             ours = ft.rank_evaluate(relevant, scores, metrics=["MAP@R"], ties=ties,
                                     convention="pytorch_metric_learning").mean["MAP@R"]
@@ -361,11 +356,7 @@ def test_pytorch_metric_learning_with_a_knn_shorter_than_r():
         n_query, n_ref = int(rng.integers(2, 10)), int(rng.integers(8, 30))
         query, reference = rng.normal(size=(n_query, 3)), rng.normal(size=(n_ref, 3))
         query_labels, reference_labels = rng.integers(0, 3, n_query), rng.integers(0, 2, n_ref)  # 2: lone
-
-        def knn(query_t, k, reference_t, ref_includes_query):
-            distances = torch.cdist(query_t.double(), reference_t.double())
-            return torch.topk(distances, k, dim=1, largest=False)
-
+        knn = ExactKnn(torch)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             theirs = calculator.AccuracyCalculator(
