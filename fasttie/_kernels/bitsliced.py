@@ -11,9 +11,9 @@ integer counts when a counter could overflow and at the end (:func:`_flush`).
 One-word codes take a lane each, eight codes per word. A two-word code takes a pair of lanes,
 read as they lie in memory (four codes per word): the pair's popcounts are summed in both lanes
 (``vpshufd``, ``vpaddq``), and the first lane holds the distances 0-63, the second 64-127; one
-adder tree serves both, where a lane per code would need two one-hot words and two trees (tried:
-the registers ran out, no faster than the portable pass). The distance 64 of 64-bit codes (128 of
-128-bit ones) fits no one-hot word: it is what the counted codes leave over.
+adder tree serves both (a lane per code would need two one-hot words and two trees, more
+registers than there are). The distance 64 of 64-bit codes (128 of 128-bit ones) fits no
+one-hot word: it is what the counted codes leave over.
 
 The database is read as it lies (no class-sorted copy), by tiles of ``_TILE`` codes that stay
 in L2 while every query of the block passes over them: a database larger than the cache is read

@@ -215,7 +215,7 @@ class _DatabasePass:
              "label_words": _ro(rows.query_label_words), "indptr": _ro(rows.indptr),
              "indices": _ro(rows.indices), "grades": _ro(rows.grades)}
         n = query_words.shape[0]
-        if self.bitsliced:  # each query's class, or none (-1): all grade 0
+        if self.bitsliced and spec.kind != "multihot":  # each query's class, or none (-1): all grade 0
             c["query_ids"] = c["query_labels"] if spec.kind == "class" else _ro(np.full(n, -1, dtype=np.int32))
         elif spec.kind == "class" and not self.stable:
             c["rel_segments"] = _ro(self.segments[rows.query_labels])
