@@ -3,7 +3,8 @@
 Two kernels over chunks of rows, so the sort runs on several threads (:mod:`fasttie.parallel`)
 and stays stable: each chunk counts its rows per class, the caller turns the counts into each
 chunk's first slot per class (a prefix sum over chunks within each class), and each chunk then
-writes its rows there.
+writes its rows there. Indices are unsigned (no wraparound code) and codes of one and two words
+are copied as such, not word by word: the sort reads and writes at memory speed.
 """
 
 import numpy as np
@@ -20,12 +21,14 @@ def count_classes(db_ids, bounds, counts, ascending, start, stop):
     counts : (n_chunks, n_classes) int64, zero on entry; ascending : (n_chunks,) bool.
     """
     for c in range(start, stop):
-        in_order = True
-        for j in range(bounds[c], bounds[c + 1]):
-            counts[c, db_ids[j]] += 1
-            if j > bounds[c] and db_ids[j] < db_ids[j - 1]:
-                in_order = False
-        ascending[c] = in_order
+        row = counts[c]
+        lo, hi = np.uint64(bounds[c]), np.uint64(bounds[c + 1])
+        for j in range(lo, hi):
+            row[np.uint64(db_ids[j])] += 1
+        descents = 0
+        for j in range(lo + np.uint64(1), hi):  # a separate loop: it vectorizes
+            descents += db_ids[j] < db_ids[j - np.uint64(1)]
+        ascending[c] = descents == 0
 
 
 @jit
@@ -40,9 +43,17 @@ def scatter_by_class(db_words, db_ids, bounds, cursors, out, start, stop):
     """
     n_words = db_words.shape[1]
     for c in range(start, stop):
-        cursor = cursors[c].copy()
-        for j in range(bounds[c], bounds[c + 1]):
-            slot = cursor[db_ids[j]]
-            for w in range(n_words):  # word by word: a row assignment drags in shape-check code
-                out[slot, w] = db_words[j, w]
-            cursor[db_ids[j]] = slot + 1
+        cursor = cursors[c].astype(np.uint64)
+        lo, hi = np.uint64(bounds[c]), np.uint64(bounds[c + 1])
+        for j in range(lo, hi):
+            k = np.uint64(db_ids[j])
+            slot = cursor[k]
+            cursor[k] = slot + np.uint64(1)
+            if n_words == 1:
+                out[slot, 0] = db_words[j, 0]
+            elif n_words == 2:
+                out[slot, 0] = db_words[j, 0]
+                out[slot, 1] = db_words[j, 1]
+            else:
+                for w in range(n_words):  # word by word: a row assignment drags in shape-check code
+                    out[slot, w] = db_words[j, w]

@@ -166,14 +166,18 @@ def progress_block(n_db, n_words, n_threads):
 
 
 _SORT_CHUNK = 1 << 20  # database rows per chunk of the class sort (the blocks its threads share)
+_SORT_COUNTERS = 1 << 23  # the class sort's per-chunk class counts at most (int64: 64 MB)
 
 
 def _class_sorted(db_words, db_ids, n_classes, n_threads):
     """(words ordered by class, each class's [start, stop) segment): the words as they are where
     the database is already in class order, else a stable class-sorted copy (a counting sort in
-    chunks of rows on ``n_threads`` threads)."""
+    chunks of rows on ``n_threads`` threads; fewer, longer chunks where the classes are so many
+    that a count per chunk and class would pass _SORT_COUNTERS)."""
     n_db = len(db_ids)
-    bounds = np.unique(np.r_[np.arange(0, n_db, _SORT_CHUNK), n_db]).astype(np.int64)
+    most_chunks = max(1, _SORT_COUNTERS // n_classes)
+    rows = max(_SORT_CHUNK, math.ceil(n_db / most_chunks))
+    bounds = np.unique(np.r_[np.arange(0, n_db, rows), n_db]).astype(np.int64)
     counts = np.zeros((len(bounds) - 1, n_classes), dtype=np.int64)
     ascending = np.empty(len(bounds) - 1, dtype=np.bool_)
     threads = resolve_threads(n_threads, n_db)

@@ -1,5 +1,6 @@
 """Engine properties: one compiled signature per kernel, thread-count independence, lazy
-compilation, fixed orders on wide codes, and the suite's kernel cache folder."""
+compilation, the class-sorted copy, fixed orders on wide codes, and the suite's kernel cache
+folder."""
 
 import os
 import subprocess
@@ -96,6 +97,36 @@ def test_histogram_pass_matches_numpy_distances(n_bits, labels):
         recall = np.divide(hits, relevant.sum(1), out=np.zeros(5), where=relevant.sum(1) > 0)
         np.testing.assert_array_equal(res.per_query[f"P(radius={r})"], precision)
         np.testing.assert_array_equal(res.per_query[f"R(radius={r})"], recall)
+
+
+@pytest.mark.parametrize("n_words", [1, 2, 4])
+@pytest.mark.parametrize("n_classes", [1, 7, 3000])
+def test_class_sorted_copy(monkeypatch, n_words, n_classes):
+    """The portable pass's class-sorted copy is numpy's stable sort by class, with each class's
+    segment, whatever the chunks (one, several, fewer where the classes are many) and threads;
+    a database already in class order is used as it is."""
+    from fasttie.hamming import engine
+
+    rng = np.random.default_rng(n_classes + n_words)
+    n_db = 5003
+    db_words = rng.integers(0, 2**63, (n_db, n_words), dtype=np.int64).view(np.uint64)
+    db_ids = rng.integers(0, n_classes, n_db).astype(np.int32)
+    db_ids[-1] = n_classes - 1  # the largest id occurs
+    order = np.argsort(db_ids, kind="stable")
+    ends = np.cumsum(np.bincount(db_ids, minlength=n_classes))
+    expected_segments = np.stack([ends - np.bincount(db_ids, minlength=n_classes), ends], axis=1)
+    for chunk, counters in ((1 << 20, 1 << 23), (1000, 1 << 23), (999, 9000), (1000, 2)):
+        monkeypatch.setattr(engine, "_SORT_CHUNK", chunk)
+        monkeypatch.setattr(engine, "_SORT_COUNTERS", counters)  # 3000 classes: 3 chunks, 1 chunk
+        for n_threads in (1, 2):
+            words, segments = engine._class_sorted(db_words, db_ids, n_classes, n_threads)
+            np.testing.assert_array_equal(words, db_words[order])
+            np.testing.assert_array_equal(segments, expected_segments)
+        in_order = np.ascontiguousarray(db_words[order])
+        assert engine._class_sorted(in_order, db_ids[order], n_classes, 2)[0] is in_order
+        one_descent = np.roll(db_ids[order], 1)  # the largest id first, then in order
+        words, _ = engine._class_sorted(in_order, one_descent, n_classes, 2)
+        np.testing.assert_array_equal(words, in_order[np.argsort(one_descent, kind="stable")])
 
 
 @pytest.mark.parametrize("n_bits", [128, 192, 256, 1024])
