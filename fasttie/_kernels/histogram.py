@@ -14,7 +14,8 @@ pass, so its inner loops are written for the hardware:
 * queries go in pairs, so each database code is loaded once for two queries; at most 64 bits
   the pair shares one joint (distance_0, distance_1) histogram: half the memory increments,
   spread over (bits+1)^2 buckets rather than queueing on the few most common distances. The
-  marginals are summed afterwards;
+  marginals are summed afterwards. The cells of a chunk of codes are computed first, in a loop
+  LLVM vectorizes (``vpopcntq`` on AVX-512, a nibble-table popcount on AVX2), then counted;
 * from three words (256 bits) on, where scalar popcounts bound the loop, the tiles are copied
   to word-major order, so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb
   popcount on AVX2);
@@ -34,16 +35,25 @@ _TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two word
 # copying a tile costs about one pass of a pair over it: fewer queries go the row-major way
 _TILED_MIN_QUERIES = 16
 _JOINT_BLOCK = 32  # queries per block of the joint pass (even): 16 joint histograms of up to 68 KB
+_CELLS = 2048  # codes whose joint-histogram cells are computed at once (8 KB of uint32, in L1)
 
 
 @jit
-def _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start, stop):
-    """joint[offset + stride * distance_0 + distance_1] += 1 (one word per code)."""
+def _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start, stop, cells):
+    """joint[offset + stride * distance_0 + distance_1] += 1 (one word per code), by chunks of
+    _CELLS codes: first their cells, in a loop LLVM vectorizes (``vpopcntq`` on AVX-512, a
+    nibble-table popcount on AVX2), then one memory increment per code. cells: (_CELLS,) uint32
+    scratch."""
     q0 = query_0[0]
     q1 = query_1[0]
-    for j in range(np.uint64(start), np.uint64(stop)):
-        x = db_words[j, 0]
-        joint[offset + stride * popcount64(q0 ^ x) + popcount64(q1 ^ x)] += 1
+    codes = db_words.reshape(db_words.shape[0])  # one word per code: contiguous
+    for lo in range(start, stop, _CELLS):
+        chunk = codes[lo:min(lo + _CELLS, stop)]
+        for t in range(len(chunk)):
+            x = chunk[t]
+            cells[t] = np.uint32(stride * popcount64(q0 ^ x) + popcount64(q1 ^ x))
+        for t in range(np.uint64(len(chunk))):
+            joint[offset + cells[t]] += 1
 
 
 @jit
@@ -193,6 +203,7 @@ def _one_word_block(query_words, db_words, rel_segments, n_bits, hist, start, st
     stride = np.uint64(n_dist)
     n_pairs = (stop - start + 1) // 2
     joint = np.zeros((n_pairs, 4 * n_dist * n_dist), dtype=np.int32)
+    cells = np.empty(_CELLS, dtype=np.uint32)
     bounds = _pair_bounds(rel_segments, n_db, start, stop)
     for lo_slice in range(0, n_db, _SLICE):
         hi_slice = min(lo_slice + _SLICE, n_db)
@@ -206,7 +217,7 @@ def _one_word_block(query_words, db_words, rel_segments, n_bits, hist, start, st
                     if first < last:
                         offset = (np.uint64(2) * r0 + r1) * stride * stride
                         _count_range_joint(joint[p], offset, stride, query_words[i], query_words[j], db_words, first,
-                                           last)
+                                           last, cells)
         # flush before int32 could overflow; the marginals are the two histograms
         for p in range(n_pairs):
             i = start + 2 * p
@@ -336,6 +347,22 @@ def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop
 
 
 @jit
+def _count_range_multihot(counts, stride, query, labels, db_words, db_label_words, start, stop, cells):
+    """counts[stride * distance + shared labels] += 1 for the codes start..stop-1 (one word of
+    code and one of labels each), by chunks of _CELLS codes as :func:`_count_range_joint`."""
+    codes = db_words.reshape(db_words.shape[0])
+    label_words = db_label_words.reshape(db_label_words.shape[0])
+    for lo in range(start, stop, _CELLS):
+        hi = min(lo + _CELLS, stop)
+        chunk = codes[lo:hi]
+        chunk_labels = label_words[lo:hi]
+        for t in range(len(chunk)):
+            cells[t] = np.uint32(stride * popcount64(query ^ chunk[t]) + popcount64(labels & chunk_labels[t]))
+        for t in range(np.uint64(len(chunk))):
+            counts[cells[t]] += 1
+
+
+@jit
 def hist_multihot(query_words, db_words, query_label_words, db_label_words, n_bits, hist, start, stop):
     """Histogram pass for graded relevance = number of shared labels (multi-hot), queries
     start..stop-1; the database by tiles of _TILE_ROWS codes, each read once for every query of
@@ -351,6 +378,7 @@ def hist_multihot(query_words, db_words, query_label_words, db_label_words, n_bi
     n_grades = hist.shape[2]
     n_cells = (n_bits + 1) * n_grades
     counts = np.zeros((stop - start, n_cells), dtype=np.int32)
+    cells = np.empty(_CELLS, dtype=np.uint32)
     stride = np.uint64(n_grades)
     for lo_slice in range(0, n_db, _SLICE):
         hi_slice = min(lo_slice + _SLICE, n_db)
@@ -361,11 +389,7 @@ def hist_multihot(query_words, db_words, query_label_words, db_label_words, n_bi
                 labels = query_label_words[i]
                 out = counts[i - start]
                 if n_words == 1 and n_label_words == 1:
-                    q0 = query[0]
-                    l0 = labels[0]
-                    for j in range(np.uint64(lo), np.uint64(hi)):
-                        g = popcount64(l0 & db_label_words[j, 0])
-                        out[stride * popcount64(q0 ^ db_words[j, 0]) + g] += 1
+                    _count_range_multihot(out, stride, query[0], labels[0], db_words, db_label_words, lo, hi, cells)
                 else:
                     for j in range(np.uint64(lo), np.uint64(hi)):
                         g = np.uint64(0)
