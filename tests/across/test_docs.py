@@ -62,11 +62,12 @@ SETUP = {
         None,
     ),
 }
-# Benchmark commands: every line runs a scripts/bench_*.py. They take minutes on an idle
-# machine and need the bench extra (faiss); the pages' tables are their results. The scripts
-# and the options the pages name are checked to exist.
+# Benchmark commands: every line runs a scripts/bench_*.py, the pass forced by FASTTIE_KERNEL or
+# not. They take minutes on an idle machine and need the bench extra (faiss); the pages' tables
+# are their results. The scripts and the options the pages name are checked to exist.
 # the repository's benchmarks, and the C reference kernel beside the checkout (../shared)
-BENCHMARK = re.compile(r"^\.venv/bin/python ((?:\.\./shared/perf-reference/compare|scripts/bench_\w+)\.py)\b(.*)$")
+BENCHMARK = re.compile(
+    r"^(?:FASTTIE_KERNEL=\w+ )?\.venv/bin/python ((?:\.\./shared/perf-reference/compare|scripts/bench_\w+)\.py)\b(.*)$")
 BENCHMARK_REASON = "benchmark commands: minutes of runtime on an idle machine and the bench extra (faiss)"
 # Test-suite commands: they run this file too; the markers they select must be registered
 SUITE = re.compile(r"^\.venv/bin/python -m pytest\b(.*?)(?:\s+#.*)?$")
