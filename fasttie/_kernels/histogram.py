@@ -49,7 +49,7 @@ def _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start,
     codes = db_words.reshape(db_words.shape[0])  # one word per code: contiguous
     for lo in range(start, stop, _CELLS):
         chunk = codes[lo:min(lo + _CELLS, stop)]
-        for t in range(len(chunk)):
+        for t in range(len(chunk)):  # vectorized
             x = chunk[t]
             cells[t] = np.uint32(stride * popcount64(q0 ^ x) + popcount64(q1 ^ x))
         for t in range(np.uint64(len(chunk))):
@@ -353,10 +353,9 @@ def _count_range_multihot(counts, stride, query, labels, db_words, db_label_word
     codes = db_words.reshape(db_words.shape[0])
     label_words = db_label_words.reshape(db_label_words.shape[0])
     for lo in range(start, stop, _CELLS):
-        hi = min(lo + _CELLS, stop)
-        chunk = codes[lo:hi]
-        chunk_labels = label_words[lo:hi]
-        for t in range(len(chunk)):
+        chunk = codes[lo:min(lo + _CELLS, stop)]
+        chunk_labels = label_words[lo:min(lo + _CELLS, stop)]
+        for t in range(len(chunk)):  # vectorized
             cells[t] = np.uint32(stride * popcount64(query ^ chunk[t]) + popcount64(labels & chunk_labels[t]))
         for t in range(np.uint64(len(chunk))):
             counts[cells[t]] += 1
