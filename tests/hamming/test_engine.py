@@ -113,6 +113,10 @@ def test_class_sorted_copy(monkeypatch, n_words, n_classes):
     db_ids = rng.integers(0, n_classes, n_db).astype(np.int32)
     db_ids[-1] = n_classes - 1  # the largest id occurs
     order = np.argsort(db_ids, kind="stable")
+    in_order, one_descent = np.ascontiguousarray(db_words[order]), np.roll(db_ids[order], 1)  # largest id first
+    ids_in_order = db_ids[order]
+    for array in (db_words, db_ids, in_order, one_descent, ids_in_order):
+        array.setflags(write=False)  # as the engine passes them: one compiled signature per kernel
     ends = np.cumsum(np.bincount(db_ids, minlength=n_classes))
     expected_segments = np.stack([ends - np.bincount(db_ids, minlength=n_classes), ends], axis=1)
     for chunk, counters in ((1 << 20, 1 << 23), (1000, 1 << 23), (999, 9000), (1000, 2)):
@@ -122,9 +126,7 @@ def test_class_sorted_copy(monkeypatch, n_words, n_classes):
             words, segments = engine._class_sorted(db_words, db_ids, n_classes, n_threads)
             np.testing.assert_array_equal(words, db_words[order])
             np.testing.assert_array_equal(segments, expected_segments)
-        in_order = np.ascontiguousarray(db_words[order])
-        assert engine._class_sorted(in_order, db_ids[order], n_classes, 2)[0] is in_order
-        one_descent = np.roll(db_ids[order], 1)  # the largest id first, then in order
+        assert engine._class_sorted(in_order, ids_in_order, n_classes, 2)[0] is in_order
         words, _ = engine._class_sorted(in_order, one_descent, n_classes, 2)
         np.testing.assert_array_equal(words, in_order[np.argsort(one_descent, kind="stable")])
 
