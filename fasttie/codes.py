@@ -208,9 +208,21 @@ def pack_codes(
                     "classic binarization bug); use np.where(x >= 0, 1, -1)"
                 )
             chunk = chunk > 0
-        little = np.packbits(chunk, axis=1, bitorder="little")
-        words[start : start + len(chunk)] = _bytes_to_words(little, width)
+        words[start : start + len(chunk)] = _bytes_to_words(_pack_rows(chunk), width)
     return PackedCodes(words, width)
+
+
+def _pack_rows(bits: np.ndarray) -> np.ndarray:
+    """np.packbits of each row of a bool matrix, least significant bit first, in one call over
+    the flattened rows (padded to whole bytes): numpy's per-row packing along an axis is several
+    times slower on rows of a few bytes (1M rows of 24 labels: 24 ms against 4 ms)."""
+    n, width = bits.shape
+    n_bytes = (width + 7) // 8
+    if width % 8:
+        padded = np.zeros((n, 8 * n_bytes), dtype=np.bool_)
+        padded[:, :width] = bits
+        bits = padded
+    return np.packbits(bits.reshape(-1), bitorder="little").reshape(n, n_bytes)
 
 
 def _pack_bytes(raw, n_bits, bitorder, name) -> PackedCodes:

@@ -139,8 +139,9 @@ def _multihot(query_labels, db_labels) -> RelevanceSpec:
             raise InputError(
                 f"{{{name}}} must be multi-hot 0/1 (2-D); for class ids pass a 1-D array, for graded "
                 "relevance use {relevance}=(indptr, indices, grades)", argument=(name, "relevance"))
-    query_words = pack_codes(query_labels.astype(np.uint8, copy=False), name="query_labels").words
-    db_words = pack_codes(db_labels.astype(np.uint8, copy=False), name="db_labels").words
+    # checked 0/1 above: as bool, packing skips the checks of codes' values
+    query_words = pack_codes(query_labels.astype(np.bool_, copy=False), name="query_labels").words
+    db_words = pack_codes(db_labels.astype(np.bool_, copy=False), name="db_labels").words
     max_labels = int(np.bitwise_count(query_words).sum(axis=1).max())
     return RelevanceSpec(
         "multihot", max(2, max_labels + 1), query_label_words=query_words, db_label_words=db_words

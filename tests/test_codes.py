@@ -17,6 +17,10 @@ def test_round_trip_matrix(n_bits):
         packed = ft.pack_codes(codes)
         assert packed.n_bits == n_bits and packed.n_words == (n_bits + 63) // 64
         np.testing.assert_array_equal(ft.unpack_codes(packed), bits)
+    # column-major and strided matrices, and more rows than one packing chunk
+    many = rng.integers(0, 2, ((1 << 16) + 3, n_bits)).astype(bool) if n_bits <= 65 else bits.astype(bool)
+    for codes in (np.asfortranarray(bits), bits[::2], bits[:, ::-1], many):
+        np.testing.assert_array_equal(ft.unpack_codes(ft.pack_codes(codes)), codes)
 
 
 @pytest.mark.parametrize("n_bits", N_BITS)
