@@ -109,6 +109,38 @@ class EvaluateLarge:
     track_pairs_per_second.unit = "pairs/s"
 
 
+class EvaluateMultihot:
+    """Multi-hot relevance (grade = labels shared, the pass every CPU runs for it) at 64 bits,
+    10**6 database codes, 64 queries, one thread: 24 labels, each item its class's label and
+    every other one with probability 0.05."""
+
+    n_queries, n_db, n_labels = 64, 1_000_000, 24
+
+    def setup(self):
+        import numpy as np
+
+        self.data, self.queries, self.database = _packed_data(self.n_queries, self.n_db, 64)
+        rng = np.random.default_rng(1)
+        self.query_labels, self.db_labels = (
+            (rng.random((len(ids), self.n_labels)) < 0.05) | (np.arange(self.n_labels) == ids[:, None])
+            for ids in (self.data.query_labels, self.data.db_labels))
+        self._run()
+
+    def _run(self):
+        return ft.evaluate(self.queries, self.database, self.query_labels, self.db_labels, metrics=METRICS,
+                           n_threads=1)
+
+    def time_evaluate(self):
+        self._run()
+
+    def track_pairs_per_second(self):
+        t0 = time.perf_counter()
+        self._run()
+        return self.n_queries * self.n_db / (time.perf_counter() - t0)
+
+    track_pairs_per_second.unit = "pairs/s"
+
+
 class EvaluateThreads:
     """Thread scaling at 64 bits, 10**6 database codes."""
 
