@@ -3,8 +3,8 @@
 Two kernels over chunks of rows, so the sort runs on several threads (:mod:`fasttie.parallel`)
 and stays stable: each chunk counts its rows per class, the caller turns the counts into each
 chunk's first slot per class (a prefix sum over chunks within each class), and each chunk then
-writes its rows there. Indices are unsigned (no wraparound code) and codes of one and two words
-are copied as such, not word by word: the sort reads and writes at memory speed.
+writes its rows there. Indices are unsigned (no wraparound checks), and codes of one and two
+words are copied as such, not word by word.
 """
 
 import numpy as np
