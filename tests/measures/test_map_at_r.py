@@ -351,12 +351,12 @@ def test_pytorch_metric_learning_with_a_knn_shorter_than_r():
     of the same 3-item runs with every reference item judged (R from the qrels) gives its value."""
     torch = pytest.importorskip("torch")
     calculator = pytest.importorskip("pytorch_metric_learning.utils.accuracy_calculator")
+    knn = ExactKnn(torch)
     for seed in range(N_CASES):
         rng = np.random.default_rng(1000 + seed)
         n_query, n_ref = int(rng.integers(2, 10)), int(rng.integers(8, 30))
         query, reference = rng.normal(size=(n_query, 3)), rng.normal(size=(n_ref, 3))
         query_labels, reference_labels = rng.integers(0, 3, n_query), rng.integers(0, 2, n_ref)  # 2: lone
-        knn = ExactKnn(torch)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             theirs = calculator.AccuracyCalculator(
