@@ -36,6 +36,7 @@ _TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two word
 _TILED_MIN_QUERIES = 16
 _JOINT_BLOCK = 32  # queries per block of the joint pass (even): 16 joint histograms of up to 68 KB
 _CELLS = 2048  # codes whose joint-histogram cells are computed at once (8 KB of uint32, in L1)
+_COPIES = 4  # histograms a query in the tiled pass (see _count_tile_range)
 
 
 @jit
@@ -265,18 +266,36 @@ def hist_segments_wide(query_words, db_words, rel_segments, n_bits, hist, start,
 
 @jit(inline="always")
 def _flush_counts(counts, hist, n_dist, start, stop):
-    """hist[start + q, d, r] += counts[q, r * n_dist + d] (int32 to int64), and counts back to 0."""
+    """hist[start + q, d, r] += the sum over copies c of counts[q, (2c + r) * n_dist + d] (int32
+    to int64; one copy but in the tiled pass), and counts back to 0."""
+    copies = counts.shape[1] // (2 * n_dist)
     for q in range(stop - start):
-        for r in range(2):
-            for d in range(n_dist):
-                hist[start + q, d, r] += counts[q, r * n_dist + d]
-                counts[q, r * n_dist + d] = 0
+        for c in range(copies):
+            for r in range(2):
+                for d in range(n_dist):
+                    hist[start + q, d, r] += counts[q, (2 * c + r) * n_dist + d]
+                    counts[q, (2 * c + r) * n_dist + d] = 0
 
 
 @jit
 def _count_tile_range(counts_0, counts_1, offset_0, offset_1, dist_0, dist_1, start, stop):
-    """counts_q[offset_q + dist_q[t]] += 1 for t in [start, stop) of a tile."""
-    for t in range(np.uint64(start), np.uint64(stop)):
+    """counts_q[offset_q + dist_q[t]] += 1 for t in [start, stop) of a tile, in _COPIES
+    histograms a query (rows of ``counts_q.reshape(_COPIES, -1)``), code t into copy t % _COPIES:
+    increments of one distance in a row then go to different counters, not through one
+    counter's load-add-store chain."""
+    one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)  # unsigned: no wraparound checks in the indices
+    span = np.uint64(len(counts_0) // _COPIES)
+    whole = np.uint64(start + (stop - start) // _COPIES * _COPIES)
+    for t in range(np.uint64(start), whole, np.uint64(_COPIES)):
+        counts_0[offset_0 + dist_0[t]] += 1
+        counts_1[offset_1 + dist_1[t]] += 1
+        counts_0[span + offset_0 + dist_0[t + one]] += 1
+        counts_1[span + offset_1 + dist_1[t + one]] += 1
+        counts_0[two * span + offset_0 + dist_0[t + two]] += 1
+        counts_1[two * span + offset_1 + dist_1[t + two]] += 1
+        counts_0[three * span + offset_0 + dist_0[t + three]] += 1
+        counts_1[three * span + offset_1 + dist_1[t + three]] += 1
+    for t in range(whole, np.uint64(stop)):
         counts_0[offset_0 + dist_0[t]] += 1
         counts_1[offset_1 + dist_1[t]] += 1
 
@@ -295,8 +314,8 @@ def hist_segments_tiled(query_words, db_words, rel_segments, n_bits, hist, start
     n_dist = n_bits + 1
     stride = np.uint64(n_dist)
     n_pairs = (stop - start + 1) // 2
-    # one int32 row per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
-    counts = np.zeros((2 * n_pairs, 2 * n_dist), dtype=np.int32)
+    # _COPIES int32 histograms per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
+    counts = np.zeros((2 * n_pairs, _COPIES * 2 * n_dist), dtype=np.int32)
     bounds = _pair_bounds(rel_segments, n_db, start, stop)
     tile = np.empty((n_words, _TILE), dtype=np.uint64)
     dist_0 = np.empty(_TILE, dtype=np.uint64)
