@@ -36,12 +36,15 @@ _TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two word
 _TILED_MIN_QUERIES = 16
 _JOINT_BLOCK = 32  # queries per block of the joint pass (even): 16 joint histograms of up to 68 KB
 _CELLS = 2048  # codes whose joint-histogram cells are computed at once (8 KB of uint32, in L1)
+# rows of a joint histogram: 65 whatever the width (distances 0..64 of a word), a constant the
+# cells' loop multiplies by in a shift and an add, where a runtime stride takes a vpmullq
+_JOINT_STRIDE = 65
 _COPIES = 4  # histograms a query in the tiled pass (see _count_tile_range)
 
 
 @jit
-def _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start, stop, cells):
-    """joint[offset + stride * distance_0 + distance_1] += 1 (one word per code), by chunks of
+def _count_range_joint(joint, offset, query_0, query_1, db_words, start, stop, cells):
+    """joint[offset + _JOINT_STRIDE * distance_0 + distance_1] += 1 (one word per code), by chunks of
     _CELLS codes: first their cells, in a loop LLVM vectorizes (``vpopcntq`` on AVX-512, a
     nibble-table popcount on AVX2), then one memory increment per code. cells: (_CELLS,) uint32
     scratch."""
@@ -52,7 +55,7 @@ def _count_range_joint(joint, offset, stride, query_0, query_1, db_words, start,
         chunk = codes[lo:min(lo + _CELLS, stop)]
         for t in range(len(chunk)):  # vectorized
             x = chunk[t]
-            cells[t] = np.uint32(stride * popcount64(q0 ^ x) + popcount64(q1 ^ x))
+            cells[t] = np.uint32(np.uint64(_JOINT_STRIDE) * popcount64(q0 ^ x) + popcount64(q1 ^ x))
         for t in range(np.uint64(len(chunk))):
             joint[offset + cells[t]] += 1
 
@@ -201,9 +204,9 @@ def _one_word_block(query_words, db_words, rel_segments, n_bits, hist, start, st
     """:func:`hist_segments_one_word` of one block of queries."""
     n_db = db_words.shape[0]
     n_dist = n_bits + 1
-    stride = np.uint64(n_dist)
+    stride = np.uint64(_JOINT_STRIDE)
     n_pairs = (stop - start + 1) // 2
-    joint = np.zeros((n_pairs, 4 * n_dist * n_dist), dtype=np.int32)
+    joint = np.zeros((n_pairs, 4 * _JOINT_STRIDE * _JOINT_STRIDE), dtype=np.int32)
     cells = np.empty(_CELLS, dtype=np.uint32)
     bounds = _pair_bounds(rel_segments, n_db, start, stop)
     for lo_slice in range(0, n_db, _SLICE):
@@ -217,17 +220,17 @@ def _one_word_block(query_words, db_words, rel_segments, n_bits, hist, start, st
                     first, last, r0, r1 = _grade_range(bounds[p], b, lo, hi, rel_segments[i], rel_segments[j])
                     if first < last:
                         offset = (np.uint64(2) * r0 + r1) * stride * stride
-                        _count_range_joint(joint[p], offset, stride, query_words[i], query_words[j], db_words, first,
-                                           last, cells)
+                        _count_range_joint(joint[p], offset, query_words[i], query_words[j], db_words, first, last,
+                                           cells)
         # flush before int32 could overflow; the marginals are the two histograms
         for p in range(n_pairs):
             i = start + 2 * p
             j = i + 1 if i + 1 < stop else i
             for r0 in range(2):
                 for r1 in range(2):
-                    base = (2 * r0 + r1) * n_dist * n_dist
+                    base = (2 * r0 + r1) * _JOINT_STRIDE * _JOINT_STRIDE
                     for d0 in range(n_dist):
-                        row = base + d0 * n_dist
+                        row = base + d0 * _JOINT_STRIDE
                         for d1 in range(n_dist):
                             c = joint[p, row + d1]
                             if c:
