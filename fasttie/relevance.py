@@ -42,12 +42,14 @@ class RelevanceSpec:
     indptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     indices: np.ndarray = field(default_factory=lambda: _EMPTY_I64)  # sorted within each query
     grades: np.ndarray = field(default_factory=lambda: _EMPTY_I64)
+    n_classes: int = 0  # class labels: the ids are 0..n_classes-1
 
     def rows(self, start: int, stop: int) -> "RelevanceSpec":
         """The spec restricted to queries start..stop-1 (database side unchanged)."""
         spec = RelevanceSpec(self.kind, self.n_grades)
         spec.db_labels = self.db_labels
         spec.db_label_words = self.db_label_words
+        spec.n_classes = self.n_classes
         if self.kind == "class":
             spec.query_labels = self.query_labels[start:stop]
         elif self.kind == "multihot":
@@ -115,13 +117,15 @@ def _classes(query_labels, db_labels) -> RelevanceSpec:
         # segment table cost O(max id)); larger or negative ids are remapped to 0..n_classes-1
         query_ids = query_labels.astype(np.int32, copy=False)
         db_ids = db_labels.astype(np.int32, copy=False)
+        n_classes = hi + 1
     else:
         classes, inverse = np.unique(np.concatenate([query_labels, db_labels]), return_inverse=True)
         if len(classes) >= (1 << 31):
             raise InputError("more than 2**31 distinct class ids")
         query_ids = inverse[: len(query_labels)].astype(np.int32)
         db_ids = inverse[len(query_labels) :].astype(np.int32)
-    return RelevanceSpec("class", 2, query_labels=query_ids, db_labels=db_ids)
+        n_classes = len(classes)
+    return RelevanceSpec("class", 2, query_labels=query_ids, db_labels=db_ids, n_classes=n_classes)
 
 
 def _multihot(query_labels, db_labels) -> RelevanceSpec:

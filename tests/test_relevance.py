@@ -36,7 +36,10 @@ def test_class_ids(seed, ids):
     assert spec.kind == "class" and spec.n_grades == 2
     assert spec.query_labels.dtype == np.int32
     assert np.array_equal(dense_grades(spec, n_q, n_db), (ql[:, None] == dl[None, :]).astype(int))
+    ids = np.concatenate([spec.query_labels, spec.db_labels])  # the class tables' length: the largest id + 1
+    assert ids.min() >= 0 and spec.n_classes == ids.max() + 1
     start, stop = sorted(rng.integers(0, n_q + 1, 2))
+    assert spec.rows(start, stop).n_classes == spec.n_classes
     assert np.array_equal(dense_grades(spec.rows(start, stop), stop - start, n_db),
                           (ql[start:stop, None] == dl[None, :]).astype(int))
 

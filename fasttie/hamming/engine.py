@@ -203,7 +203,7 @@ class _DatabasePass:
         self.db_labels, self.db_label_words = _ro(spec.db_labels), _ro(spec.db_label_words)
         # the bit-sliced pass reads the database as it lies, gathering each tile's items by class
         self.bitsliced = bitsliced_codes(self.db_words.shape[1])
-        self.n_classes = int(max(spec.query_labels.max(), spec.db_labels.max())) + 1 if spec.kind == "class" else 0
+        self.n_classes = spec.n_classes
         if spec.kind == "class" and stable:
             # the stable pass reads the database in index order: no class-sorted copy, and each
             # query's relevant count (its scratch size) is its class size
@@ -344,7 +344,7 @@ def stable_groups(kind, query_labels, n_relevant):
 
 def class_sizes(spec):
     """Database items of each class (class labels): every query's relevant items."""
-    return np.bincount(spec.db_labels, minlength=int(spec.query_labels.max()) + 1)
+    return np.bincount(spec.db_labels, minlength=spec.n_classes)
 
 
 def swept_share(spec):
