@@ -44,6 +44,23 @@ def test_class_ids(seed, ids):
                           (ql[start:stop, None] == dl[None, :]).astype(int))
 
 
+@pytest.mark.parametrize("ids", ["small", "large", "negative", "uint64"])
+@pytest.mark.parametrize("n_db", [2**18 + 2, 2 * 2**18 + 5])
+def test_long_class_ids_chunk_by_chunk(ids, n_db):
+    """Class ids longer than one conversion chunk: the smallest and largest id sit in the last
+    chunk (a chunk left out would miss them), and the grades are those of the ids as given."""
+    rng = np.random.default_rng(n_db)
+    dtype = np.uint64 if ids == "uint64" else np.int64
+    dl = rng.integers(0, 5, n_db).astype(dtype)
+    extremes = {"small": (0, 7), "large": (0, 2**40), "negative": (-3, 4), "uint64": (0, 2**64 - 1)}[ids]
+    dl[-2:] = np.array(extremes, dtype=dtype)
+    ql = np.array([3, 2, 0], dtype=dtype)  # the extremes only in the database
+    spec = make_relevance(ql, dl, None, 3, n_db)
+    assert np.array_equal(dense_grades(spec, 3, n_db), (ql[:, None] == dl[None, :]).astype(int))
+    assert spec.n_classes == (8 if ids == "small" else 6)  # dense ids 0..7; else the six distinct ids, remapped
+    assert spec.db_labels.dtype == np.int32
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("n_labels", [2, 7, 64, 130])
 def test_multihot_grade_is_the_number_of_shared_labels(seed, n_labels):
