@@ -18,7 +18,8 @@ pass, so its inner loops are written for the hardware:
   LLVM vectorizes (``vpopcntq`` on AVX-512, a nibble-table popcount on AVX2), then counted;
 * from three words (256 bits) on, where scalar popcounts bound the loop, the tiles are copied
   to word-major order, so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb
-  popcount on AVX2);
+  popcount on AVX2); each query then counts into four interleaved histograms, since its
+  distances crowd into few buckets and one bucket's increments would wait on each other;
 * on CPUs with AVX-512 VPOPCNTDQ, codes of one and two words are counted bit-sliced instead
   (:mod:`.bitsliced`, chosen by :mod:`.cpu`): no memory increment per code at all, and no
   class-sorted copy of the database.
@@ -34,12 +35,12 @@ _TILE = 4096  # codes per tile of the tiled pass: 32 KB per word, stays in L2 wh
 _TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two words): read from memory once per block
 # copying a tile costs about one pass of a pair over it: fewer queries go the row-major way
 _TILED_MIN_QUERIES = 16
-_JOINT_BLOCK = 32  # queries per block of the joint pass (even): 16 joint histograms of up to 68 KB
+_JOINT_BLOCK = 32  # queries per block of the joint pass (even): 16 joint histograms of 68 KB
 _CELLS = 2048  # codes whose joint-histogram cells are computed at once (8 KB of uint32, in L1)
 # rows of a joint histogram: 65 whatever the width (distances 0..64 of a word), a constant the
 # cells' loop multiplies by in a shift and an add, where a runtime stride takes a vpmullq
 _JOINT_STRIDE = 65
-_COPIES = 4  # histograms a query in the tiled pass (see _count_tile_range)
+_COPIES = 4  # histograms a query in the tiled pass (_count_tile_range is unrolled for four)
 
 
 @jit
