@@ -18,8 +18,8 @@ pass, so its inner loops are written for the hardware:
   LLVM vectorizes (``vpopcntq`` on AVX-512, a nibble-table popcount on AVX2), then counted;
 * from three words (256 bits) on, where scalar popcounts bound the loop, the tiles are copied
   to word-major order, so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb
-  popcount on AVX2); each query then counts into four interleaved histograms, since its
-  distances crowd into few buckets and one bucket's increments would wait on each other;
+  popcount on AVX2); up to four words each query then counts into four interleaved histograms,
+  since its distances crowd into few buckets and one bucket's increments would wait on each other;
 * on CPUs with AVX-512 VPOPCNTDQ, codes of one and two words are counted bit-sliced instead
   (:mod:`.bitsliced`, chosen by :mod:`.cpu`): no memory increment per code at all, and no
   class-sorted copy of the database.
@@ -41,6 +41,9 @@ _CELLS = 2048  # codes whose joint-histogram cells are computed at once (8 KB of
 # cells' loop multiplies by in a shift and an add, where a runtime stride takes a vpmullq
 _JOINT_STRIDE = 65
 _COPIES = 4  # histograms a query in the tiled pass (_count_tile_range is unrolled for four)
+# up to four words: wider codes spread their distances over more buckets, and four copies of
+# their longer histograms crowd L1 (512 and 1024 bits: 3-5 % slower with them)
+_COPIES_WORDS = 4
 
 
 @jit
@@ -271,7 +274,7 @@ def hist_segments_wide(query_words, db_words, rel_segments, n_bits, hist, start,
 @jit(inline="always")
 def _flush_counts(counts, hist, n_dist, start, stop):
     """hist[start + q, d, r] += the sum over copies c of counts[q, (2c + r) * n_dist + d] (int32
-    to int64; one copy but in the tiled pass), and counts back to 0."""
+    to int64; one copy but in the tiled pass up to _COPIES_WORDS words), and counts back to 0."""
     copies = counts.shape[1] // (2 * n_dist)
     for q in range(stop - start):
         for c in range(copies):
@@ -282,14 +285,14 @@ def _flush_counts(counts, hist, n_dist, start, stop):
 
 
 @jit
-def _count_tile_range(counts_0, counts_1, offset_0, offset_1, dist_0, dist_1, start, stop):
-    """counts_q[offset_q + dist_q[t]] += 1 for t in [start, stop) of a tile, in _COPIES
-    histograms a query (rows of ``counts_q.reshape(_COPIES, -1)``), code t into copy t % _COPIES:
-    increments of one distance in a row then go to different counters, not through one
-    counter's load-add-store chain."""
+def _count_tile_range(counts_0, counts_1, offset_0, offset_1, dist_0, dist_1, start, stop, copies):
+    """counts_q[offset_q + dist_q[t]] += 1 for t in [start, stop) of a tile, in ``copies``
+    histograms a query (_COPIES or 1; rows of ``counts_q.reshape(copies, -1)``), code t into copy
+    t % copies: increments of one distance in a row then go to different counters, not through
+    one counter's load-add-store chain."""
     one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)  # unsigned: no wraparound checks in the indices
     span = np.uint64(len(counts_0) // _COPIES)
-    whole = np.uint64(start + (stop - start) // _COPIES * _COPIES)
+    whole = np.uint64(start if copies == 1 else start + (stop - start) // _COPIES * _COPIES)
     for t in range(np.uint64(start), whole, np.uint64(_COPIES)):
         counts_0[offset_0 + dist_0[t]] += 1
         counts_1[offset_1 + dist_1[t]] += 1
@@ -318,8 +321,9 @@ def hist_segments_tiled(query_words, db_words, rel_segments, n_bits, hist, start
     n_dist = n_bits + 1
     stride = np.uint64(n_dist)
     n_pairs = (stop - start + 1) // 2
-    # _COPIES int32 histograms per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
-    counts = np.zeros((2 * n_pairs, _COPIES * 2 * n_dist), dtype=np.int32)
+    # copies int32 histograms per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
+    copies = _COPIES if n_words <= _COPIES_WORDS else 1
+    counts = np.zeros((2 * n_pairs, copies * 2 * n_dist), dtype=np.int32)
     bounds = _pair_bounds(rel_segments, n_db, start, stop)
     tile = np.empty((n_words, _TILE), dtype=np.uint64)
     dist_0 = np.empty(_TILE, dtype=np.uint64)
@@ -339,7 +343,8 @@ def hist_segments_tiled(query_words, db_words, rel_segments, n_bits, hist, start
                     first, last, r0, r1 = _grade_range(bounds[p], b, lo, hi, rel_segments[i], rel_segments[j])
                     if first < last:
                         c0, c1 = counts[2 * p], counts[2 * p + 1]
-                        _count_tile_range(c0, c1, r0 * stride, r1 * stride, dist_0, dist_1, first - lo, last - lo)
+                        _count_tile_range(c0, c1, r0 * stride, r1 * stride, dist_0, dist_1, first - lo, last - lo,
+                                          copies)
         _flush_counts(counts, hist, n_dist, start, stop)
 
 
