@@ -287,9 +287,9 @@ def _flush_counts(counts, hist, n_dist, start, stop):
 @jit
 def _count_tile_range(counts_0, counts_1, offset_0, offset_1, dist_0, dist_1, start, stop, copies):
     """counts_q[offset_q + dist_q[t]] += 1 for t in [start, stop) of a tile, in ``copies``
-    histograms a query (_COPIES or 1; rows of ``counts_q.reshape(copies, -1)``), code t into copy
-    t % copies: increments of one distance in a row then go to different counters, not through
-    one counter's load-add-store chain."""
+    histograms a query (_COPIES or 1; rows of ``counts_q.reshape(copies, -1)``), the codes into
+    the copies in turn: increments of one distance in a row then go to different counters, not
+    through one counter's load-add-store chain."""
     one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)  # unsigned: no wraparound checks in the indices
     span = np.uint64(len(counts_0) // _COPIES)
     whole = np.uint64(start if copies == 1 else start + (stop - start) // _COPIES * _COPIES)
