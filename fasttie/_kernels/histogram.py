@@ -16,8 +16,9 @@ pass, so its inner loops are written for the hardware:
   spread over (bits+1)^2 buckets rather than queueing on the few most common distances. The
   marginals are summed afterwards. The cells of a chunk of codes are computed first, in a loop
   LLVM vectorizes (``vpopcntq`` on AVX-512, a nibble-table popcount on AVX2), then counted;
-* from three words (256 bits) on, where scalar popcounts bound the loop, the tiles are copied
-  to word-major order, so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb
+* from three words (129 bits) on, where scalar popcounts bound the loop, the tiles are copied
+  to word-major order (rows padded off a multiple of 4 KB: one L1 set would hold a whole column),
+  so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb
   popcount on AVX2); up to four words each query then counts into four interleaved histograms,
   since its distances crowd into few buckets and one bucket's increments would wait on each other;
 * on CPUs with AVX-512 VPOPCNTDQ, codes of one and two words are counted bit-sliced instead
@@ -32,6 +33,9 @@ from .popcount import distance, popcount64
 
 _SLICE = 1 << 30  # database items per int32 accumulation round
 _TILE = 4096  # codes per tile of the tiled pass: 32 KB per word, stays in L2 while a block of queries passes
+# words of padding after each row of a word-major tile: rows 32 KB apart put word w of every code of
+# a column in one L1 set, which more than 8 words overflow (1024 bits: the copy took 3.5x as long)
+_TILE_PAD = 8
 _TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two words): read from memory once per block
 # copying a tile costs about one pass of a pair over it: fewer queries go the row-major way
 _TILED_MIN_QUERIES = 16
@@ -325,7 +329,7 @@ def hist_segments_tiled(query_words, db_words, rel_segments, n_bits, hist, start
     copies = _COPIES if n_words <= _COPIES_WORDS else 1
     counts = np.zeros((2 * n_pairs, copies * 2 * n_dist), dtype=np.int32)
     bounds = _pair_bounds(rel_segments, n_db, start, stop)
-    tile = np.empty((n_words, _TILE), dtype=np.uint64)
+    tile = np.empty((n_words, _TILE + _TILE_PAD), dtype=np.uint64)
     dist_0 = np.empty(_TILE, dtype=np.uint64)
     dist_1 = np.empty(_TILE, dtype=np.uint64)
     for lo_slice in range(0, n_db, _SLICE):
