@@ -12,11 +12,11 @@ __all__ = ["FRONT_DOORS", "cache_status", "door_kernels", "door_state", "kernel_
 # the driver kernels each front door calls (their callees are compiled into them); evaluate's
 # passes of one- and two-word codes are those this CPU runs (:func:`door_kernels`)
 FRONT_DOORS = {
-    "evaluate": ("histogram.hist_segments_wide", "histogram.hist_segments_tiled", "histogram.hist_multihot",
+    "evaluate": ("histogram.hist_classes_tiled", "histogram.hist_multihot",
                  "histogram.move_relevant", "hamming_ties.finalize_histograms",
                  "hamming_ties.finalize_histograms_ratios", "hamming_ties.finalize_histograms_optional",
                  "hamming_ties.finalize_stable", "hamming_ties.finalize_stable_optional", "stable_top.finalize_stable_top",
-                 "stable_top.finalize_stable_top_optional", "class_sort.count_classes", "class_sort.scatter_by_class",
+                 "stable_top.finalize_stable_top_optional",
                  "err.err_histograms", "tie_spread.hamming_spread", "tie_extremes.ratio_extremes_histograms"),
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
     "rank_evaluate": ("score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
@@ -39,8 +39,7 @@ FRONT_DOORS = {
 def door_kernels() -> dict:
     """:data:`FRONT_DOORS` with the passes of one- and two-word codes that this CPU runs added to
     evaluate's kernels: the bit-sliced passes (AVX-512, or forced by ``FASTTIE_KERNEL``) or the
-    portable one-word pass (the portable pass of two words and the class sort are in
-    :data:`FRONT_DOORS`: wider codes take them too).
+    portable passes of one and two words and the class sort they read.
 
     Returns
     -------
@@ -49,7 +48,8 @@ def door_kernels() -> dict:
     if bitsliced_pass():
         passes = ("bitsliced.hist_classes_bitsliced", "bitsliced.hist_classes_bitsliced_two_words")
     else:
-        passes = ("histogram.hist_segments_one_word",)
+        passes = ("histogram.hist_segments_one_word", "histogram.hist_segments_wide", "class_sort.count_classes",
+                  "class_sort.scatter_by_class")
     return {door: (*passes, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}
 
 

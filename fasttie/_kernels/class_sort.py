@@ -1,10 +1,11 @@
-"""Counting sort of the database by class, so each class is one contiguous segment.
+"""Counting sort of the database by class, so each class is one contiguous segment: what the
+portable passes of one- and two-word codes read (wider codes are ordered tile by tile, and the
+bit-sliced pass gathers each tile's items by class itself).
 
 Two kernels over chunks of rows, so the sort runs on several threads (:mod:`fasttie.parallel`)
 and stays stable: each chunk counts its rows per class, the caller turns the counts into each
 chunk's first slot per class (a prefix sum over chunks within each class), and each chunk then
-writes its rows there. Indices are unsigned (no wraparound checks), and codes of one and two
-words are copied as such, not word by word.
+writes its rows there. Indices are unsigned (no wraparound checks).
 """
 
 import numpy as np
@@ -33,8 +34,8 @@ def count_classes(db_ids, bounds, counts, ascending, start, stop):
 
 @jit
 def scatter_by_class(db_words, db_ids, bounds, cursors, out, start, stop):
-    """The rows of chunks start..stop-1 written to ``out`` by class, in row order: chunk c's
-    rows of class k from out[cursors[c, k]] on.
+    """The rows (codes of one or two words) of chunks start..stop-1 written to ``out`` by class,
+    in row order: chunk c's rows of class k from out[cursors[c, k]] on.
 
     cursors : (n_chunks, n_classes) int64, each chunk's first slot per class (a copy is used).
     out : like db_words, written; allocated by the caller with numpy, which asks for huge pages
@@ -49,11 +50,6 @@ def scatter_by_class(db_words, db_ids, bounds, cursors, out, start, stop):
             k = np.uint64(db_ids[j])
             slot = cursor[k]
             cursor[k] = slot + np.uint64(1)
-            if n_words == 1:
-                out[slot, 0] = db_words[j, 0]
-            elif n_words == 2:
-                out[slot, 0] = db_words[j, 0]
+            out[slot, 0] = db_words[j, 0]
+            if n_words == 2:
                 out[slot, 1] = db_words[j, 1]
-            else:
-                for w in range(n_words):  # word by word: a row assignment drags in shape-check code
-                    out[slot, w] = db_words[j, w]

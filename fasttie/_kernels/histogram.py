@@ -5,9 +5,10 @@ at each distance, never their order. Everything else in fasttie costs under a pe
 pass, so its inner loops are written for the hardware:
 
 * popcount through LLVM's ``ctpop`` (``popcnt``), indices kept unsigned (no wraparound checks);
-* class labels never enter the hot loop: the facade orders the database by class (a counting
-  sort, O(n_db)), so for a query of class ``c`` the relevant items are one contiguous segment and
-  the grade is constant on each range of the loop;
+* class labels never enter the hot loop: for a query of class ``c`` the relevant items are one
+  contiguous segment and the grade is constant on each range of the loop. For codes of one and
+  two words the engine orders the database by class (a counting sort, O(n_db)); wider codes are
+  ordered tile by tile, in cache, as each tile is copied (no class-sorted copy of the database);
 * query blocking: the database goes by tiles that stay in cache while every query of the block
   passes over them, so a database larger than the cache is read from memory once per block, not
   once per query;
@@ -37,8 +38,6 @@ _TILE = 4096  # codes per tile of the tiled pass: 32 KB per word, stays in L2 wh
 # a column in one L1 set, which more than 8 words overflow (1024 bits: the copy took 3.5x as long)
 _TILE_PAD = 8
 _TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two words): read from memory once per block
-# copying a tile costs about one pass of a pair over it: fewer queries go the row-major way
-_TILED_MIN_QUERIES = 16
 _JOINT_BLOCK = 32  # queries per block of the joint pass (even): 16 joint histograms of 68 KB
 _CELLS = 2048  # codes whose joint-histogram cells are computed at once (8 KB of uint32, in L1)
 # rows of a joint histogram: 65 whatever the width (distances 0..64 of a word), a constant the
@@ -70,46 +69,17 @@ def _count_range_joint(joint, offset, query_0, query_1, db_words, start, stop, c
 
 @jit
 def _count_range_two(counts_0, counts_1, offset_0, offset_1, query_0, query_1, db_words, start, stop):
-    """counts_q[offset_q + distance_q] += 1 for two queries, each database code loaded once."""
-    n_words = db_words.shape[1]
-    # 128 and 256 bits unrolled by hand (deliberately alike): the query words stay in registers.
-    # Only blocks of fewer than _TILED_MIN_QUERIES come here from three words on (the tiled pass
-    # takes the others): the 256-bit branch keeps those at 0.74 G pairs/s, not the generic loop's.
-    if n_words == 2:
-        a0 = query_0[0]
-        a1 = query_0[1]
-        b0 = query_1[0]
-        b1 = query_1[1]
-        for j in range(np.uint64(start), np.uint64(stop)):
-            x0 = db_words[j, 0]
-            x1 = db_words[j, 1]
-            counts_0[offset_0 + popcount64(a0 ^ x0) + popcount64(a1 ^ x1)] += 1
-            counts_1[offset_1 + popcount64(b0 ^ x0) + popcount64(b1 ^ x1)] += 1
-    elif n_words == 4:
-        # deliberately the 2-word block again, widened: unrolled, the four query words stay in registers
-        a0 = query_0[0]
-        a1 = query_0[1]
-        a2 = query_0[2]
-        a3 = query_0[3]
-        b0 = query_1[0]
-        b1 = query_1[1]
-        b2 = query_1[2]
-        b3 = query_1[3]
-        for j in range(np.uint64(start), np.uint64(stop)):
-            x0 = db_words[j, 0]
-            x1 = db_words[j, 1]
-            x2 = db_words[j, 2]
-            x3 = db_words[j, 3]
-            counts_0[
-                offset_0 + popcount64(a0 ^ x0) + popcount64(a1 ^ x1) + popcount64(a2 ^ x2) + popcount64(a3 ^ x3)
-            ] += 1
-            counts_1[
-                offset_1 + popcount64(b0 ^ x0) + popcount64(b1 ^ x1) + popcount64(b2 ^ x2) + popcount64(b3 ^ x3)
-            ] += 1
-    else:
-        for j in range(np.uint64(start), np.uint64(stop)):
-            counts_0[offset_0 + distance(query_0, db_words, j, n_words)] += 1
-            counts_1[offset_1 + distance(query_1, db_words, j, n_words)] += 1
+    """counts_q[offset_q + distance_q] += 1 for two queries and codes of two words, each database
+    code loaded once; unrolled: the query words stay in registers."""
+    a0 = query_0[0]
+    a1 = query_0[1]
+    b0 = query_1[0]
+    b1 = query_1[1]
+    for j in range(np.uint64(start), np.uint64(stop)):
+        x0 = db_words[j, 0]
+        x1 = db_words[j, 1]
+        counts_0[offset_0 + popcount64(a0 ^ x0) + popcount64(a1 ^ x1)] += 1
+        counts_1[offset_1 + popcount64(b0 ^ x0) + popcount64(b1 ^ x1)] += 1
 
 
 @jit
@@ -154,16 +124,15 @@ def _tile_distances(query_0, query_1, tile, n, dist_0, dist_1):
 
 
 @jit(inline="always")
-def _segment_bounds(rel_0, rel_1, n_db):
-    """The sorted ends of both queries' relevant segments: their grades are constant between
-    consecutive bounds."""
-    bounds = np.array([0, rel_0[0], rel_0[1], rel_1[0], rel_1[1], n_db], dtype=np.int64)
+def _sorted_bounds(bounds, rel_0, rel_1, n_db):
+    """bounds[:6] = 0, n_db and the ends of both queries' relevant segments, sorted: their grades
+    are constant between consecutive bounds."""
+    bounds[0], bounds[1], bounds[2], bounds[3], bounds[4], bounds[5] = 0, rel_0[0], rel_0[1], rel_1[0], rel_1[1], n_db
     for a in range(1, 6):  # insertion sort: np.sort would compile a whole quicksort
         b = a
         while b > 0 and bounds[b - 1] > bounds[b]:
             bounds[b - 1], bounds[b] = bounds[b], bounds[b - 1]
             b -= 1
-    return bounds
 
 
 @jit(inline="always")
@@ -180,15 +149,13 @@ def _grade_range(bounds, b, lo, hi, rel_0, rel_1):
 @jit(inline="always")
 def _pair_bounds(rel_segments, n_db, start, stop):
     """(n_pairs, 6) sorted segment ends of each query pair of queries start..stop-1 (an odd
-    query out pairs with itself): see :func:`_segment_bounds`."""
+    query out pairs with itself): see :func:`_sorted_bounds`."""
     n_pairs = (stop - start + 1) // 2
     bounds = np.empty((n_pairs, 6), dtype=np.int64)
     for p in range(n_pairs):
         i = start + 2 * p
         j = i + 1 if i + 1 < stop else i
-        pair_bounds = _segment_bounds(rel_segments[i], rel_segments[j], n_db)
-        for b in range(6):
-            bounds[p, b] = pair_bounds[b]
+        _sorted_bounds(bounds[p], rel_segments[i], rel_segments[j], n_db)
     return bounds
 
 
@@ -250,8 +217,7 @@ def _one_word_block(query_words, db_words, rel_segments, n_bits, hist, start, st
 
 @jit
 def hist_segments_wide(query_words, db_words, rel_segments, n_bits, hist, start, stop):
-    """:func:`hist_segments` for codes of two words, and for blocks of fewer than
-    _TILED_MIN_QUERIES queries of wider codes: query pairs, one histogram per query, the
+    """:func:`hist_segments` for codes of two words: query pairs, one histogram per query, the
     database by tiles of _TILE_ROWS codes, each read once for every pair of the block."""
     n_db = db_words.shape[0]
     n_dist = n_bits + 1
@@ -311,24 +277,84 @@ def _count_tile_range(counts_0, counts_1, offset_0, offset_1, dist_0, dist_1, st
         counts_1[offset_1 + dist_1[t]] += 1
 
 
-@jit
-def hist_segments_tiled(query_words, db_words, rel_segments, n_bits, hist, start, stop):
-    """:func:`hist_segments` for codes of three or more words (256 bits and up).
+@jit(inline="always")
+def _gather_tile(db_words, db_ids, lo, hi, slot_of, tile, slots, runs):
+    """Rows lo..hi-1 of the database copied to word-major order (tile[w, t] = word w of code t),
+    ordered by slot (slot_of[class]: 1.. for the block's classes, 0 for the others), in row order
+    within a slot; runs[s] = slot s's [start, stop) in the tile for s >= 1 (runs[0] stays (0, 0):
+    no segment). slots: (_TILE,) scratch."""
+    n_words = db_words.shape[1]
+    n_runs = runs.shape[0]
+    for s in range(n_runs):
+        runs[s, 1] = 0
+    for t in range(hi - lo):
+        s = slot_of[db_ids[lo + t]]
+        slots[t] = s
+        runs[s, 1] += 1
+    position = runs[0, 1]  # the other classes' codes first
+    runs[0, 1] = 0  # cursor of slot 0
+    for s in range(1, n_runs):
+        runs[s, 0] = position
+        position += runs[s, 1]
+        runs[s, 1] = runs[s, 0]  # cursor: the run's next free column
+    for t in range(hi - lo):
+        s = slots[t]
+        column = runs[s, 1]
+        runs[s, 1] = column + 1
+        for w in range(n_words):
+            tile[w, column] = db_words[lo + t, w]
+    runs[0, 1] = 0
 
-    The database goes by tiles of _TILE codes: each is copied to word-major order once, then every
-    query pair of the block computes its distances to the whole tile (vectorized, see
-    :func:`_tile_distances`) and counts them range by range of constant grade. A tile is read from
-    memory once per block of queries rather than once per pair.
+
+@jit
+def hist_classes_tiled(query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop):
+    """Counts by (distance, grade) of queries start..stop-1 for codes of three or more words (129
+    bits and up), grade 1 the database items of the query's class.
+
+    The database is read as it lies, by tiles of _TILE codes: each is copied to word-major order
+    once per block of queries, its items of the block's classes gathered by class on the way (no
+    class-sorted copy of the database), then every query pair of the block computes its distances
+    to the whole tile (vectorized, see :func:`_tile_distances`) and counts them range by range of
+    constant grade. A tile is read from memory once per block of queries rather than once per pair.
+
+    Parameters
+    ----------
+    query_words : (n_queries, n_words) uint64
+    query_ids : (n_queries,) int32
+        Class ids in [0, n_classes), or -1: no class (every item grade 0).
+    db_words : (n_db, n_words) uint64
+    db_ids : (n_db,) int32
+        Class ids in [0, n_classes); not read when no query of the block has a class (it may then
+        be empty).
+    n_classes : int
+    n_bits : int
+    hist : (n_queries, n_bits + 1, n_grades >= 2) int64
+        Zero on entry for rows start..stop-1; hist[i, d, g] = items of grade g at distance d.
+    start, stop : int
+        The queries to count.
     """
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
     n_dist = n_bits + 1
     stride = np.uint64(n_dist)
     n_pairs = (stop - start + 1) // 2
+    # the block's classes, a slot each (slot_of[class] = slot, from 1; 0 for the others)
+    slot_of = np.zeros(n_classes, dtype=np.int32)
+    query_slot = np.zeros(stop - start, dtype=np.int64)  # 0: no class
+    n_slots = 0
+    for u in range(stop - start):
+        k = query_ids[start + u]
+        if k >= 0:
+            if slot_of[k] == 0:
+                n_slots += 1
+                slot_of[k] = n_slots
+            query_slot[u] = slot_of[k]
+    runs = np.zeros((n_slots + 1, 2), dtype=np.int64)  # each slot's columns of the tile; runs[0]: none
+    slots = np.empty(_TILE, dtype=np.int32)
+    bounds = np.empty(6, dtype=np.int64)
     # copies int32 histograms per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
     copies = _COPIES if n_words <= _COPIES_WORDS else 1
     counts = np.zeros((2 * n_pairs, copies * 2 * n_dist), dtype=np.int32)
-    bounds = _pair_bounds(rel_segments, n_db, start, stop)
     tile = np.empty((n_words, _TILE + _TILE_PAD), dtype=np.uint64)
     dist_0 = np.empty(_TILE, dtype=np.uint64)
     dist_1 = np.empty(_TILE, dtype=np.uint64)
@@ -336,29 +362,35 @@ def hist_segments_tiled(query_words, db_words, rel_segments, n_bits, hist, start
         hi_slice = min(lo_slice + _SLICE, n_db)
         for lo in range(lo_slice, hi_slice, _TILE):
             hi = min(lo + _TILE, hi_slice)
-            for t in range(hi - lo):
-                for w in range(n_words):
-                    tile[w, t] = db_words[lo + t, w]
+            n = hi - lo
+            if n_slots > 0:
+                _gather_tile(db_words, db_ids, lo, hi, slot_of, tile, slots, runs)
+            else:  # no query of the block has a class: every item grade 0
+                for t in range(n):
+                    for w in range(n_words):
+                        tile[w, t] = db_words[lo + t, w]
             for p in range(n_pairs):
                 i = start + 2 * p
                 j = i + 1 if i + 1 < stop else i
-                _tile_distances(query_words[i], query_words[j], tile, hi - lo, dist_0, dist_1)
+                _tile_distances(query_words[i], query_words[j], tile, n, dist_0, dist_1)
+                rel_0, rel_1 = runs[query_slot[i - start]], runs[query_slot[j - start]]
+                _sorted_bounds(bounds, rel_0, rel_1, n)
                 for b in range(5):
-                    first, last, r0, r1 = _grade_range(bounds[p], b, lo, hi, rel_segments[i], rel_segments[j])
+                    first, last, r0, r1 = _grade_range(bounds, b, 0, n, rel_0, rel_1)
                     if first < last:
                         c0, c1 = counts[2 * p], counts[2 * p + 1]
-                        _count_tile_range(c0, c1, r0 * stride, r1 * stride, dist_0, dist_1, first - lo, last - lo,
-                                          copies)
+                        _count_tile_range(c0, c1, r0 * stride, r1 * stride, dist_0, dist_1, first, last, copies)
         _flush_counts(counts, hist, n_dist, start, stop)
 
 
 def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop):
-    """Histogram pass for binary relevance given by contiguous database segments, queries
-    start..stop-1 (start even: queries go in pairs).
+    """Histogram pass for codes of one or two words and binary relevance given by contiguous
+    database segments, queries start..stop-1 (start even: queries go in pairs). Wider codes go
+    through :func:`hist_classes_tiled`.
 
     Parameters
     ----------
-    query_words : (n_queries, n_words) uint64
+    query_words : (n_queries, n_words <= 2) uint64
     db_words : (n_db, n_words) uint64, ordered so that each query's relevant items are
         db_words[rel_segments[i, 0]:rel_segments[i, 1]] (class-sorted database); (0, 0) = none
     rel_segments : (n_queries, 2) int64
@@ -368,13 +400,7 @@ def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop
     start, stop : int
         The queries to count.
     """
-    n_words = db_words.shape[1]
-    if n_words == 1:
-        kernel = hist_segments_one_word
-    elif n_words >= 3 and stop - start >= _TILED_MIN_QUERIES:
-        kernel = hist_segments_tiled
-    else:
-        kernel = hist_segments_wide
+    kernel = hist_segments_one_word if db_words.shape[1] == 1 else hist_segments_wide
     kernel(query_words, db_words, rel_segments, n_bits, hist, start, stop)
 
 

@@ -29,7 +29,7 @@ from .._kernels.hamming_ties import (
     finalize_histograms_optional, finalize_histograms_ratios, finalize_ranked_queries, finalize_ranked_queries_optional,
     finalize_stable, finalize_stable_optional, stable_ranks,
 )
-from .._kernels.histogram import hist_multihot, hist_segments, move_relevant
+from .._kernels.histogram import hist_classes_tiled, hist_multihot, hist_segments, move_relevant
 from .._kernels.modes import HAMMING_TIES, KIND_CODES, TIE_CODES
 from .._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
 from ..codes import pack_pair
@@ -170,10 +170,11 @@ _SORT_COUNTERS = 1 << 23  # the class sort's per-chunk class counts at most (int
 
 
 def _class_sorted(db_words, db_ids, n_classes, n_threads):
-    """(words ordered by class, each class's [start, stop) segment): the words as they are where
-    the database is already in class order, else a stable class-sorted copy (a counting sort in
-    chunks of rows on ``n_threads`` threads; fewer, longer chunks where the classes are so many
-    that a count per chunk and class would pass _SORT_COUNTERS)."""
+    """(words ordered by class, each class's [start, stop) segment) of codes of one or two words
+    (the portable passes' input): the words as they are where the database is already in class
+    order, else a stable class-sorted copy (a counting sort in chunks of rows on ``n_threads``
+    threads; fewer, longer chunks where the classes are so many that a count per chunk and class
+    would pass _SORT_COUNTERS)."""
     n_db = len(db_ids)
     most_chunks = max(1, _SORT_COUNTERS // n_classes)
     rows = max(_SORT_CHUNK, math.ceil(n_db / most_chunks))
@@ -195,20 +196,23 @@ def _class_sorted(db_words, db_ids, n_classes, n_threads):
 
 class _DatabasePass:
     """The database side of the histogram pass, prepared once per call: the class-sorted copy
-    (class ids) and the arrays every kernel takes, then counts or stable ranks per query block."""
+    (class ids, for the portable passes of one- and two-word codes) and the arrays every kernel
+    takes, then counts or stable ranks per query block."""
 
     def __init__(self, db_codes, spec, stable, n_threads):
         self.spec, self.n_bits, self.stable = spec, db_codes.n_bits, stable
         self.db_words = _ro(db_codes.words)
         self.db_labels, self.db_label_words = _ro(spec.db_labels), _ro(spec.db_label_words)
-        # the bit-sliced pass reads the database as it lies, gathering each tile's items by class
-        self.bitsliced = bitsliced_codes(self.db_words.shape[1])
+        # the passes that read the database as it lies, gathering each tile's items by class: the
+        # bit-sliced pass (one and two words) and the tiled pass (three words and more)
+        n_words = self.db_words.shape[1]
+        self.class_pass = hist_classes if bitsliced_codes(n_words) else hist_classes_tiled if n_words >= 3 else None
         self.n_classes = spec.n_classes
         if spec.kind == "class" and stable:
             # the stable pass reads the database in index order: no class-sorted copy, and each
             # query's relevant count (its scratch size) is its class size
             self.class_sizes = class_sizes(spec)
-        elif spec.kind == "class" and not self.bitsliced:
+        elif spec.kind == "class" and self.class_pass is None:
             # each query's relevant items must be one contiguous segment of the database
             self.hist_db_words, self.segments = _class_sorted(self.db_words, self.db_labels, self.n_classes, n_threads)
 
@@ -219,7 +223,7 @@ class _DatabasePass:
              "label_words": _ro(rows.query_label_words), "indptr": _ro(rows.indptr),
              "indices": _ro(rows.indices), "grades": _ro(rows.grades)}
         n = query_words.shape[0]
-        if self.bitsliced and spec.kind != "multihot":  # each query's class, or none (-1): all grade 0
+        if self.class_pass is not None and spec.kind != "multihot":  # each query's class, or none (-1): all grade 0
             c["query_ids"] = c["query_labels"] if spec.kind == "class" else _ro(np.full(n, -1, dtype=np.int32))
         elif spec.kind == "class" and not self.stable:
             c["rel_segments"] = _ro(self.segments[rows.query_labels])
@@ -241,9 +245,9 @@ class _DatabasePass:
         if kind == "multihot":
             hist_multihot(c["query_words"], self.db_words, c["label_words"], self.db_label_words, self.n_bits,
                           hist, lo, hi)
-        elif self.bitsliced:
-            hist_classes(c["query_words"], c["query_ids"], self.db_words, self.db_labels, self.n_classes, self.n_bits,
-                         hist, lo, hi)
+        elif self.class_pass is not None:
+            self.class_pass(c["query_words"], c["query_ids"], self.db_words, self.db_labels, self.n_classes,
+                            self.n_bits, hist, lo, hi)
         elif kind == "class":
             hist_segments(c["query_words"], self.hist_db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
         else:

@@ -42,7 +42,12 @@ def test_one_signature_per_kernel(tmp_path):
         one_word = (bitsliced.hist_classes_bitsliced,)
     else:
         one_word = (histogram.hist_segments_one_word, class_sort.count_classes, class_sort.scatter_by_class)
-    for kernel in (*one_word, hamming_ties.finalize_histograms_ratios, hamming_ties.finalize_stable):
+    q, db, ql, dl = random_codes(n_bits=256)
+    for labels in (dl, dl.astype(np.uint8)):
+        ft.evaluate(q, db, ql.astype(np.int16), labels, metrics=["AP@5", "nDCG"])
+    ft.evaluate(q, db, relevance=([0, 1, 1, 2, 2, 3, 3, 3], [4, 9, 0], [1, 2, 1]), metrics=["AP@5", "nDCG"])
+    for kernel in (*one_word, histogram.hist_classes_tiled, hamming_ties.finalize_histograms_ratios,
+                   hamming_ties.finalize_stable):
         assert len(kernel.signatures) == 1, (kernel, kernel.signatures)
 
 
@@ -99,7 +104,7 @@ def test_histogram_pass_matches_numpy_distances(n_bits, labels):
         np.testing.assert_array_equal(res.per_query[f"R(radius={r})"], recall)
 
 
-@pytest.mark.parametrize("n_words", [1, 2, 4])
+@pytest.mark.parametrize("n_words", [1, 2])
 @pytest.mark.parametrize("n_classes", [1, 7, 3000])
 def test_class_sorted_copy(monkeypatch, n_words, n_classes):
     """The portable pass's class-sorted copy is numpy's stable sort by class, with each class's

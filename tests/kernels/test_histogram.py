@@ -1,9 +1,9 @@
 """The histogram pass (fasttie/_kernels/histogram.py, bitsliced.py, cpu.py): the portable and the
 bit-sliced pass count bitwise alike and as numpy's distances say, at every code width up to 128
-bits (the portable pass's tiles beyond) and around every tile, block and flush boundary, class
-ids as the engine passes them (a class-sorted copy's segments to the portable pass, the database
-as it lies to the bit-sliced one); FASTTIE_KERNEL picks the pass; on AVX-512 the compiled
-bit-sliced loop holds vpopcntq and vpternlogq."""
+bits (the tiled pass beyond) and around every tile, block and flush boundary, class ids as the
+engine passes them (a class-sorted copy's segments to the portable pass of one and two words, the
+database as it lies to the bit-sliced and the tiled pass); FASTTIE_KERNEL picks the pass; on
+AVX-512 the compiled bit-sliced loop holds vpopcntq and vpternlogq."""
 
 import os
 import subprocess
@@ -45,14 +45,17 @@ def _segment_counts(q, db, rel_segments, start, stop):
 
 def _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop):
     """Counts with class ids (query id -1: no class) as the engine takes them on each pass: the
-    portable pass on a class-sorted copy (its segments), the bit-sliced one on the database as it
-    lies."""
+    portable pass of one and two words on a class-sorted copy (its segments), the bit-sliced and
+    the tiled pass on the database as it lies."""
     monkeypatch.setenv("FASTTIE_KERNEL", kernel)
     n_bits, n_classes = q.shape[1], int(max(query_ids.max(), db_ids.max())) + 1
     query_ids, db_ids = query_ids.astype(np.int32), db_ids.astype(np.int32)
     query_words, db_words = ft.pack_codes(q).words, ft.pack_codes(db).words
     hist = np.zeros((len(q), n_bits + 1, 2), dtype=np.int64)
-    if cpu.bitsliced_codes(db_words.shape[1]):
+    if db_words.shape[1] >= 3:
+        histogram.hist_classes_tiled(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits, hist,
+                                     start, stop)
+    elif cpu.bitsliced_codes(db_words.shape[1]):
         bitsliced.hist_classes(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits, hist,
                                start, stop)
     else:
@@ -85,10 +88,11 @@ def test_both_passes_count_what_numpy_distances_give(monkeypatch, n_bits):
                 assert not hist[:start].any() and not hist[stop:].any()
 
 
-@pytest.mark.parametrize("n_bits", [1, 16, 64, 65, 128, 200])
+@pytest.mark.parametrize("n_bits", [1, 16, 64, 65, 128])
 def test_portable_pass_on_any_segments(n_bits):
-    """The portable pass with relevant items given as segments of the database (the class-sorted
-    copy's, or none for listed relevance): segments that are everything, nothing, one item."""
+    """The portable pass of one and two words with relevant items given as segments of the
+    database (the class-sorted copy's, or none for listed relevance): segments that are
+    everything, nothing, one item."""
     rng = np.random.default_rng(n_bits)
     for n_db in (1, 127, 128, 129, 1000):
         q, db = rng.integers(0, 2, (9, n_bits)), rng.integers(0, 2, (n_db, n_bits))
@@ -100,24 +104,42 @@ def test_portable_pass_on_any_segments(n_bits):
             np.testing.assert_array_equal(hist[start:stop], _expected(q, db, relevant)[start:stop], err_msg=str(n_db))
 
 
-@pytest.mark.parametrize("n_bits", [130, 192, 256, 320])
-def test_wide_codes_by_tiles_and_by_rows(n_bits):
-    """Codes of three words and more: the tiled pass (blocks of >= 16 queries) and the row-major
-    pair pass (smaller blocks) over several tiles, the last one partial, segment bounds inside
-    tiles, an odd query out, a block that does not start at 0."""
+@pytest.mark.parametrize("n_bits", [130, 192, 256, 320, 1024])
+def test_tiled_pass_gathers_classes_tile_by_tile(monkeypatch, n_bits):
+    """Codes of three words and more (the tiled pass, on either FASTTIE_KERNEL): several tiles,
+    the last one partial; a class only in the first rows, one whose run crosses a tile boundary,
+    one in every tile, one of no tile but the last; a query without a class, one of a class the
+    database lacks; an odd query out, a block that does not start at 0, a block of one query."""
     rng = np.random.default_rng(n_bits)
-    n_db, n_q = 2 * histogram._TILE + 37, 2 + histogram._TILED_MIN_QUERIES + 3
+    n_db, n_q = 2 * histogram._TILE + 37, 19
     q, db = rng.integers(0, 2, (n_q, n_bits)), rng.integers(0, 2, (n_db, n_bits))
     q[:, : n_bits // 2] = db[0, : n_bits // 2]  # spread the distances
-    rel_segments = np.sort(rng.integers(0, n_db, (n_q, 2)), axis=1)
-    rel_segments[3] = (0, n_db)  # everything relevant
-    rel_segments[4] = (0, 0)  # nothing relevant
-    relevant = (np.arange(n_db) >= rel_segments[:, :1]) & (np.arange(n_db) < rel_segments[:, 1:])
-    expected = _expected(q, db, relevant)
-    for start, stop in ((2, n_q), (0, 5)):  # 20 queries (odd one out: 19 + scratch): tiled; 5: row-major
-        hist = _segment_counts(q, db, rel_segments, start, stop)
-        np.testing.assert_array_equal(hist[start:stop], expected[start:stop])
-        assert not hist[:start].any() and not hist[stop:].any()
+    db_ids = rng.integers(0, 3, n_db)
+    db_ids[:5] = 3  # only in the first rows
+    db_ids[histogram._TILE - 40:histogram._TILE + 60] = 4  # a run across a tile boundary
+    db_ids[-3:] = 5  # only in the last, partial tile
+    query_ids = np.resize(np.arange(6), n_q)
+    query_ids[6], query_ids[7] = -1, 9  # no class; a class no database item has
+    expected = _expected(q, db, query_ids[:, None] == db_ids[None])
+    for kernel in PASSES:
+        for start, stop in ((0, n_q), (2, 9), (4, 5)):
+            hist = _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop)
+            np.testing.assert_array_equal(hist[start:stop], expected[start:stop], err_msg=f"{kernel} {start}")
+            assert not hist[:start].any() and not hist[stop:].any()
+
+
+@pytest.mark.parametrize("n_bits", [192, 256])
+def test_tiled_pass_without_classes(n_bits):
+    """No query of the block has a class (listed relevance: every item counted at grade 0, the
+    database's class ids empty and never read)."""
+    rng = np.random.default_rng(n_bits)
+    n_db = histogram._TILE + 5
+    q, db = rng.integers(0, 2, (5, n_bits)), rng.integers(0, 2, (n_db, n_bits))
+    query_words, db_words = ft.pack_codes(q).words, ft.pack_codes(db).words
+    query_ids, db_ids = np.full(5, -1, dtype=np.int32), np.zeros(0, dtype=np.int32)
+    hist = np.zeros((5, n_bits + 1, 2), dtype=np.int64)
+    histogram.hist_classes_tiled(*_read_only(query_words, query_ids, db_words, db_ids), 0, n_bits, hist, 0, 5)
+    np.testing.assert_array_equal(hist, _expected(q, db, np.zeros((5, n_db), dtype=bool)))
 
 
 @pytest.mark.parametrize("n_bits", [64, 128])
