@@ -37,9 +37,10 @@ FRONT_DOORS = {
 
 
 def door_kernels() -> dict:
-    """:data:`FRONT_DOORS` with the passes of one- and two-word codes that this CPU runs added to
+    """:data:`FRONT_DOORS` with the passes that this CPU runs for one- and two-word codes added to
     evaluate's kernels: the bit-sliced passes (AVX-512, or forced by ``FASTTIE_KERNEL``) or the
-    portable passes of one and two words and the class sort they read.
+    portable one-word pass and the class sort it reads (two-word codes then take the tiled pass,
+    in :data:`FRONT_DOORS`).
 
     Returns
     -------
@@ -48,8 +49,7 @@ def door_kernels() -> dict:
     if bitsliced_pass():
         passes = ("bitsliced.hist_classes_bitsliced", "bitsliced.hist_classes_bitsliced_two_words")
     else:
-        passes = ("histogram.hist_segments_one_word", "histogram.hist_segments_wide", "class_sort.count_classes",
-                  "class_sort.scatter_by_class")
+        passes = ("histogram.hist_segments_one_word", "class_sort.count_classes", "class_sort.scatter_by_class")
     return {door: (*passes, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}
 
 

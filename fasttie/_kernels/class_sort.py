@@ -1,6 +1,6 @@
 """Counting sort of the database by class, so each class is one contiguous segment: what the
-portable passes of one- and two-word codes read (wider codes are ordered tile by tile, and the
-bit-sliced pass gathers each tile's items by class itself).
+portable pass of one-word codes reads (wider codes are ordered tile by tile, and the bit-sliced
+pass gathers each tile's items by class itself).
 
 Two kernels over chunks of rows, so the sort runs on several threads (:mod:`fasttie.parallel`)
 and stays stable: each chunk counts its rows per class, the caller turns the counts into each
@@ -34,15 +34,14 @@ def count_classes(db_ids, bounds, counts, ascending, start, stop):
 
 @jit
 def scatter_by_class(db_words, db_ids, bounds, cursors, out, start, stop):
-    """The rows (codes of one or two words) of chunks start..stop-1 written to ``out`` by class,
-    in row order: chunk c's rows of class k from out[cursors[c, k]] on.
+    """The rows (one-word codes) of chunks start..stop-1 written to ``out`` by class, in row order:
+    chunk c's rows of class k from out[cursors[c, k]] on.
 
     cursors : (n_chunks, n_classes) int64, each chunk's first slot per class (a copy is used).
     out : like db_words, written; allocated by the caller with numpy, which asks for huge pages
     where it can (numba's allocator does not): a 20M-code copy otherwise spends more time in
     page faults than in copying.
     """
-    n_words = db_words.shape[1]
     for c in range(start, stop):
         cursor = cursors[c].astype(np.uint64)
         lo, hi = np.uint64(bounds[c]), np.uint64(bounds[c + 1])
@@ -51,5 +50,3 @@ def scatter_by_class(db_words, db_ids, bounds, cursors, out, start, stop):
             slot = cursor[k]
             cursor[k] = slot + np.uint64(1)
             out[slot, 0] = db_words[j, 0]
-            if n_words == 2:
-                out[slot, 1] = db_words[j, 1]

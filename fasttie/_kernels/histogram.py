@@ -6,9 +6,9 @@ pass, so its inner loops are written for the hardware:
 
 * popcount through LLVM's ``ctpop`` (``popcnt``), indices kept unsigned (no wraparound checks);
 * class labels never enter the hot loop: for a query of class ``c`` the relevant items are one
-  contiguous segment and the grade is constant on each range of the loop. For codes of one and
-  two words the engine orders the database by class (a counting sort, O(n_db)); wider codes are
-  ordered tile by tile, in cache, as each tile is copied (no class-sorted copy of the database);
+  contiguous segment and the grade is constant on each range of the loop. For one-word codes the
+  engine orders the database by class (a counting sort, O(n_db)); wider codes are ordered tile by
+  tile, in cache, as each tile is copied (no class-sorted copy of the database);
 * query blocking: the database goes by tiles that stay in cache while every query of the block
   passes over them, so a database larger than the cache is read from memory once per block, not
   once per query;
@@ -17,11 +17,11 @@ pass, so its inner loops are written for the hardware:
   spread over (bits+1)^2 buckets rather than queueing on the few most common distances. The
   marginals are summed afterwards. The cells of a chunk of codes are computed first, in a loop
   LLVM vectorizes (``vpopcntq`` on AVX-512, a nibble-table popcount on AVX2), then counted;
-* from three words (129 bits) on, where scalar popcounts bound the loop, the tiles are copied
-  to word-major order (rows padded off a multiple of 4 KB: one L1 set would hold a whole column),
-  so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb
-  popcount on AVX2); up to four words each query then counts into four interleaved histograms,
-  since its distances crowd into few buckets and one bucket's increments would wait on each other;
+* from two words (65 bits) on, where scalar popcounts bound the loop, the tiles are copied to
+  word-major order (rows padded off a multiple of 4 KB: one L1 set would hold a whole column),
+  so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb popcount on AVX2); up to
+  four words each query then counts into four interleaved histograms, since its distances crowd
+  into few buckets and one bucket's increments would wait on each other;
 * on CPUs with AVX-512 VPOPCNTDQ, codes of one and two words are counted bit-sliced instead
   (:mod:`.bitsliced`, chosen by :mod:`.cpu`): no memory increment per code at all, and no
   class-sorted copy of the database.
@@ -37,7 +37,7 @@ _TILE = 4096  # codes per tile of the tiled pass: 32 KB per word, stays in L2 wh
 # words of padding after each row of a word-major tile: rows 32 KB apart put word w of every code of
 # a column in one L1 set, which more than 8 words overflow (1024 bits: the copy took 3.5x as long)
 _TILE_PAD = 8
-_TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one and two words): read from memory once per block
+_TILE_ROWS = 1 << 15  # codes per tile of the row-major passes (one word, multi-hot): read from memory once per block
 _JOINT_BLOCK = 32  # queries per block of the joint pass (even): 16 joint histograms of 68 KB
 _CELLS = 2048  # codes whose joint-histogram cells are computed at once (8 KB of uint32, in L1)
 # rows of a joint histogram: 65 whatever the width (distances 0..64 of a word), a constant the
@@ -68,28 +68,25 @@ def _count_range_joint(joint, offset, query_0, query_1, db_words, start, stop, c
 
 
 @jit
-def _count_range_two(counts_0, counts_1, offset_0, offset_1, query_0, query_1, db_words, start, stop):
-    """counts_q[offset_q + distance_q] += 1 for two queries and codes of two words, each database
-    code loaded once; unrolled: the query words stay in registers."""
-    a0 = query_0[0]
-    a1 = query_0[1]
-    b0 = query_1[0]
-    b1 = query_1[1]
-    for j in range(np.uint64(start), np.uint64(stop)):
-        x0 = db_words[j, 0]
-        x1 = db_words[j, 1]
-        counts_0[offset_0 + popcount64(a0 ^ x0) + popcount64(a1 ^ x1)] += 1
-        counts_1[offset_1 + popcount64(b0 ^ x0) + popcount64(b1 ^ x1)] += 1
-
-
-@jit
 def _tile_distances(query_0, query_1, tile, n, dist_0, dist_1):
     """Distances of two queries to the first n codes of a word-major tile (tile[w, t] = word w
     of code t). The loops over codes are vectorized by LLVM (on AVX2 a vpshufb nibble-table
     popcount of four codes at a time), which scalar popcnt on row-major codes cannot be."""
-    # the word-major twin of _count_range_two's 256-bit branch (0.86 G pairs/s against 0.74 for the
-    # word-by-word loop below); the query words stay in registers
-    if tile.shape[0] == 4:
+    # two and four words unrolled (deliberately alike): the query words stay in registers (256 bits:
+    # 0.86 G pairs/s against 0.74 for the word-by-word loop below; 128 bits: 2.00 against 1.55)
+    if tile.shape[0] == 2:
+        a0 = query_0[0]
+        a1 = query_0[1]
+        b0 = query_1[0]
+        b1 = query_1[1]
+        t0 = tile[0]
+        t1 = tile[1]
+        for t in range(n):
+            x0 = t0[t]
+            x1 = t1[t]
+            dist_0[t] = popcount64(a0 ^ x0) + popcount64(a1 ^ x1)
+            dist_1[t] = popcount64(b0 ^ x0) + popcount64(b1 ^ x1)
+    elif tile.shape[0] == 4:
         a0 = query_0[0]
         a1 = query_0[1]
         a2 = query_0[2]
@@ -109,6 +106,18 @@ def _tile_distances(query_0, query_1, tile, n, dist_0, dist_1):
             x3 = t3[t]
             dist_0[t] = popcount64(a0 ^ x0) + popcount64(a1 ^ x1) + popcount64(a2 ^ x2) + popcount64(a3 ^ x3)
             dist_1[t] = popcount64(b0 ^ x0) + popcount64(b1 ^ x1) + popcount64(b2 ^ x2) + popcount64(b3 ^ x3)
+    elif tile.shape[0] == 2:
+        a0 = query_0[0]
+        a1 = query_0[1]
+        b0 = query_1[0]
+        b1 = query_1[1]
+        t0 = tile[0]
+        t1 = tile[1]
+        for t in range(n):
+            x0 = t0[t]
+            x1 = t1[t]
+            dist_0[t] = popcount64(a0 ^ x0) + popcount64(a1 ^ x1)
+            dist_1[t] = popcount64(b0 ^ x0) + popcount64(b1 ^ x1)
     else:  # any width: word by word, each word's loop vectorized
         for t in range(n):
             dist_0[t] = 0
@@ -161,13 +170,28 @@ def _pair_bounds(rel_segments, n_db, start, stop):
 
 @jit
 def hist_segments_one_word(query_words, db_words, rel_segments, n_bits, hist, start, stop):
-    """:func:`hist_segments` for codes of at most 64 bits, query pairs through joint histograms.
+    """Counts by (distance, grade) of queries start..stop-1 (start even: queries go in pairs) for
+    codes of one word (at most 64 bits), relevant items given as segments of the database (its
+    class-sorted copy's; none for listed relevance). Wider codes go through
+    :func:`hist_classes_tiled`.
 
     Each pair shares one joint (distance_0, distance_1) histogram: one increment per code for
     two queries, spread over (bits+1)^2 buckets rather than queueing on the few most common
     distances; the marginals are summed at each flush. The queries go by blocks of _JOINT_BLOCK
     (their joint histograms stay in cache), the database by tiles of _TILE_ROWS codes, each
     read from memory once for every pair of the block (query blocking).
+
+    Parameters
+    ----------
+    query_words : (n_queries, 1) uint64
+    db_words : (n_db, 1) uint64, ordered so that each query's relevant items are
+        db_words[rel_segments[i, 0]:rel_segments[i, 1]] (class-sorted database); (0, 0) = none
+    rel_segments : (n_queries, 2) int64
+    n_bits : int
+    hist : (n_queries, n_bits + 1, n_grades >= 2) int64, zero on entry; hist[i, d, g] =
+        items of grade g at distance d (grades 0 and 1 only here)
+    start, stop : int
+        The queries to count.
     """
     for block_start in range(start, stop, _JOINT_BLOCK):
         _one_word_block(query_words, db_words, rel_segments, n_bits, hist, block_start,
@@ -213,32 +237,6 @@ def _one_word_block(query_words, db_words, rel_segments, n_bits, hist, start, st
                                 if j > i:
                                     hist[j, d1, r1] += c
                                 joint[p, row + d1] = 0
-
-
-@jit
-def hist_segments_wide(query_words, db_words, rel_segments, n_bits, hist, start, stop):
-    """:func:`hist_segments` for codes of two words: query pairs, one histogram per query, the
-    database by tiles of _TILE_ROWS codes, each read once for every pair of the block."""
-    n_db = db_words.shape[0]
-    n_dist = n_bits + 1
-    stride = np.uint64(n_dist)
-    n_pairs = (stop - start + 1) // 2
-    # one int32 row per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
-    counts = np.zeros((2 * n_pairs, 2 * n_dist), dtype=np.int32)
-    bounds = _pair_bounds(rel_segments, n_db, start, stop)
-    for lo_slice in range(0, n_db, _SLICE):
-        hi_slice = min(lo_slice + _SLICE, n_db)
-        for lo in range(lo_slice, hi_slice, _TILE_ROWS):
-            hi = min(lo + _TILE_ROWS, hi_slice)
-            for p in range(n_pairs):
-                i = start + 2 * p
-                j = i + 1 if i + 1 < stop else i
-                for b in range(5):
-                    first, last, r0, r1 = _grade_range(bounds[p], b, lo, hi, rel_segments[i], rel_segments[j])
-                    if first < last:
-                        _count_range_two(counts[2 * p], counts[2 * p + 1], r0 * stride, r1 * stride, query_words[i],
-                                         query_words[j], db_words, first, last)
-        _flush_counts(counts, hist, n_dist, start, stop)
 
 
 @jit(inline="always")
@@ -308,8 +306,8 @@ def _gather_tile(db_words, db_ids, lo, hi, slot_of, tile, slots, runs):
 
 @jit
 def hist_classes_tiled(query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop):
-    """Counts by (distance, grade) of queries start..stop-1 for codes of three or more words (129
-    bits and up), grade 1 the database items of the query's class.
+    """Counts by (distance, grade) of queries start..stop-1 for codes of two or more words (65 bits
+    and up), grade 1 the database items of the query's class.
 
     The database is read as it lies, by tiles of _TILE codes: each is copied to word-major order
     once per block of queries, its items of the block's classes gathered by class on the way (no
@@ -381,27 +379,6 @@ def hist_classes_tiled(query_words, query_ids, db_words, db_ids, n_classes, n_bi
                         c0, c1 = counts[2 * p], counts[2 * p + 1]
                         _count_tile_range(c0, c1, r0 * stride, r1 * stride, dist_0, dist_1, first, last, copies)
         _flush_counts(counts, hist, n_dist, start, stop)
-
-
-def hist_segments(query_words, db_words, rel_segments, n_bits, hist, start, stop):
-    """Histogram pass for codes of one or two words and binary relevance given by contiguous
-    database segments, queries start..stop-1 (start even: queries go in pairs). Wider codes go
-    through :func:`hist_classes_tiled`.
-
-    Parameters
-    ----------
-    query_words : (n_queries, n_words <= 2) uint64
-    db_words : (n_db, n_words) uint64, ordered so that each query's relevant items are
-        db_words[rel_segments[i, 0]:rel_segments[i, 1]] (class-sorted database); (0, 0) = none
-    rel_segments : (n_queries, 2) int64
-    n_bits : int
-    hist : (n_queries, n_bits + 1, n_grades >= 2) int64, zero on entry; hist[i, d, g] =
-        items of grade g at distance d (grades 0 and 1 only here)
-    start, stop : int
-        The queries to count.
-    """
-    kernel = hist_segments_one_word if db_words.shape[1] == 1 else hist_segments_wide
-    kernel(query_words, db_words, rel_segments, n_bits, hist, start, stop)
 
 
 @jit

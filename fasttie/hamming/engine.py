@@ -29,7 +29,7 @@ from .._kernels.hamming_ties import (
     finalize_histograms_optional, finalize_histograms_ratios, finalize_ranked_queries, finalize_ranked_queries_optional,
     finalize_stable, finalize_stable_optional, stable_ranks,
 )
-from .._kernels.histogram import hist_classes_tiled, hist_multihot, hist_segments, move_relevant
+from .._kernels.histogram import hist_classes_tiled, hist_multihot, hist_segments_one_word, move_relevant
 from .._kernels.modes import HAMMING_TIES, KIND_CODES, TIE_CODES
 from .._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
 from ..codes import pack_pair
@@ -170,8 +170,8 @@ _SORT_COUNTERS = 1 << 23  # the class sort's per-chunk class counts at most (int
 
 
 def _class_sorted(db_words, db_ids, n_classes, n_threads):
-    """(words ordered by class, each class's [start, stop) segment) of codes of one or two words
-    (the portable passes' input): the words as they are where the database is already in class
+    """(words ordered by class, each class's [start, stop) segment) of one-word codes (the
+    portable one-word pass's input): the words as they are where the database is already in class
     order, else a stable class-sorted copy (a counting sort in chunks of rows on ``n_threads``
     threads; fewer, longer chunks where the classes are so many that a count per chunk and class
     would pass _SORT_COUNTERS)."""
@@ -196,7 +196,7 @@ def _class_sorted(db_words, db_ids, n_classes, n_threads):
 
 class _DatabasePass:
     """The database side of the histogram pass, prepared once per call: the class-sorted copy
-    (class ids, for the portable passes of one- and two-word codes) and the arrays every kernel
+    (class ids, for the portable pass of one-word codes) and the arrays every kernel
     takes, then counts or stable ranks per query block."""
 
     def __init__(self, db_codes, spec, stable, n_threads):
@@ -204,9 +204,9 @@ class _DatabasePass:
         self.db_words = _ro(db_codes.words)
         self.db_labels, self.db_label_words = _ro(spec.db_labels), _ro(spec.db_label_words)
         # the passes that read the database as it lies, gathering each tile's items by class: the
-        # bit-sliced pass (one and two words) and the tiled pass (three words and more)
+        # bit-sliced pass (one and two words) and the tiled pass (two words and more)
         n_words = self.db_words.shape[1]
-        self.class_pass = hist_classes if bitsliced_codes(n_words) else hist_classes_tiled if n_words >= 3 else None
+        self.class_pass = hist_classes if bitsliced_codes(n_words) else hist_classes_tiled if n_words >= 2 else None
         self.n_classes = spec.n_classes
         if spec.kind == "class" and stable:
             # the stable pass reads the database in index order: no class-sorted copy, and each
@@ -249,9 +249,9 @@ class _DatabasePass:
             self.class_pass(c["query_words"], c["query_ids"], self.db_words, self.db_labels, self.n_classes,
                             self.n_bits, hist, lo, hi)
         elif kind == "class":
-            hist_segments(c["query_words"], self.hist_db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
+            hist_segments_one_word(c["query_words"], self.hist_db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
         else:
-            hist_segments(c["query_words"], self.db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
+            hist_segments_one_word(c["query_words"], self.db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
         if kind == "listed":  # every item counted at grade 0 above: the listed ones move to their grades
             move_relevant(c["query_words"], self.db_words, c["indptr"], c["indices"], c["grades"], hist, lo, hi)
 

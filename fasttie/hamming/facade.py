@@ -152,11 +152,11 @@ def evaluate(
     Notes
     -----
     Memory: besides the inputs, per query chunk (n_bits + 1) x grades int64 counts. With class
-    ids, the bit-sliced pass (codes of up to 128 bits on CPUs with AVX-512) and the pass of codes
-    wider than 128 bits gather each tile of the database by class in cache; the portable pass of
-    codes of up to 128 bits on other CPUs makes a class-sorted copy of the database words, unless
-    the database is already ordered by class (sort it once to evaluate huge databases without the
-    copy).
+    ids, the bit-sliced pass (codes of up to 128 bits on CPUs with AVX-512) and the tiled pass
+    (wider codes; from 65 bits on other CPUs) gather each tile of the database by class in cache;
+    the pass of codes of up to 64 bits on other CPUs makes a class-sorted copy of the database
+    words, unless the database is already ordered by class (sort it once to evaluate huge
+    databases without the copy).
 
     Conventions: P@k, F1@k and ACG@k divide by the k asked for even past the end of the list;
     other metrics at k > n_db equal their value at n_db. Within radius r means distance <= r;

@@ -1,9 +1,9 @@
 """The histogram pass (fasttie/_kernels/histogram.py, bitsliced.py, cpu.py): the portable and the
 bit-sliced pass count bitwise alike and as numpy's distances say, at every code width up to 128
 bits (the tiled pass beyond) and around every tile, block and flush boundary, class ids as the
-engine passes them (a class-sorted copy's segments to the portable pass of one and two words, the
-database as it lies to the bit-sliced and the tiled pass); FASTTIE_KERNEL picks the pass; on
-AVX-512 the compiled bit-sliced loop holds vpopcntq and vpternlogq."""
+engine passes them (a class-sorted copy's segments to the portable one-word pass, the database as
+it lies to the bit-sliced and the tiled pass); FASTTIE_KERNEL picks the pass; on AVX-512 the
+compiled bit-sliced loop holds vpopcntq and vpternlogq."""
 
 import os
 import subprocess
@@ -36,35 +36,37 @@ def _read_only(*arrays):
 
 
 def _segment_counts(q, db, rel_segments, start, stop):
-    """The portable pass (histogram.hist_segments): relevant items given as database segments."""
+    """The portable one-word pass (histogram.hist_segments_one_word): relevant items given as
+    database segments."""
     query_words, db_words = _read_only(ft.pack_codes(q).words, ft.pack_codes(db).words)
     hist = np.zeros((len(q), q.shape[1] + 1, 2), dtype=np.int64)
-    histogram.hist_segments(query_words, db_words, *_read_only(rel_segments), q.shape[1], hist, start, stop)
+    histogram.hist_segments_one_word(query_words, db_words, *_read_only(rel_segments), q.shape[1], hist, start,
+                                     stop)
     return hist
 
 
 def _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop):
     """Counts with class ids (query id -1: no class) as the engine takes them on each pass: the
-    portable pass of one and two words on a class-sorted copy (its segments), the bit-sliced and
-    the tiled pass on the database as it lies."""
+    portable one-word pass on a class-sorted copy (its segments), the bit-sliced and the tiled
+    pass on the database as it lies."""
     monkeypatch.setenv("FASTTIE_KERNEL", kernel)
     n_bits, n_classes = q.shape[1], int(max(query_ids.max(), db_ids.max())) + 1
     query_ids, db_ids = query_ids.astype(np.int32), db_ids.astype(np.int32)
     query_words, db_words = ft.pack_codes(q).words, ft.pack_codes(db).words
     hist = np.zeros((len(q), n_bits + 1, 2), dtype=np.int64)
-    if db_words.shape[1] >= 3:
-        histogram.hist_classes_tiled(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits, hist,
-                                     start, stop)
-    elif cpu.bitsliced_codes(db_words.shape[1]):
+    if cpu.bitsliced_codes(db_words.shape[1]):
         bitsliced.hist_classes(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits, hist,
                                start, stop)
+    elif db_words.shape[1] >= 2:
+        histogram.hist_classes_tiled(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits, hist,
+                                     start, stop)
     else:
         order = np.argsort(db_ids, kind="stable")
         ends = np.cumsum(np.bincount(db_ids, minlength=n_classes))
         segments = np.stack([ends - np.bincount(db_ids, minlength=n_classes), ends], axis=1)
         rel_segments = np.where(query_ids[:, None] >= 0, segments[query_ids], 0).astype(np.int64)
-        histogram.hist_segments(*_read_only(query_words, db_words[order].copy(), rel_segments), n_bits, hist, start,
-                                stop)
+        histogram.hist_segments_one_word(*_read_only(query_words, db_words[order].copy(), rel_segments), n_bits,
+                                         hist, start, stop)
     return hist
 
 
@@ -88,11 +90,11 @@ def test_both_passes_count_what_numpy_distances_give(monkeypatch, n_bits):
                 assert not hist[:start].any() and not hist[stop:].any()
 
 
-@pytest.mark.parametrize("n_bits", [1, 16, 64, 65, 128])
+@pytest.mark.parametrize("n_bits", [1, 16, 63, 64])
 def test_portable_pass_on_any_segments(n_bits):
-    """The portable pass of one and two words with relevant items given as segments of the
-    database (the class-sorted copy's, or none for listed relevance): segments that are
-    everything, nothing, one item."""
+    """The portable one-word pass with relevant items given as segments of the database (the
+    class-sorted copy's, or none for listed relevance): segments that are everything, nothing,
+    one item."""
     rng = np.random.default_rng(n_bits)
     for n_db in (1, 127, 128, 129, 1000):
         q, db = rng.integers(0, 2, (9, n_bits)), rng.integers(0, 2, (n_db, n_bits))
@@ -104,9 +106,10 @@ def test_portable_pass_on_any_segments(n_bits):
             np.testing.assert_array_equal(hist[start:stop], _expected(q, db, relevant)[start:stop], err_msg=str(n_db))
 
 
-@pytest.mark.parametrize("n_bits", [130, 192, 256, 320, 1024])
+@pytest.mark.parametrize("n_bits", [65, 128, 130, 192, 256, 320, 1024])
 def test_tiled_pass_gathers_classes_tile_by_tile(monkeypatch, n_bits):
-    """Codes of three words and more (the tiled pass, on either FASTTIE_KERNEL): several tiles,
+    """Codes of two words and more (the tiled pass; at two words the portable one, the bit-sliced
+    pass on the other FASTTIE_KERNEL): several tiles,
     the last one partial; a class only in the first rows, one whose run crosses a tile boundary,
     one in every tile, one of no tile but the last; a query without a class, one of a class the
     database lacks; an odd query out, a block that does not start at 0, a block of one query."""
@@ -128,7 +131,7 @@ def test_tiled_pass_gathers_classes_tile_by_tile(monkeypatch, n_bits):
             assert not hist[:start].any() and not hist[stop:].any()
 
 
-@pytest.mark.parametrize("n_bits", [192, 256])
+@pytest.mark.parametrize("n_bits", [128, 192, 256])
 def test_tiled_pass_without_classes(n_bits):
     """No query of the block has a class (listed relevance: every item counted at grade 0, the
     database's class ids empty and never read)."""
