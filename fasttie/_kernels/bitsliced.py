@@ -32,6 +32,7 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
 from ._jit import jit, jit_variants
+from .class_sort import block_classes
 from .popcount import distance, popcount64
 from .simd import add, and_, load, majority, one_hot, popcount, splat, splat_pairs, store, sub, sum3, swap_pairs, xor
 
@@ -284,17 +285,7 @@ def _make_pass(two_words):
         flush = _FLUSH // n_words  # codes the planes take between flushes
         n_one_hot = 64 * n_words  # distances the one-hot words hold; 64 * n_words is left over
         # the block's classes, a slot each; the tile's items of those classes are gathered by slot
-        # slot + 1 per class, 0 for the others (int32: a table as long as the class ids)
-        slot_of = np.zeros(n_classes, dtype=np.int32)
-        query_slot = np.zeros(n_queries, dtype=np.int64)
-        n_slots = 0
-        for u in range(n_queries):
-            k = query_ids[start + u]
-            if k >= 0:
-                if slot_of[k] == 0:
-                    n_slots += 1
-                    slot_of[k] = n_slots
-                query_slot[u] = slot_of[k]
+        slot_of, query_slot, n_slots = block_classes(query_ids, n_classes, start, stop)
         run_start = np.zeros(n_slots + 1, dtype=np.int64)
         tallies = np.zeros((4, n_slots), dtype=np.int64)
         run_length = tallies[0]

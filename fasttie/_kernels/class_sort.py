@@ -1,6 +1,7 @@
 """Counting sort of the database by class, so each class is one contiguous segment: what the
 portable pass of one-word codes reads (wider codes are ordered tile by tile, and the bit-sliced
-pass gathers each tile's items by class itself).
+pass gathers each tile's items by class itself, each slot of a block's classes given by
+:func:`block_classes`).
 
 Two kernels over chunks of rows, so the sort runs on several threads (:mod:`fasttie.parallel`)
 and stays stable: each chunk counts its rows per class, the caller turns the counts into each
@@ -50,3 +51,22 @@ def scatter_by_class(db_words, db_ids, bounds, cursors, out, start, stop):
             slot = cursor[k]
             cursor[k] = slot + np.uint64(1)
             out[slot, 0] = db_words[j, 0]
+
+
+@jit
+def block_classes(query_ids, n_classes, start, stop):
+    """The classes of queries start..stop-1, a slot each from 1 in order of appearance, for the
+    passes that gather each tile's items by class: (slot_of, query_slot, n_slots), slot_of[class]
+    = its slot (0: no query of the block has it; int32, a table as long as the class ids) and
+    query_slot[u] = the slot of query start + u (0: no class, id -1)."""
+    slot_of = np.zeros(n_classes, dtype=np.int32)
+    query_slot = np.zeros(stop - start, dtype=np.int64)
+    n_slots = 0
+    for u in range(stop - start):
+        k = query_ids[start + u]
+        if k >= 0:
+            if slot_of[k] == 0:
+                n_slots += 1
+                slot_of[k] = n_slots
+            query_slot[u] = slot_of[k]
+    return slot_of, query_slot, n_slots

@@ -30,6 +30,7 @@ Counts are int32 inside a database slice of at most 2**30 items and flushed to i
 
 import numpy as np
 from ._jit import jit
+from .class_sort import block_classes
 from .popcount import distance, popcount64
 
 _SLICE = 1 << 30  # database items per int32 accumulation round
@@ -336,17 +337,7 @@ def hist_classes_tiled(query_words, query_ids, db_words, db_ids, n_classes, n_bi
     n_dist = n_bits + 1
     stride = np.uint64(n_dist)
     n_pairs = (stop - start + 1) // 2
-    # the block's classes, a slot each (slot_of[class] = slot, from 1; 0 for the others)
-    slot_of = np.zeros(n_classes, dtype=np.int32)
-    query_slot = np.zeros(stop - start, dtype=np.int64)  # 0: no class
-    n_slots = 0
-    for u in range(stop - start):
-        k = query_ids[start + u]
-        if k >= 0:
-            if slot_of[k] == 0:
-                n_slots += 1
-                slot_of[k] = n_slots
-            query_slot[u] = slot_of[k]
+    slot_of, query_slot, n_slots = block_classes(query_ids, n_classes, start, stop)
     runs = np.zeros((n_slots + 1, 2), dtype=np.int64)  # each slot's columns of the tile; runs[0]: none
     slots = np.empty(_TILE, dtype=np.int32)
     bounds = np.empty(6, dtype=np.int64)
