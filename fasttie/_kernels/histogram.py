@@ -107,18 +107,6 @@ def _tile_distances(query_0, query_1, tile, n, dist_0, dist_1):
             x3 = t3[t]
             dist_0[t] = popcount64(a0 ^ x0) + popcount64(a1 ^ x1) + popcount64(a2 ^ x2) + popcount64(a3 ^ x3)
             dist_1[t] = popcount64(b0 ^ x0) + popcount64(b1 ^ x1) + popcount64(b2 ^ x2) + popcount64(b3 ^ x3)
-    elif tile.shape[0] == 2:
-        a0 = query_0[0]
-        a1 = query_0[1]
-        b0 = query_1[0]
-        b1 = query_1[1]
-        t0 = tile[0]
-        t1 = tile[1]
-        for t in range(n):
-            x0 = t0[t]
-            x1 = t1[t]
-            dist_0[t] = popcount64(a0 ^ x0) + popcount64(a1 ^ x1)
-            dist_1[t] = popcount64(b0 ^ x0) + popcount64(b1 ^ x1)
     else:  # any width: word by word, each word's loop vectorized
         for t in range(n):
             dist_0[t] = 0
