@@ -2,8 +2,9 @@
 bit-sliced pass count bitwise alike and as numpy's distances say, at every code width up to 128
 bits (the tiled pass beyond) and around every tile, block and flush boundary, class ids as the
 engine passes them (a class-sorted copy's segments to the portable one-word pass, the database as
-it lies to the bit-sliced and the tiled pass); FASTTIE_KERNEL picks the pass; on AVX-512 the
-compiled bit-sliced loop holds vpopcntq and vpternlogq."""
+it lies to the bit-sliced and the tiled pass); the multi-hot pass counts shared labels as numpy
+does; FASTTIE_KERNEL picks the pass; on AVX-512 the compiled bit-sliced loop holds vpopcntq and
+vpternlogq."""
 
 import os
 import subprocess
@@ -104,6 +105,27 @@ def test_portable_pass_on_any_segments(n_bits):
         for start, stop in ((0, 9), (2, 7)):
             hist = _segment_counts(q, db, rel_segments, start, stop)
             np.testing.assert_array_equal(hist[start:stop], _expected(q, db, relevant)[start:stop], err_msg=str(n_db))
+
+
+@pytest.mark.parametrize(("n_bits", "n_labels"), [(7, 5), (64, 64), (64, 70), (100, 24)])
+def test_multihot_pass_counts_shared_labels(n_bits, n_labels):
+    """The multi-hot pass (grade = labels shared) against numpy: one word of code and of labels
+    (cells counted four per load), and wider ones; database sizes off the 2,048-code chunk of cells
+    and off the tile; a block of queries that does not start at 0."""
+    rng = np.random.default_rng(n_bits + n_labels)
+    for n_db in (1, 3, 2047, 2049, histogram._TILE_ROWS + 5):
+        q, db = rng.integers(0, 2, (6, n_bits)), rng.integers(0, 2, (n_db, n_bits))
+        query_labels, db_labels = rng.integers(0, 2, (6, n_labels)), rng.integers(0, 2, (n_db, n_labels))
+        shared = query_labels @ db_labels.T
+        distances = (q[:, None, :] != db[None]).sum(axis=2)
+        expected = np.zeros((6, n_bits + 1, max(2, int(query_labels.sum(axis=1).max()) + 1)), dtype=np.int64)
+        for i in range(6):
+            np.add.at(expected[i], (distances[i], shared[i]), 1)
+        hist = np.zeros_like(expected)
+        words = [ft.pack_codes(a.astype(bool)).words for a in (q, db, query_labels, db_labels)]
+        histogram.hist_multihot(*_read_only(*words), n_bits, hist, 1, 5)
+        np.testing.assert_array_equal(hist[1:5], expected[1:5], err_msg=str(n_db))
+        assert not hist[0].any() and not hist[5].any()
 
 
 @pytest.mark.parametrize("n_bits", [65, 128, 130, 192, 256, 320, 1024])
