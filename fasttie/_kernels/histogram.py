@@ -16,7 +16,8 @@ pass, so its inner loops are written for the hardware:
   the pair shares one joint (distance_0, distance_1) histogram: half the memory increments,
   spread over (bits+1)^2 buckets rather than queueing on the few most common distances. The
   marginals are summed afterwards. The cells of a chunk of codes are computed first, in a loop
-  LLVM vectorizes (``vpopcntq`` on AVX-512, a nibble-table popcount on AVX2), then counted;
+  LLVM vectorizes (``vpopcntq`` on AVX-512, a nibble-table popcount on AVX2), then counted,
+  the uint16 cells read four per load (the counting loop is bound by its loads and stores);
 * from two words (65 bits) on, where scalar popcounts bound the loop, the tiles are copied to
   word-major order (rows padded off a multiple of 4 KB: one L1 set would hold a whole column),
   so LLVM vectorizes the distances of a pair to a whole tile (a vpshufb popcount on AVX2); up to
