@@ -178,7 +178,7 @@ def _query_lanes(query):
     return splat_pairs(query[0], query[1])
 
 
-@jit
+@jit(inline="always")
 def _flush(planes, counts):
     """counts[d] += the count of distance d in the planes (_ROWS, 8) uint64, which go back to
     zero; counts (128,) int64. Bit b of a lane stands for distance b, or 64 + b in the second
@@ -209,7 +209,7 @@ def _read_only(typingctx, array):
     return array.copy(readonly=True)(array), codegen
 
 
-@jit
+@jit(inline="always")
 def _gather_classes(db_words, db_ids, lo, hi, slot_of, run_start, tallies, runs):
     """The codes of rows lo..hi-1 (a multiple of four rows) whose class has a slot (slot_of[class]
     = slot + 1, 0 for none), written to ``runs`` by slot in row order: slot s's run from runs[run_start[s]] to
@@ -293,7 +293,7 @@ def _make_pass(two_words):
         runs_read = _read_only(runs)
         # planes[u, stream]: query start + u, stream 0 all items, 1 its class's
         planes = np.zeros((n_queries, 2, _ROWS, 8), dtype=np.uint64)
-        counts = np.zeros((n_queries, 2, n_one_hot), dtype=np.int64)
+        counts = np.zeros((2 * n_queries, n_one_hot), dtype=np.int64)  # row 2u + stream, as planes[u, stream]
         summed = np.zeros((n_queries, 2), dtype=np.int64)  # codes added to the planes
         padding = np.zeros(n_queries, dtype=np.int64)  # zero codes added to the relevant planes
         whole = n_db // group * group  # codes [0, whole) go by groups, the tail one by one
@@ -321,17 +321,17 @@ def _make_pass(two_words):
                         padding[u] += last - first - run_length[s]
             for u in range(n_queries):
                 for stream in range(2):
-                    _flush(planes[u, stream], counts[u, stream])
+                    _flush(planes[u, stream], counts[2 * u + stream])
         for u in range(n_queries):
             i = start + u
             query = query_words[i]
             relevant = np.zeros(n_bits + 1, dtype=np.int64)
             for d in range(min(n_bits + 1, n_one_hot)):
-                relevant[d] = counts[u, 1, d]
-                hist[i, d, 0] += counts[u, 0, d]
+                relevant[d] = counts[2 * u + 1, d]
+                hist[i, d, 0] += counts[2 * u, d]
             if n_bits == n_one_hot:  # the one distance no one-hot word holds: what the others leave over
-                relevant[n_bits] = summed[u, 1] - counts[u, 1].sum()
-                hist[i, n_bits, 0] += summed[u, 0] - counts[u, 0].sum()
+                relevant[n_bits] = summed[u, 1] - counts[2 * u + 1].sum()
+                hist[i, n_bits, 0] += summed[u, 0] - counts[2 * u].sum()
             zero_code_distance = np.uint64(0)
             for w in range(n_words):
                 zero_code_distance += popcount64(query[w])

@@ -53,7 +53,7 @@ def scatter_by_class(db_words, db_ids, bounds, cursors, out, start, stop):
             out[slot, 0] = db_words[j, 0]
 
 
-@jit
+@jit(inline="always")
 def block_classes(query_ids, n_classes, start, stop):
     """The classes of queries start..stop-1, a slot each from 1 in order of appearance, for the
     passes that gather each tile's items by class: (slot_of, query_slot, n_slots), slot_of[class]
