@@ -20,13 +20,13 @@ from helpers import random_codes
 PASSES = ("portable", "bitsliced")
 
 
-def _expected(q, db, relevant):
-    """Counts by (distance, grade) from numpy's distances: the argsort-free oracle. relevant:
-    (n_queries, n_db) bool."""
+def _expected(q, db, grades, n_grades=2):
+    """Counts by (distance, grade) from numpy's distances: the argsort-free oracle. grades:
+    (n_queries, n_db) bool (relevant or not) or int."""
     dist = (q[:, None, :] != db[None]).sum(axis=2)
-    expected = np.zeros((len(q), q.shape[1] + 1, 2), dtype=np.int64)
+    expected = np.zeros((len(q), q.shape[1] + 1, n_grades), dtype=np.int64)
     for i in range(len(q)):
-        np.add.at(expected[i], (dist[i], relevant[i].astype(np.int64)), 1)
+        np.add.at(expected[i], (dist[i], grades[i].astype(np.int64)), 1)
     return expected
 
 
@@ -116,11 +116,8 @@ def test_multihot_pass_counts_shared_labels(n_bits, n_labels):
     for n_db in (1, 3, 2047, 2049, histogram._TILE_ROWS + 5):
         q, db = rng.integers(0, 2, (6, n_bits)), rng.integers(0, 2, (n_db, n_bits))
         query_labels, db_labels = rng.integers(0, 2, (6, n_labels)), rng.integers(0, 2, (n_db, n_labels))
-        shared = query_labels @ db_labels.T
-        distances = (q[:, None, :] != db[None]).sum(axis=2)
-        expected = np.zeros((6, n_bits + 1, max(2, int(query_labels.sum(axis=1).max()) + 1)), dtype=np.int64)
-        for i in range(6):
-            np.add.at(expected[i], (distances[i], shared[i]), 1)
+        n_grades = max(2, int(query_labels.sum(axis=1).max()) + 1)
+        expected = _expected(q, db, query_labels @ db_labels.T, n_grades)
         hist = np.zeros_like(expected)
         words = [ft.pack_codes(a.astype(bool)).words for a in (q, db, query_labels, db_labels)]
         histogram.hist_multihot(*_read_only(*words), n_bits, hist, 1, 5)
