@@ -6,13 +6,14 @@ from __future__ import annotations
 import importlib
 
 from .cpu import bitsliced_pass
+from .histogram import tiled_pass
 
 __all__ = ["FRONT_DOORS", "cache_status", "door_kernels", "door_state", "kernel_at", "kernel_cached"]
 
 # the driver kernels each front door calls (their callees are compiled into them); evaluate's
-# passes of one- and two-word codes are those this CPU runs (:func:`door_kernels`)
+# passes of one- and two-word codes, and its tiled pass, are those this CPU runs (:func:`door_kernels`)
 FRONT_DOORS = {
-    "evaluate": ("histogram.hist_classes_tiled", "histogram.hist_multihot",
+    "evaluate": ("histogram.hist_multihot",
                  "histogram.move_relevant", "hamming_ties.finalize_histograms",
                  "hamming_ties.finalize_histograms_ratios", "hamming_ties.finalize_histograms_optional",
                  "hamming_ties.finalize_stable", "hamming_ties.finalize_stable_optional", "stable_top.finalize_stable_top",
@@ -39,8 +40,8 @@ FRONT_DOORS = {
 def door_kernels() -> dict:
     """:data:`FRONT_DOORS` with the passes that this CPU runs for one- and two-word codes added to
     evaluate's kernels: the bit-sliced passes (AVX-512, or forced by ``FASTTIE_KERNEL``) or the
-    portable one-word pass and the class sort it reads (two-word codes then take the tiled pass,
-    in :data:`FRONT_DOORS`).
+    portable one-word pass and the class sort it reads (two-word codes then take the tiled pass),
+    and the tiled pass this target runs (:func:`.histogram.tiled_pass`).
 
     Returns
     -------
@@ -50,6 +51,7 @@ def door_kernels() -> dict:
         passes = ("bitsliced.hist_classes_bitsliced", "bitsliced.hist_classes_bitsliced_two_words")
     else:
         passes = ("histogram.hist_segments_one_word", "class_sort.count_classes", "class_sort.scatter_by_class")
+    passes += (f"histogram.{tiled_pass().py_func.__name__}",)
     return {door: (*passes, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}
 
 

@@ -29,7 +29,7 @@ from .._kernels.hamming_ties import (
     finalize_histograms_optional, finalize_histograms_ratios, finalize_ranked_queries, finalize_ranked_queries_optional,
     finalize_stable, finalize_stable_optional, stable_ranks,
 )
-from .._kernels.histogram import hist_classes_tiled, hist_multihot, hist_segments_one_word, move_relevant
+from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
 from .._kernels.modes import HAMMING_TIES, KIND_CODES, TIE_CODES
 from .._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
 from ..codes import pack_pair
@@ -206,7 +206,7 @@ class _DatabasePass:
         # the passes that read the database as it lies, gathering each tile's items by class: the
         # bit-sliced pass (one and two words) and the tiled pass (two words and more)
         n_words = self.db_words.shape[1]
-        self.class_pass = hist_classes if bitsliced_codes(n_words) else hist_classes_tiled if n_words >= 2 else None
+        self.class_pass = hist_classes if bitsliced_codes(n_words) else tiled_pass() if n_words >= 2 else None
         self.n_classes = spec.n_classes
         if spec.kind == "class" and stable:
             # the stable pass reads the database in index order: no class-sorted copy, and each

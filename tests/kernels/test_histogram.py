@@ -18,6 +18,8 @@ from fasttie._kernels import bitsliced, cpu, histogram
 from helpers import random_codes
 
 PASSES = ("portable", "bitsliced")
+# the tiled pass's two kernels (the fused one on any CPU: LLVM splits its vectors where AVX-512 is absent)
+TILED = (histogram.hist_classes_tiled, histogram.hist_classes_tiled_fused)
 
 
 def _expected(q, db, grades, n_grades=2):
@@ -46,10 +48,10 @@ def _segment_counts(q, db, rel_segments, start, stop):
     return hist
 
 
-def _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop):
+def _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop, tiled=None):
     """Counts with class ids (query id -1: no class) as the engine takes them on each pass: the
     portable one-word pass on a class-sorted copy (its segments), the bit-sliced and the tiled
-    pass on the database as it lies."""
+    pass (``tiled``, else the one this target runs) on the database as it lies."""
     monkeypatch.setenv("FASTTIE_KERNEL", kernel)
     n_bits, n_classes = q.shape[1], int(max(query_ids.max(), db_ids.max())) + 1
     query_ids, db_ids = query_ids.astype(np.int32), db_ids.astype(np.int32)
@@ -59,8 +61,8 @@ def _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop):
         bitsliced.hist_classes(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits, hist,
                                start, stop)
     elif db_words.shape[1] >= 2:
-        histogram.hist_classes_tiled(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits, hist,
-                                     start, stop)
+        (tiled or histogram.tiled_pass())(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits,
+                                          hist, start, stop)
     else:
         order = np.argsort(db_ids, kind="stable")
         ends = np.cumsum(np.bincount(db_ids, minlength=n_classes))
@@ -127,8 +129,8 @@ def test_multihot_pass_counts_shared_labels(n_bits, n_labels):
 
 @pytest.mark.parametrize("n_bits", [65, 128, 130, 192, 256, 320, 1024])
 def test_tiled_pass_gathers_classes_tile_by_tile(monkeypatch, n_bits):
-    """Codes of two words and more (the tiled pass; at two words the portable one, the bit-sliced
-    pass on the other FASTTIE_KERNEL): several tiles,
+    """Codes of two words and more (the tiled pass, both its kernels; at two words the portable
+    one, the bit-sliced pass on the other FASTTIE_KERNEL): several tiles,
     the last one partial; a class only in the first rows, one whose run crosses a tile boundary,
     one in every tile, one of no tile but the last; a query without a class, one of a class the
     database lacks; an odd query out, a block that does not start at 0, a block of one query."""
@@ -144,23 +146,27 @@ def test_tiled_pass_gathers_classes_tile_by_tile(monkeypatch, n_bits):
     query_ids[6], query_ids[7] = -1, 9  # no class; a class no database item has
     expected = _expected(q, db, query_ids[:, None] == db_ids[None])
     for kernel in PASSES:
-        for start, stop in ((0, n_q), (2, 9), (4, 5)):
-            hist = _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop)
-            np.testing.assert_array_equal(hist[start:stop], expected[start:stop], err_msg=f"{kernel} {start}")
-            assert not hist[:start].any() and not hist[stop:].any()
+        for tiled in TILED:
+            for start, stop in ((0, n_q), (2, 9), (4, 5)):
+                hist = _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop, tiled)
+                np.testing.assert_array_equal(hist[start:stop], expected[start:stop],
+                                              err_msg=f"{kernel} {tiled.__name__} {start}")
+                assert not hist[:start].any() and not hist[stop:].any()
 
 
+@pytest.mark.parametrize("tiled", TILED, ids=lambda kernel: kernel.__name__)
+@pytest.mark.parametrize("n_db", [3, 29, histogram._TILE + 5])
 @pytest.mark.parametrize("n_bits", [128, 192, 256])
-def test_tiled_pass_without_classes(n_bits):
+def test_tiled_pass_without_classes(n_bits, n_db, tiled):
     """No query of the block has a class (listed relevance: every item counted at grade 0, the
-    database's class ids empty and never read)."""
+    database's class ids empty and never read); databases of fewer codes than a group of eight
+    and than the fused kernel's lag of groups."""
     rng = np.random.default_rng(n_bits)
-    n_db = histogram._TILE + 5
     q, db = rng.integers(0, 2, (5, n_bits)), rng.integers(0, 2, (n_db, n_bits))
     query_words, db_words = ft.pack_codes(q).words, ft.pack_codes(db).words
     query_ids, db_ids = np.full(5, -1, dtype=np.int32), np.zeros(0, dtype=np.int32)
     hist = np.zeros((5, n_bits + 1, 2), dtype=np.int64)
-    histogram.hist_classes_tiled(*_read_only(query_words, query_ids, db_words, db_ids), 0, n_bits, hist, 0, 5)
+    tiled(*_read_only(query_words, query_ids, db_words, db_ids), 0, n_bits, hist, 0, 5)
     np.testing.assert_array_equal(hist, _expected(q, db, np.zeros((5, n_db), dtype=bool)))
 
 
