@@ -51,8 +51,9 @@ _CELLS = 2048  # codes whose joint-histogram cells are computed at once (4 KB of
 # cells' loop multiplies by in a shift and an add, where a runtime stride takes a vpmullq
 _JOINT_STRIDE = 65
 _COPIES = 4  # histograms a query in the tiled pass (_count_tile_range is unrolled for four)
-# up to four words: wider codes spread their distances over more buckets, and four copies of
-# their longer histograms crowd L1 (512 and 1024 bits: 3-5 % slower with them)
+# up to four words in the two-loop kernel: wider codes spread their distances over more buckets,
+# and four copies of their longer histograms crowd L1 (512 and 1024 bits: 3-5 % slower with them);
+# the fused kernel counts into four copies at every width
 _COPIES_WORDS = 4
 _LAG = 4  # groups of eight codes between their distances and their counting in the fused tiled pass
 _RING = 8  # ring rows a query of the fused tiled pass (a power of two above _LAG)
@@ -338,20 +339,6 @@ def _count_group(counts, offset, span, ring, row, m):
 
 
 @jit(inline="always")
-def _group_distances(flat, row_length, t, query_0, query_1):
-    n_words = query_0.shape[0]
-    d0 = splat(np.uint64(0))
-    d1 = d0
-    for w in range(n_words):
-        x = load(flat, w * row_length + t)
-        d0 = add(d0, popcount(xor(x, splat(query_0[w]))))
-        d1 = add(d1, popcount(xor(x, splat(query_1[w]))))
-    return d0, d1
-
-
-
-
-@jit(inline="always")
 def _group_four_words(flat, row_length, t, lanes):
     """Distances of the eight four-word codes from column t of a word-major tile (``flat``: the
     tile as one column, row w at w * row_length) to two queries, whose words are ``lanes``
@@ -380,7 +367,8 @@ def _group_any_words(flat, row_length, t, lanes):
     """:func:`_group_four_words` for codes of any width, the query words (lanes: the two queries)
     broadcast from memory word by word."""
     query_0, query_1 = lanes
-    d0, d1 = _group_two_words(flat, row_length, t, (splat(query_0[0]), splat(query_0[1]), splat(query_1[0]), splat(query_1[1])))
+    first_two = (splat(query_0[0]), splat(query_0[1]), splat(query_1[0]), splat(query_1[1]))
+    d0, d1 = _group_two_words(flat, row_length, t, first_two)
     for w in range(2, query_0.shape[0]):
         x = load(flat, w * row_length + t)
         d0 = add(d0, popcount(xor(x, splat(query_0[w]))))
@@ -423,7 +411,7 @@ def _count_range_fused(counts_0, counts_1, offset_0, offset_1, query_0, query_1,
     before, which two loops, one after the other, cannot overlap (1.3-1.9x on AVX-512 at 128 to
     512 bits). A group's distances go through ``ring`` (2 * _RING, 8) uint64 and are read back
     _LAG groups later: read right after the vector store, each lane would wait for the store
-    to leave the store buffer (no forwarding from a 512-bit store to a scalar load), 6x slower.
+    to leave the store buffer (no forwarding from a 512-bit store to a scalar load): 4.5x slower.
     Lanes past ``stop`` (the tile is padded) are computed and not counted."""
     if query_0.shape[0] == 4:
         lanes = (splat(query_0[0]), splat(query_0[1]), splat(query_0[2]), splat(query_0[3]),
@@ -433,7 +421,8 @@ def _count_range_fused(counts_0, counts_1, offset_0, offset_1, query_0, query_1,
         lanes2 = (splat(query_0[0]), splat(query_0[1]), splat(query_1[0]), splat(query_1[1]))
         _pipeline(counts_0, counts_1, offset_0, offset_1, flat, row_length, start, stop, ring, _group_two_words, lanes2)
     else:
-        _pipeline(counts_0, counts_1, offset_0, offset_1, flat, row_length, start, stop, ring, _group_any_words, (query_0, query_1))
+        _pipeline(counts_0, counts_1, offset_0, offset_1, flat, row_length, start, stop, ring, _group_any_words,
+                  (query_0, query_1))
 
 
 def _make_tiled(fused):
