@@ -163,6 +163,20 @@ def popcount(typingctx, a):
     return lanes(a), codegen
 
 
+@intrinsic
+def full_width(typingctx):
+    """Let LLVM vectorize the loops of the calling kernel with whole 512-bit registers on AVX-512
+    (:func:`.cpu.target_has_avx512`): LLVM's tuning for Intel server CPUs prefers 256-bit
+    vectors. Nothing elsewhere."""
+
+    def codegen(context, builder, signature, args):
+        if target_has_avx512():  # a string attribute, which llvmlite's attribute set does not list
+            set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
 def _splat(builder, x):
     first = builder.insert_element(ir.Constant(_VECTOR, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
     mask = ir.Constant(ir.VectorType(ir.IntType(32), N_LANES), [0] * N_LANES)
