@@ -39,7 +39,7 @@ from ._jit import jit, jit_variants
 from .class_sort import block_classes
 from .cpu import target_has_avx512
 from .popcount import distance, popcount64
-from .simd import add, full_width, load, popcount, splat, store, xor
+from .simd import add, full_width, load, popcount, shift_left, splat, store, xor
 
 _SLICE = 1 << 30  # database items per int32 accumulation round
 _TILE = 4096  # codes per tile of the tiled pass: 32 KB per word, stays in L2 while a block of queries passes
@@ -257,16 +257,18 @@ def _one_word_block(query_words, db_words, rel_segments, n_bits, hist, start, st
 
 
 @jit(inline="always")
-def _flush_counts(counts, hist, n_dist, start, stop):
-    """hist[start + q, d, r] += the sum over copies c of counts[q, (2c + r) * n_dist + d] (int32
-    to int64; one copy but in the tiled pass up to _COPIES_WORDS words), and counts back to 0."""
+def _flush_counts(counts, hist, n_dist, start, stop, interleaved):
+    """hist[start + q, d, r] += the sum over copies c of counts[q, (2c + r) * n_dist + d], or of
+    counts[q, (r * n_dist + d) * copies + c] where ``interleaved`` (int32 to int64; one copy but
+    in the tiled pass up to _COPIES_WORDS words, four in its fused kernel), and counts back to 0."""
     copies = counts.shape[1] // (2 * n_dist)
     for q in range(stop - start):
         for c in range(copies):
             for r in range(2):
                 for d in range(n_dist):
-                    hist[start + q, d, r] += counts[q, (2 * c + r) * n_dist + d]
-                    counts[q, (2 * c + r) * n_dist + d] = 0
+                    k = (r * n_dist + d) * copies + c if interleaved else (2 * c + r) * n_dist + d
+                    hist[start + q, d, r] += counts[q, k]
+                    counts[q, k] = 0
 
 
 @jit
@@ -322,23 +324,23 @@ def _gather_tile(db_words, db_ids, lo, hi, slot_of, tile, slots, runs):
 
 
 @jit(inline="always")
-def _count_group(counts, offset, span, ring, row, m):
-    """counts[offset + ring[row, k]] += 1 for the first m lanes of a ring row (a group of eight
-    distances), lane k into copy k % 4 of the histogram (copies ``span`` apart; see
-    :func:`_count_tile_range`)."""
+def _count_group(counts, ring, row, m):
+    """counts[ring[row, k] + k % 4] += 1 for the first m lanes of a ring row (a group of eight
+    codes, each lane 4 * its distance): the four copies of a counter side by side, lane k into
+    copy k % 4 (see :func:`_count_tile_range`), all at constant offsets from one base register."""
     one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)
     if m == 8:
-        counts[offset + ring[row, 0]] += 1
-        counts[span + offset + ring[row, 1]] += 1
-        counts[two * span + offset + ring[row, 2]] += 1
-        counts[three * span + offset + ring[row, 3]] += 1
-        counts[offset + ring[row, 4]] += 1
-        counts[span + offset + ring[row, 5]] += 1
-        counts[two * span + offset + ring[row, 6]] += 1
-        counts[three * span + offset + ring[row, 7]] += 1
+        counts[ring[row, 0]] += 1
+        counts[ring[row, 1] + one] += 1
+        counts[ring[row, 2] + two] += 1
+        counts[ring[row, 3] + three] += 1
+        counts[ring[row, 4]] += 1
+        counts[ring[row, 5] + one] += 1
+        counts[ring[row, 6] + two] += 1
+        counts[ring[row, 7] + three] += 1
     else:
         for k in range(m):
-            counts[offset + ring[row, k]] += 1
+            counts[ring[row, k] + np.uint64(k % 4)] += 1
 
 
 @jit(inline="always")
@@ -380,35 +382,35 @@ def _group_any_words(flat, row_length, t, lanes):
 
 
 @jit(inline="always")
-def _pipeline(counts_0, counts_1, offset_0, offset_1, flat, row_length, start, stop, ring, distances, lanes):
+def _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, distances, lanes):
     """:func:`_count_range_fused` with the group's distances from ``distances(flat, row_length, t,
-    lanes)``: the distances of group g + _LAG are computed, and stored to the ring, in the
-    iteration that counts group g."""
-    span = np.uint64(len(counts_0) // _COPIES)
+    lanes)``: the distances of group g + _LAG are computed, and stored to the ring (times four:
+    :func:`_count_group`), in the iteration that counts group g."""
+    two = splat(np.uint64(2))
     n_groups = (stop - start + 7) // 8
     ahead = min(_LAG, n_groups)
     for g in range(ahead):
         d0, d1 = distances(flat, row_length, start + 8 * g, lanes)
-        store(ring, 2 * (g % _RING), d0)
-        store(ring, 2 * (g % _RING) + 1, d1)
+        store(ring, 2 * (g % _RING), shift_left(d0, two))
+        store(ring, 2 * (g % _RING) + 1, shift_left(d1, two))
     for g in range(n_groups - ahead):
         d0, d1 = distances(flat, row_length, start + 8 * (g + _LAG), lanes)
-        store(ring, 2 * ((g + _LAG) % _RING), d0)
-        store(ring, 2 * ((g + _LAG) % _RING) + 1, d1)
+        store(ring, 2 * ((g + _LAG) % _RING), shift_left(d0, two))
+        store(ring, 2 * ((g + _LAG) % _RING) + 1, shift_left(d1, two))
         r = 2 * (g % _RING)
-        _count_group(counts_0, offset_0, span, ring, r, 8)
-        _count_group(counts_1, offset_1, span, ring, r + 1, 8)
+        _count_group(counts_0, ring, r, 8)
+        _count_group(counts_1, ring, r + 1, 8)
     for g in range(n_groups - ahead, n_groups):
         r = 2 * (g % _RING)
         m = min(8, stop - start - 8 * g)
-        _count_group(counts_0, offset_0, span, ring, r, m)
-        _count_group(counts_1, offset_1, span, ring, r + 1, m)
+        _count_group(counts_0, ring, r, m)
+        _count_group(counts_1, ring, r + 1, m)
 
 
 @jit(_nrt=False)
-def _count_range_fused(counts_0, counts_1, offset_0, offset_1, query_0, query_1, flat, row_length, start, stop, ring):
-    """counts_q[offset_q + distance of query_q to code t] += 1 for the codes t in [start, stop) of
-    a word-major tile, in four copies as :func:`_count_tile_range`: the distances and the counting
+def _count_range_fused(counts_0, counts_1, query_0, query_1, flat, row_length, start, stop, ring):
+    """counts_q[4 * (distance of query_q to code t) + t % 4] += 1 for the codes t in [start, stop)
+    of a word-major tile, in four copies side by side (:func:`_count_group`): the distances and the counting
     in one loop, eight codes at a time (:mod:`.simd`: ``vpopcntq`` on zmm registers). The vector
     unit computes the distances while the load and store ports count those of a few groups
     before, which two loops, one after the other, cannot overlap (1.3-1.9x on AVX-512 at 128 to
@@ -419,12 +421,12 @@ def _count_range_fused(counts_0, counts_1, offset_0, offset_1, query_0, query_1,
     if query_0.shape[0] == 4:
         lanes = (splat(query_0[0]), splat(query_0[1]), splat(query_0[2]), splat(query_0[3]),
                  splat(query_1[0]), splat(query_1[1]), splat(query_1[2]), splat(query_1[3]))
-        _pipeline(counts_0, counts_1, offset_0, offset_1, flat, row_length, start, stop, ring, _group_four_words, lanes)
+        _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, _group_four_words, lanes)
     elif query_0.shape[0] == 2:
         lanes2 = (splat(query_0[0]), splat(query_0[1]), splat(query_1[0]), splat(query_1[1]))
-        _pipeline(counts_0, counts_1, offset_0, offset_1, flat, row_length, start, stop, ring, _group_two_words, lanes2)
+        _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, _group_two_words, lanes2)
     else:
-        _pipeline(counts_0, counts_1, offset_0, offset_1, flat, row_length, start, stop, ring, _group_any_words,
+        _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, _group_any_words,
                   (query_0, query_1))
 
 
@@ -501,13 +503,13 @@ def _make_tiled(fused):
                         first, last, r0, r1 = _grade_range(bounds, b, 0, n, rel_0, rel_1)
                         if first < last:
                             c0, c1 = counts[2 * p], counts[2 * p + 1]
-                            if fused:
-                                _count_range_fused(c0, c1, r0 * stride, r1 * stride, query_words[i], query_words[j],
-                                                   flat, tile.shape[1], first, last, ring)
+                            if fused:  # the grade's four interleaved copies
+                                _count_range_fused(c0[4 * r0 * stride:], c1[4 * r1 * stride:], query_words[i],
+                                                   query_words[j], flat, tile.shape[1], first, last, ring)
                             else:
                                 _count_tile_range(c0, c1, r0 * stride, r1 * stride, dist_0, dist_1, first, last,
                                                   copies)
-            _flush_counts(counts, hist, n_dist, start, stop)
+            _flush_counts(counts, hist, n_dist, start, stop, fused)
 
     return hist_classes_tiled
 

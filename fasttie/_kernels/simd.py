@@ -120,6 +120,7 @@ xor = _binary("xor", "Lane-wise a ^ b.")
 and_ = _binary("and_", "Lane-wise a & b.")
 add = _binary("add", "Lane-wise a + b (modulo 2**64).")
 sub = _binary("sub", "Lane-wise a - b (modulo 2**64).")
+shift_left = _binary("shl", "Lane-wise a << b (b below 64).")
 
 
 @intrinsic
