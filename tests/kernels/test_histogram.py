@@ -286,3 +286,31 @@ def test_bit_sliced_loop_is_avx512():
     for popcounts, ternary, shifts, _, zmm in (one_word, two_words):  # 16 one-hot words per step
         assert popcounts >= 16 and ternary >= 16 and shifts >= 16 and zmm > 100, out.stdout
     assert two_words[3] >= 16, out.stdout  # the pair sums of two-word codes
+
+
+@pytest.mark.skipif(not cpu.host_has_avx512(), reason="the fused tiled pass and full_width take zmm registers on "
+                    "AVX-512 F and VPOPCNTDQ, which this CPU lacks")
+def test_fused_tiled_and_cells_loops_are_zmm():
+    """On AVX-512 the tiled pass this target runs is the fused one, whose loop takes vector popcounts
+    on zmm registers at two, four and other widths; the portable one-word and the multi-hot cells
+    loops are vectorized on zmm too (LLVM's tuning for Intel servers would take ymm), a fresh
+    compile as above."""
+    assert histogram.tiled_pass() is histogram.hist_classes_tiled_fused
+    code = (
+        "import numpy as np\n"
+        "from fasttie._kernels import histogram as h\n"
+        "for n_words in (2, 4, 5):\n"
+        "    w = np.zeros((256, n_words), np.uint64); w.setflags(write=False)\n"
+        "    ids = np.zeros(256, np.int32); ids.setflags(write=False)\n"
+        "    h.hist_classes_tiled_fused(w[:2], ids[:2], w, ids, 1, 64 * n_words, np.zeros((2, 64 * n_words + 1, 2), np.int64), 0, 2)\n"
+        "w = np.zeros((256, 1), np.uint64); w.setflags(write=False)\n"
+        "segments = np.zeros((2, 2), np.int64); segments.setflags(write=False)\n"
+        "h.hist_segments_one_word(w[:2], w, segments, 64, np.zeros((2, 65, 2), np.int64), 0, 2)\n"
+        "h.hist_multihot(w[:2], w, w[:2], w, 64, np.zeros((2, 65, 65), np.int64), 0, 2)\n"
+        "for loop in (h._count_range_fused, h._count_range_joint, h._count_range_multihot):\n"
+        "    print(''.join(loop.inspect_asm().values()).count('vpopcntq\\t%zmm'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FASTTIE_NO_CACHE": "1"})
+    fused, joint, multihot = map(int, out.stdout.split())
+    assert fused >= 3 * 4 and joint >= 2 and multihot >= 2, out.stdout  # fused: per width, 2+ words of 2 queries
