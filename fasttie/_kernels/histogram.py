@@ -324,23 +324,19 @@ def _gather_tile(db_words, db_ids, lo, hi, slot_of, tile, slots, runs):
 
 
 @jit(inline="always")
-def _count_group(counts, ring, row, m):
-    """counts[ring[row, k] + k % 4] += 1 for the first m lanes of a ring row (a group of eight
+def _count_group(counts, ring, row):
+    """counts[ring[row, k] + k % 4] += 1 for the eight lanes of a ring row (a group of eight
     codes, each lane 4 * its distance): the four copies of a counter side by side, lane k into
     copy k % 4 (see :func:`_count_tile_range`), all at constant offsets from one base register."""
     one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)
-    if m == 8:
-        counts[ring[row, 0]] += 1
-        counts[ring[row, 1] + one] += 1
-        counts[ring[row, 2] + two] += 1
-        counts[ring[row, 3] + three] += 1
-        counts[ring[row, 4]] += 1
-        counts[ring[row, 5] + one] += 1
-        counts[ring[row, 6] + two] += 1
-        counts[ring[row, 7] + three] += 1
-    else:
-        for k in range(m):
-            counts[ring[row, k] + np.uint64(k % 4)] += 1
+    counts[ring[row, 0]] += 1
+    counts[ring[row, 1] + one] += 1
+    counts[ring[row, 2] + two] += 1
+    counts[ring[row, 3] + three] += 1
+    counts[ring[row, 4]] += 1
+    counts[ring[row, 5] + one] += 1
+    counts[ring[row, 6] + two] += 1
+    counts[ring[row, 7] + three] += 1
 
 
 @jit(inline="always")
@@ -359,22 +355,13 @@ def _group_four_words(flat, row_length, t, lanes):
 
 
 @jit(inline="always")
-def _group_two_words(flat, row_length, t, lanes):
-    """:func:`_group_four_words` for two-word codes (lanes: a0, a1, b0, b1)."""
-    a0, a1, b0, b1 = lanes
-    x0 = load(flat, t)
-    x1 = load(flat, row_length + t)
-    return add(popcount(xor(x0, a0)), popcount(xor(x1, a1))), add(popcount(xor(x0, b0)), popcount(xor(x1, b1)))
-
-
-@jit(inline="always")
 def _group_any_words(flat, row_length, t, lanes):
     """:func:`_group_four_words` for codes of any width, the query words (lanes: the two queries)
     broadcast from memory word by word."""
     query_0, query_1 = lanes
-    first_two = (splat(query_0[0]), splat(query_0[1]), splat(query_1[0]), splat(query_1[1]))
-    d0, d1 = _group_two_words(flat, row_length, t, first_two)
-    for w in range(2, query_0.shape[0]):
+    d0 = splat(np.uint64(0))
+    d1 = d0
+    for w in range(query_0.shape[0]):
         x = load(flat, w * row_length + t)
         d0 = add(d0, popcount(xor(x, splat(query_0[w]))))
         d1 = add(d1, popcount(xor(x, splat(query_1[w]))))
@@ -398,33 +385,35 @@ def _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, distances
         store(ring, 2 * ((g + _LAG) % _RING), shift_left(d0, two))
         store(ring, 2 * ((g + _LAG) % _RING) + 1, shift_left(d1, two))
         r = 2 * (g % _RING)
-        _count_group(counts_0, ring, r, 8)
-        _count_group(counts_1, ring, r + 1, 8)
+        _count_group(counts_0, ring, r)
+        _count_group(counts_1, ring, r + 1)
+    last = 2 * ((n_groups - 1) % _RING)
+    for k in range(stop - start - 8 * (n_groups - 1), 8):  # lanes past stop: to the spare counters
+        ring[last, k] = len(counts_0) - 4
+        ring[last + 1, k] = len(counts_1) - 4
     for g in range(n_groups - ahead, n_groups):
         r = 2 * (g % _RING)
-        m = min(8, stop - start - 8 * g)
-        _count_group(counts_0, ring, r, m)
-        _count_group(counts_1, ring, r + 1, m)
+        _count_group(counts_0, ring, r)
+        _count_group(counts_1, ring, r + 1)
 
 
 @jit(_nrt=False)
 def _count_range_fused(counts_0, counts_1, query_0, query_1, flat, row_length, start, stop, ring):
     """counts_q[4 * (distance of query_q to code t) + t % 4] += 1 for the codes t in [start, stop)
-    of a word-major tile, in four copies side by side (:func:`_count_group`): the distances and the counting
-    in one loop, eight codes at a time (:mod:`.simd`: ``vpopcntq`` on zmm registers). The vector
-    unit computes the distances while the load and store ports count those of a few groups
-    before, which two loops, one after the other, cannot overlap (1.3-1.9x on AVX-512 at 128 to
-    512 bits). A group's distances go through ``ring`` (2 * _RING, 8) uint64 and are read back
-    _LAG groups later: read right after the vector store, each lane would wait for the store
-    to leave the store buffer (no forwarding from a 512-bit store to a scalar load): 4.5x slower.
-    Lanes past ``stop`` (the tile is padded) are computed and not counted."""
+    of a word-major tile, in four copies side by side (:func:`_count_group`): the distances and
+    the counting in one loop, eight codes at a time (:mod:`.simd`: ``vpopcntq`` on zmm
+    registers), four-word codes with the query words in registers. The vector unit computes the
+    distances while the load and store ports count those of a few groups before, which two
+    loops, one after the other, cannot overlap (1.2-1.9x on AVX-512 at 128 to 512 bits). A
+    group's distances go through ``ring`` (2 * _RING, 8) uint64 and are read back _LAG groups
+    later: read right after the vector store, each lane would wait for the store to leave the
+    store buffer (no forwarding from a 512-bit store to a scalar load): 4.5x slower. The lanes
+    of the last group past ``stop`` (the tile is padded) go to four spare counters at the end of
+    each histogram row, never read."""
     if query_0.shape[0] == 4:
         lanes = (splat(query_0[0]), splat(query_0[1]), splat(query_0[2]), splat(query_0[3]),
                  splat(query_1[0]), splat(query_1[1]), splat(query_1[2]), splat(query_1[3]))
         _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, _group_four_words, lanes)
-    elif query_0.shape[0] == 2:
-        lanes2 = (splat(query_0[0]), splat(query_0[1]), splat(query_1[0]), splat(query_1[1]))
-        _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, _group_two_words, lanes2)
     else:
         _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, _group_any_words,
                   (query_0, query_1))
@@ -473,7 +462,8 @@ def _make_tiled(fused):
         bounds = np.empty(6, dtype=np.int64)
         # copies int32 histograms per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
         copies = _COPIES if fused or n_words <= _COPIES_WORDS else 1
-        counts = np.zeros((2 * n_pairs, copies * 2 * n_dist), dtype=np.int32)
+        # the fused kernel's four spare counters at the end take the lanes past a range's last code
+        counts = np.zeros((2 * n_pairs, copies * 2 * n_dist + (4 if fused else 0)), dtype=np.int32)
         tile = np.empty((n_words, _TILE + _TILE_PAD), dtype=np.uint64)
         if fused:
             ring = np.empty((2 * _RING, 8), dtype=np.uint64)
