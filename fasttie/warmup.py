@@ -96,7 +96,9 @@ def warmup(progress=None) -> dict:
     calls["evaluate 128 bits"] = lambda **device: evaluate(wide_q, wide_db, ql, dl, metrics=metrics, **device)
     tiled_q, tiled_db = rng.integers(0, 2, (4, 256)), rng.integers(0, 2, (50, 256))
     calls["evaluate 256 bits"] = lambda **device: evaluate(tiled_q, tiled_db, ql, dl, metrics=metrics,
-                                                             **device)  # the tiled pass
+                                                             **device)  # the tiled pass (on AVX-512: of four words)
+    odd_q, odd_db = rng.integers(0, 2, (4, 192)), rng.integers(0, 2, (50, 192))
+    calls["evaluate 192 bits"] = lambda: evaluate(odd_q, odd_db, ql, dl, metrics=metrics)  # on AVX-512: any width
     # AP@k over the retrieved relevant items (the default here) takes the tie walk's _ratios kernel: one call without
     calls["evaluate average total"] = lambda: evaluate(q, db, ql, dl, metrics=metrics, ap_denominator="total")
     calls["evaluate multi-hot"] = lambda **device: evaluate(q, db, mh_q, mh_db, metrics=metrics, **device)

@@ -402,7 +402,8 @@ def _count_range_fused(counts_0, counts_1, query_0, query_1, flat, row_length, s
     """counts_q[4 * (distance of query_q to code t) + t % 4] += 1 for the codes t in [start, stop)
     of a word-major tile, in four copies side by side (:func:`_count_group`): the distances and
     the counting in one loop, eight codes at a time (:mod:`.simd`: ``vpopcntq`` on zmm
-    registers), four-word codes with the query words in registers. The vector unit computes the
+    registers), the query words broadcast from memory word by word (:func:`_count_range_four`:
+    four-word codes, the query words in registers). The vector unit computes the
     distances while the load and store ports count those of a few groups before, which two
     loops, one after the other, cannot overlap (1.2-1.9x on AVX-512 at 128 to 512 bits). A
     group's distances go through ``ring`` (2 * _RING, 8) uint64 and are read back _LAG groups
@@ -410,23 +411,28 @@ def _count_range_fused(counts_0, counts_1, query_0, query_1, flat, row_length, s
     store buffer (no forwarding from a 512-bit store to a scalar load): 4.5x slower. The lanes
     of the last group past ``stop`` (the tile is padded) go to four spare counters at the end of
     each histogram row, never read."""
-    if query_0.shape[0] == 4:
-        lanes = (splat(query_0[0]), splat(query_0[1]), splat(query_0[2]), splat(query_0[3]),
-                 splat(query_1[0]), splat(query_1[1]), splat(query_1[2]), splat(query_1[3]))
-        _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, _group_four_words, lanes)
-    else:
-        _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, _group_any_words,
-                  (query_0, query_1))
+    _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, _group_any_words, (query_0, query_1))
 
 
-def _make_tiled(fused):
+@jit(_nrt=False)
+def _count_range_four(counts_0, counts_1, query_0, query_1, flat, row_length, start, stop, ring):
+    """:func:`_count_range_fused` of four-word codes (256 bits), the words of both queries held in
+    registers (10-15 % faster than broadcast from memory)."""
+    lanes = (splat(query_0[0]), splat(query_0[1]), splat(query_0[2]), splat(query_0[3]),
+             splat(query_1[0]), splat(query_1[1]), splat(query_1[2]), splat(query_1[3]))
+    _pipeline(counts_0, counts_1, flat, row_length, start, stop, ring, _group_four_words, lanes)
+
+
+def _make_tiled(fused, four_words):
     """The tiled pass, its distances and counting in two loops (LLVM vectorizes the first) or
-    fused (:func:`_count_range_fused`; a constant to numba: each kernel compiles its own loops)."""
+    fused (:func:`_count_range_fused`), of codes of any width or of four words only
+    (:func:`_count_range_four`); constants to numba: each kernel compiles its own loops."""
 
     def hist_classes_tiled(query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop):
         """Counts by (distance, grade) of queries start..stop-1 for codes of two or more words (65
-        bits and up), grade 1 the database items of the query's class (the ``_fused`` kernel:
-        distances and counting in one loop, the pass on AVX-512; see :func:`tiled_pass`).
+        bits and up), grade 1 the database items of the query's class (the ``_fused`` kernels:
+        distances and counting in one loop, the pass on AVX-512; ``_fused_four``: four-word codes
+        only; see :func:`tiled_pass`).
 
         The database is read as it lies, by tiles of _TILE codes: each is copied to word-major
         order once per block of queries, its items of the block's classes gathered by class on the
@@ -493,7 +499,10 @@ def _make_tiled(fused):
                         first, last, r0, r1 = _grade_range(bounds, b, 0, n, rel_0, rel_1)
                         if first < last:
                             c0, c1 = counts[2 * p], counts[2 * p + 1]
-                            if fused:  # the grade's four interleaved copies
+                            if fused and four_words:  # the grade's four interleaved copies
+                                _count_range_four(c0[4 * r0 * stride:], c1[4 * r1 * stride:], query_words[i],
+                                                  query_words[j], flat, tile.shape[1], first, last, ring)
+                            elif fused:
                                 _count_range_fused(c0[4 * r0 * stride:], c1[4 * r1 * stride:], query_words[i],
                                                    query_words[j], flat, tile.shape[1], first, last, ring)
                             else:
@@ -504,15 +513,19 @@ def _make_tiled(fused):
     return hist_classes_tiled
 
 
-hist_classes_tiled, hist_classes_tiled_fused = jit_variants(_make_tiled, {"": (False,), "_fused": (True,)})
+hist_classes_tiled, hist_classes_tiled_fused, hist_classes_tiled_fused_four = jit_variants(
+    _make_tiled, {"": (False, False), "_fused": (True, False), "_fused_four": (True, True)})
 
 
-def tiled_pass():
-    """The tiled pass this target runs: :func:`hist_classes_tiled_fused` where numba compiles for
-    AVX-512 VPOPCNTDQ (:func:`.cpu.target_has_avx512`), :func:`hist_classes_tiled` elsewhere: on
-    AVX2 LLVM's vectorized distance loop (a vpshufb popcount) beats the fused loop by 13-15 % at
-    128 and 256 bits."""
-    return hist_classes_tiled_fused if target_has_avx512() else hist_classes_tiled
+def tiled_pass(n_words):
+    """The tiled pass this target runs for codes of ``n_words`` words: where numba compiles for
+    AVX-512 VPOPCNTDQ (:func:`.cpu.target_has_avx512`) :func:`hist_classes_tiled_fused`, or its
+    ``_four`` twin for four words (256 bits; each compiles one loop: 1 s less of the first call),
+    :func:`hist_classes_tiled` elsewhere: on AVX2 LLVM's vectorized distance loop (a vpshufb
+    popcount) beats the fused loop by 13-15 % at 128 and 256 bits."""
+    if not target_has_avx512():
+        return hist_classes_tiled
+    return hist_classes_tiled_fused_four if n_words == 4 else hist_classes_tiled_fused
 
 
 @jit

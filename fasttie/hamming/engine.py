@@ -206,7 +206,7 @@ class _DatabasePass:
         # the passes that read the database as it lies, gathering each tile's items by class: the
         # bit-sliced pass (one and two words) and the tiled pass (two words and more)
         n_words = self.db_words.shape[1]
-        self.class_pass = hist_classes if bitsliced_codes(n_words) else tiled_pass() if n_words >= 2 else None
+        self.class_pass = hist_classes if bitsliced_codes(n_words) else tiled_pass(n_words) if n_words >= 2 else None
         self.n_classes = spec.n_classes
         if spec.kind == "class" and stable:
             # the stable pass reads the database in index order: no class-sorted copy, and each

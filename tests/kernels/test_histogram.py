@@ -18,8 +18,14 @@ from fasttie._kernels import bitsliced, cpu, histogram
 from helpers import random_codes
 
 PASSES = ("portable", "bitsliced")
-# the tiled pass's two kernels (the fused one on any CPU: LLVM splits its vectors where AVX-512 is absent)
-TILED = (histogram.hist_classes_tiled, histogram.hist_classes_tiled_fused)
+
+
+def _tiled_kernels(n_words):
+    """The tiled pass's kernels for codes of n_words words: two loops, fused, and fused for four
+    words (the fused ones on any CPU: LLVM splits their vectors where AVX-512 is absent)."""
+    four = (histogram.hist_classes_tiled_fused_four,) if n_words == 4 else ()
+    return (histogram.hist_classes_tiled, histogram.hist_classes_tiled_fused, *four)
+
 
 
 def _expected(q, db, grades, n_grades=2):
@@ -61,8 +67,8 @@ def _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop, ti
         bitsliced.hist_classes(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits, hist,
                                start, stop)
     elif db_words.shape[1] >= 2:
-        (tiled or histogram.tiled_pass())(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits,
-                                          hist, start, stop)
+        tiled = tiled or histogram.tiled_pass(db_words.shape[1])
+        tiled(*_read_only(query_words, query_ids, db_words, db_ids), n_classes, n_bits, hist, start, stop)
     else:
         order = np.argsort(db_ids, kind="stable")
         ends = np.cumsum(np.bincount(db_ids, minlength=n_classes))
@@ -146,7 +152,7 @@ def test_tiled_pass_gathers_classes_tile_by_tile(monkeypatch, n_bits):
     query_ids[6], query_ids[7] = -1, 9  # no class; a class no database item has
     expected = _expected(q, db, query_ids[:, None] == db_ids[None])
     for kernel in PASSES:
-        for tiled in TILED:
+        for tiled in _tiled_kernels(-(-n_bits // 64)):
             for start, stop in ((0, n_q), (2, 9), (4, 5)):
                 hist = _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop, tiled)
                 np.testing.assert_array_equal(hist[start:stop], expected[start:stop],
@@ -154,10 +160,9 @@ def test_tiled_pass_gathers_classes_tile_by_tile(monkeypatch, n_bits):
                 assert not hist[:start].any() and not hist[stop:].any()
 
 
-@pytest.mark.parametrize("tiled", TILED, ids=lambda kernel: kernel.__name__)
 @pytest.mark.parametrize("n_db", [3, 29, histogram._TILE + 5])
 @pytest.mark.parametrize("n_bits", [128, 192, 256])
-def test_tiled_pass_without_classes(n_bits, n_db, tiled):
+def test_tiled_pass_without_classes(n_bits, n_db):
     """No query of the block has a class (listed relevance: every item counted at grade 0, the
     database's class ids empty and never read); databases of fewer codes than a group of eight
     and than the fused kernel's lag of groups."""
@@ -165,9 +170,11 @@ def test_tiled_pass_without_classes(n_bits, n_db, tiled):
     q, db = rng.integers(0, 2, (5, n_bits)), rng.integers(0, 2, (n_db, n_bits))
     query_words, db_words = ft.pack_codes(q).words, ft.pack_codes(db).words
     query_ids, db_ids = np.full(5, -1, dtype=np.int32), np.zeros(0, dtype=np.int32)
-    hist = np.zeros((5, n_bits + 1, 2), dtype=np.int64)
-    tiled(*_read_only(query_words, query_ids, db_words, db_ids), 0, n_bits, hist, 0, 5)
-    np.testing.assert_array_equal(hist, _expected(q, db, np.zeros((5, n_db), dtype=bool)))
+    _read_only(query_words, query_ids, db_words, db_ids)
+    for tiled in _tiled_kernels(db_words.shape[1]):
+        hist = np.zeros((5, n_bits + 1, 2), dtype=np.int64)
+        tiled(query_words, query_ids, db_words, db_ids, 0, n_bits, hist, 0, 5)
+        np.testing.assert_array_equal(hist, _expected(q, db, np.zeros((5, n_db), dtype=bool)), err_msg=tiled.__name__)
 
 
 @pytest.mark.parametrize("n_bits", [64, 128])
@@ -291,26 +298,27 @@ def test_bit_sliced_loop_is_avx512():
 @pytest.mark.skipif(not cpu.host_has_avx512(), reason="the fused tiled pass and full_width take zmm registers on "
                     "AVX-512 F and VPOPCNTDQ, which this CPU lacks")
 def test_fused_tiled_and_cells_loops_are_zmm():
-    """On AVX-512 the tiled pass this target runs is the fused one, whose loop takes vector popcounts
-    on zmm registers at two, four and other widths; the portable one-word and the multi-hot cells
-    loops are vectorized on zmm too (LLVM's tuning for Intel servers would take ymm), a fresh
-    compile as above."""
-    assert histogram.tiled_pass() is histogram.hist_classes_tiled_fused
+    """On AVX-512 the tiled passes this target runs are the fused ones, whose loops take vector
+    popcounts on zmm registers (four-word codes, and codes of any width); the portable one-word
+    and the multi-hot cells loops are vectorized on zmm too (LLVM's tuning for Intel servers
+    would take ymm), a fresh compile as above."""
+    assert histogram.tiled_pass(4) is histogram.hist_classes_tiled_fused_four
+    assert histogram.tiled_pass(2) is histogram.tiled_pass(5) is histogram.hist_classes_tiled_fused
     code = (
         "import numpy as np\n"
         "from fasttie._kernels import histogram as h\n"
-        "for n_words in (2, 4, 5):\n"
+        "for n_words in (4, 5):\n"
         "    w = np.zeros((256, n_words), np.uint64); w.setflags(write=False)\n"
         "    ids = np.zeros(256, np.int32); ids.setflags(write=False)\n"
-        "    h.hist_classes_tiled_fused(w[:2], ids[:2], w, ids, 1, 64 * n_words, np.zeros((2, 64 * n_words + 1, 2), np.int64), 0, 2)\n"
+        "    h.tiled_pass(n_words)(w[:2], ids[:2], w, ids, 1, 64 * n_words, np.zeros((2, 64 * n_words + 1, 2), np.int64), 0, 2)\n"
         "w = np.zeros((256, 1), np.uint64); w.setflags(write=False)\n"
         "segments = np.zeros((2, 2), np.int64); segments.setflags(write=False)\n"
         "h.hist_segments_one_word(w[:2], w, segments, 64, np.zeros((2, 65, 2), np.int64), 0, 2)\n"
         "h.hist_multihot(w[:2], w, w[:2], w, 64, np.zeros((2, 65, 65), np.int64), 0, 2)\n"
-        "for loop in (h._count_range_fused, h._count_range_joint, h._count_range_multihot):\n"
+        "for loop in (h._count_range_four, h._count_range_fused, h._count_range_joint, h._count_range_multihot):\n"
         "    print(''.join(loop.inspect_asm().values()).count('vpopcntq\\t%zmm'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "FASTTIE_NO_CACHE": "1"})
-    fused, joint, multihot = map(int, out.stdout.split())
-    assert fused >= 3 * 4 and joint >= 2 and multihot >= 2, out.stdout  # fused: per width, 2+ words of 2 queries
+    four, fused, joint, multihot = map(int, out.stdout.split())
+    assert four >= 8 and fused >= 2 and joint >= 2 and multihot >= 2, out.stdout  # four: 4 words of 2 queries
