@@ -45,6 +45,10 @@ from ..errors import InputError, InputTypeError
 from ..validation import check_empty_policy, check_err_grades
 
 _HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
+# fewer queries a thread than this: the passes that gather each tile's items by class split the
+# database over the threads, not the queries (each thread's block would gather every tile again)
+_SPLIT_QUERIES = 128
+_SPLIT_ALIGN = 1 << 13  # database rows per unit of the split: whole tiles of the bit-sliced and the tiled pass
 # bytes of relevant-item records per thread of the stable pass when GROUP queries of a class share
 # a sweep (16 x 8 bytes per relevant item): larger classes go one query at a time
 _GROUP_SCRATCH = 128 << 20
@@ -254,6 +258,37 @@ class _DatabasePass:
             hist_segments_one_word(c["query_words"], self.db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
         if kind == "listed":  # every item counted at grade 0 above: the listed ones move to their grades
             move_relevant(c["query_words"], self.db_words, c["indptr"], c["indices"], c["grades"], hist, lo, hi)
+
+    def splits_database(self, n_queries, n_threads):
+        """Whether :meth:`counts_by_slices` counts ``n_queries`` queries on ``n_threads`` threads:
+        a pass that gathers each tile's items by class (bit-sliced or tiled), too few queries a
+        thread to pay for gathering every tile once per thread, a database of a tile a thread, and
+        the threads' counts within _HIST_BUDGET."""
+        hist_bytes = n_queries * (self.n_bits + 1) * self.spec.n_grades * 8
+        return (self.class_pass is not None and self.spec.kind != "multihot" and n_threads > 1
+                and n_queries < _SPLIT_QUERIES * n_threads and len(self.db_words) >= _SPLIT_ALIGN * n_threads
+                and (n_threads - 1) * hist_bytes <= _HIST_BUDGET)
+
+    def counts_by_slices(self, c, hist, n_threads):
+        """hist = counts by (distance, grade) of all the chunk's queries, the database split into
+        ``n_threads`` slices of whole tiles counted on a thread each, then summed (integers: the
+        same counts whatever the split)."""
+        n_db, n = len(self.db_words), len(hist)
+        bounds = np.linspace(0, n_db // _SPLIT_ALIGN, n_threads + 1).astype(np.int64) * _SPLIT_ALIGN
+        bounds[-1] = n_db
+        parts = np.zeros((n_threads - 1, *hist.shape), dtype=np.int64)  # slice 0 counts into hist
+
+        def count_slices(lo, hi):
+            for s in range(lo, hi):
+                rows = slice(bounds[s], bounds[s + 1])
+                db_ids = self.db_labels[rows] if len(self.db_labels) else self.db_labels
+                self.class_pass(c["query_words"], c["query_ids"], self.db_words[rows], db_ids, self.n_classes,
+                                self.n_bits, hist if s == 0 else parts[s - 1], 0, n)
+
+        run_blocks(count_slices, n_threads, n_threads)
+        hist += parts.sum(axis=0)
+        if self.spec.kind == "listed":
+            move_relevant(c["query_words"], self.db_words, c["indptr"], c["indices"], c["grades"], hist, 0, n)
 
     def stable_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
         """Counts and base quantities, ties in database index order, of the queries of groups
@@ -511,6 +546,9 @@ def evaluate_chunks(
 
         if full_stable:
             run_blocks(block_pass, len(c["group_ptr"]) - 1, n_threads)
+        elif ties != "stable" and database.splits_database(stop - start, n_threads):
+            database.counts_by_slices(c, hist, n_threads)
+            run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, err, lo, hi), stop - start, n_threads)
         else:  # queries of equal cost: one block per thread reads the database once
             run_blocks(block_pass, stop - start, n_threads, granule=2, blocks_per_thread=1 if ties != "stable" else 4)
         ranked = None
@@ -539,8 +577,12 @@ def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance
     database_pass = _DatabasePass(db_codes, spec, stable=False, n_threads=n_threads)
     counts = np.zeros((n_queries, n_bits + 1, spec.n_grades), dtype=np.int64)
     c = database_pass.chunk(query_codes.words, spec.rows(0, n_queries))
-    run_blocks(lambda lo, hi: database_pass.counts(c, counts, lo, hi), n_queries,
-               resolve_threads(n_threads, n_queries * n_db), granule=2, blocks_per_thread=1)
+    threads = resolve_threads(n_threads, n_queries * n_db)
+    if database_pass.splits_database(n_queries, threads):
+        database_pass.counts_by_slices(c, counts, threads)
+    else:
+        run_blocks(lambda lo, hi: database_pass.counts(c, counts, lo, hi), n_queries, threads, granule=2,
+                   blocks_per_thread=1)
     return counts, n_bits, spec.kind
 
 

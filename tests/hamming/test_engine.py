@@ -11,6 +11,8 @@ import pytest
 
 import fasttie as ft
 from fasttie._kernels import bitsliced, class_sort, cpu, hamming_ties, histogram
+from fasttie.hamming import engine
+from fasttie.relevance import make_relevance
 from helpers import random_codes
 
 
@@ -71,6 +73,48 @@ def test_bitwise_identical_across_thread_counts(ties, labels):
     for name in one.per_query:
         assert one.per_query[name].tobytes() == two.per_query[name].tobytes()
         assert one.mean[name] == two.mean[name]
+
+
+@pytest.mark.parametrize("n_bits", [64, 128, 256])
+@pytest.mark.parametrize("labels", ["class", "listed"])
+def test_database_split_over_threads_counts_as_numpy(monkeypatch, n_bits, labels):
+    """Few queries a thread: the gathering passes split the database over the threads (whole
+    tiles a slice, the last one partial) and sum the counts: the same counts as numpy's
+    distances and bitwise the same values as one thread and as the split over queries."""
+    rng = np.random.default_rng(n_bits)
+    n_db = 3 * engine._SPLIT_ALIGN + 77
+    q, db = rng.integers(0, 2, (7, n_bits)), rng.integers(0, 2, (n_db, n_bits))
+    q[:, : n_bits // 2] = db[0, : n_bits // 2]  # spread the distances
+    if labels == "class":
+        ql, dl = rng.integers(0, 4, 7), rng.integers(0, 4, n_db)
+        ql[3] = 9  # a class no database item has
+        grades = (ql[:, None] == dl[None]).astype(np.int64)
+        kwargs = dict(query_labels=ql, db_labels=dl)
+    else:
+        counts = rng.integers(0, 40, 7)
+        indices = np.concatenate([rng.choice(n_db, c, replace=False) for c in counts])
+        listed = rng.integers(1, 4, len(indices))
+        grades = np.zeros((7, n_db), dtype=np.int64)
+        grades[np.repeat(np.arange(7), counts), indices] = listed
+        kwargs = dict(relevance=(np.r_[0, np.cumsum(counts)], indices, listed))
+    dist = (q[:, None, :] != db[None]).sum(axis=2)
+    expected = np.zeros((7, n_bits + 1, grades.max() + 1), dtype=np.int64)
+    for i in range(7):
+        np.add.at(expected[i], (dist[i], grades[i]), 1)
+    db_codes = ft.pack_codes(db)
+    spec = make_relevance(kwargs.get("query_labels"), kwargs.get("db_labels"), kwargs.get("relevance"), 7, n_db)
+    for threads in (2, 3):
+        assert engine._DatabasePass(db_codes, spec, stable=False, n_threads=threads).splits_database(7, threads)
+        stats = ft.tie_stats(q, db, n_threads=threads, **kwargs)
+        np.testing.assert_array_equal(stats.counts[:, :, : expected.shape[2]], expected)
+        assert not stats.counts[:, :, expected.shape[2]:].any()
+    metrics = ["AP", "AP@50", "nDCG@20", "RR", "P(radius=10)"]
+    one = ft.evaluate(q, db, metrics=metrics, n_threads=1, **kwargs)
+    split = ft.evaluate(q, db, metrics=metrics, n_threads=3, **kwargs)
+    monkeypatch.setattr(engine, "_SPLIT_QUERIES", 0)  # the split over queries
+    by_queries = ft.evaluate(q, db, metrics=metrics, n_threads=3, **kwargs)
+    for name in one.per_query:
+        assert one.per_query[name].tobytes() == split.per_query[name].tobytes() == by_queries.per_query[name].tobytes()
 
 
 @pytest.mark.parametrize("n_bits", [1, 63, 64, 96, 128, 192, 256, 1024])
