@@ -437,25 +437,11 @@ def _make_tiled(fused, four_words):
         The database is read as it lies, by tiles of _TILE codes: each is copied to word-major
         order once per block of queries, its items of the block's classes gathered by class on the
         way (no class-sorted copy of the database), then every query pair of the block computes its
-        distances to the whole tile (vectorized, see :func:`_tile_distances`) and counts them range
-        by range of constant grade. A tile is read from memory once per block of queries rather
-        than once per pair.
-
-        Parameters
-        ----------
-        query_words : (n_queries, n_words) uint64
-        query_ids : (n_queries,) int32
-            Class ids in [0, n_classes), or -1: no class (every item grade 0).
-        db_words : (n_db, n_words) uint64
-        db_ids : (n_db,) int32
-            Class ids in [0, n_classes); not read when no query of the block has a class (it may
-            then be empty).
-        n_classes : int
-        n_bits : int
-        hist : (n_queries, n_bits + 1, n_grades >= 2) int64
-            Zero on entry for rows start..stop-1; hist[i, d, g] = items of grade g at distance d.
-        start, stop : int
-            The queries to count.
+        distances to the whole tile (vectorized, see :func:`_tile_distances`, or fused with the
+        counting: :func:`_count_range_fused`) and counts them range by range of constant grade. A
+        tile is read from memory once per block of queries rather than once per pair. The
+        arguments are those of :func:`.bitsliced.hist_classes_bitsliced` (the engine calls
+        either pass alike).
         """
         n_db = db_words.shape[0]
         n_words = db_words.shape[1]

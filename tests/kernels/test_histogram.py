@@ -270,6 +270,19 @@ def test_the_choice_of_pass(monkeypatch):
         ft.evaluate(*random_codes(n_bits=8, n_q=2, n_db=10))
 
 
+# a class pass's first call on tiny codes of n_words words, in the code of a fresh process
+_CLASS_PASS_CALL = (
+    "    w = np.zeros((256, n_words), np.uint64); w.setflags(write=False)\n"
+    "    ids = np.zeros(256, np.int32); ids.setflags(write=False)\n"
+    "    {kernel}(w[:2], ids[:2], w, ids, 1, 64 * n_words, np.zeros((2, 64 * n_words + 1, 2), np.int64), 0, 2)\n")
+
+
+def _fresh_compile(code):
+    """``code`` run in a fresh process without numba's cache (code loaded from it has no assembly)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "FASTTIE_NO_CACHE": "1"})
+
+
 @pytest.mark.skipif(not cpu.host_has_avx512(), reason="the instructions of the bit-sliced pass need AVX-512 "
                     "F and VPOPCNTDQ, which this CPU lacks (the pass still runs here, split into narrower vectors)")
 def test_bit_sliced_loop_is_avx512():
@@ -280,15 +293,12 @@ def test_bit_sliced_loop_is_avx512():
         "import numpy as np\n"
         "from fasttie._kernels import bitsliced\n"
         "for n_words in (1, 2):\n"
-        "    w = np.zeros((256, n_words), np.uint64); w.setflags(write=False)\n"
-        "    ids = np.zeros(256, np.int32); ids.setflags(write=False)\n"
-        "    bitsliced.hist_classes(w[:2], ids[:2], w, ids, 1, 64 * n_words, np.zeros((2, 64 * n_words + 1, 2), np.int64), 0, 2)\n"
+        + _CLASS_PASS_CALL.format(kernel="bitsliced.hist_classes") +
         "    for loop in (bitsliced._sum_one_word, bitsliced._sum_two_words)[n_words - 1:n_words]:\n"
         "        asm = ''.join(loop.inspect_asm().values())\n"
         "        print(*(asm.count(i) for i in ('vpopcntq', 'vpternlogq', 'vpsllvq', 'vpshufd', 'zmm')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "FASTTIE_NO_CACHE": "1"})
+    out = _fresh_compile(code)
     one_word, two_words = (list(map(int, line.split())) for line in out.stdout.splitlines())
     for popcounts, ternary, shifts, _, zmm in (one_word, two_words):  # 16 one-hot words per step
         assert popcounts >= 16 and ternary >= 16 and shifts >= 16 and zmm > 100, out.stdout
@@ -308,9 +318,7 @@ def test_fused_tiled_and_cells_loops_are_zmm():
         "import numpy as np\n"
         "from fasttie._kernels import histogram as h\n"
         "for n_words in (4, 5):\n"
-        "    w = np.zeros((256, n_words), np.uint64); w.setflags(write=False)\n"
-        "    ids = np.zeros(256, np.int32); ids.setflags(write=False)\n"
-        "    h.tiled_pass(n_words)(w[:2], ids[:2], w, ids, 1, 64 * n_words, np.zeros((2, 64 * n_words + 1, 2), np.int64), 0, 2)\n"
+        + _CLASS_PASS_CALL.format(kernel="h.tiled_pass(n_words)") +
         "w = np.zeros((256, 1), np.uint64); w.setflags(write=False)\n"
         "segments = np.zeros((2, 2), np.int64); segments.setflags(write=False)\n"
         "h.hist_segments_one_word(w[:2], w, segments, 64, np.zeros((2, 65, 2), np.int64), 0, 2)\n"
@@ -318,7 +326,6 @@ def test_fused_tiled_and_cells_loops_are_zmm():
         "for loop in (h._count_range_four, h._count_range_fused, h._count_range_joint, h._count_range_multihot):\n"
         "    print(''.join(loop.inspect_asm().values()).count('vpopcntq\\t%zmm'))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "FASTTIE_NO_CACHE": "1"})
+    out = _fresh_compile(code)
     four, fused, joint, multihot = map(int, out.stdout.split())
     assert four >= 8 and fused >= 2 and joint >= 2 and multihot >= 2, out.stdout  # four: 4 words of 2 queries
