@@ -256,7 +256,11 @@ class _DatabasePass:
             hist_segments_one_word(c["query_words"], self.hist_db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
         else:
             hist_segments_one_word(c["query_words"], self.db_words, c["rel_segments"], self.n_bits, hist, lo, hi)
-        if kind == "listed":  # every item counted at grade 0 above: the listed ones move to their grades
+        self._move_listed(c, hist, lo, hi)
+
+    def _move_listed(self, c, hist, lo, hi):
+        """Listed relevance: every item was counted at grade 0; the listed ones move to their grades."""
+        if self.spec.kind == "listed":
             move_relevant(c["query_words"], self.db_words, c["indptr"], c["indices"], c["grades"], hist, lo, hi)
 
     def splits_database(self, n_queries, n_threads):
@@ -287,8 +291,7 @@ class _DatabasePass:
 
         run_blocks(count_slices, n_threads, n_threads)
         hist += parts.sum(axis=0)
-        if self.spec.kind == "listed":
-            move_relevant(c["query_words"], self.db_words, c["indptr"], c["indices"], c["grades"], hist, 0, n)
+        self._move_listed(c, hist, 0, n)
 
     def stable_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
         """Counts and base quantities, ties in database index order, of the queries of groups
