@@ -32,7 +32,7 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
 from ._jit import jit, jit_variants
-from .class_sort import block_classes
+from .class_sort import block_classes, block_workspace
 from .popcount import distance, popcount64
 from .simd import add, and_, load, majority, one_hot, popcount, splat, splat_pairs, store, sub, sum3, swap_pairs, xor
 
@@ -210,17 +210,18 @@ def _read_only(typingctx, array):
 
 
 @jit(inline="always")
-def _gather_classes(db_words, db_ids, lo, hi, slot_of, run_start, tallies, runs):
+def _gather_classes(db_words, db_ids, lo, hi, slot_of, n_slots, run_start, tallies, runs):
     """The codes of rows lo..hi-1 (a multiple of four rows) whose class has a slot (slot_of[class]
     = slot + 1, 0 for none), written to ``runs`` by slot in row order: slot s's run from runs[run_start[s]] to
     run_start[s + 1], its codes then zero codes to a whole number of groups (their distance to a
-    query is its popcount). Returns nothing; tallies: (4, n_slots) int64 scratch, row 0 left
-    holding each run's length."""
+    query is its popcount). Returns nothing; tallies: (4, n_slots or more) int64 scratch, row 0
+    left holding each run's length."""
     n_words = db_words.shape[1]
     group = _GROUP // n_words
-    n_slots = tallies.shape[1]
     # four tallies, one per row mod 4: rows of one class in a row would queue on one counter
-    tallies[:] = 0
+    for r in range(4):
+        for s in range(n_slots):
+            tallies[r, s] = 0
     for j in range(np.uint64(lo), np.uint64(hi), np.uint64(4)):
         for r in range(4):
             s = slot_of[db_ids[j + np.uint64(r)]] - 1
@@ -253,7 +254,7 @@ def _make_pass(two_words):
     """The pass for codes of one word, or of two (a constant to numba: each kernel compiles only
     its own loop)."""
 
-    def hist_classes_bitsliced(query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop):
+    def hist_classes_bitsliced(query_words, query_ids, db_words, db_ids, n_bits, hist, start, stop, workspace):
         """Counts by (distance, grade) of queries start..stop-1 by bit-sliced counting (codes of one
         word; the ``_two_words`` kernel: of two), grade 1 the database items of the query's class.
 
@@ -271,12 +272,14 @@ def _make_pass(two_words):
         db_ids : (n_db,) int32
             Class ids in [0, n_classes); not read when no query of the block has a class (it may
             then be empty).
-        n_classes : int
         n_bits : int
         hist : (n_queries, n_bits + 1, n_grades >= 2) int64
             Zero on entry for rows start..stop-1; hist[i, d, g] = items of grade g at distance d.
         start, stop : int
             The queries to count.
+        workspace : tuple of arrays
+            Scratch from :func:`workspace` (numpy allocates it: each kind of array numba allocated
+            here would add a compile to the first call).
         """
         n_db = db_words.shape[0]
         n_queries = stop - start
@@ -285,24 +288,17 @@ def _make_pass(two_words):
         flush = _FLUSH // n_words  # codes the planes take between flushes
         n_one_hot = 64 * n_words  # distances the one-hot words hold; 64 * n_words is left over
         # the block's classes, a slot each; the tile's items of those classes are gathered by slot
-        slot_of, query_slot, n_slots = block_classes(query_ids, n_classes, start, stop)
-        run_start = np.zeros(n_slots + 1, dtype=np.int64)
-        tallies = np.zeros((4, n_slots), dtype=np.int64)
+        slot_of, query_slot, run_start, tallies, runs, planes, counts, summed, padding, relevant = workspace
+        n_slots = block_classes(query_ids, start, stop, slot_of, query_slot)
         run_length = tallies[0]
-        runs = np.empty((_TILE + n_slots * group, n_words), dtype=np.uint64)
         runs_read = _read_only(runs)
-        # planes[u, stream]: query start + u, stream 0 all items, 1 its class's
-        planes = np.zeros((n_queries, 2, _ROWS, 8), dtype=np.uint64)
-        counts = np.zeros((2 * n_queries, n_one_hot), dtype=np.int64)  # row 2u + stream, as planes[u, stream]
-        summed = np.zeros((n_queries, 2), dtype=np.int64)  # codes added to the planes
-        padding = np.zeros(n_queries, dtype=np.int64)  # zero codes added to the relevant planes
         whole = n_db // group * group  # codes [0, whole) go by groups, the tail one by one
         for lo_flush in range(0, whole, flush):
             hi_flush = min(lo_flush + flush, whole)
             for lo in range(lo_flush, hi_flush, _TILE):
                 hi = min(lo + _TILE, hi_flush)
                 if n_slots > 0:
-                    _gather_classes(db_words, db_ids, lo, hi, slot_of, run_start, tallies, runs)
+                    _gather_classes(db_words, db_ids, lo, hi, slot_of, n_slots, run_start, tallies, runs)
                 for u in range(n_queries):
                     q = _query_lanes(query_words[start + u])
                     if two_words:
@@ -325,13 +321,15 @@ def _make_pass(two_words):
         for u in range(n_queries):
             i = start + u
             query = query_words[i]
-            relevant = np.zeros(n_bits + 1, dtype=np.int64)
-            for d in range(min(n_bits + 1, n_one_hot)):
+            left_all, left_relevant = summed[u, 0], summed[u, 1]
+            for d in range(min(n_bits + 1, n_one_hot)):  # distances above n_bits count nothing
                 relevant[d] = counts[2 * u + 1, d]
                 hist[i, d, 0] += counts[2 * u, d]
+                left_relevant -= counts[2 * u + 1, d]
+                left_all -= counts[2 * u, d]
             if n_bits == n_one_hot:  # the one distance no one-hot word holds: what the others leave over
-                relevant[n_bits] = summed[u, 1] - counts[2 * u + 1].sum()
-                hist[i, n_bits, 0] += summed[u, 0] - counts[2 * u].sum()
+                relevant[n_bits] = left_relevant
+                hist[i, n_bits, 0] += left_all
             zero_code_distance = np.uint64(0)
             for w in range(n_words):
                 zero_code_distance += popcount64(query[w])
@@ -351,8 +349,28 @@ hist_classes_bitsliced, hist_classes_bitsliced_two_words = jit_variants(
     _make_pass, {"": (False,), "_two_words": (True,)})
 
 
+def workspace(n_classes, n_queries, n_words, n_bits):
+    """The scratch of :func:`hist_classes_bitsliced` for a block of ``n_queries`` queries: the
+    block's class slots (:func:`.class_sort.block_workspace`), each slot's run start and four
+    tallies, the runs (a tile and a padded group a slot), the planes (query, stream: 0 all items,
+    1 its class's), their counts (row 2u + stream), the codes summed into each set of planes, the
+    zero codes padding the relevant ones, and a row of relevant counts."""
+    group = _GROUP // n_words
+    return (*block_workspace(n_classes, n_queries),
+            np.zeros(n_queries + 1, dtype=np.int64),
+            np.zeros((4, n_queries), dtype=np.int64),
+            np.zeros((_TILE + n_queries * group, n_words), dtype=np.uint64),
+            np.zeros((n_queries, 2, _ROWS, 8), dtype=np.uint64),
+            np.zeros((2 * n_queries, 64 * n_words), dtype=np.int64),
+            np.zeros((n_queries, 2), dtype=np.int64),
+            np.zeros(n_queries, dtype=np.int64),
+            np.zeros(n_bits + 1, dtype=np.int64))
+
+
 def hist_classes(query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop):
-    """:func:`hist_classes_bitsliced` for codes of one word, its ``_two_words`` twin for two (see
-    there for the arguments)."""
-    kernel = hist_classes_bitsliced if db_words.shape[1] == 1 else hist_classes_bitsliced_two_words
-    kernel(query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop)
+    """:func:`hist_classes_bitsliced` for codes of one word, its ``_two_words`` twin for two, with
+    its :func:`workspace` (see there for the arguments; n_classes: the class ids' range)."""
+    n_words = db_words.shape[1]
+    kernel = hist_classes_bitsliced if n_words == 1 else hist_classes_bitsliced_two_words
+    kernel(query_words, query_ids, db_words, db_ids, n_bits, hist, start, stop,
+           workspace(n_classes, stop - start, n_words, n_bits))

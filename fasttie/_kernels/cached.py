@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 
 from .cpu import bitsliced_pass
-from .histogram import tiled_pass
+from .histogram import tiled_kernel
 
 __all__ = ["FRONT_DOORS", "cache_status", "door_kernels", "door_state", "kernel_at", "kernel_cached"]
 
@@ -41,7 +41,7 @@ def door_kernels() -> dict:
     """:data:`FRONT_DOORS` with the passes that this CPU runs for one- and two-word codes added to
     evaluate's kernels: the bit-sliced passes (AVX-512, or forced by ``FASTTIE_KERNEL``) or the
     portable one-word pass and the class sort it reads (two-word codes then take the tiled pass),
-    and the tiled passes this target runs (:func:`.histogram.tiled_pass`).
+    and the tiled passes this target runs (:func:`.histogram.tiled_kernel`).
 
     Returns
     -------
@@ -51,7 +51,7 @@ def door_kernels() -> dict:
         passes = ("bitsliced.hist_classes_bitsliced", "bitsliced.hist_classes_bitsliced_two_words")
     else:
         passes = ("histogram.hist_segments_one_word", "class_sort.count_classes", "class_sort.scatter_by_class")
-    passes += tuple(dict.fromkeys(f"histogram.{tiled_pass(n_words).py_func.__name__}" for n_words in (2, 4)))
+    passes += tuple(dict.fromkeys(f"histogram.{tiled_kernel(n_words).py_func.__name__}" for n_words in (2, 4)))
     return {door: (*passes, *kernels) if door == "evaluate" else kernels for door, kernels in FRONT_DOORS.items()}
 
 

@@ -54,13 +54,12 @@ def scatter_by_class(db_words, db_ids, bounds, cursors, out, start, stop):
 
 
 @jit(inline="always")
-def block_classes(query_ids, n_classes, start, stop):
+def block_classes(query_ids, start, stop, slot_of, query_slot):
     """The classes of queries start..stop-1, a slot each from 1 in order of appearance, for the
-    passes that gather each tile's items by class: (slot_of, query_slot, n_slots), slot_of[class]
-    = its slot (0: no query of the block has it; int32, a table as long as the class ids) and
-    query_slot[u] = the slot of query start + u (0: no class, id -1)."""
-    slot_of = np.zeros(n_classes, dtype=np.int32)
-    query_slot = np.zeros(stop - start, dtype=np.int64)
+    passes that gather each tile's items by class: returns the number of slots and fills
+    slot_of[class] = its slot (0: no query of the block has it; a table as long as the class
+    ids) and query_slot[u] = the slot of query start + u (0: no class, id -1); both zero on entry
+    (the caller allocates them: :func:`block_workspace`)."""
     n_slots = 0
     for u in range(stop - start):
         k = query_ids[start + u]
@@ -69,4 +68,10 @@ def block_classes(query_ids, n_classes, start, stop):
                 n_slots += 1
                 slot_of[k] = n_slots
             query_slot[u] = slot_of[k]
-    return slot_of, query_slot, n_slots
+    return n_slots
+
+
+def block_workspace(n_classes, n_queries):
+    """(slot_of, query_slot) for :func:`block_classes`: zero arrays of int32 as long as the class
+    ids and of int64 as long as the block."""
+    return np.zeros(n_classes, dtype=np.int32), np.zeros(n_queries, dtype=np.int64)

@@ -34,9 +34,11 @@ pass, so its inner loops are written for the hardware:
 
 Counts are int32 inside a database slice of at most 2**30 items and flushed to int64."""
 
+import functools
+
 import numpy as np
 from ._jit import jit, jit_variants
-from .class_sort import block_classes
+from .class_sort import block_classes, block_workspace
 from .cpu import target_has_avx512
 from .popcount import distance, popcount64
 from .simd import add, full_width, load, popcount, shift_left, splat, store, xor
@@ -428,7 +430,7 @@ def _make_tiled(fused, four_words):
     fused (:func:`_count_range_fused`), of codes of any width or of four words only
     (:func:`_count_range_four`); constants to numba: each kernel compiles its own loops."""
 
-    def hist_classes_tiled(query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop):
+    def hist_classes_tiled(query_words, query_ids, db_words, db_ids, n_bits, hist, start, stop, workspace):
         """Counts by (distance, grade) of queries start..stop-1 for codes of two or more words (65
         bits and up), grade 1 the database items of the query's class (the ``_fused`` kernels:
         distances and counting in one loop, the pass on AVX-512; ``_fused_four``: four-word codes
@@ -440,29 +442,18 @@ def _make_tiled(fused, four_words):
         distances to the whole tile (vectorized, see :func:`_tile_distances`, or fused with the
         counting: :func:`_count_range_fused`) and counts them range by range of constant grade. A
         tile is read from memory once per block of queries rather than once per pair. The
-        arguments are those of :func:`.bitsliced.hist_classes_bitsliced` (the engine calls
-        either pass alike).
+        arguments are those of :func:`.bitsliced.hist_classes_bitsliced`, the workspace from
+        :func:`tiled_workspace` (the engine calls either pass alike: :func:`tiled_pass`).
         """
         n_db = db_words.shape[0]
         n_words = db_words.shape[1]
         n_dist = n_bits + 1
         stride = np.uint64(n_dist)
         n_pairs = (stop - start + 1) // 2
-        slot_of, query_slot, n_slots = block_classes(query_ids, n_classes, start, stop)
-        runs = np.zeros((n_slots + 1, 2), dtype=np.int64)  # each slot's columns of the tile; runs[0]: none
-        slots = np.empty(_TILE, dtype=np.int32)
-        bounds = np.empty(6, dtype=np.int64)
-        # copies int32 histograms per query (row 2p + 1 of an odd query out is scratch); flushed to int64 per slice
-        copies = _COPIES if fused or n_words <= _COPIES_WORDS else 1
-        # the fused kernel's four spare counters at the end take the lanes past a range's last code
-        counts = np.zeros((2 * n_pairs, copies * 2 * n_dist + (4 if fused else 0)), dtype=np.int32)
-        tile = np.empty((n_words, _TILE + _TILE_PAD), dtype=np.uint64)
-        if fused:
-            ring = np.empty((2 * _RING, 8), dtype=np.uint64)
-            flat = tile.reshape((tile.size, 1))  # the rows one after the other, for simd.load
-        else:
-            dist_0 = np.empty(_TILE, dtype=np.uint64)
-            dist_1 = np.empty(_TILE, dtype=np.uint64)
+        slot_of, query_slot, all_runs, slots, bounds, counts, tile, flat, ring, dist_0, dist_1 = workspace
+        n_slots = block_classes(query_ids, start, stop, slot_of, query_slot)
+        runs = all_runs[:n_slots + 1]
+        copies = counts.shape[1] // (2 * n_dist)  # int32 histograms a query
         for lo_slice in range(0, n_db, _SLICE):
             hi_slice = min(lo_slice + _SLICE, n_db)
             for lo in range(lo_slice, hi_slice, _TILE):
@@ -503,8 +494,8 @@ hist_classes_tiled, hist_classes_tiled_fused, hist_classes_tiled_fused_four = ji
     _make_tiled, {"": (False, False), "_fused": (True, False), "_fused_four": (True, True)})
 
 
-def tiled_pass(n_words):
-    """The tiled pass this target runs for codes of ``n_words`` words: where numba compiles for
+def tiled_kernel(n_words):
+    """The tiled kernel this target runs for codes of ``n_words`` words: where numba compiles for
     AVX-512 VPOPCNTDQ (:func:`.cpu.target_has_avx512`) :func:`hist_classes_tiled_fused`, or its
     ``_four`` twin for four words (256 bits; each compiles one loop: 1 s less of the first call),
     :func:`hist_classes_tiled` elsewhere: on AVX2 LLVM's vectorized distance loop (a vpshufb
@@ -512,6 +503,42 @@ def tiled_pass(n_words):
     if not target_has_avx512():
         return hist_classes_tiled
     return hist_classes_tiled_fused_four if n_words == 4 else hist_classes_tiled_fused
+
+
+def tiled_workspace(n_classes, n_queries, n_words, n_bits, fused):
+    """The scratch of a tiled kernel for a block of ``n_queries`` queries, allocated by numpy (each
+    kind of array numba allocated would add a compile to the first call): the block's class slots
+    (:func:`.class_sort.block_workspace`), each slot's columns of the tile (row 0: none), the
+    tile's slots and a grade range's bounds, the counts (``copies`` int32 histograms a query, row
+    2p + 1 of an odd query out is scratch, flushed to int64 per slice; the fused kernels' four
+    spare counters at the end take the lanes past a range's last code), the word-major tile and
+    the same rows one after the other (for :func:`.simd.load`), the fused kernels' ring and the
+    two-loop kernel's distances."""
+    n_dist = n_bits + 1
+    copies = _COPIES if fused or n_words <= _COPIES_WORDS else 1
+    tile = np.empty((n_words, _TILE + _TILE_PAD), dtype=np.uint64)
+    return (*block_workspace(n_classes, n_queries),
+            np.zeros((n_queries + 1, 2), dtype=np.int64),
+            np.empty(_TILE, dtype=np.int32),
+            np.empty(6, dtype=np.int64),
+            np.zeros((2 * ((n_queries + 1) // 2), copies * 2 * n_dist + (4 if fused else 0)), dtype=np.int32),
+            tile, tile.reshape((tile.size, 1)),
+            np.empty((2 * _RING, 8), dtype=np.uint64),
+            np.empty(_TILE, dtype=np.uint64), np.empty(_TILE, dtype=np.uint64))
+
+
+def run_tiled(kernel, query_words, query_ids, db_words, db_ids, n_classes, n_bits, hist, start, stop):
+    """``kernel`` (a tiled kernel) on queries start..stop-1 with its :func:`tiled_workspace`; the
+    other arguments are those of :func:`.bitsliced.hist_classes` (n_classes: the class ids' range)."""
+    fused = kernel is not hist_classes_tiled  # the _fused kernels: four copies at every width and four spares
+    kernel(query_words, query_ids, db_words, db_ids, n_bits, hist, start, stop,
+           tiled_workspace(n_classes, stop - start, db_words.shape[1], n_bits, fused))
+
+
+def tiled_pass(n_words):
+    """The tiled pass the engine calls for codes of ``n_words`` words: :func:`run_tiled` of
+    :func:`tiled_kernel`, called as :func:`.bitsliced.hist_classes`."""
+    return functools.partial(run_tiled, tiled_kernel(n_words))
 
 
 @jit

@@ -6,6 +6,7 @@ it lies to the bit-sliced and the tiled pass); the multi-hot pass counts shared 
 does; FASTTIE_KERNEL picks the pass; on AVX-512 the compiled bit-sliced loop holds vpopcntq and
 vpternlogq."""
 
+import functools
 import os
 import subprocess
 import sys
@@ -22,9 +23,11 @@ PASSES = ("portable", "bitsliced")
 
 def _tiled_kernels(n_words):
     """The tiled pass's kernels for codes of n_words words: two loops, fused, and fused for four
-    words (the fused ones on any CPU: LLVM splits their vectors where AVX-512 is absent)."""
+    words (the fused ones on any CPU: LLVM splits their vectors where AVX-512 is absent), each
+    called as the engine calls a class pass (:func:`histogram.run_tiled`: with its workspace)."""
     four = (histogram.hist_classes_tiled_fused_four,) if n_words == 4 else ()
-    return (histogram.hist_classes_tiled, histogram.hist_classes_tiled_fused, *four)
+    return tuple(functools.partial(histogram.run_tiled, kernel)
+                 for kernel in (histogram.hist_classes_tiled, histogram.hist_classes_tiled_fused, *four))
 
 
 
@@ -156,7 +159,7 @@ def test_tiled_pass_gathers_classes_tile_by_tile(monkeypatch, n_bits):
             for start, stop in ((0, n_q), (2, 9), (4, 5)):
                 hist = _class_counts(monkeypatch, kernel, q, db, query_ids, db_ids, start, stop, tiled)
                 np.testing.assert_array_equal(hist[start:stop], expected[start:stop],
-                                              err_msg=f"{kernel} {tiled.__name__} {start}")
+                                              err_msg=f"{kernel} {tiled.args[0].__name__} {start}")
                 assert not hist[:start].any() and not hist[stop:].any()
 
 
@@ -174,7 +177,7 @@ def test_tiled_pass_without_classes(n_bits, n_db):
     for tiled in _tiled_kernels(db_words.shape[1]):
         hist = np.zeros((5, n_bits + 1, 2), dtype=np.int64)
         tiled(query_words, query_ids, db_words, db_ids, 0, n_bits, hist, 0, 5)
-        np.testing.assert_array_equal(hist, _expected(q, db, np.zeros((5, n_db), dtype=bool)), err_msg=tiled.__name__)
+        np.testing.assert_array_equal(hist, _expected(q, db, np.zeros((5, n_db), dtype=bool)), err_msg=tiled.args[0].__name__)
 
 
 @pytest.mark.parametrize("n_bits", [64, 128])
@@ -312,8 +315,8 @@ def test_fused_tiled_and_cells_loops_are_zmm():
     popcounts on zmm registers (four-word codes, and codes of any width); the portable one-word
     and the multi-hot cells loops are vectorized on zmm too (LLVM's tuning for Intel servers
     would take ymm), a fresh compile as above."""
-    assert histogram.tiled_pass(4) is histogram.hist_classes_tiled_fused_four
-    assert histogram.tiled_pass(2) is histogram.tiled_pass(5) is histogram.hist_classes_tiled_fused
+    assert histogram.tiled_kernel(4) is histogram.hist_classes_tiled_fused_four
+    assert histogram.tiled_kernel(2) is histogram.tiled_kernel(5) is histogram.hist_classes_tiled_fused
     code = (
         "import numpy as np\n"
         "from fasttie._kernels import histogram as h\n"
