@@ -20,7 +20,10 @@ needs them by default (about 1 s of that door's cold first call without the opti
 
 Allocations spell the dtype as ``np.<type>``: numba compiles np.empty / zeros / ones once per
 spelling (``np.zeros(n)``, ``dtype=float`` and ``dtype=np.float64`` are three compiles of one
-array type); tests/across/test_signatures.py checks it.
+array type); tests/across/test_signatures.py checks it. Each kind of array (dtype and number of
+dimensions) is such a compile, 0.1-0.3 s: the histogram passes, which need many kinds of scratch,
+take it from the Python function that calls them (:func:`.bitsliced.workspace`,
+:func:`.histogram.tiled_workspace`), which took 0.9 s off the bit-sliced pass's first call.
 
 ``@jit(_nrt=False)`` marks helpers called once per database item that take arrays and branch
 (:func:`.hamming_ties._count_and_record`, the ``_next_near`` scans): numba counts references to
