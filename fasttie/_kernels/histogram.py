@@ -333,32 +333,12 @@ def _count_group(counts_0, counts_1, ring, row):
     faster at 256 bits, 10-20 % at 192), and the four copies of a counter side by
     side, lane k into copy k % 4 (see :func:`_count_tile_range`), all at constant offsets from
     one base register."""
-    one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)
     low, high = np.uint64(0xFFFFFFFF), np.uint64(32)
-    v = ring[row, 0]
-    counts_0[v & low] += 1
-    counts_1[v >> high] += 1
-    v = ring[row, 1]
-    counts_0[(v & low) + one] += 1
-    counts_1[(v >> high) + one] += 1
-    v = ring[row, 2]
-    counts_0[(v & low) + two] += 1
-    counts_1[(v >> high) + two] += 1
-    v = ring[row, 3]
-    counts_0[(v & low) + three] += 1
-    counts_1[(v >> high) + three] += 1
-    v = ring[row, 4]
-    counts_0[v & low] += 1
-    counts_1[v >> high] += 1
-    v = ring[row, 5]
-    counts_0[(v & low) + one] += 1
-    counts_1[(v >> high) + one] += 1
-    v = ring[row, 6]
-    counts_0[(v & low) + two] += 1
-    counts_1[(v >> high) + two] += 1
-    v = ring[row, 7]
-    counts_0[(v & low) + three] += 1
-    counts_1[(v >> high) + three] += 1
+    for k in range(8):  # a constant trip count: LLVM unrolls it, each k % 4 a constant offset
+        v = ring[row, k]
+        copy = np.uint64(k % 4)
+        counts_0[(v & low) + copy] += 1
+        counts_1[(v >> high) + copy] += 1
 
 
 @jit(inline="always")
