@@ -149,3 +149,75 @@ def test_the_command_line_says_when_it_compiles(tmp_path):
     assert cold_lines[-1].startswith(query_set) and warm_lines[-1].startswith(query_set)
     assert cold_lines[0].startswith("fasttie: compiling kernels on first use (") and len(cold_lines) == 2
     assert warm_lines == warm_lines[-1:]  # loaded from the cache: nothing more to say
+
+
+# a fresh process of one copy of the package: counts the compiles of fasttie's kernels (numba's
+# numba:compile event fires only when a kernel is not in the cache) while ``CALL`` runs
+COUNTED = r"""
+import json, sys
+from numba.core import event
+
+compiled = []
+
+
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        function = getattr(ev.data.get("dispatcher"), "py_func", None)
+        if getattr(function, "__module__", "").startswith("fasttie."):
+            compiled.append(function.__module__ + "." + function.__qualname__)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Compiles())
+import fasttie
+assert fasttie.__file__.startswith(sys.argv[1]), fasttie.__file__
+CALL
+print("RESULT " + json.dumps(compiled))
+"""
+ONE_CALL = """
+import numpy as np
+rng = np.random.default_rng(0)
+fasttie.evaluate(rng.integers(0, 2, (4, 64)), rng.integers(0, 2, (50, 64)), rng.integers(0, 3, 4),
+                 rng.integers(0, 3, 50), metrics=["AP", "P@10"], n_threads=1)
+"""
+
+
+def _copy_of_the_package(destination, source=None):
+    """fasttie's files copied to ``destination``/fasttie with new modification times (what an
+    unpacked image layer or a re-created environment looks like), caches included."""
+    import shutil
+
+    source = source or os.path.dirname(os.path.dirname(os.path.abspath(warmup_module.__file__)))
+    shutil.copytree(os.path.join(source, "fasttie"), os.path.join(destination, "fasttie"), copy_function=shutil.copy)
+    return str(destination)
+
+
+def _compiles_in(copy, call, **env_changes):
+    env = {**os.environ, "PYTHONPATH": copy, **env_changes}
+    for name in ("FASTTIE_NO_CACHE", *(k for k, v in env_changes.items() if v is None)):
+        env.pop(name, None)
+    script = COUNTED.replace("CALL", call)
+    done = subprocess.run([sys.executable, "-c", script, copy], capture_output=True, text=True, timeout=900,
+                          env=env, cwd=copy)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.split("RESULT ", 1)[1])
+
+
+def test_a_shared_cache_folder_made_by_warmup_serves_another_copy_of_the_package(tmp_path):
+    """NUMBA_CACHE_DIR mounted in a CI job or container whose environment lies elsewhere: the
+    kernels ``warmup()`` cached from this copy load in a copy at another path, none compiled."""
+    warmup()  # this copy, the suite's cache folder
+    copy = _copy_of_the_package(tmp_path / "elsewhere")
+    assert _compiles_in(copy, "from fasttie.warmup import warmup\nwarmup()") == []
+
+
+def test_a_cache_beside_the_package_travels_with_a_copy(tmp_path):
+    """The default place (``__pycache__`` beside the kernels): an environment warmed when its
+    image was built, copied to another path with new modification times, compiles nothing."""
+    built = _copy_of_the_package(tmp_path / "image")
+    first = _compiles_in(built, ONE_CALL, NUMBA_CACHE_DIR=None)
+    assert first  # an empty cache: this call compiled (the counter sees compiles)
+    copy = _copy_of_the_package(tmp_path / "container", source=built)
+    assert _compiles_in(copy, ONE_CALL, NUMBA_CACHE_DIR=None) == []

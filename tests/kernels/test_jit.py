@@ -27,17 +27,27 @@ def test_stale_or_missing_stamp_drops_only_fasttie_kernels(tmp_path):
     assert (tmp_path / _jit._STAMP).read_text().strip() == "b" * 64
 
 
-def test_stamp_follows_every_kernel_source(tmp_path):
+def test_stamp_follows_the_contents_of_every_kernel_source_not_their_times(tmp_path):
+    import shutil
+
+    folder = os.path.dirname(_jit.__file__)
     stamp = _jit.sources_stamp()
-    assert stamp == _jit.sources_stamp() and len(stamp) == 64
-    source = os.path.join(os.path.dirname(_jit.__file__), "tie_math.py")
-    before = os.stat(source)
-    try:
-        os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
-        assert _jit.sources_stamp() != stamp  # a callee's file moved: every cached kernel may be stale
-    finally:
-        os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert _jit.sources_stamp() == stamp
+    assert stamp == _jit.sources_stamp() == _jit.sources_stamp(folder) and len(stamp) == 64
+    copy = tmp_path / "kernels"
+    shutil.copytree(folder, copy, copy_function=shutil.copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert _jit.sources_stamp(str(copy)) == stamp  # another path, new modification times: the same sources
+    with open(copy / "tie_math.py", "a") as f:
+        f.write("\n")
+    assert _jit.sources_stamp(str(copy)) != stamp  # a callee's file edited: every cached kernel may be stale
+
+
+def test_kernels_in_numba_cache_dir_go_to_a_folder_named_after_their_sources():
+    """The same folder for every copy of the package (numba's default names it after the path)."""
+    from fasttie._kernels import tie_math
+
+    kernel = next(obj for obj in vars(tie_math).values() if hasattr(obj, "_cache"))
+    expected = os.path.join(os.environ["NUMBA_CACHE_DIR"], f"fasttie-kernels-{_jit.sources_stamp()[:16]}")
+    assert kernel._cache.cache_path == expected
 
 
 def test_unwritable_cache_is_left_alone(tmp_path):
