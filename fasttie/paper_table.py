@@ -83,6 +83,8 @@ def table_cells(comparison, *, digits=3, tie_range=None) -> list[list[dict]]:
         ``cells[i][j]`` for method ``comparison.names[i]`` and metric ``comparison.metrics[j]``:
         ``value`` (the printed mean, None for NaN), ``best`` (its printed value is the
         column's highest), ``beats`` (letters of the methods beaten significantly),
+        ``decided`` (those of them whose defeat a tie order can undo: the exact range of the
+        mean difference over every pair of tie orders holds 0, from results with tie extremes),
         ``others`` (letters of the other methods, not beaten), ``range`` (printed low and
         high, or None).
 
@@ -108,6 +110,7 @@ def table_cells(comparison, *, digits=3, tie_range=None) -> list[list[dict]]:
             row.append({
                 "value": show(comparison.means[name][metric]),
                 "beats": "".join(letters[n] for n in beaten),
+                "decided": "".join(letters[n] for n in beaten if comparison.tie_order_decides(name, n, metric)),
                 "others": "".join(letters[n] for n in comparison.names if n != name and n not in beaten),
                 "range": None if bounds is None else tuple(show(v) or "n/a" for v in (min(bounds), max(bounds))),
             })
@@ -168,7 +171,7 @@ def comparison_latex(comparison, *, digits=3, caption=None, label=None, tie_rang
                 continue
             text = f"\\textbf{{{cell['value']}}}" if cell["best"] else cell["value"]
             if cell["beats"]:
-                text += f"$^{{{cell['beats']}}}$"
+                text += f"$^{{{_marked(cell, chr(92) + 'dagger')}}}$"
             if cell["others"]:
                 text += f"\\hphantom{{$^{{{cell['others']}}}$}}"
             if cell["range"] is not None:
@@ -209,7 +212,7 @@ def comparison_markdown(comparison, *, digits=3, tie_range=None) -> str:
                 continue
             text = f"**{cell['value']}**" if cell["best"] else cell["value"]
             if cell["beats"]:
-                text += f"<sup>{cell['beats']}</sup>"
+                text += f"<sup>{_marked(cell, chr(8224))}</sup>"
             if cell["range"] is not None:
                 text += f" [{cell['range'][0]}, {cell['range'][1]}]"
             texts.append(text)
@@ -253,7 +256,7 @@ def comparison_html(comparison, *, digits=3, caption=None, tie_range=None) -> st
                 continue
             text = f"<b>{cell['value']}</b>" if cell["best"] else cell["value"]
             if cell["beats"]:
-                text += f"<sup>{cell['beats']}</sup>"
+                text += f"<sup>{_marked(cell, chr(8224))}</sup>"
             if cell["range"] is not None:
                 text += f" [{cell['range'][0]}, {cell['range'][1]}]"
             texts.append(text)
@@ -314,9 +317,15 @@ def comparison_frame(comparison, *, pairs=False):
     return frame
 
 
+def _marked(cell, mark) -> str:
+    """The letters a cell beats, each whose defeat a tie order can undo followed by ``mark``."""
+    return "".join(letter + (mark if letter in cell["decided"] else "") for letter in cell["beats"])
+
+
 def _legend(comparison) -> str:
     letters = ", ".join(f"{letter} = {name}" for name, letter in comparison.letters.items())
-    return f"{comparison.settings['n_queries']} queries; {letters}; bold: highest value; {comparison.legend(t_test_note=False)}"
+    return (f"{comparison.settings['n_queries']} queries; {letters}; bold: highest value; "
+            f"{comparison.legend(t_test_note=False, mark=chr(8224))}")
 
 
 def _tie_ranges(comparison, tie_range) -> dict:

@@ -2,19 +2,25 @@
 
 For each metric and each pair of methods: the paired t-test (``scipy.stats.ttest_rel``) and the
 paired randomization test (sign flips of the per-query differences, two-sided), with a
-Bonferroni or Holm correction over the pairs of each metric, or the randomised Tukey HSD test
-over all methods at once; the effect size (Cohen's d_z) and the paired t confidence interval of
-each mean difference. Tables for papers (LaTeX, Markdown, HTML, pandas) are drawn by
-:mod:`fasttie.paper_table`.
+Bonferroni or Holm correction (family-wise) or Benjamini-Hochberg's (false discovery rate) over
+the pairs of each metric, or the randomised Tukey HSD test over all methods at once; the effect
+size (Cohen's d_z), the paired t and the paired bootstrap (percentile or BCa) confidence
+intervals of each mean difference, and bootstrap intervals of each method's mean. Where the
+results carry their exact tie extremes (``spread=True`` or ``"range"``), each difference also
+gets its exact range over every pair of tie orders of the two methods: when that range holds 0,
+the tie order alone can decide the comparison. Tables for papers (LaTeX, Markdown, HTML, pandas)
+are drawn by :mod:`fasttie.paper_table`.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import json
 import math
 import string
 import textwrap
+import warnings
 
 import numpy as np
 
@@ -25,11 +31,12 @@ from .errors import InputError, InputTypeError
 from .validation import mean_of_kept
 
 __all__ = [
-    "Comparison", "adjust_pvalues", "compare", "paired_t_test", "paired_t_interval", "randomization_test",
-    "randomized_tukey_hsd",
+    "Comparison", "adjust_pvalues", "bootstrap_interval", "compare", "paired_t_test", "paired_t_interval",
+    "randomization_test", "randomized_tukey_hsd",
 ]
 
-_CORRECTIONS = ("holm", "bonferroni", "none")
+_CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+_BOOTSTRAP_METHODS = ("bca", "percentile")
 _COMPARE_CORRECTIONS = (*_CORRECTIONS, "tukey-hsd")
 _SIGN_ELEMENTS = 1 << 22  # sign matrix entries per block of permutations (32 MiB of float64)
 _RTOL = 1e-9  # sums equal up to rounding count as ">=": every float sum of n terms is off by <= n*eps*sum|d|
@@ -57,17 +64,28 @@ class Comparison:
         ``t_p_adjusted`` is Holm's. Where every method's Result has ``tie_std`` for the metric
         (``spread=True``), also ``tie_std_diff`` (standard deviation of ``mean_diff`` over the
         random tie orders of both methods) and ``within_tie_noise`` (``|mean_diff| <= 2 *
-        tie_std_diff``): see :func:`compare`.
+        tie_std_diff``): see :func:`compare`. Where every method's Result has ``tie_min`` and
+        ``tie_max`` (``spread=True`` or ``spread="range"``), also ``diff_min`` and
+        ``diff_max`` (the lowest and highest ``mean_diff`` over every pair of tie orders of the
+        two methods, exact) and ``tie_order_decides`` (``diff_min <= 0 <= diff_max``: some
+        pair of tie orders makes either method at least as good as the other). With
+        ``bootstrap`` (the default), ``boot_low`` and ``boot_high``: the paired bootstrap
+        interval of ``mean_diff`` (:func:`bootstrap_interval`).
+    intervals : dict of str to dict of str to (float, float)
+        ``intervals[name][metric]``: the bootstrap interval of the method's mean over its
+        queries with a value (empty when ``bootstrap=None``).
     settings : dict
-        ``n_permutations``, ``seed``, ``correction``, ``alpha``, ``confidence``, ``n_queries``.
+        ``n_permutations``, ``seed``, ``correction``, ``alpha``, ``confidence``, ``bootstrap``,
+        ``n_resamples``, ``n_queries``.
     """
 
-    def __init__(self, names, metrics, means, tests, settings):
+    def __init__(self, names, metrics, means, tests, settings, intervals=None):
         self.names = list(names)
         self.metrics = list(metrics)
         self.means = means
         self.tests = tests
         self.settings = settings
+        self.intervals = intervals if intervals is not None else {}
 
     def to_dict(self) -> dict:
         """JSON-serialisable dictionary (NaN becomes None)."""
@@ -82,6 +100,8 @@ class Comparison:
             "metrics": list(self.metrics),
             "means": {n: {m: clean(v) for m, v in row.items()} for n, row in self.means.items()},
             "tests": [{k: clean(v) for k, v in test.items()} for test in self.tests],
+            "intervals": {n: {m: [clean(v) for v in ends] for m, ends in row.items()}
+                          for n, row in self.intervals.items()},
             "settings": dict(self.settings),
         }
 
@@ -159,13 +179,25 @@ class Comparison:
                 out.append(test["b"] if test["a"] == name else test["a"])
         return [n for n in self.names if n in out]
 
-    def legend(self, *, t_test_note: bool = True) -> str:
+    def tie_order_decides(self, name: str, other: str, metric: str) -> bool:
+        """Whether some pair of tie orders of the two methods makes ``other`` at least as good as
+        ``name`` on ``metric``, or the reverse (the exact range of their mean difference over
+        every pair of tie orders holds 0); False where the results carry no tie extremes."""
+        for test in self.tests:
+            if test["metric"] == metric and {test["a"], test["b"]} == {name, other}:
+                return bool(test.get("tie_order_decides", False))
+        return False
+
+    def legend(self, *, t_test_note: bool = True, mark: str = "+") -> str:
         """One line stating the tests, the correction, the permutations and the seed.
 
         Parameters
         ----------
         t_test_note : bool, default True
             End with where the paired t-test p-values are (left out of the paper tables).
+        mark : str, default "+"
+            The mark after a beaten method's letter where a tie order decides the comparison
+            (the paper tables print a dagger); explained where the results carry tie extremes.
         """
         s = self.settings
         exact = any(t["exact"] for t in self.tests)
@@ -179,16 +211,25 @@ class Comparison:
                 + f"; family-wise over the {n_pairs} pair(s) of each metric; alpha {s['alpha']})."
                 + (" Paired t-test p-values (scipy.stats.ttest_rel, Holm correction) are in the pairwise table "
                    "and the JSON output." if t_test_note else "")
+                + self._flip_note(mark)
             )
-        correction = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no"}[s["correction"]]
+        correction = {"holm": "Holm correction", "bonferroni": "Bonferroni correction",
+                      "bh": "Benjamini-Hochberg false discovery rate", "none": "no correction"}[s["correction"]]
         return (
             f"letters: methods beaten significantly (two-sided paired randomization test, sign flips, "
             f"{s['n_permutations']} permutations, seed {s['seed']}"
             + ("; exact enumeration of all 2^n sign vectors where 2^n <= permutations" if exact else "")
-            + f"; {correction} correction over the {n_pairs} pair(s) of each metric; alpha {s['alpha']})."
+            + f"; {correction} over the {n_pairs} pair(s) of each metric; alpha {s['alpha']})."
             + (" Paired t-test p-values (scipy.stats.ttest_rel) are in the pairwise table and the JSON output."
                if t_test_note else "")
+            + self._flip_note(mark)
         )
+
+    def _flip_note(self, mark) -> str:
+        if not any("diff_min" in t for t in self.tests):
+            return ""
+        return (f" {mark} after a letter: a tie order decides it (the exact range of the mean difference over "
+                "every pair of tie orders of the two methods holds 0).")
 
     def format_tests(self) -> str:
         """Aligned table of every pairwise test: mean difference, raw and adjusted p-values.
@@ -200,14 +241,22 @@ class Comparison:
         |mean(a-b)| <= 2 tie std, ``beyond`` otherwise; empty for metrics without it).
         """
         spread = any("tie_std_diff" in t for t in self.tests)
-        header = ["metric", "a", "b", "mean(a-b)", *(("tie std", "tie noise") if spread else ()), "n", "t p",
-                  "t p adj", "perm p", "perm p adj", ""]
+        extremes = any("diff_min" in t for t in self.tests)
+        boot = any("boot_low" in t for t in self.tests)
+        header = ["metric", "a", "b", "mean(a-b)", *(("tie std", "tie noise") if spread else ()),
+                  *(("tie range of mean(a-b)",) if extremes else ()), *(("bootstrap CI",) if boot else ()), "n",
+                  "t p", "t p adj", "perm p", "perm p adj", ""]
         rows = [header]
         for t in self.tests:
             noise = ()
             if spread:
                 noise = (("", "") if "tie_std_diff" not in t else
                          (f"{t['tie_std_diff']:.2g}", "within" if t["within_tie_noise"] else "beyond"))
+            if extremes:
+                noise += ("" if "diff_min" not in t else
+                          f"[{t['diff_min']:+.4f}, {t['diff_max']:+.4f}]" + (" +" if t["tie_order_decides"] else ""),)
+            if boot:
+                noise += (f"[{t['boot_low']:+.4f}, {t['boot_high']:+.4f}]",)
             rows.append([
                 t["metric"], t["a"], t["b"], f"{t['mean_diff']:+.4f}", *noise, str(t["n"]),
                 *(f"{t[k]:.4g}" for k in ("t_p", "t_p_adjusted", "perm_p", "perm_p_adjusted")),
@@ -218,6 +267,14 @@ class Comparison:
         if spread:
             lines.append("tie std: standard deviation of mean(a-b) over random orders inside both methods' ties; "
                          "within: |mean(a-b)| <= 2 tie std")
+        if extremes:
+            lines.append("tie range: lowest and highest mean(a-b) over every pair of tie orders of the two methods "
+                         "(exact); +: it holds 0, a tie order decides the comparison")
+        if boot:
+            s = self.settings
+            lines.append(f"bootstrap CI: paired bootstrap ({'BCa' if s['bootstrap'] == 'bca' else 'percentile'}, "
+                         f"{s['n_resamples']} resamples, seed {s['seed']}) interval of mean(a-b) at level "
+                         f"{s['confidence']}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -228,7 +285,8 @@ class Comparison:
         for name in self.names:
             row = []
             for metric in self.metrics:
-                mark = "".join(letters[self.names.index(n)] for n in self.beats(name, metric))
+                mark = "".join(letters[self.names.index(n)] + ("+" if self.tie_order_decides(name, n, metric) else "")
+                               for n in self.beats(name, metric))
                 row.append(f"{self.means[name][metric]:.4f}" + (f" {mark}" if mark else ""))
             cells.append(row)
         widths = [max(len(m), *(len(r[j]) for r in cells)) for j, m in enumerate(self.metrics)]
@@ -245,6 +303,7 @@ class Comparison:
 
 def compare(
     results, *, metrics=None, n_permutations=10000, seed=0, correction="holm", alpha=0.05, confidence=0.95,
+    bootstrap="bca", n_resamples=9999,
 ) -> Comparison:
     """Paired significance tests between methods evaluated on the same queries.
 
@@ -260,17 +319,27 @@ def compare(
         When 2**n <= n_permutations for the n paired queries, all 2**n sign vectors are
         enumerated instead (exact p-value); for ``"tukey-hsd"`` all (k!)**n shuffles of k methods.
     seed : int, default 0
-        Seed of ``numpy.random.default_rng``; the p-values do not depend on anything else.
-    correction : {"holm", "bonferroni", "none", "tukey-hsd"}, default "holm"
-        Family-wise correction over the pairs of each metric, separately for each test.
+        Seed of ``numpy.random.default_rng`` (the randomization test and the bootstrap); the
+        p-values and intervals do not depend on anything else.
+    correction : {"holm", "bonferroni", "bh", "none", "tukey-hsd"}, default "holm"
+        Correction over the pairs of each metric, separately for each test: family-wise
+        (Holm, Bonferroni) or of the false discovery rate (``"bh"``, Benjamini-Hochberg: the
+        expected share of false claims among the significant pairs stays <= ``alpha``).
         ``"tukey-hsd"``: the randomization test becomes the randomised Tukey HSD test
         (:func:`randomized_tukey_hsd`, family-wise by itself, for many methods); the t-test
         p-values then take Holm's correction.
     alpha : float, default 0.05
         Level of ``significant`` (by the corrected randomization p-value, ``p <= alpha``).
     confidence : float, default 0.95
-        Level of the paired t confidence interval of each mean difference
-        (:func:`paired_t_interval`; one pair at a time, not simultaneous).
+        Level of the paired t and bootstrap confidence intervals of each mean difference
+        (:func:`paired_t_interval`, :func:`bootstrap_interval`; one pair at a time, not
+        simultaneous) and of the bootstrap intervals of each method's mean.
+    bootstrap : {"bca", "percentile"} or None, default "bca"
+        Method of the bootstrap intervals (``scipy.stats.bootstrap``: bias-corrected and
+        accelerated, or plain percentiles), or None for none.
+    n_resamples : int, default 9999
+        Bootstrap resamples (of the queries, with replacement; paired: a resample keeps both
+        methods' values of a query together).
 
     Returns
     -------
@@ -309,6 +378,17 @@ def compare(
     draw of the tie orders could plausibly erase, whatever the significance test says (that
     test sees the per-query expectations, not one tie order). NaN and False when n = 0.
 
+    Where every method's Result has ``tie_min`` and ``tie_max`` for a metric (``spread=True``
+    or ``spread="range"``: each query's exact lowest and highest value over its tie orders),
+    each pair gets the exact range of ``mean_diff`` over every pair of tie orders: the two
+    methods' orders, and the queries', are independent, so the lowest mean difference is the
+    mean over the paired queries of ``tie_min_a - tie_max_b`` and the highest that of
+    ``tie_max_a - tie_min_b``. When the range holds 0 (``tie_order_decides``), some tie order
+    makes the losing method at least as good: the comparison is decided by tie-breaking, not by
+    the methods' scores, whatever the significance tests say. The bounds come from each
+    metric's exact extremes, not from ``ties="optimistic"`` / ``"pessimistic"``, which are not
+    the extremes of every metric (:func:`fasttie.metrics.grade_order_bounds`).
+
     Examples
     --------
     >>> import numpy as np, fasttie as ft
@@ -319,6 +399,8 @@ def compare(
     (0.125, True)
     >>> round(c.tests[0]["effect_size"], 4)           # differences 0.2, 0.3, 0.1, 0.2: sd 0.0816
     2.4495
+    >>> c.tests[0]["boot_low"] <= 0.2 <= c.tests[0]["boot_high"]   # BCa bootstrap interval of the mean
+    True
     """
     names, per_method = _check_results(results)
     if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
@@ -331,15 +413,22 @@ def compare(
         raise InputError(f"confidence must be a number in (0, 1), e.g. 0.95, got {confidence!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InputTypeError(f"seed must be an integer, got {seed!r}")
+    bootstrap = _check_bootstrap(bootstrap, n_resamples)
     metric_names = _select_metrics(names, per_method, metrics)
     tukey = correction == "tukey-hsd"
     tie_std = {n: _tie_std_of(results[k], n) for k, n in zip(results, names)}
+    tie_bounds = {n: _tie_bounds_of(results[k], n) for k, n in zip(results, names)}
+    interval_options = {"method": bootstrap, "n_resamples": int(n_resamples), "confidence": float(confidence),
+                        "seed": int(seed)}
 
     means = {n: {} for n in names}
+    intervals = {n: {} for n in names}
     for name in names:
         for metric in metric_names:
             values = per_method[name][metric]
             means[name][metric] = mean_of_kept(values)
+            if bootstrap is not None:
+                intervals[name][metric] = bootstrap_interval(values[~np.isnan(values)], **interval_options)
     tests = []
     for metric in metric_names:
         if tukey:
@@ -354,6 +443,11 @@ def compare(
             noise = {}
             if all(metric in tie_std[n] for n in names):
                 noise = _tie_noise(diff, tie_std[a][metric][both], tie_std[b][metric][both])
+            if all(metric in tie_bounds[n] for n in names):
+                (low_a, high_a), (low_b, high_b) = tie_bounds[a][metric], tie_bounds[b][metric]
+                noise.update(_tie_flip(low_a[both] - high_b[both], high_a[both] - low_b[both]))
+            if bootstrap is not None:
+                noise["boot_low"], noise["boot_high"] = bootstrap_interval(diff, **interval_options)
             if tukey:
                 perm_p, exact = float(tukey_p[i, j]), tukey_exact
             else:
@@ -379,13 +473,15 @@ def compare(
             test["significant"] = bool(not math.isnan(p) and p <= alpha)
         order = ("metric", "a", "b", "mean_diff", "ci_low", "ci_high", "effect_size", "n", "t_p", "t_p_adjusted",
                  "perm_p", "perm_p_adjusted", "significant", "exact")
-        order += ("tie_std_diff", "within_tie_noise")
+        order += ("boot_low", "boot_high", "tie_std_diff", "within_tie_noise", "diff_min", "diff_max",
+                  "tie_order_decides")
         tests.extend({k: t[k] for k in order if k in t} for t in group)
     settings = {
         "n_permutations": int(n_permutations), "seed": int(seed), "correction": correction,
-        "alpha": float(alpha), "confidence": float(confidence), "n_queries": results[names[0]].n_queries,
+        "alpha": float(alpha), "confidence": float(confidence), "bootstrap": bootstrap,
+        "n_resamples": int(n_resamples), "n_queries": results[names[0]].n_queries,
     }
-    return Comparison(names, metric_names, means, tests, settings)
+    return Comparison(names, metric_names, means, tests, settings, intervals)
 
 
 def _tie_std_of(result, name):
@@ -400,6 +496,28 @@ def _tie_std_of(result, name):
     return out
 
 
+def _tie_bounds_of(result, name):
+    """``{metric: (tie_min, tie_max)}`` as float64 arrays, for the metrics that have both."""
+    out = {}
+    for metric in result.tie_min.keys() & result.tie_max.keys():
+        ends = tuple(np.asarray(e[metric], dtype=np.float64) for e in (result.tie_min, result.tie_max))
+        if any(e.shape != (result.n_queries,) for e in ends):
+            raise InputError(f"results[{name!r}].tie_min / tie_max[{metric!r}] do not have one value per query "
+                             f"({result.n_queries}); evaluate again with spread=True or spread='range'")
+        out[metric] = ends
+    return out
+
+
+def _tie_flip(lowest, highest) -> dict:
+    """``diff_min``, ``diff_max`` and ``tie_order_decides`` of one pair from the per-query lowest
+    (min of a - max of b) and highest (max of a - min of b) differences (see :func:`compare`)."""
+    if len(lowest) == 0:
+        return {"diff_min": float("nan"), "diff_max": float("nan"), "tie_order_decides": False}
+    # queries' tie orders are independent: the extremes of the mean are the means of the extremes
+    low, high = float(np.mean(lowest)), float(np.mean(highest))
+    return {"diff_min": low, "diff_max": high, "tie_order_decides": bool(low <= 0.0 <= high)}
+
+
 def _tie_noise(diff, std_a, std_b) -> dict:
     """``tie_std_diff`` and ``within_tie_noise`` of one pair on its paired queries (see :func:`compare`)."""
     n = len(diff)
@@ -410,12 +528,24 @@ def _tie_noise(diff, std_a, std_b) -> dict:
     return {"tie_std_diff": std, "within_tie_noise": bool(abs(float(np.mean(diff))) <= 2 * std)}
 
 
+def _rounding(diff) -> float:
+    """How far apart equal differences may come out: the same difference of two methods' values,
+    computed in two queries, may differ in its last bits, and a variance of rounding errors is
+    no spread (scipy warns of catastrophic cancellation there)."""
+    return 16 * float(np.finfo(np.float64).eps) * float(np.max(np.abs(diff)))
+
+
+def _constant(diff) -> bool:
+    """Every difference equal, up to :func:`_rounding`."""
+    return float(np.max(diff) - np.min(diff)) <= _rounding(diff)
+
+
 def _cohen_dz(diff) -> float:
     """Cohen's d_z of paired differences: mean / sd (n - 1); 0 for all-zero, NaN when undefined."""
     if len(diff) < 2:
         return float("nan")
-    if np.all(diff == diff[0]):  # no spread: 0/0 reads as "no effect", c/0 has no finite value
-        return 0.0 if diff[0] == 0 else float("nan")
+    if _constant(diff):  # no spread: 0/0 reads as "no effect", c/0 has no finite value
+        return 0.0 if abs(float(np.mean(diff))) <= _rounding(diff) else float("nan")
     return float(np.mean(diff) / np.std(diff, ddof=1))
 
 
@@ -456,10 +586,86 @@ def paired_t_interval(diff, *, confidence=0.95) -> tuple[float, float]:
     if n < 2:
         return float("nan"), float("nan")
     mean = float(np.mean(diff))
-    if np.all(diff == diff[0]):
+    if _constant(diff):
         return mean, mean
     half = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * float(np.std(diff, ddof=1)) / math.sqrt(n)
     return mean - half, mean + half
+
+
+def _check_bootstrap(method, n_resamples):
+    """The bootstrap method in lower case (or None), after checking it and ``n_resamples``."""
+    if method is not None:
+        if not isinstance(method, str) or method.lower() not in _BOOTSTRAP_METHODS:
+            raise InputError(f"bootstrap must be 'bca', 'percentile' or None, got {method!r}")
+        method = method.lower()
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise InputError(f"n_resamples must be an integer >= 1, e.g. 9999, got {n_resamples!r}")
+    return method
+
+
+def bootstrap_interval(values, *, method="bca", n_resamples=9999, confidence=0.95, seed=0) -> tuple[float, float]:
+    """Bootstrap confidence interval of the mean of per-query values (``scipy.stats.bootstrap``).
+
+    Of per-query differences between two methods it is the paired bootstrap interval of the
+    mean difference: a resample draws queries with replacement and keeps both methods' values
+    of each query together.
+
+    Parameters
+    ----------
+    values : ndarray of float64, shape (n,)
+        Per-query values or differences, without NaN.
+    method : {"bca", "percentile"}, default "bca"
+        Bias-corrected and accelerated (Efron 1987), or plain percentiles of the resampled
+        means.
+    n_resamples : int, default 9999
+    confidence : float, default 0.95
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``, the generator scipy draws the resamples from:
+        ``scipy.stats.bootstrap((values,), np.mean, rng=np.random.default_rng(seed), ...)``
+        gives the same interval.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        (min, max) when every value is equal up to rounding; NaN for n < 2, or where BCa is undefined
+        (scipy's DegenerateDataWarning: the observed mean outside the resampled ones).
+
+    Raises
+    ------
+    ImportError
+        scipy is missing (``pip install 'fasttie[stats]'``).
+
+    Examples
+    --------
+    >>> low, high = bootstrap_interval([0.2, 0.3, 0.1, 0.2, 0.4, 0.0], method="percentile", seed=1)
+    >>> bool(0.0 <= low <= 0.2 <= high <= 0.4)
+    True
+    """
+    try:
+        from scipy import stats
+    except ImportError:
+        raise ImportError("scipy is needed for the bootstrap interval: pip install 'fasttie[stats]'") from None
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    method = _check_bootstrap(method, n_resamples)
+    if method is None:
+        raise InputError("method must be 'bca' or 'percentile'")
+    n = len(values)
+    if n < 2:
+        return float("nan"), float("nan")
+    if _constant(values):  # every resample's mean lies within (BCa's acceleration would be 0/0)
+        return float(np.min(values)), float(np.max(values))
+    rng = np.random.default_rng(int(seed))
+    # scipy >= 1.15 names the generator rng; the older floor of fasttie[stats] takes it as random_state
+    generator = {"rng": rng} if "rng" in inspect.signature(stats.bootstrap).parameters else {"random_state": rng}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # BCa undefined: NaN, documented
+        interval = stats.bootstrap(
+            (values,), np.mean, n_resamples=int(n_resamples), confidence_level=float(confidence),
+            method="BCa" if method == "bca" else "percentile", vectorized=True,
+            batch=max(1, _SIGN_ELEMENTS // n),  # bounds the (batch, n) resample arrays and BCa's jackknife
+            **generator,
+        ).confidence_interval
+    return float(interval.low), float(interval.high)
 
 
 def paired_t_test(x, y) -> float:
@@ -484,8 +690,8 @@ def paired_t_test(x, y) -> float:
     if len(diff) < 2:
         return float("nan")
     # scipy answers NaN (0/0) or warns for a zero variance; the limits are clear
-    if np.all(diff == diff[0]):
-        return 1.0 if diff[0] == 0 else 0.0
+    if _constant(diff):
+        return 1.0 if abs(float(np.mean(diff))) <= _rounding(diff) else 0.0
     return float(stats.ttest_rel(x, y).pvalue)
 
 
@@ -641,9 +847,11 @@ def adjust_pvalues(pvalues, correction="holm") -> np.ndarray:
     Parameters
     ----------
     pvalues : sequence of float
-    correction : {"holm", "bonferroni", "none"}
+    correction : {"holm", "bonferroni", "bh", "none"}
         Bonferroni: min(1, m p). Holm (step-down): the i-th smallest becomes
-        max over j <= i of min(1, (m - j + 1) p_(j)).
+        max over j <= i of min(1, (m - j + 1) p_(j)). ``"bh"``, Benjamini-Hochberg (step-up,
+        false discovery rate, as ``scipy.stats.false_discovery_control``): the i-th smallest
+        becomes min over j >= i of min(1, m p_(j) / j).
 
     Returns
     -------
@@ -659,6 +867,11 @@ def adjust_pvalues(pvalues, correction="holm") -> np.ndarray:
         return out
     if correction == "bonferroni":
         out[valid] = np.minimum(1.0, m * p[valid])
+        return out
+    if correction == "bh":
+        order = valid[np.argsort(p[valid], kind="stable")]
+        scaled = p[order] * m / np.arange(1, m + 1)
+        out[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
         return out
     order = valid[np.argsort(p[valid], kind="stable")]
     running = 0.0

@@ -165,8 +165,11 @@ def test_corrections_hand_worked():
     np.testing.assert_array_equal(adjust_pvalues([0.4, 0.5], "bonferroni"), [0.8, 1.0])
     got = adjust_pvalues([0.02, np.nan, 0.2], "holm")  # NaN is not part of the family
     assert math.isnan(got[1]) and got[0] == 0.04 and got[2] == 0.2
+    # Benjamini-Hochberg: sorted 0.005, 0.01, 0.03, 0.04 times 4/1, 4/2, 4/3, 4/4 -> 0.02, 0.02, 0.04,
+    # 0.04 -> running min from the largest
+    np.testing.assert_allclose(adjust_pvalues(p, "bh"), [0.02, 0.04, 0.04, 0.02], rtol=1e-15)
     with pytest.raises(ValueError, match="correction"):
-        adjust_pvalues(p, "bh")
+        adjust_pvalues(p, "fdr")
 
 
 def holm_rejects(pvalues, alpha):
@@ -218,7 +221,7 @@ def test_compare_against_references():
     c = compare(results, n_permutations=2000, seed=3)
     assert c.names == ["clean", "noisy", "random"] and c.metrics == ["AP", "P@10", "nDCG@20"]
     assert c.settings == {"n_permutations": 2000, "seed": 3, "correction": "holm", "alpha": 0.05, "confidence": 0.95,
-                          "n_queries": 60}
+                          "bootstrap": "bca", "n_resamples": 9999, "n_queries": 60}
     assert len(c.tests) == 3 * 3
     for name, result in results.items():
         assert c.means[name] == result.mean
@@ -249,8 +252,10 @@ def test_compare_against_references():
     assert lines[3].startswith("c  random") and "b" not in lines[3].split("random")[1]
     assert "2000 permutations" in table and "seed 3" in table and "Holm" in table
     pairs = c.format_tests().splitlines()
-    assert len(pairs) == 1 + len(c.tests) and pairs[0].split()[:5] == ["metric", "a", "b", "mean(a-b)", "n"]
-    assert [line.rstrip().endswith("*") for line in pairs[1:]] == [t["significant"] for t in c.tests]
+    assert len(pairs) == 2 + len(c.tests)  # the header, a row per test, the bootstrap's note
+    assert pairs[0].split()[:7] == ["metric", "a", "b", "mean(a-b)", "bootstrap", "CI", "n"]
+    assert [line.rstrip().endswith("*") for line in pairs[1:-1]] == [t["significant"] for t in c.tests]
+    assert pairs[-1].startswith("bootstrap CI: paired bootstrap (BCa, 9999 resamples, seed 3)")
     parsed = json.loads(c.to_json())
     assert parsed["names"] == c.names and len(parsed["tests"]) == 9 and parsed["settings"]["seed"] == 3
 

@@ -72,6 +72,7 @@ def _compare(args) -> int:
     comparison = compare(
         results, metrics=metrics, n_permutations=args.permutations, seed=args.seed,
         correction=args.correction, alpha=args.alpha, confidence=args.confidence,
+        bootstrap=None if args.bootstrap == "none" else args.bootstrap, n_resamples=args.resamples,
     )
     print(comparison.to_json() if args.json else f"{comparison}\n\n{comparison.format_tests()}")
     tables = (

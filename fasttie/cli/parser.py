@@ -232,15 +232,22 @@ that table for a paper: means to --table-digits decimals, the best of each metri
     tests = compare.add_argument_group("significance tests")
     tests.add_argument("--permutations", type=_positive_int, default=10000, metavar="N",
                        help="random sign flips of the randomization test (default 10000; exact enumeration when 2^n_queries <= N)")
-    tests.add_argument("--seed", type=int, default=0, help="seed of the randomization test (default 0)")
-    tests.add_argument("--correction", default="holm", choices=("holm", "bonferroni", "none", "tukey-hsd"),
+    tests.add_argument("--seed", type=int, default=0, help="seed of the randomization test and the bootstrap (default 0)")
+    tests.add_argument("--correction", default="holm", choices=("holm", "bonferroni", "bh", "none", "tukey-hsd"),
                        help="multiple-comparison correction over the pairs of each metric (default holm); "
+                       "bh: Benjamini-Hochberg (false discovery rate); "
                        "tukey-hsd: the randomised Tukey HSD test over all methods instead of sign flips")
     tests.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     tests.add_argument("--confidence", type=float, default=0.95,
-                       help="level of the t confidence interval of each mean difference (default 0.95)")
+                       help="level of the t and bootstrap confidence intervals (default 0.95)")
+    tests.add_argument("--bootstrap", default="bca", choices=("bca", "percentile", "none"),
+                       help="paired bootstrap interval of each mean difference and of each method's mean "
+                       "(default bca: bias-corrected and accelerated; none: no bootstrap)")
+    tests.add_argument("--resamples", type=_positive_int, default=9999, metavar="N",
+                       help="bootstrap resamples (default 9999; seeded by --seed)")
     tests.add_argument("--spread", action="store_true",
-                       help="also the tie std of each mean difference and whether the difference is within twice it "
+                       help="also the tie std of each mean difference and whether the difference is within twice it, "
+                       "and its exact range over every pair of tie orders (+: a tie order decides it) "
                        "(with --method: evaluates with spread; result files must hold tie_std: 'evaluate --spread')")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     table = compare.add_argument_group("tables for a paper (bold best, superscript letters of the methods beaten)")

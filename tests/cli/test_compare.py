@@ -73,6 +73,29 @@ def test_compare_result_files(data, methods, capsys):
 
 
 
+def test_compare_spread_files_bh_and_bootstrap_options(data, methods, capsys):
+    """Result files written with --spread carry each query's tie extremes: the pairs get their
+    exact range over every pair of tie orders; --correction bh, --bootstrap and --resamples
+    reach the library."""
+    from fasttie.significance import compare
+
+    files = {}
+    for name in ("clean", "noisy"):
+        files[name] = data["dir"] / f"spread_{name}.json"
+        argv = ["evaluate", "--queries", methods[name], *label_args(data)[2:], "-m", "AP", "P@10", "--spread",
+                "--per-query-file", files[name], "--quiet"]
+        assert run_main(capsys, *argv)[0] == 0
+    options = ["--permutations", "200", "--correction", "bh", "--bootstrap", "percentile", "--resamples", "500"]
+    code, out, _ = run_main(capsys, "compare", *(f"{n}={f}" for n, f in files.items()), *options, "--spread", "--json")
+    expected = compare({n: Result.load(f) for n, f in files.items()}, n_permutations=200, correction="bh",
+                       bootstrap="percentile", n_resamples=500)
+    assert code == 0 and json.loads(out) == json.loads(expected.to_json())
+    assert all({"diff_min", "diff_max", "tie_order_decides", "boot_low", "boot_high"} <= set(t) for t in expected.tests)
+    code, out, _ = run_main(capsys, "compare", *(f"{n}={f}" for n, f in files.items()), *options, "--spread")
+    assert code == 0 and "tie range of mean(a-b)" in out and "Benjamini-Hochberg" in out
+    assert "bootstrap CI: paired bootstrap (percentile, 500 resamples, seed 0)" in out
+
+
 @pytest.mark.parametrize("content", ['{"a": 1}', "not json", "[1, 2]", b"\xff\xfe"])
 def test_compare_names_a_file_that_is_not_a_result(data, capsys, tmp_path, content):
     """A file that is not a saved Result is a one-line usage error naming that file."""
