@@ -26,7 +26,7 @@ def _trec(args) -> int:
             raise UsageError("--per-query-file: takes one run; evaluate the runs one at a time, or use --json")
     for option, path in (("QRELS", args.qrels), *(("RUN", run) for run in args.run)):
         if not os.path.isfile(path):
-            raise UsageError(f"{option}: file not found: {path}")
+            raise UsageError(f"{option}: file not found: {path}{explain_extra([path])}")
     level = int(args.level) if float(args.level).is_integer() else args.level
     try:
         qrels = ft.trec.read_qrels(args.qrels)
@@ -50,6 +50,21 @@ def _trec(args) -> int:
     for note in filter(None, notes):
         print(f"fasttie: {note}", file=sys.stderr)
     return 0
+
+
+def explain_extra(words) -> str:
+    """Why words of the command line were not taken, where they name measures: ``-m`` takes one
+    value each time, as trec_eval's (``-m map P.5`` leaves P.5 to the files); else ""."""
+    measures = [word for word in words if not word.startswith("-") and _is_measure(word)]
+    return f" (-m takes one measure each time, as trec_eval's: -m {' -m '.join(measures)})" if measures else ""
+
+
+def _is_measure(text):
+    """Whether ``text`` names a measure (trec_eval's or fasttie's) rather than a file."""
+    try:
+        return is_trec_eval_measure(text) or bool(resolve_metrics([text], trec_names=True))
+    except InputError:
+        return False
 
 
 def _printed_names(args):

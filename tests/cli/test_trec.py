@@ -16,6 +16,11 @@ from cli.shared import QRELS, RUN, run_main, parse_trec
 from trec.test_join import random_case
 
 
+def _each(option, values):
+    """``option`` before each value: trec_eval's -m takes one value each time."""
+    return [arg for value in values for arg in (option, value)]
+
+
 # --------------------------------------------------------------------------------------------
 # trec
 # --------------------------------------------------------------------------------------------
@@ -23,7 +28,7 @@ from trec.test_join import random_case
 
 def test_trec_equals_library_per_query(capsys):
     metrics = ["AP", "nDCG@10", "P@5", "RR", "Rprec", "R@3"]
-    code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", *metrics, "-q", "--digits", "12")
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *_each("-m", metrics), "-q", "--digits", "12")
     assert code == 0
     expected = ft.trec.evaluate(QRELS, RUN, metrics)
     values = parse_trec(out)
@@ -36,7 +41,7 @@ def test_trec_equals_library_per_query(capsys):
 
 
 def test_trec_options_and_trec_eval_names(capsys):
-    code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", "map", "P.1,5", "ndcg_cut_3", "recip_rank", "-c",
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *_each("-m", ["map", "P.1,5", "ndcg_cut_3", "recip_rank"]), "-c",
                             "-l", "2", "--ties", "average", "--digits", "12")
     assert code == 0
     expected = ft.trec.evaluate(QRELS, RUN, ["AP", "P@1", "P@5", "nDCG@3", "RR"], complete=True,
@@ -53,7 +58,7 @@ def test_trec_alpha_ndcg_with_diversity_qrels(capsys, tmp_path):
     qrels.write_text("q1 1 d1 1\nq1 2 d1 1\nq1 1 d2 1\nq1 3 d3 1\nq1 1 d4 0\nq2 1 d7 0\n")
     run = tmp_path / "div.run"
     run.write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d5 3 2.0 r\nq1 Q0 d3 4 1.0 r\nq2 Q0 d7 1 1.0 r\n")
-    code, out, _ = run_main(capsys, "trec", qrels, run, "-m", "alpha-nDCG@[2,5]", "alpha_nDCG(alpha=0.8)@5", "P@2",
+    code, out, _ = run_main(capsys, "trec", qrels, run, *_each("-m", ["alpha-nDCG@[2,5]", "alpha_nDCG(alpha=0.8)@5", "P@2"]),
                             "-q", "--digits", "12")
     assert code == 0
     names = ["alpha-nDCG@2", "alpha-nDCG@5", "alpha_nDCG(alpha=0.8)@5", "P@2"]  # as typed
@@ -70,7 +75,8 @@ def test_trec_alpha_ndcg_with_diversity_qrels(capsys, tmp_path):
 
 def test_trec_agrees_with_pytrec_eval(capsys):
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", "map", "P_5", "ndcg", "recip_rank", "-q", "--digits", "12")
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *_each("-m", ["map", "P_5", "ndcg", "recip_rank"]), "-q", "--digits",
+                            "12")
     assert code == 0
     qrels, run = ft.trec.read_qrels(QRELS).to_dict(), ft.trec.read_run(RUN).to_dict()
     peer = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P_5", "ndcg", "recip_rank"}).evaluate(run)
@@ -81,7 +87,7 @@ def test_trec_agrees_with_pytrec_eval(capsys):
 
 
 def test_trec_json_and_csv(capsys):
-    code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", "AP", "P@5", "--json", "-q")
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", "AP", "-m", "P@5", "--json", "-q")
     expected = ft.trec.evaluate(QRELS, RUN, ["AP", "P@5"])
     parsed = Result.from_json(out)
     assert code == 0 and parsed.mean == expected.mean and parsed.query_ids == expected.query_ids
@@ -97,7 +103,7 @@ def test_cli_flags(tmp_path, capsys):
     run_path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items() for d, s in docs.items()))
     for argv, options in (([], {}), (["-M", "4"], {"max_retrieved": 4}), (["-J"], {"judged_only": True}),
                           (["-M3", "-J", "--ties", "average"], {"max_retrieved": 3, "judged_only": True, "ties": "average"})):
-        assert cli.main(["trec", str(qrels_path), str(run_path), "-m", "AP", "P@5", "NumRet", "--json", *argv]) == 0
+        assert cli.main(["trec", str(qrels_path), str(run_path), "-m", "AP", "-m", "P@5", "-m", "NumRet", "--json", *argv]) == 0
         printed = json.loads(capsys.readouterr().out)
         expected = trec.evaluate(str(qrels_path), str(run_path), ["AP", "P@5", "NumRet"], **options)
         assert printed["mean"] == expected.mean, argv
@@ -136,7 +142,7 @@ def test_cli_several_runs_compare_and_fasttie_names(tmp_path, capsys):
     lines = Path(run).read_text().splitlines()
     other.write_text("\n".join(line.replace("demo", "other") if not line.startswith("q1 ") else
                                " ".join([*line.split()[:4], str(-float(line.split()[4])), "other"]) for line in lines))
-    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "P.5", "-q"]) == 0
+    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "-m", "P.5", "-q"]) == 0
     out, err = capsys.readouterr()
     blocks = [trec.evaluate(qrels, path, ["AP", "P@5"]) for path in (run, str(other))]
     printed = out.splitlines()
@@ -144,10 +150,10 @@ def test_cli_several_runs_compare_and_fasttie_names(tmp_path, capsys):
     for block, expected in zip((printed[:8], printed[8:]), blocks):
         assert block[-2] == f"{'map':<22}\tall\t{expected.mean['AP']:.4f}"
         assert block[-1] == f"{'P_5':<22}\tall\t{expected.mean['P@5']:.4f}"
-    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "P.5", "--compare"]) == 0
+    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "-m", "P.5", "--compare"]) == 0
     out, _ = capsys.readouterr()
     assert "demo" in out and "other" in out and "map" in out.split("\n\n", 1)[1]
-    assert cli.main(["trec", qrels, run, "-m", "map", "P.5", "iprec_at_recall..5", "--fasttie-names"]) == 0
+    assert cli.main(["trec", qrels, run, "-m", "map", "-m", "P.5", "-m", "iprec_at_recall..5", "--fasttie-names"]) == 0
     out, _ = capsys.readouterr()
     assert [line.split("\t")[0].strip() for line in out.splitlines()] == ["AP", "IPrec@0.5", "P@5"]
     assert cli.main(["trec", qrels, run, "--ties", "average"]) == 0
@@ -162,3 +168,28 @@ def test_cli_several_runs_compare_and_fasttie_names(tmp_path, capsys):
     assert "--per-query-file: takes one run" in capsys.readouterr().err
     assert cli.main(["trec", qrels, run, "--compare"]) == 2
     assert "--compare: give two or more runs" in capsys.readouterr().err
+
+
+def test_trec_evals_command_lines(capsys, tmp_path):
+    """trec_eval's getopt string is "hvqm:cl:nD:JN:M:R:T:oZ:": -m, -l and -M take one value each,
+    spaced or glued (-mmap, -l2, -M1000), options may come before the files (`trec_eval -q -m map
+    QRELS RUN`, how scripts call it), and its long options are --measure, --query_eval_wanted,
+    --complete_rel_info_wanted, --level_for_rel, --Max_retrieved_per_topic, --Judged_docs_only."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q 0 a 1\nq 0 b 2\nq 0 c 0\n")
+    run.write_text("q Q0 a 1 2 r1\nq Q0 c 2 1.5 r1\nq Q0 b 3 1 r1\n")
+    spaced = run_main(capsys, "trec", qrels, run, "-m", "map", "-m", "P.2", "-q", "-l", "2", "-M", "2", "-c")
+    assert spaced[0] == 0 and spaced[1].splitlines()[0] == f"{'map':<22}\tq\t0.0000"
+    for argv in (["-q", "-m", "map", "-m", "P.2", "-l", "2", "-M", "2", "-c", qrels, run],
+                 ["-q", "-mmap", "-mP.2", "-l2", "-M2", "-c", qrels, run],
+                 ["--query_eval_wanted", "--measure", "map", "--measure=P.2", "--level_for_rel", "2",
+                  "--Max_retrieved_per_topic", "2", "--complete_rel_info_wanted", qrels, run]):
+        assert run_main(capsys, "trec", *argv)[:2] == spaced[:2], argv
+    assert run_main(capsys, "trec", "-J", "-mnum_ret", qrels, run)[1] == run_main(
+        capsys, "trec", "--Judged_docs_only", "--measure", "num_ret", qrels, run)[1]
+    # several measures after one -m: the second is read as a run file, and the error says why
+    code, out, err = run_main(capsys, "trec", qrels, run, "-m", "map", "P.2", "ndcg")
+    assert code == 2 and not out
+    assert "unrecognized arguments: P.2 ndcg (-m takes one measure each time, as trec_eval's: -m P.2 -m ndcg)" in err
+    code, out, err = run_main(capsys, "trec", "-m", "map", "P.2", qrels, run)
+    assert code == 2 and "QRELS: file not found: P.2 (-m takes one measure each time" in err

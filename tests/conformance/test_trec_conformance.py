@@ -274,7 +274,8 @@ def test_cli_matches_trec_eval(reference, plain, capsys, name):
     config = reference[name]
     options = trec_eval_options(config["trec_eval_args"])
     measures = measures_of(config)
-    argv = ["trec", plain(config["qrels"]), plain(config["run"]), "-m", *map(cli_name, measures), "-q", "--csv",
+    each = [arg for measure in measures for arg in ("-m", cli_name(measure))]  # one measure a -m, as trec_eval
+    argv = ["trec", plain(config["qrels"]), plain(config["run"]), *each, "-q", "--csv",
             "-l", options["relevance_level"], *(["-c"] if options["complete"] else []),
             *(["-M", options["max_retrieved"]] if "max_retrieved" in options else []),
             *(["-J"] if options.get("judged_only") else [])]
