@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+
+import numpy as np
 
 import fasttie as ft
 
 from ..errors import InputError
-from ..metrics import COUNTS, FIXED_ORDER_ONLY, base_of
+from ..metrics import COUNTS, FIXED_ORDER_ONLY, aggregate, base_of
 from ..metrics.families import asked_names
 from ..metrics.trec_eval_measures import is_trec_eval_measure, select_trec_eval
 from ..report import format_trec, format_trec_csv
@@ -31,14 +34,19 @@ def _trec(args) -> int:
     try:
         qrels = ft.trec.read_qrels(args.qrels)
         results = []  # (path, result, run tag) per run, in the order given
+        metrics = list(dict.fromkeys(keys.values()))
+        if any(map(_RESIDUAL.match, keys)):  # the counts that tell whether a query retrieved an unjudged document
+            metrics += [count for count in _UNJUDGED_COUNTS if count not in metrics]
         for path in args.run:
             run = ft.trec.read_run(path)
             result = ft.trec.evaluate(
-                qrels, run, list(dict.fromkeys(keys.values())), ties=args.ties, ap_denominator=args.ap_denominator,
+                qrels, run, metrics, ties=args.ties, ap_denominator=args.ap_denominator,
                 gain=args.gain, relevance_level=level, empty=args.empty, complete=args.complete,
                 max_retrieved=args.max_retrieved, judged_only=args.judged_only, spread=args.spread,
             )
-            results.append((path, result.keyed_as(keys), run.name))
+            missing = np.isin(result.query_ids, run.query_ids, invert=True)  # judged, not in the run (-c)
+            results.append((path, as_trec_eval_prints(result, keys, qrels, missing=missing,
+                                                      judged_only=args.judged_only), run.name))
     except InputError as error:
         raise cli_words(error, _OPTIONS) from None
     _print(results, args, runid)
@@ -50,6 +58,72 @@ def _trec(args) -> int:
     for note in filter(None, notes):
         print(f"fasttie: {note}", file=sys.stderr)
     return 0
+
+
+# trec_eval's rbp_resid, printed as rbp_resid or with its parameters (rbp_resid_p=0.95)
+_RESIDUAL = re.compile(r"^rbp_resid(_.*)?$")
+# retrieved - relevant retrieved - judged non-relevant retrieved: the unjudged retrieved (a negative
+# grade is unjudged, as in trec_eval; m_num_nonrel_judged_ret.c subtracts them the same way)
+_UNJUDGED_COUNTS = ("NumRet", "NumRelRet", "NumNonRelJudgedRet")
+
+
+def as_trec_eval_prints(result, keys, qrels, *, missing, judged_only):
+    """``result`` keyed by the printed names of ``keys``, with trec_eval's values where its
+    measure differs from the fasttie metric it is computed with.
+
+    Parameters
+    ----------
+    result : Result
+        Of :func:`fasttie.trec.evaluate`, keyed by fasttie's names, with NumRet, NumRelRet and
+        NumNonRelJudgedRet where ``keys`` holds trec_eval's ``rbp_resid``.
+    keys : dict of str to str
+        Printed name -> fasttie metric.
+    qrels : Qrels
+        The qrels evaluated against.
+    missing : ndarray of bool, shape (n_queries,)
+        The queries of ``result`` the run lacks (judged queries averaged under ``-c``).
+    judged_only : bool
+        Whether unjudged documents were dropped (``-J``).
+
+    Returns
+    -------
+    Result
+
+    Notes
+    -----
+    * ``rbp_resid``: trec_eval sets it only for a query that retrieved an unjudged document (a
+      document without a judgment, or with a negative grade); elsewhere it stays 0, where
+      fasttie's RBPResid is the tail p^N past the N retrieved (m_rbp_resid.c sets the value only
+      ``if (unj_so_far)``). A judged query missing from the run (``-c``) is evaluated on one
+      unjudged placeholder document, and trec_eval.c then zeroes the value named exactly
+      ``rbp_resid``: 0; named with parameters (``rbp_resid_p=0.5``) it keeps the placeholder's
+      p + (1 - p) = 1, fasttie's value there (the whole tail), unless ``-J`` dropped the
+      placeholder (0). The mean is the mean of those values, as trec_eval's.
+    * ``num_rel`` under ``-c``: trec_eval's summary counts every qrels line with a grade > 0,
+      of every query, whatever ``-l`` is (m_num_rel.c, te_calc_avg_num_rel), not the sum of the
+      per-query values it prints (grade >= ``-l``).
+    """
+    keyed = result.keyed_as(keys)
+    for key, metric in keys.items():
+        if _RESIDUAL.match(key):
+            retrieved, relevant, nonrelevant = (result.per_query[count] for count in _UNJUDGED_COUNTS)
+            unjudged = retrieved - relevant - nonrelevant > 0
+            if key != "rbp_resid" and not judged_only:
+                unjudged |= missing
+            for field_name in ("per_query", "tie_min", "tie_max"):  # tie_std: already 0 where all is judged
+                values = getattr(keyed, field_name)
+                if key in values:  # a new array: another printed name may share the metric's
+                    values[key] = np.where(unjudged, values[key], 0.0)
+            keyed.mean[key] = aggregate(metric, keyed.per_query[key])
+            for field_name, per_query in (("mean_tie_min", "tie_min"), ("mean_tie_max", "tie_max")):
+                if key in getattr(keyed, field_name):
+                    getattr(keyed, field_name)[key] = aggregate(metric, getattr(keyed, per_query)[key])
+        elif key == "num_rel" and result.settings.get("complete"):
+            total = float(np.count_nonzero(np.asarray(qrels.rel) > 0))
+            for field_name in ("mean", "mean_tie_min", "mean_tie_max"):
+                if key in getattr(keyed, field_name):
+                    getattr(keyed, field_name)[key] = total
+    return keyed
 
 
 def explain_extra(words) -> str:

@@ -193,3 +193,51 @@ def test_trec_evals_command_lines(capsys, tmp_path):
     assert "unrecognized arguments: P.2 ndcg (-m takes one measure each time, as trec_eval's: -m P.2 -m ndcg)" in err
     code, out, err = run_main(capsys, "trec", "-m", "map", "P.2", qrels, run)
     assert code == 2 and "QRELS: file not found: P.2 (-m takes one measure each time" in err
+
+
+def test_trec_evals_own_rules_under_its_names(capsys, tmp_path):
+    """Where trec_eval's measure differs from the fasttie metric it is computed with, `fasttie
+    trec` prints trec_eval's value under trec_eval's name. Qrels 'q 0 a 1' / 'q 0 b 2', run a, b
+    (both judged); expected values from the C source, as trec_eval 10.0 prints them:
+
+    * rbp_resid = p^2 + (1 - p) * (weights of the unjudged) only `if (unj_so_far)`, else it keeps
+      its initial 0 (m_rbp_resid.c): 0, where fasttie's RBPResid is 0.9^2 = 0.81. A third,
+      unjudged document c: 0.9^3 + 0.1 * 0.9^2 = 0.81. Under -c, a judged query missing from
+      the run (r) is evaluated on one unjudged placeholder document, p + (1 - p) = 1, and then
+      set to 0 by trec_eval.c, which looks for the name "rbp_resid" only: rbp_resid_p=0.5
+      keeps the 1 (0.25 for q: 0.5^3 + 0.5 * 0.5^2), and -J drops the placeholder (0).
+    * num_rel under -c: every qrels line with a grade > 0 (m_num_rel.c, te_calc_avg_num_rel),
+      whatever -l: 3 with -l 2, where the per-query values (grade >= 2) sum to 1.
+    * a measure given twice: its first parameters (meas_init.c); with gains 1 -> 3 and 2 -> 9,
+      ndcg_1=3,2=9 = (3 + 9 / log2(3)) / (9 + 3 / log2(3)) = 0.7967."""
+    qrels, run, unjudged = tmp_path / "qrels", tmp_path / "run", tmp_path / "unjudged"
+    qrels.write_text("q 0 a 1\nq 0 b 2\nr 0 a 1\n")
+    run.write_text("q Q0 a 1 2 r1\nq Q0 b 2 1 r1\n")
+    unjudged.write_text("q Q0 a 1 3 r1\nq Q0 b 2 2 r1\nq Q0 c 3 1 r1\n")
+
+    def printed(*argv, path=run):
+        code, out, _ = run_main(capsys, "trec", qrels, path, *argv)
+        assert code == 0
+        return out.splitlines()
+
+    assert printed("-c", "-m", "rbp_resid") == [f"{'rbp_resid':<22}\tall\t0.0000"]
+    assert printed("-c", "-m", "rbp_resid", "-m", "RBPResid(p=0.9)", "--digits", "6") == [  # fasttie's, by its name
+        f"{'rbp_resid':<22}\tall\t0.000000", f"{'RBPResid(p=0.9)':<22}\tall\t{(0.81 + 1) / 2:.6f}"]
+    # with parameters, trec_eval.c's clean-up of the missing query's placeholder misses the name
+    assert printed("-c", "-q", "-m", "rbp_resid.p=0.5", path=unjudged) == [
+        f"{'rbp_resid_p=0.5':<22}\tq\t0.2500", f"{'rbp_resid_p=0.5':<22}\tr\t1.0000",
+        f"{'rbp_resid_p=0.5':<22}\tall\t0.6250"]
+    assert printed("-c", "-q", "-J", "-m", "rbp_resid.p=0.5", path=unjudged) == [  # -J: nothing unjudged
+        f"{'rbp_resid_p=0.5':<22}\t{qid}\t0.0000" for qid in ("q", "r", "all")]
+    assert printed("-c", "-q", "-m", "rbp_resid", path=unjudged) == [
+        f"{'rbp_resid':<22}\tq\t{0.9 ** 3 + 0.1 * 0.9 ** 2:.4f}", f"{'rbp_resid':<22}\tr\t0.0000",
+        f"{'rbp_resid':<22}\tall\t{(0.9 ** 3 + 0.1 * 0.9 ** 2) / 2:.4f}"]
+    assert "rbp_resid             \tall\t0.0000" in printed("-c", "-m", "all_trec")
+    assert printed("-c", "-l", "2", "-q", "-m", "num_rel") == [
+        f"{'num_rel':<22}\tq\t1", f"{'num_rel':<22}\tr\t0", f"{'num_rel':<22}\tall\t3"]
+    assert printed("-c", "-m", "num_rel") == [f"{'num_rel':<22}\tall\t3"]
+    gains = [f"{'ndcg_1=3,2=9':<22}\tall\t{(3 + 9 / np.log2(3)) / (9 + 3 / np.log2(3)) / 2:.4f}"]  # r scores 0
+    assert printed("-c", "-m", "ndcg.1=3,2=9", "-m", "ndcg") == printed("-c", "-m", "ndcg", "-m", "ndcg.1=3,2=9") == gains
+    assert printed("-c", "-m", "P.5", "-m", "P.10") == [f"{'P_5':<22}\tall\t0.2000"]
+    code, out, err = run_main(capsys, "trec", qrels, run, "-c", "-m", "set")
+    assert code == 0 and "utility" not in out and "fasttie does not compute, left out: utility" in err
