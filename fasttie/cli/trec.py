@@ -230,15 +230,16 @@ def _print_comparison(results, keys):
 
 def query_set_note(settings) -> str | None:
     """One line on the queries averaged, when the run and the qrels hold different ones (the
-    libraries differ there: trec_eval and pytrec_eval average the run's judged queries,
-    ir_measures and ranx every judged query, scoring the missing ones 0)."""
+    libraries differ there: trec_eval 9 and pytrec_eval average the run's judged queries,
+    ir_measures and ranx every judged query, scoring the missing ones 0, and trec_eval 10.0
+    stops without -c: "result qid ... not found in qrels", exit code 4, nothing printed)."""
     missing, unjudged = settings.get("judged_not_in_run", 0), settings.get("in_run_not_judged", 0)
     parts = []
     if missing:
         parts.append(f"{missing} judged quer{'y is' if missing == 1 else 'ies are'} not in the run: "
                      + ("scored 0 (-c)" if settings.get("complete") else
-                        "left out of the means, as trec_eval does (-c scores them 0, as trec_eval -c, ir_measures "
-                        "and ranx's make_comparable do)"))
+                        "left out of the means, as trec_eval 9 and pytrec_eval do (trec_eval 10.0 stops without -c; "
+                        "-c scores them 0, as trec_eval -c, ir_measures and ranx's make_comparable do)"))
     if unjudged:
         parts.append(f"{unjudged} run quer{'y has' if unjudged == 1 else 'ies have'} no judgments: ignored")
     return "; ".join(parts) or None
