@@ -14,7 +14,7 @@ import fasttie as ft
 from ..errors import InputError
 from ..metrics import COUNTS, FIXED_ORDER_ONLY, aggregate, base_of
 from ..metrics.families import asked_names
-from ..metrics.trec_eval_measures import is_trec_eval_measure, select_trec_eval
+from ..metrics.trec_eval_measures import is_trec_eval_measure, measure_named, select_trec_eval
 from ..report import format_trec, format_trec_csv
 from .common import _TREC_OPTIONS, RESULT_EXTENSIONS, UsageError, _check_output_path, cli_words, resolve_metrics
 
@@ -31,8 +31,8 @@ def _trec(args) -> int:
         if not os.path.isfile(path):
             raise UsageError(f"{option}: file not found: {path}{explain_extra([path])}")
     if not args.level > 0:  # the library's rule, with what trec_eval would have done
-        raise UsageError(f"-l/--level must be a positive number, got {args.level:g} (trec_eval's -l 0 makes every judged "
-                         "grade >= 0 relevant and unjudged documents not; not supported yet: fasttie's engine tells "
+        raise UsageError(f"-l/--level must be a positive number, got {args.level:g} (trec_eval's -l 0 makes every "
+                         "judged grade >= 0 relevant and unjudged documents not; not supported yet: fasttie's engine tells "
                          "relevance by the grade alone, and grades an unjudged document 0)")
     level = int(args.level) if float(args.level).is_integer() else args.level
     try:
@@ -149,9 +149,10 @@ def _printed_names(args):
     """Printed name -> fasttie metric in print order, whether a runid line is printed, and notes
     on what was left out.
 
-    trec_eval's measures (``-m map P.5,10 all_trec``; ``official`` when no -m) print under
+    trec_eval's measures (``-m map -m P.5,10 -m all_trec``; ``official`` when no -m) print under
     trec_eval's names in its order; a list with fasttie's names (``AP@10``, ``ERR@20``) prints in
-    the order asked, those under the names as typed.
+    the order asked, those under the names as typed, each trec_eval measure where it is first
+    named (with its first parameters, as trec_eval reads a measure named twice).
     ``--fasttie-names`` prints every measure under fasttie's canonical name."""
     specs = args.metrics or ["official"]
     try:
@@ -159,10 +160,15 @@ def _printed_names(args):
             selection = select_trec_eval(specs)
             keys, runid, left_out = selection.keys, selection.runid, selection.left_out
         else:  # fasttie's names among them: the order asked, trec_eval's measures expanded in place
-            keys, runid, left_out = {}, False, []
+            keys, runid, left_out, named = {}, False, [], set()
             for spec in specs:
                 if is_trec_eval_measure(spec):
-                    selection = select_trec_eval([spec])
+                    measure = measure_named(spec)
+                    if measure in named:  # read with its first mention
+                        continue
+                    named.add(measure)
+                    same = [s for s in specs if is_trec_eval_measure(s) and measure_named(s) == measure]
+                    selection = select_trec_eval(same)
                     keys.update(selection.keys)
                     runid, left_out = runid or selection.runid, left_out + selection.left_out
                 else:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from .trec_eval_names import TREC_EVAL_PERSISTENCE, from_trec_eval
 
-__all__ = ["TREC_EVAL_MEASURES", "TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "select_trec_eval"]
+__all__ = ["TREC_EVAL_MEASURES", "TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "measure_named",
+           "select_trec_eval"]
 
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = tuple(i / 10 for i in range(11))
@@ -87,6 +88,29 @@ def is_trec_eval_measure(spec: str) -> bool:
     ``-m`` of trec_eval takes it, rather than a fasttie metric name."""
     name = spec.strip().split(".", 1)[0]
     return name in _TABLE or name in TREC_EVAL_NICKNAMES or bool(_PRINTED.match(spec.strip()))
+
+
+def measure_named(spec: str) -> str:
+    """The trec_eval measure or nickname a ``-m`` argument names.
+
+    Parameters
+    ----------
+    spec : str
+        A trec_eval ``-m`` argument (see :func:`is_trec_eval_measure`).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> measure_named("P.5,10"), measure_named("P_10"), measure_named("iprec_at_recall_0.10"), measure_named("all_trec")
+    ('P', 'P', 'iprec_at_recall', 'all_trec')
+    """
+    printed = _PRINTED.match(spec.strip())
+    if printed:
+        return printed.group(1) or printed.group(3)
+    return spec.strip().partition(".")[0]
 
 
 def select_trec_eval(specs) -> TrecEvalSelection:

@@ -41,7 +41,8 @@ def test_trec_equals_library_per_query(capsys):
 
 
 def test_trec_options_and_trec_eval_names(capsys):
-    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *_each("-m", ["map", "P.1,5", "ndcg_cut_3", "recip_rank"]), "-c",
+    measures = _each("-m", ["map", "P.1,5", "ndcg_cut_3", "recip_rank"])
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *measures, "-c",
                             "-l", "2", "--ties", "average", "--digits", "12")
     assert code == 0
     expected = ft.trec.evaluate(QRELS, RUN, ["AP", "P@1", "P@5", "nDCG@3", "RR"], complete=True,
@@ -58,8 +59,8 @@ def test_trec_alpha_ndcg_with_diversity_qrels(capsys, tmp_path):
     qrels.write_text("q1 1 d1 1\nq1 2 d1 1\nq1 1 d2 1\nq1 3 d3 1\nq1 1 d4 0\nq2 1 d7 0\n")
     run = tmp_path / "div.run"
     run.write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d5 3 2.0 r\nq1 Q0 d3 4 1.0 r\nq2 Q0 d7 1 1.0 r\n")
-    code, out, _ = run_main(capsys, "trec", qrels, run, *_each("-m", ["alpha-nDCG@[2,5]", "alpha_nDCG(alpha=0.8)@5", "P@2"]),
-                            "-q", "--digits", "12")
+    measures = _each("-m", ["alpha-nDCG@[2,5]", "alpha_nDCG(alpha=0.8)@5", "P@2"])
+    code, out, _ = run_main(capsys, "trec", qrels, run, *measures, "-q", "--digits", "12")
     assert code == 0
     names = ["alpha-nDCG@2", "alpha-nDCG@5", "alpha_nDCG(alpha=0.8)@5", "P@2"]  # as typed
     expected = ft.trec.evaluate(qrels, run, names)
@@ -75,8 +76,8 @@ def test_trec_alpha_ndcg_with_diversity_qrels(capsys, tmp_path):
 
 def test_trec_agrees_with_pytrec_eval(capsys):
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *_each("-m", ["map", "P_5", "ndcg", "recip_rank"]), "-q", "--digits",
-                            "12")
+    measures = _each("-m", ["map", "P_5", "ndcg", "recip_rank"])
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *measures, "-q", "--digits", "12")
     assert code == 0
     qrels, run = ft.trec.read_qrels(QRELS).to_dict(), ft.trec.read_run(RUN).to_dict()
     peer = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P_5", "ndcg", "recip_rank"}).evaluate(run)
@@ -237,7 +238,11 @@ def test_trec_evals_own_rules_under_its_names(capsys, tmp_path):
         f"{'num_rel':<22}\tq\t1", f"{'num_rel':<22}\tr\t0", f"{'num_rel':<22}\tall\t3"]
     assert printed("-c", "-m", "num_rel") == [f"{'num_rel':<22}\tall\t3"]
     gains = [f"{'ndcg_1=3,2=9':<22}\tall\t{(3 + 9 / np.log2(3)) / (9 + 3 / np.log2(3)) / 2:.4f}"]  # r scores 0
-    assert printed("-c", "-m", "ndcg.1=3,2=9", "-m", "ndcg") == printed("-c", "-m", "ndcg", "-m", "ndcg.1=3,2=9") == gains
+    assert printed("-c", "-m", "ndcg.1=3,2=9", "-m", "ndcg") == gains
+    assert printed("-c", "-m", "ndcg", "-m", "ndcg.1=3,2=9") == gains
+    # with fasttie's names among them: each trec_eval measure where first named, with its first parameters
+    assert [line.split()[0] for line in printed("-c", "-m", "P.5", "-m", "AP", "-m", "P.10", "-m", "ndcg.1=3,2=9",
+                                                "-m", "ndcg", "-m", "P_2")] == ["P_2", "P_5", "AP", "ndcg_1=3,2=9"]
     assert printed("-c", "-m", "P.5", "-m", "P.10") == [f"{'P_5':<22}\tall\t0.2000"]
     code, out, err = run_main(capsys, "trec", qrels, run, "-c", "-m", "set")
     assert code == 0 and "utility" not in out and "fasttie does not compute, left out: utility" in err
