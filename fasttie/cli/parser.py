@@ -183,6 +183,8 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
                            f"average), or fasttie's names: {metric_help(LISTS)}")
     trec.add_argument("-q", "--per-query", "--query_eval_wanted", action="store_true",
                       help="print every query's values (trec_eval -q)")
+    trec.add_argument("-n", "--nosummary", dest="summary", action="store_false",
+                      help="leave out the 'all' lines and the runid line (trec_eval -n; with -q, the queries' lines only)")
     trec.add_argument("-c", "--complete", "--complete_rel_info_wanted", action="store_true",
                       help="average over every judged query, 0 for those missing from the run (trec_eval -c)")
     trec.add_argument("-l", "--level", "--level_for_rel", type=float, default=1, metavar="L",

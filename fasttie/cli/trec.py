@@ -23,6 +23,8 @@ _OPTIONS = {**_TREC_OPTIONS, "max_retrieved": "-M/--max-retrieved", "judged_only
 
 def _trec(args) -> int:
     keys, runid, notes = _printed_names(args)
+    if not args.summary and (args.json or args.csv):
+        raise UsageError("-n/--nosummary: leaves out the 'all' lines of trec_eval's text; --json and --csv keep them")
     if args.per_query_file is not None:
         _check_output_path(args.per_query_file, RESULT_EXTENSIONS, "--per-query-file")
         if len(args.run) > 1:
@@ -204,7 +206,7 @@ def _print(results, args, runid):
     for path, result, name in results:
         if not args.csv:  # trec_eval's text; several runs one after the other, each with its runid line
             lines.append(format_trec(result, per_query=args.per_query, digits=args.digits,
-                                     runid=name if runid else None))
+                                     runid=name if runid else None, summary=args.summary))
             continue
         header, *rows = format_trec_csv(result, per_query=args.per_query).splitlines()
         if not several:
@@ -213,7 +215,9 @@ def _print(results, args, runid):
         if not lines:
             lines.append(f"run,{header}")
         lines.extend(f"{_csv_run(path)},{row}" for row in rows)
-    print("\n".join(lines))
+    text = "\n".join(filter(None, lines))
+    if text:  # -n without -q: nothing, as trec_eval
+        print(text)
 
 
 def _csv_run(path):

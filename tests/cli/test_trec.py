@@ -246,3 +246,18 @@ def test_trec_evals_own_rules_under_its_names(capsys, tmp_path):
     assert printed("-c", "-m", "P.5", "-m", "P.10") == [f"{'P_5':<22}\tall\t0.2000"]
     code, out, err = run_main(capsys, "trec", qrels, run, "-c", "-m", "set")
     assert code == 0 and "utility" not in out and "fasttie does not compute, left out: utility" in err
+
+
+def test_nosummary(capsys, tmp_path):
+    """trec_eval -n (--nosummary) leaves out every 'all' line and the runid line (epi.summary_flag:
+    te_print_runid and the final prints check it); with -q the queries' lines remain, without it
+    nothing is printed. --json and --csv hold the means, so -n refuses them."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q 0 a 1\nq 0 b 2\nr 0 a 1\n")
+    run.write_text("q Q0 a 1 2 r1\nq Q0 b 2 1 r1\nr Q0 b 1 1 r1\n")
+    code, out, _ = run_main(capsys, "trec", "-n", "-q", "-m", "map", "-m", "num_q", "-m", "runid", qrels, run)
+    assert code == 0 and out.splitlines() == [f"{'map':<22}\tq\t1.0000", f"{'map':<22}\tr\t0.0000"]
+    code, out, _ = run_main(capsys, "trec", "--nosummary", qrels, run)
+    assert code == 0 and out == ""
+    code, _, err = run_main(capsys, "trec", "-n", "--csv", qrels, run)
+    assert code == 2 and "-n/--nosummary" in err
