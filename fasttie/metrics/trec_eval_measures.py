@@ -5,7 +5,8 @@ the names and order trec_eval prints them in.
 ``iprec_at_recall..10,.50``, ``ndcg.1=3,2=9``), or a nickname (``official``, trec_eval's default;
 ``set``; ``all_trec``). trec_eval prints the measures in the order of its table, whatever the
 order asked, each cutoff as ``P_5`` (cutoffs sorted, repeats once, ``23.4`` read as 23), each
-other parameter list verbatim after a ``_`` (``ndcg_1=3,2=9``). ``runid``, ``num_q``,
+other parameter list verbatim after a ``_`` (``ndcg_1=3,2=9``); a measure named twice prints
+once, with the first parameters given for it. ``runid``, ``num_q``,
 ``gm_map`` and ``gm_bpref`` have an ``all`` line only.
 
 trec_eval's measures that fasttie does not compute (``relstring``, ``Rprec_mult``, ``utility``,
