@@ -145,7 +145,8 @@ def _query_ids(result: Result) -> list[str]:
     return [str(q) for q in result.query_ids] if result.query_ids is not None else [str(i) for i in range(result.n_queries)]
 
 
-def format_trec(result: Result, *, per_query: bool = False, digits: int = 4, runid: str | None = None) -> str:
+def format_trec(result: Result, *, per_query: bool = False, digits: int = 4, runid: str | None = None,
+                summary: bool = True) -> str:
     """trec_eval's lines ``measure \t qid \t value``: per query (``trec_eval -q``), then ``all``.
 
     Parameters
@@ -160,6 +161,8 @@ def format_trec(result: Result, *, per_query: bool = False, digits: int = 4, run
         Decimals, as trec_eval's ``%.4f``.
     runid : str, optional
         The run's tag, printed first among the ``all`` lines as trec_eval's ``runid``.
+    summary : bool, default True
+        Print the ``all`` lines (False: trec_eval ``-n``, the runid line left out too).
 
     Returns
     -------
@@ -171,6 +174,8 @@ def format_trec(result: Result, *, per_query: bool = False, digits: int = 4, run
             for name, values in result.per_query.items():
                 if base_of(canonical_name(name)) not in _ALL_ONLY:
                     lines.append(f"{name:<22}\t{qid}\t{_value(float(values[i]), digits, name)}")
+    if not summary:
+        return "\n".join(lines)
     if runid is not None:
         lines.append(f"{'runid':<22}\tall\t{runid}")
     for name, value in result.mean.items():

@@ -38,8 +38,9 @@ def main(argv=None) -> int:
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
-        if extra:  # reported by the subcommand's parser, which knows its own options
-            args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        if extra:  # reported by the subcommand's parser, which knows its own options (and, maybe, why)
+            hint = getattr(args, "explain_extra", lambda words: "")(extra)
+            args.parser.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
     except SystemExit as stop:  # --help, --version, usage errors: return the code, do not exit
         return stop.code if isinstance(stop.code, int) else 2
     notes = None if getattr(args, "quiet", False) else _notes_on_stderr()

@@ -14,7 +14,7 @@ from .compare import _compare
 from .demo import _demo
 from .evaluate import _evaluate
 from .info import _info, _warmup
-from .trec import _trec
+from .trec import _trec, explain_extra
 
 
 _INPUT_HELP = """\
@@ -164,29 +164,35 @@ measures: trec_eval's -m (official, the default; set; all_trec; map; P.5,10; ndc
 
 examples:
   fasttie trec tests/data/qrels.txt tests/data/run.txt
-  fasttie trec qrels.txt run.txt -m all_trec -q
-  fasttie trec qrels.txt run.txt -m map P.5,10 ndcg_cut.10 -c -l 2 --ties average --json
-  fasttie trec qrels.txt run.txt -m map ndcg_cut.10 -M 100 -J
-  fasttie trec qrels.txt run1.txt run2.txt run3.txt -m map ndcg_cut.10 --compare
+  fasttie trec -q -m all_trec qrels.txt run.txt
+  fasttie trec qrels.txt run.txt -m map -m P.5,10 -m ndcg_cut.10 -c -l 2 --ties average --json
+  fasttie trec -mmap -mndcg_cut.10 -M100 -J qrels.txt run.txt
+  fasttie trec qrels.txt run1.txt run2.txt run3.txt -m map -m ndcg_cut.10 --compare
 
 output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -q), then 'all';
   several runs one after the other; --compare adds the paired tests between them.""",
     )
     trec.add_argument("qrels", metavar="QRELS", help="qrels file")
     trec.add_argument("run", metavar="RUN", nargs="+", help="run file(s)")
-    trec.add_argument("-m", "--metric", dest="metrics", action="extend", nargs="+", metavar="MEASURE",
-                      help="trec_eval's measures and nicknames (default official: runid, num_q, num_ret, num_rel, "
-                           "num_rel_ret, map, gm_map, Rprec, bpref, recip_rank, iprec_at_recall, P; iprec_at_recall "
-                           f"left out under --ties average), or fasttie's names: {metric_help(LISTS)}")
-    trec.add_argument("-q", "--per-query", action="store_true", help="print every query's values (trec_eval -q)")
-    trec.add_argument("-c", "--complete", action="store_true",
+    # one value per -m, as trec_eval's getopt: `-q -m map QRELS RUN` leaves the files to QRELS and RUN
+    # (trec_eval's long spellings are aliases of each option)
+    trec.add_argument("-m", "--metric", "--measure", dest="metrics", action="append", metavar="MEASURE",
+                      help="one measure or nickname per -m, repeatable (-m map -m P.5,10), as trec_eval: its measures "
+                           "and nicknames (default official: runid, num_q, num_ret, num_rel, num_rel_ret, map, gm_map, "
+                           "Rprec, bpref, recip_rank, iprec_at_recall, P; iprec_at_recall left out under --ties "
+                           f"average), or fasttie's names: {metric_help(LISTS)}")
+    trec.add_argument("-q", "--per-query", "--query_eval_wanted", action="store_true",
+                      help="print every query's values (trec_eval -q)")
+    trec.add_argument("-n", "--nosummary", dest="summary", action="store_false",
+                      help="leave out the 'all' lines and the runid line (trec_eval -n; with -q, the queries' lines only)")
+    trec.add_argument("-c", "--complete", "--complete_rel_info_wanted", action="store_true",
                       help="average over every judged query, 0 for those missing from the run (trec_eval -c)")
-    trec.add_argument("-l", "--level", type=float, default=1, metavar="L",
+    trec.add_argument("-l", "--level", "--level_for_rel", type=float, default=1, metavar="L",
                       help="grades >= L are relevant (trec_eval -l; default 1)")
-    trec.add_argument("-M", "--max-retrieved", type=_positive_int, metavar="N",
+    trec.add_argument("-M", "--max-retrieved", "--Max_retrieved_per_topic", type=_positive_int, metavar="N",
                       help="evaluate only the first N documents of each query, in trec_eval's order: score descending, "
                            "then docno descending, whatever --ties is (trec_eval -M)")
-    trec.add_argument("-J", "--judged-only", action="store_true",
+    trec.add_argument("-J", "--judged-only", "--Judged_docs_only", action="store_true",
                       help="drop retrieved documents without a judgment before ranking (trec_eval -J)")
     _add_conventions(trec, ties="trec", ap_denominator="total", gain="linear")
     _add_spread(trec)
@@ -199,7 +205,7 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
                       help="with two or more runs: paired t and randomization tests between them (Holm-corrected)")
     trec.add_argument("--digits", type=_digits, default=4, help="decimals (default 4, as trec_eval)")
     trec.add_argument("--per-query-file", metavar="FILE", help="also write per-query values to FILE (.json or .csv)")
-    trec.set_defaults(handler=_trec)
+    trec.set_defaults(handler=_trec, explain_extra=explain_extra)
 
     compare = sub.add_parser(
         "compare", help="paired significance tests between two or more methods", formatter_class=formatter,

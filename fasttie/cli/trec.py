@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+
+import numpy as np
 
 import fasttie as ft
 
 from ..errors import InputError
-from ..metrics import COUNTS, FIXED_ORDER_ONLY, base_of
+from ..metrics import COUNTS, FIXED_ORDER_ONLY, aggregate, base_of
 from ..metrics.families import asked_names
-from ..metrics.trec_eval_measures import is_trec_eval_measure, select_trec_eval
+from ..metrics.trec_eval_measures import is_trec_eval_measure, measure_named, select_trec_eval
 from ..report import format_trec, format_trec_csv
 from .common import _TREC_OPTIONS, RESULT_EXTENSIONS, UsageError, _check_output_path, cli_words, resolve_metrics
 
@@ -20,25 +23,36 @@ _OPTIONS = {**_TREC_OPTIONS, "max_retrieved": "-M/--max-retrieved", "judged_only
 
 def _trec(args) -> int:
     keys, runid, notes = _printed_names(args)
+    if not args.summary and (args.json or args.csv):
+        raise UsageError("-n/--nosummary: leaves out the 'all' lines of trec_eval's text; --json and --csv keep them")
     if args.per_query_file is not None:
         _check_output_path(args.per_query_file, RESULT_EXTENSIONS, "--per-query-file")
         if len(args.run) > 1:
             raise UsageError("--per-query-file: takes one run; evaluate the runs one at a time, or use --json")
     for option, path in (("QRELS", args.qrels), *(("RUN", run) for run in args.run)):
         if not os.path.isfile(path):
-            raise UsageError(f"{option}: file not found: {path}")
+            raise UsageError(f"{option}: file not found: {path}{explain_extra([path])}")
+    if not args.level > 0:  # the library's rule, with what trec_eval would have done
+        raise UsageError(f"-l/--level must be a positive number, got {args.level:g} (trec_eval's -l 0 makes every "
+                         "judged grade >= 0 relevant and unjudged documents not; not supported yet: fasttie's engine tells "
+                         "relevance by the grade alone, and grades an unjudged document 0)")
     level = int(args.level) if float(args.level).is_integer() else args.level
     try:
         qrels = ft.trec.read_qrels(args.qrels)
         results = []  # (path, result, run tag) per run, in the order given
+        metrics = list(dict.fromkeys(keys.values()))
+        if any(map(_RESIDUAL.match, keys)):  # the counts that tell whether a query retrieved an unjudged document
+            metrics += [count for count in _UNJUDGED_COUNTS if count not in metrics]
         for path in args.run:
             run = ft.trec.read_run(path)
             result = ft.trec.evaluate(
-                qrels, run, list(dict.fromkeys(keys.values())), ties=args.ties, ap_denominator=args.ap_denominator,
+                qrels, run, metrics, ties=args.ties, ap_denominator=args.ap_denominator,
                 gain=args.gain, relevance_level=level, empty=args.empty, complete=args.complete,
                 max_retrieved=args.max_retrieved, judged_only=args.judged_only, spread=args.spread,
             )
-            results.append((path, result.keyed_as(keys), run.name))
+            missing = np.isin(result.query_ids, run.query_ids, invert=True)  # judged, not in the run (-c)
+            results.append((path, as_trec_eval_prints(result, keys, qrels, missing=missing,
+                                                      judged_only=args.judged_only), run.name))
     except InputError as error:
         raise cli_words(error, _OPTIONS) from None
     _print(results, args, runid)
@@ -52,13 +66,95 @@ def _trec(args) -> int:
     return 0
 
 
+# trec_eval's rbp_resid, printed as rbp_resid or with its parameters (rbp_resid_p=0.95)
+_RESIDUAL = re.compile(r"^rbp_resid(_.*)?$")
+# retrieved - relevant retrieved - judged non-relevant retrieved: the unjudged retrieved (a negative
+# grade is unjudged, as in trec_eval; m_num_nonrel_judged_ret.c subtracts them the same way)
+_UNJUDGED_COUNTS = ("NumRet", "NumRelRet", "NumNonRelJudgedRet")
+
+
+def as_trec_eval_prints(result, keys, qrels, *, missing, judged_only):
+    """``result`` keyed by the printed names of ``keys``, with trec_eval's values where its
+    measure differs from the fasttie metric it is computed with.
+
+    Parameters
+    ----------
+    result : Result
+        Of :func:`fasttie.trec.evaluate`, keyed by fasttie's names, with NumRet, NumRelRet and
+        NumNonRelJudgedRet where ``keys`` holds trec_eval's ``rbp_resid``.
+    keys : dict of str to str
+        Printed name -> fasttie metric.
+    qrels : Qrels
+        The qrels evaluated against.
+    missing : ndarray of bool, shape (n_queries,)
+        The queries of ``result`` the run lacks (judged queries averaged under ``-c``).
+    judged_only : bool
+        Whether unjudged documents were dropped (``-J``).
+
+    Returns
+    -------
+    Result
+
+    Notes
+    -----
+    * ``rbp_resid``: trec_eval sets it only for a query that retrieved an unjudged document (a
+      document without a judgment, or with a negative grade); elsewhere it stays 0, where
+      fasttie's RBPResid is the tail p^N past the N retrieved (m_rbp_resid.c sets the value only
+      ``if (unj_so_far)``). A judged query missing from the run (``-c``) is evaluated on one
+      unjudged placeholder document, and trec_eval.c then zeroes the value named exactly
+      ``rbp_resid``: 0; named with parameters (``rbp_resid_p=0.5``) it keeps the placeholder's
+      p + (1 - p) = 1, fasttie's value there (the whole tail), unless ``-J`` dropped the
+      placeholder (0). The mean is the mean of those values, as trec_eval's.
+    * ``num_rel`` under ``-c``: trec_eval's summary counts every qrels line with a grade > 0,
+      of every query, whatever ``-l`` is (m_num_rel.c, te_calc_avg_num_rel), not the sum of the
+      per-query values it prints (grade >= ``-l``).
+    """
+    keyed = result.keyed_as(keys)
+    for key, metric in keys.items():
+        if _RESIDUAL.match(key):
+            retrieved, relevant, nonrelevant = (result.per_query[count] for count in _UNJUDGED_COUNTS)
+            unjudged = retrieved - relevant - nonrelevant > 0
+            if key != "rbp_resid" and not judged_only:
+                unjudged |= missing
+            for field_name in ("per_query", "tie_min", "tie_max"):  # tie_std: already 0 where all is judged
+                values = getattr(keyed, field_name)
+                if key in values:  # a new array: another printed name may share the metric's
+                    values[key] = np.where(unjudged, values[key], 0.0)
+            keyed.mean[key] = aggregate(metric, keyed.per_query[key])
+            for field_name, per_query in (("mean_tie_min", "tie_min"), ("mean_tie_max", "tie_max")):
+                if key in getattr(keyed, field_name):
+                    getattr(keyed, field_name)[key] = aggregate(metric, getattr(keyed, per_query)[key])
+        elif key == "num_rel" and result.settings.get("complete"):
+            total = float(np.count_nonzero(np.asarray(qrels.rel) > 0))
+            for field_name in ("mean", "mean_tie_min", "mean_tie_max"):
+                if key in getattr(keyed, field_name):
+                    getattr(keyed, field_name)[key] = total
+    return keyed
+
+
+def explain_extra(words) -> str:
+    """Why words of the command line were not taken, where they name measures: ``-m`` takes one
+    value each time, as trec_eval's (``-m map P.5`` leaves P.5 to the files); else ""."""
+    measures = [word for word in words if not word.startswith("-") and _is_measure(word)]
+    return f" (-m takes one measure each time, as trec_eval's: -m {' -m '.join(measures)})" if measures else ""
+
+
+def _is_measure(text):
+    """Whether ``text`` names a measure (trec_eval's or fasttie's) rather than a file."""
+    try:
+        return is_trec_eval_measure(text) or bool(resolve_metrics([text], trec_names=True))
+    except InputError:
+        return False
+
+
 def _printed_names(args):
     """Printed name -> fasttie metric in print order, whether a runid line is printed, and notes
     on what was left out.
 
-    trec_eval's measures (``-m map P.5,10 all_trec``; ``official`` when no -m) print under
+    trec_eval's measures (``-m map -m P.5,10 -m all_trec``; ``official`` when no -m) print under
     trec_eval's names in its order; a list with fasttie's names (``AP@10``, ``ERR@20``) prints in
-    the order asked, those under the names as typed.
+    the order asked, those under the names as typed, each trec_eval measure where it is first
+    named (with its first parameters, as trec_eval reads a measure named twice).
     ``--fasttie-names`` prints every measure under fasttie's canonical name."""
     specs = args.metrics or ["official"]
     try:
@@ -66,10 +162,15 @@ def _printed_names(args):
             selection = select_trec_eval(specs)
             keys, runid, left_out = selection.keys, selection.runid, selection.left_out
         else:  # fasttie's names among them: the order asked, trec_eval's measures expanded in place
-            keys, runid, left_out = {}, False, []
+            keys, runid, left_out, named = {}, False, [], set()
             for spec in specs:
                 if is_trec_eval_measure(spec):
-                    selection = select_trec_eval([spec])
+                    measure = measure_named(spec)
+                    if measure in named:  # read with its first mention
+                        continue
+                    named.add(measure)
+                    same = [s for s in specs if is_trec_eval_measure(s) and measure_named(s) == measure]
+                    selection = select_trec_eval(same)
                     keys.update(selection.keys)
                     runid, left_out = runid or selection.runid, left_out + selection.left_out
                 else:
@@ -105,7 +206,7 @@ def _print(results, args, runid):
     for path, result, name in results:
         if not args.csv:  # trec_eval's text; several runs one after the other, each with its runid line
             lines.append(format_trec(result, per_query=args.per_query, digits=args.digits,
-                                     runid=name if runid else None))
+                                     runid=name if runid else None, summary=args.summary))
             continue
         header, *rows = format_trec_csv(result, per_query=args.per_query).splitlines()
         if not several:
@@ -114,7 +215,9 @@ def _print(results, args, runid):
         if not lines:
             lines.append(f"run,{header}")
         lines.extend(f"{_csv_run(path)},{row}" for row in rows)
-    print("\n".join(lines))
+    text = "\n".join(filter(None, lines))
+    if text:  # -n without -q: nothing, as trec_eval
+        print(text)
 
 
 def _csv_run(path):
@@ -141,15 +244,16 @@ def _print_comparison(results, keys):
 
 def query_set_note(settings) -> str | None:
     """One line on the queries averaged, when the run and the qrels hold different ones (the
-    libraries differ there: trec_eval and pytrec_eval average the run's judged queries,
-    ir_measures and ranx every judged query, scoring the missing ones 0)."""
+    libraries differ there: trec_eval 9 and pytrec_eval average the run's judged queries,
+    ir_measures and ranx every judged query, scoring the missing ones 0, and trec_eval 10.0
+    stops without -c: "result qid ... not found in qrels", exit code 4, nothing printed)."""
     missing, unjudged = settings.get("judged_not_in_run", 0), settings.get("in_run_not_judged", 0)
     parts = []
     if missing:
         parts.append(f"{missing} judged quer{'y is' if missing == 1 else 'ies are'} not in the run: "
                      + ("scored 0 (-c)" if settings.get("complete") else
-                        "left out of the means, as trec_eval does (-c scores them 0, as trec_eval -c, ir_measures "
-                        "and ranx's make_comparable do)"))
+                        "left out of the means, as trec_eval 9 and pytrec_eval do (trec_eval 10.0 stops without -c; "
+                        "-c scores them 0, as trec_eval -c, ir_measures and ranx's make_comparable do)"))
     if unjudged:
         parts.append(f"{unjudged} run quer{'y has' if unjudged == 1 else 'ies have'} no judgments: ignored")
     return "; ".join(parts) or None

@@ -52,7 +52,7 @@ _NOT_COMPUTED = ("G", "binG", "Rndcg", "utility", "relstring", "Rprec_mult", "nd
 #: pytrec_eval's nicknames, as far as fasttie computes their measures.
 supported_nicknames = {
     "official": frozenset(TREC_EVAL_NICKNAMES["official"]),
-    "set": frozenset(TREC_EVAL_NICKNAMES["set"]),
+    "set": frozenset(TREC_EVAL_NICKNAMES["set"]) & supported_measures,  # the members computed (set holds utility)
     "all_trec": frozenset(supported_measures),
 }
 

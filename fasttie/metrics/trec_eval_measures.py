@@ -5,7 +5,8 @@ the names and order trec_eval prints them in.
 ``iprec_at_recall..10,.50``, ``ndcg.1=3,2=9``), or a nickname (``official``, trec_eval's default;
 ``set``; ``all_trec``). trec_eval prints the measures in the order of its table, whatever the
 order asked, each cutoff as ``P_5`` (cutoffs sorted, repeats once, ``23.4`` read as 23), each
-other parameter list verbatim after a ``_`` (``ndcg_1=3,2=9``). ``runid``, ``num_q``,
+other parameter list verbatim after a ``_`` (``ndcg_1=3,2=9``); a measure named twice prints
+once, with the first parameters given for it. ``runid``, ``num_q``,
 ``gm_map`` and ``gm_bpref`` have an ``all`` line only.
 
 trec_eval's measures that fasttie does not compute (``relstring``, ``Rprec_mult``, ``utility``,
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field
 
 from .trec_eval_names import TREC_EVAL_PERSISTENCE, from_trec_eval
 
-__all__ = ["TREC_EVAL_MEASURES", "TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "select_trec_eval"]
+__all__ = ["TREC_EVAL_MEASURES", "TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "measure_named",
+           "select_trec_eval"]
 
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = tuple(i / 10 for i in range(11))
@@ -43,6 +45,11 @@ _TABLE = {
     "unj": (None, None),
 }
 _ORDER = {name: i for i, name in enumerate(_TABLE)}
+# measures whose trec_eval init reads no parameters (te_init_meas_s_double, _s_long, _empty):
+# trec_eval ignores any given (`-m map.5` prints map), and so does the selection
+_NO_PARAMETERS = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                  "recip_rank", "infAP", "gm_bpref", "set_P", "set_relative_P", "set_recall", "set_map",
+                  "num_nonrel_judged_ret")
 #: trec_eval's measures in its print order: name -> (fasttie metric, a template with ``{}`` for
 #: the cutoff or level, or None where fasttie has none; the default cutoffs or levels, or None).
 TREC_EVAL_MEASURES = _TABLE
@@ -50,8 +57,8 @@ TREC_EVAL_MEASURES = _TABLE
 TREC_EVAL_NICKNAMES = {
     "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
                  "recip_rank", "iprec_at_recall", "P"),
-    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_relative_P",
-            "set_map", "set_F"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
     "all_trec": tuple(_TABLE),
 }
 _PRINTED = re.compile(r"^(P|recall|ndcg_cut|map_cut|relative_P|success)_(\d+)$|^(iprec_at_recall)_(\d\.\d+)$")
@@ -84,14 +91,41 @@ def is_trec_eval_measure(spec: str) -> bool:
     return name in _TABLE or name in TREC_EVAL_NICKNAMES or bool(_PRINTED.match(spec.strip()))
 
 
+def measure_named(spec: str) -> str:
+    """The trec_eval measure or nickname a ``-m`` argument names.
+
+    Parameters
+    ----------
+    spec : str
+        A trec_eval ``-m`` argument (see :func:`is_trec_eval_measure`).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> measure_named("P.5,10"), measure_named("P_10"), measure_named("iprec_at_recall_0.10"), measure_named("all_trec")
+    ('P', 'P', 'iprec_at_recall', 'all_trec')
+    """
+    printed = _PRINTED.match(spec.strip())
+    if printed:
+        return printed.group(1) or printed.group(3)
+    return spec.strip().partition(".")[0]
+
+
 def select_trec_eval(specs) -> TrecEvalSelection:
     """The measures trec_eval prints for these ``-m`` arguments, mapped to fasttie's metrics.
 
     Parameters
     ----------
     specs : iterable of str
-        trec_eval ``-m`` arguments (see :func:`is_trec_eval_measure`). For a measure given
-        twice, the parameters given last count, as in trec_eval.
+        trec_eval ``-m`` arguments (see :func:`is_trec_eval_measure`), one measure or nickname
+        each. As in trec_eval, a measure given twice is printed once, with the parameters of
+        its first ``-m`` that has any (``-m P.5 -m P.10`` prints ``P_5``; ``-m ndcg.1=3,2=9
+        -m ndcg`` prints ``ndcg_1=3,2=9``: trec_eval's measure takes the first command-line
+        parameters under its name, meas_init.c, and a plain ``-m`` only marks it). Printed
+        names (``P_5``, ``P_10``: fasttie's, trec_eval refuses them) add their cutoffs.
 
     Returns
     -------
@@ -100,32 +134,35 @@ def select_trec_eval(specs) -> TrecEvalSelection:
     Raises
     ------
     ValueError
-        Parameters a measure cannot take (``map.5``, ``P.x``).
+        Parameters a measure cannot take (``P.x``, ``P.0``, ``P.``).
 
     Examples
     --------
     >>> sel = select_trec_eval(["P.10,5", "map", "utility"])
     >>> sel.keys, sel.left_out
     ({'map': 'AP', 'P_5': 'P@5', 'P_10': 'P@10'}, ['utility'])
+    >>> select_trec_eval(["P.5", "P.10"]).keys
+    {'P_5': 'P@5'}
     """
-    params = {}  # measure -> parameter text (None: the defaults)
+    marked, given = {}, {}  # measure -> cutoffs named by printed names; measure -> its first parameters
     for spec in specs:
         spec = spec.strip()
         printed = _PRINTED.match(spec)
         if printed:  # a printed name such as P_10: that one cutoff
             name, value = (printed.group(1), printed.group(2)) if printed.group(1) else printed.group(3, 4)
-            old = params.get(name)
-            params[name] = value if old is None else f"{old},{value}"
+            marked.setdefault(name, []).append(value)
             continue
         name, dot, text = spec.partition(".")
-        if name in TREC_EVAL_NICKNAMES and not dot:
-            for member in TREC_EVAL_NICKNAMES[name]:
-                params.setdefault(member, None)
-        else:
-            params[name] = text if dot else None
+        if dot and not text:  # trec_eval: "improper measure in parameter"
+            raise ValueError(f"-m {spec}: no parameters after the '.'; give them ('{name}.5,10') or drop the '.'")
+        if dot:
+            given.setdefault(name, text)  # the first parameters count (nickname parameters: ignored, as trec_eval)
+        for member in TREC_EVAL_NICKNAMES.get(name, (name,)):
+            marked.setdefault(member, [])
     selection = TrecEvalSelection()
-    for name in sorted(params, key=_ORDER.__getitem__):
-        _add(selection, name, params[name])
+    for name in sorted(marked, key=_ORDER.__getitem__):
+        text = ",".join(filter(None, [given.get(name), *marked[name]])) or None
+        _add(selection, name, text)
     return selection
 
 
@@ -135,9 +172,9 @@ def _add(selection, name, text):
         selection.runid = True
         return
     if defaults is None:  # a plain measure: parameters only where trec_eval's measure takes them
-        key = name if text is None else f"{name}_{text}"
-        if text is not None:
-            metric = _with_parameters(name, text)
+        key = name
+        if text is not None and name not in _NO_PARAMETERS:
+            key, metric = f"{name}_{text}", _with_parameters(name, text)
         if metric is None:
             selection.left_out.append(key)
             return
@@ -173,4 +210,4 @@ def _with_parameters(name, text):
         return translated[0]
     if name in ("11pt_avg", "Rprec_mult", "utility", "unj", "relstring", "binG", "G", "ndcg_rel", "Rndcg"):
         return None  # fasttie lacks the measure, or (11pt_avg) its custom levels
-    raise ValueError(f"-m {name}.{text}: trec_eval's {name} takes no parameters")
+    raise ValueError(f"-m {spelt}: parameters trec_eval's {name} does not take")

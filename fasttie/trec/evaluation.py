@@ -106,7 +106,9 @@ def evaluate(
         and keep them in the mean ("zero").
     complete : bool, default False
         Also average over judged queries missing from the run, with every metric 0 for them
-        (trec_eval and ndeval ``-c``). Without it, only queries both judged and in the run count.
+        (trec_eval and ndeval ``-c``). Without it, only queries both judged and in the run count,
+        as in trec_eval 9 and pytrec_eval (trec_eval 10.0 refuses a run that lacks a judged query
+        unless ``-c`` is given).
     max_retrieved : int, optional
         Evaluate only the first ``max_retrieved`` documents of each query in trec_eval's
         order, score descending, then document id descending (trec_eval ``-M``). The cut is

@@ -220,7 +220,7 @@ class Run(_Grouped):
     score : ndarray of float64, shape (n_rows,)
         Retrieval score of each row (finite). The file's rank column is not kept.
     name : str or None
-        The run tag (last column) of the first line of the file.
+        The run tag (sixth column) of the file's last run line, as trec_eval's ``runid``.
     path : str or None
         The file the run was read from.
 

@@ -183,7 +183,7 @@ class _Part:
 
     def __init__(self, n_rows, n_lines, row_lines):
         self.n_rows, self.n_lines, self.row_lines = n_rows, n_lines, row_lines
-        self.source = self.spans = self.codes = None
+        self.source = self.spans = self.codes = self.name = None
         self.segments = self.segment_ids = self.segment_lengths = None
 
 
@@ -246,7 +246,7 @@ def _span_strings(source, starts, lengths):
 
 
 def _finish_scan(part, path, line0, layout):
-    """Query segments, numbers left over and the name of a block from the compiled pass; raises
+    """Query segments and numbers left over of a block from the compiled pass; raises
     on a number that is not one, naming the line."""
     segments = part.segments
     part.segment_ids = _span_strings(part.source, segments[:, 1], segments[:, 2])
@@ -261,10 +261,6 @@ def _finish_scan(part, path, line0, layout):
             raise InputError(f"{path}, line {line}: {what} {text!r} {reason}")
 
         finish_numbers(part.numbers, part.source, part.slow, is_float, fail)
-    if layout.name_col >= 0:  # a token of the first row's line (which starts with its query id)
-        start = int(segments[0, 1])
-        stop = start + int(np.argmax(part.source[start:] == 10))
-        part.name = re.findall(rb"[^\x00-\x20]+", part.source[start:stop].tobytes())[layout.name_col].decode("utf-8", "replace")
     part.slow = part.segments = None
 
 
@@ -292,8 +288,24 @@ def _general(source, lo, hi, line0, path, layout):
     keys += np.repeat(id_hashes, part.segment_lengths) * QUERY_KEY
     part.candidates = _candidates(keys)
     if layout.name_col >= 0:
-        part.name = block.text(0, layout.name_col)
+        part.name = block.text(block.n_rows - 1, layout.name_col)
     return part
+
+
+def _last_name(part, layout):
+    """The name column of a block's last row (trec_eval keeps the run tag of the run's last line)."""
+    if part.name is not None:  # the general path read it
+        return part.name
+    # the compiled pass keeps the span of the first text column (the docno): the name is a token after it
+    at, index = int(part.spans[part.n_rows - 1, 0]), layout.name_col - layout.texts[0][0]
+    chunk = 256
+    while True:
+        text = part.source[at:at + chunk].tobytes()
+        end = text.find(b"\n")
+        if end >= 0 or at + chunk >= len(part.source):
+            line = text[:end] if end >= 0 else text
+            return re.findall(rb"[^\x00-\x20]+", line)[index].decode("utf-8", "replace")
+        chunk *= 4
 
 
 @dataclass(eq=False)
@@ -322,7 +334,7 @@ def read_table(path, kind, n_cols, spec, texts, number, *, extra_ok=False, name_
     document id) is hashed on its own, the second (qrels' iteration) is mixed into the key of
     what must be unique within a query. ``number``: (column, name, whether float).
     ``extra_ok``: lines may have more than ``n_cols`` columns (runs). ``name_col``: the column
-    whose first value names the table, or -1. ``n_threads``: see
+    whose value on the last row names the table, or -1. ``n_threads``: see
     :func:`fasttie.parallel.resolve_threads` (None: by the file's size).
     """
     layout = _Layout(kind, n_cols, spec, tuple(texts), tuple(number), bool(extra_ok), int(name_col))
@@ -357,7 +369,7 @@ def _read_blocks_of(path, blocks, layout, n_threads):
 
         run_blocks(scan, n_blocks, n_threads)
     line0 = 0
-    row0, line0s, row_lines, kept, name = [0], [], [], [], None
+    row0, line0s, row_lines, kept = [0], [], [], []
     for b in range(n_blocks):  # in file order: the first error of the file is raised
         source, lo, hi = blocks[b]
         part = parts[b]
@@ -366,8 +378,6 @@ def _read_blocks_of(path, blocks, layout, n_threads):
         elif part.n_rows:
             _finish_scan(part, path, line0, layout)
         if part.n_rows:
-            if name is None and layout.name_col >= 0:
-                name = part.name
             kept.append(part)
             row0.append(row0[-1] + part.n_rows)
             line0s.append(line0)
@@ -376,6 +386,7 @@ def _read_blocks_of(path, blocks, layout, n_threads):
     parts.clear()
     if not kept:
         raise InputError(f"{path}: no {layout.kind} lines (the file is empty, or has only blank and comment lines)")
+    name = _last_name(kept[-1], layout) if layout.name_col >= 0 else None
 
     n_rows = row0[-1]
     text_out = [np.empty((n_rows, max(p.widths[t] for p in kept)), dtype=np.uint32) for t in range(len(layout.texts))]

@@ -16,6 +16,11 @@ from cli.shared import QRELS, RUN, run_main, parse_trec
 from trec.test_join import random_case
 
 
+def _each(option, values):
+    """``option`` before each value: trec_eval's -m takes one value each time."""
+    return [arg for value in values for arg in (option, value)]
+
+
 # --------------------------------------------------------------------------------------------
 # trec
 # --------------------------------------------------------------------------------------------
@@ -23,7 +28,7 @@ from trec.test_join import random_case
 
 def test_trec_equals_library_per_query(capsys):
     metrics = ["AP", "nDCG@10", "P@5", "RR", "Rprec", "R@3"]
-    code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", *metrics, "-q", "--digits", "12")
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *_each("-m", metrics), "-q", "--digits", "12")
     assert code == 0
     expected = ft.trec.evaluate(QRELS, RUN, metrics)
     values = parse_trec(out)
@@ -36,7 +41,8 @@ def test_trec_equals_library_per_query(capsys):
 
 
 def test_trec_options_and_trec_eval_names(capsys):
-    code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", "map", "P.1,5", "ndcg_cut_3", "recip_rank", "-c",
+    measures = _each("-m", ["map", "P.1,5", "ndcg_cut_3", "recip_rank"])
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *measures, "-c",
                             "-l", "2", "--ties", "average", "--digits", "12")
     assert code == 0
     expected = ft.trec.evaluate(QRELS, RUN, ["AP", "P@1", "P@5", "nDCG@3", "RR"], complete=True,
@@ -53,8 +59,8 @@ def test_trec_alpha_ndcg_with_diversity_qrels(capsys, tmp_path):
     qrels.write_text("q1 1 d1 1\nq1 2 d1 1\nq1 1 d2 1\nq1 3 d3 1\nq1 1 d4 0\nq2 1 d7 0\n")
     run = tmp_path / "div.run"
     run.write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d5 3 2.0 r\nq1 Q0 d3 4 1.0 r\nq2 Q0 d7 1 1.0 r\n")
-    code, out, _ = run_main(capsys, "trec", qrels, run, "-m", "alpha-nDCG@[2,5]", "alpha_nDCG(alpha=0.8)@5", "P@2",
-                            "-q", "--digits", "12")
+    measures = _each("-m", ["alpha-nDCG@[2,5]", "alpha_nDCG(alpha=0.8)@5", "P@2"])
+    code, out, _ = run_main(capsys, "trec", qrels, run, *measures, "-q", "--digits", "12")
     assert code == 0
     names = ["alpha-nDCG@2", "alpha-nDCG@5", "alpha_nDCG(alpha=0.8)@5", "P@2"]  # as typed
     expected = ft.trec.evaluate(qrels, run, names)
@@ -70,7 +76,8 @@ def test_trec_alpha_ndcg_with_diversity_qrels(capsys, tmp_path):
 
 def test_trec_agrees_with_pytrec_eval(capsys):
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", "map", "P_5", "ndcg", "recip_rank", "-q", "--digits", "12")
+    measures = _each("-m", ["map", "P_5", "ndcg", "recip_rank"])
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *measures, "-q", "--digits", "12")
     assert code == 0
     qrels, run = ft.trec.read_qrels(QRELS).to_dict(), ft.trec.read_run(RUN).to_dict()
     peer = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P_5", "ndcg", "recip_rank"}).evaluate(run)
@@ -81,7 +88,7 @@ def test_trec_agrees_with_pytrec_eval(capsys):
 
 
 def test_trec_json_and_csv(capsys):
-    code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", "AP", "P@5", "--json", "-q")
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, "-m", "AP", "-m", "P@5", "--json", "-q")
     expected = ft.trec.evaluate(QRELS, RUN, ["AP", "P@5"])
     parsed = Result.from_json(out)
     assert code == 0 and parsed.mean == expected.mean and parsed.query_ids == expected.query_ids
@@ -97,7 +104,7 @@ def test_cli_flags(tmp_path, capsys):
     run_path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items() for d, s in docs.items()))
     for argv, options in (([], {}), (["-M", "4"], {"max_retrieved": 4}), (["-J"], {"judged_only": True}),
                           (["-M3", "-J", "--ties", "average"], {"max_retrieved": 3, "judged_only": True, "ties": "average"})):
-        assert cli.main(["trec", str(qrels_path), str(run_path), "-m", "AP", "P@5", "NumRet", "--json", *argv]) == 0
+        assert cli.main(["trec", str(qrels_path), str(run_path), "-m", "AP", "-m", "P@5", "-m", "NumRet", "--json", *argv]) == 0
         printed = json.loads(capsys.readouterr().out)
         expected = trec.evaluate(str(qrels_path), str(run_path), ["AP", "P@5", "NumRet"], **options)
         assert printed["mean"] == expected.mean, argv
@@ -136,7 +143,7 @@ def test_cli_several_runs_compare_and_fasttie_names(tmp_path, capsys):
     lines = Path(run).read_text().splitlines()
     other.write_text("\n".join(line.replace("demo", "other") if not line.startswith("q1 ") else
                                " ".join([*line.split()[:4], str(-float(line.split()[4])), "other"]) for line in lines))
-    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "P.5", "-q"]) == 0
+    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "-m", "P.5", "-q"]) == 0
     out, err = capsys.readouterr()
     blocks = [trec.evaluate(qrels, path, ["AP", "P@5"]) for path in (run, str(other))]
     printed = out.splitlines()
@@ -144,10 +151,10 @@ def test_cli_several_runs_compare_and_fasttie_names(tmp_path, capsys):
     for block, expected in zip((printed[:8], printed[8:]), blocks):
         assert block[-2] == f"{'map':<22}\tall\t{expected.mean['AP']:.4f}"
         assert block[-1] == f"{'P_5':<22}\tall\t{expected.mean['P@5']:.4f}"
-    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "P.5", "--compare"]) == 0
+    assert cli.main(["trec", qrels, run, str(other), "-m", "map", "-m", "P.5", "--compare"]) == 0
     out, _ = capsys.readouterr()
     assert "demo" in out and "other" in out and "map" in out.split("\n\n", 1)[1]
-    assert cli.main(["trec", qrels, run, "-m", "map", "P.5", "iprec_at_recall..5", "--fasttie-names"]) == 0
+    assert cli.main(["trec", qrels, run, "-m", "map", "-m", "P.5", "-m", "iprec_at_recall..5", "--fasttie-names"]) == 0
     out, _ = capsys.readouterr()
     assert [line.split("\t")[0].strip() for line in out.splitlines()] == ["AP", "IPrec@0.5", "P@5"]
     assert cli.main(["trec", qrels, run, "--ties", "average"]) == 0
@@ -162,3 +169,95 @@ def test_cli_several_runs_compare_and_fasttie_names(tmp_path, capsys):
     assert "--per-query-file: takes one run" in capsys.readouterr().err
     assert cli.main(["trec", qrels, run, "--compare"]) == 2
     assert "--compare: give two or more runs" in capsys.readouterr().err
+
+
+def test_trec_evals_command_lines(capsys, tmp_path):
+    """trec_eval's getopt string is "hvqm:cl:nD:JN:M:R:T:oZ:": -m, -l and -M take one value each,
+    spaced or glued (-mmap, -l2, -M1000), options may come before the files (`trec_eval -q -m map
+    QRELS RUN`, how scripts call it), and its long options are --measure, --query_eval_wanted,
+    --complete_rel_info_wanted, --level_for_rel, --Max_retrieved_per_topic, --Judged_docs_only."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q 0 a 1\nq 0 b 2\nq 0 c 0\n")
+    run.write_text("q Q0 a 1 2 r1\nq Q0 c 2 1.5 r1\nq Q0 b 3 1 r1\n")
+    spaced = run_main(capsys, "trec", qrels, run, "-m", "map", "-m", "P.2", "-q", "-l", "2", "-M", "2", "-c")
+    assert spaced[0] == 0 and spaced[1].splitlines()[0] == f"{'map':<22}\tq\t0.0000"
+    for argv in (["-q", "-m", "map", "-m", "P.2", "-l", "2", "-M", "2", "-c", qrels, run],
+                 ["-q", "-mmap", "-mP.2", "-l2", "-M2", "-c", qrels, run],
+                 ["--query_eval_wanted", "--measure", "map", "--measure=P.2", "--level_for_rel", "2",
+                  "--Max_retrieved_per_topic", "2", "--complete_rel_info_wanted", qrels, run]):
+        assert run_main(capsys, "trec", *argv)[:2] == spaced[:2], argv
+    assert run_main(capsys, "trec", "-J", "-mnum_ret", qrels, run)[1] == run_main(
+        capsys, "trec", "--Judged_docs_only", "--measure", "num_ret", qrels, run)[1]
+    # several measures after one -m: the second is read as a run file, and the error says why
+    code, out, err = run_main(capsys, "trec", qrels, run, "-m", "map", "P.2", "ndcg")
+    assert code == 2 and not out
+    assert "unrecognized arguments: P.2 ndcg (-m takes one measure each time, as trec_eval's: -m P.2 -m ndcg)" in err
+    code, out, err = run_main(capsys, "trec", "-m", "map", "P.2", qrels, run)
+    assert code == 2 and "QRELS: file not found: P.2 (-m takes one measure each time" in err
+
+
+def test_trec_evals_own_rules_under_its_names(capsys, tmp_path):
+    """Where trec_eval's measure differs from the fasttie metric it is computed with, `fasttie
+    trec` prints trec_eval's value under trec_eval's name. Qrels 'q 0 a 1' / 'q 0 b 2', run a, b
+    (both judged); expected values from the C source, as trec_eval 10.0 prints them:
+
+    * rbp_resid = p^2 + (1 - p) * (weights of the unjudged) only `if (unj_so_far)`, else it keeps
+      its initial 0 (m_rbp_resid.c): 0, where fasttie's RBPResid is 0.9^2 = 0.81. A third,
+      unjudged document c: 0.9^3 + 0.1 * 0.9^2 = 0.81. Under -c, a judged query missing from
+      the run (r) is evaluated on one unjudged placeholder document, p + (1 - p) = 1, and then
+      set to 0 by trec_eval.c, which looks for the name "rbp_resid" only: rbp_resid_p=0.5
+      keeps the 1 (0.25 for q: 0.5^3 + 0.5 * 0.5^2), and -J drops the placeholder (0).
+    * num_rel under -c: every qrels line with a grade > 0 (m_num_rel.c, te_calc_avg_num_rel),
+      whatever -l: 3 with -l 2, where the per-query values (grade >= 2) sum to 1.
+    * a measure given twice: its first parameters (meas_init.c); with gains 1 -> 3 and 2 -> 9,
+      ndcg_1=3,2=9 = (3 + 9 / log2(3)) / (9 + 3 / log2(3)) = 0.7967."""
+    qrels, run, unjudged = tmp_path / "qrels", tmp_path / "run", tmp_path / "unjudged"
+    qrels.write_text("q 0 a 1\nq 0 b 2\nr 0 a 1\n")
+    run.write_text("q Q0 a 1 2 r1\nq Q0 b 2 1 r1\n")
+    unjudged.write_text("q Q0 a 1 3 r1\nq Q0 b 2 2 r1\nq Q0 c 3 1 r1\n")
+
+    def printed(*argv, path=run):
+        code, out, _ = run_main(capsys, "trec", qrels, path, *argv)
+        assert code == 0
+        return out.splitlines()
+
+    assert printed("-c", "-m", "rbp_resid") == [f"{'rbp_resid':<22}\tall\t0.0000"]
+    assert printed("-c", "-m", "rbp_resid", "-m", "RBPResid(p=0.9)", "--digits", "6") == [  # fasttie's, by its name
+        f"{'rbp_resid':<22}\tall\t0.000000", f"{'RBPResid(p=0.9)':<22}\tall\t{(0.81 + 1) / 2:.6f}"]
+    # with parameters, trec_eval.c's clean-up of the missing query's placeholder misses the name
+    assert printed("-c", "-q", "-m", "rbp_resid.p=0.5", path=unjudged) == [
+        f"{'rbp_resid_p=0.5':<22}\tq\t0.2500", f"{'rbp_resid_p=0.5':<22}\tr\t1.0000",
+        f"{'rbp_resid_p=0.5':<22}\tall\t0.6250"]
+    assert printed("-c", "-q", "-J", "-m", "rbp_resid.p=0.5", path=unjudged) == [  # -J: nothing unjudged
+        f"{'rbp_resid_p=0.5':<22}\t{qid}\t0.0000" for qid in ("q", "r", "all")]
+    assert printed("-c", "-q", "-m", "rbp_resid", path=unjudged) == [
+        f"{'rbp_resid':<22}\tq\t{0.9 ** 3 + 0.1 * 0.9 ** 2:.4f}", f"{'rbp_resid':<22}\tr\t0.0000",
+        f"{'rbp_resid':<22}\tall\t{(0.9 ** 3 + 0.1 * 0.9 ** 2) / 2:.4f}"]
+    assert "rbp_resid             \tall\t0.0000" in printed("-c", "-m", "all_trec")
+    assert printed("-c", "-l", "2", "-q", "-m", "num_rel") == [
+        f"{'num_rel':<22}\tq\t1", f"{'num_rel':<22}\tr\t0", f"{'num_rel':<22}\tall\t3"]
+    assert printed("-c", "-m", "num_rel") == [f"{'num_rel':<22}\tall\t3"]
+    gains = [f"{'ndcg_1=3,2=9':<22}\tall\t{(3 + 9 / np.log2(3)) / (9 + 3 / np.log2(3)) / 2:.4f}"]  # r scores 0
+    assert printed("-c", "-m", "ndcg.1=3,2=9", "-m", "ndcg") == gains
+    assert printed("-c", "-m", "ndcg", "-m", "ndcg.1=3,2=9") == gains
+    # with fasttie's names among them: each trec_eval measure where first named, with its first parameters
+    assert [line.split()[0] for line in printed("-c", "-m", "P.5", "-m", "AP", "-m", "P.10", "-m", "ndcg.1=3,2=9",
+                                                "-m", "ndcg", "-m", "P_2")] == ["P_2", "P_5", "AP", "ndcg_1=3,2=9"]
+    assert printed("-c", "-m", "P.5", "-m", "P.10") == [f"{'P_5':<22}\tall\t0.2000"]
+    code, out, err = run_main(capsys, "trec", qrels, run, "-c", "-m", "set")
+    assert code == 0 and "utility" not in out and "fasttie does not compute, left out: utility" in err
+
+
+def test_nosummary(capsys, tmp_path):
+    """trec_eval -n (--nosummary) leaves out every 'all' line and the runid line (epi.summary_flag:
+    te_print_runid and the final prints check it); with -q the queries' lines remain, without it
+    nothing is printed. --json and --csv hold the means, so -n refuses them."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q 0 a 1\nq 0 b 2\nr 0 a 1\n")
+    run.write_text("q Q0 a 1 2 r1\nq Q0 b 2 1 r1\nr Q0 b 1 1 r1\n")
+    code, out, _ = run_main(capsys, "trec", "-n", "-q", "-m", "map", "-m", "num_q", "-m", "runid", qrels, run)
+    assert code == 0 and out.splitlines() == [f"{'map':<22}\tq\t1.0000", f"{'map':<22}\tr\t0.0000"]
+    code, out, _ = run_main(capsys, "trec", "--nosummary", qrels, run)
+    assert code == 0 and out == ""
+    code, _, err = run_main(capsys, "trec", "-n", "--csv", qrels, run)
+    assert code == 2 and "-n/--nosummary" in err

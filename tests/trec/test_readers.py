@@ -509,3 +509,17 @@ def test_bench_script_runs(tmp_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.main(["--lines", "2000", "--queries", "20", "--repeats", "1", "--dir", str(tmp_path), "--qrels"]) == 0
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("block", [None, 7])
+def test_run_name_is_the_last_lines_tag(tmp_path, monkeypatch, fast, block):
+    """trec_eval's runid is the tag of the run's last line (get_trec_results.c keeps run_id_ptr
+    from the last line parsed for every query); blank and '#' comment lines after it, text after
+    the tag and a missing final line feed change nothing. Both passes, one block or many."""
+    monkeypatch.setattr(table, "_FAST", fast)
+    if block:
+        monkeypatch.setattr(table, "_BLOCK", block)
+    text = "q2 Q0 b 1 3.5 first\nq1 Q0 a 1 2 middle\n  q1\tQ0 c 2 -1e-3   last  extra words\n\n# x y z w v u\n  \n"
+    assert trec.read_run(write(tmp_path, "r.txt", text)).name == "last"
+    assert trec.read_run(write(tmp_path, "s.txt", "q1 Q0 a 1 2 one\nq1 Q0 b 2 1 two")).name == "two"

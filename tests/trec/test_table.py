@@ -69,10 +69,10 @@ def test_rows_as_split_lines(tmp_path, monkeypatch, seed, fast):
 
 def test_run_name_and_extra_columns(tmp_path):
     path = tmp_path / "run.txt"
-    path.write_text("q2 Q0 d1 1 2.5 tagA extra words\nq1 Q0 d2 2 -0.25 tagB\n")
+    path.write_text("q2 Q0 d1 1 2.5 tagA\nq1 Q0 d2 2 -0.25 tagB extra words\n")  # the last line names the run
     table = read_table(path, "run", 6, "qid Q0 docno rank score tag", texts=((2, "document id"),),
                        number=(4, "score", True), extra_ok=True, name_col=5)
-    assert table.name == "tagA" and table.texts[0].tolist() == ["d1", "d2"] and table.numbers.tolist() == [2.5, -0.25]
+    assert table.name == "tagB" and table.texts[0].tolist() == ["d1", "d2"] and table.numbers.tolist() == [2.5, -0.25]
     assert table.query_ids.tolist() == ["q1", "q2"]
 
 
