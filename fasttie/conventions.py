@@ -139,12 +139,15 @@ CONVENTIONS = {
                "mean_average_precision_at_r": "MAP@R", "r_precision": "Rprec",
                "precision_at_1": "P@1", "mean_reciprocal_rank": "RR"}),
     "sentence_transformers": Convention(
-        lists={"ties": "average", "gain": "linear", "log_base": 2, "ap_denominator": "min", "empty": "skip",
+        lists={"ties": "pyndeval", "gain": "linear", "log_base": 2, "ap_denominator": "min", "empty": "skip",
                "relevance_level": 1}, hamming=None,
         cutoffs="precision@k divides by k; map@k over min(k, R); accuracy@k is Success@k",
-        not_expressible=_ARBITRARY_ORDER + " (a heap of the top hits); graded relevance (its judgments are sets)",
-        source="sentence-transformers (evaluation/InformationRetrievalEvaluator.py, compute_metrics, read at "
-               "commit 07e52166; queries without relevant documents are dropped at construction)",
+        not_expressible="graded relevance (its judgments are sets)",
+        source="sentence-transformers 6.2 (sentence_transformer/evaluation/information_retrieval.py, "
+               "compute_all_metrics and compute_metrics: hits sorted by (-score, corpus_id), so ties by corpus "
+               "id ascending; needs doc_ids= for ties='pyndeval'; queries without relevant documents are "
+               "dropped at construction; 5.2.0.dev0, commit 85ec6455, still kept its top hits in a heap, whose "
+               "tie order is not reproducible)",
         names={"map@k": "AP@k", "mrr@k": "RR@k", "ndcg@k": "nDCG@k", "recall@k": "R@k", "precision@k": "P@k",
                "accuracy@k": "Success@k"}),
     "deephash": Convention(

@@ -30,7 +30,8 @@ from .validation import check_empty_policy, check_err_grades, first_not_finite, 
 
 __all__ = ["rank_evaluate"]
 
-_TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": FIXED, "trec": FIXED}
+_TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": FIXED, "trec": FIXED,
+              "pyndeval": FIXED}
 
 
 _ro = read_only
@@ -113,12 +114,14 @@ def rank_evaluate(
         "Conventions"). Options passed explicitly win over the preset. "torchmetrics" also
         takes every row scored <= 0 out of retrieval for AP, P, R and RR, as torchmetrics does
         (its grade counts in R; :class:`fasttie.score_floor.ScoreFloor`).
-    ties : {"average", "stable", "optimistic", "pessimistic", "trec"}
+    ties : {"average", "stable", "optimistic", "pessimistic", "trec", "pyndeval"}
         "stable": equal scores keep input order; "trec": score descending, then document id
-        descending (trec_eval), needs ``doc_ids``; optimistic / pessimistic: higher / lower
-        grades first inside ties, the best / worst tie order of the metrics
-        :func:`fasttie.metrics.grade_order_bounds` names (not of infAP, Judged@k, RBPResid@k,
-        NumNonRelJudgedRet, nor AP@k over the retrieved relevant documents).
+        descending (trec_eval), needs ``doc_ids``; "pyndeval": score descending, then document
+        id ascending (pyndeval, sentence-transformers 6.2's IR evaluator), needs
+        ``doc_ids``; optimistic / pessimistic: higher / lower grades first inside ties, the
+        best / worst tie order of the metrics :func:`fasttie.metrics.grade_order_bounds` names
+        (not of infAP, Judged@k, RBPResid@k, NumNonRelJudgedRet, nor AP@k over the retrieved
+        relevant documents).
     gain : {"linear", "exp2"}, default "linear"
         Gain of grade g: g (trec_eval, scikit-learn) or 2**g - 1 (Burges, LightGBM).
     log_base : float, default 2
@@ -139,7 +142,8 @@ def rank_evaluate(
     n_threads : int, optional
         Threads for this call (see :mod:`fasttie.parallel`); results do not depend on it.
     doc_ids : array_like, optional
-        Document id per row (strings or integers), for ``ties="trec"``.
+        Document id per row (strings or integers), for ``ties="trec"`` and ``"pyndeval"``. Strings
+        compare by code point, as Python and trec_eval's ``strcmp`` compare them.
     unretrieved : sequence of array_like, optional
         Per query (in output order), grades of judged documents missing from the ranking: they
         count in R and in the ideal DCG (trec_eval semantics), and those below the relevance
@@ -455,29 +459,31 @@ def _grouped(y_true, y_pred, group, qid):
 
 
 def _tie_keys(ties, doc_ids, order, sizes, query_ids, given_as_keys):
-    """Per-row tie-break key (ascending) for ties="trec"; empty otherwise, where equal scores
-    keep the row order (the kernel's sort is stable) or the order does not matter."""
-    if ties != "trec":
+    """Per-row tie-break key (ascending) for ties="trec" (document id descending) and "pyndeval"
+    (ascending); empty otherwise, where equal scores keep the row order (the kernel's sort is
+    stable) or the order does not matter."""
+    if ties not in ("trec", "pyndeval"):
         return np.zeros(0, dtype=np.int64)
     if doc_ids is None:
-        raise InputError("ties='trec' orders equal scores by document id: pass doc_ids")
+        raise InputError(f"ties={ties!r} orders equal scores by document id: pass doc_ids")
     doc_ids = np.asarray(doc_ids)
     n = int(sizes.sum())
     if doc_ids.shape != (n,):
         raise InputError(f"doc_ids must have one id per row ({n}), got shape {doc_ids.shape}")
     doc_ids = doc_ids if order is None else doc_ids[order]
+    sign = -1 if ties == "trec" else 1
     if doc_ids.dtype.kind in "iu" and len(doc_ids) and np.iinfo(np.int64).min < doc_ids.min() \
             and doc_ids.max() <= np.iinfo(np.int64).max:
-        keys = -doc_ids.astype(np.int64)  # integer ids need no ranking: descending id, ascending key
+        keys = sign * doc_ids.astype(np.int64)  # integer ids need no ranking
     else:
-        _, rank = np.unique(doc_ids, return_inverse=True)
-        keys = -rank.ravel().astype(np.int64)  # document id descending
+        _, rank = np.unique(doc_ids, return_inverse=True)  # numpy orders str ids by code point, as Python
+        keys = sign * rank.ravel().astype(np.int64)
     if not given_as_keys:
-        _refuse_repeats(keys, doc_ids, sizes, order, query_ids)
+        _refuse_repeats(keys, doc_ids, sizes, order, query_ids, ties)
     return keys
 
 
-def _refuse_repeats(keys, doc_ids, sizes, order, query_ids):
+def _refuse_repeats(keys, doc_ids, sizes, order, query_ids, ties):
     """Raise InputError for a document id listed twice in one query: trec_eval and
     :func:`fasttie.trec.evaluate` refuse such a run (its tie order would be undefined)."""
     query = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
@@ -494,8 +500,9 @@ def _refuse_repeats(keys, doc_ids, sizes, order, query_ids):
         rows = (first, second) if order is None else tuple(sorted(int(order[r]) for r in (first, second)))
         query_id = int(query[first]) if query_ids is None else query_ids[int(query[first])]
         raise InputError(f"doc_ids repeats {np.asarray(doc_ids[first]).item()!r} within query {query_id!r} (rows "
-                         f"{rows[0]} and {rows[1]}); ties='trec' orders equal scores by document id, and trec_eval "
-                         "refuses a run listing a document twice for a query: drop the repeated row")
+                         f"{rows[0]} and {rows[1]}); ties={ties!r} orders equal scores by document id, which must be "
+                         "unique within a query (trec_eval refuses a run listing a document twice): drop the "
+                         "repeated row")
 
 
 def _flags(flags, name, order, n):

@@ -134,10 +134,10 @@ def optional_sums(metrics, ties) -> int:
     asked = [m.name for m in metrics if m.base in FIXED_ORDER_ONLY]
     if asked and ties == "average":
         raise InputError(f"{', '.join(asked)}: interpolated precision has no exact average over tie orders; "
-                         "choose ties='stable', 'trec' (ranked lists), 'optimistic' or 'pessimistic'")
+                         "choose ties='stable', 'trec' or 'pyndeval' (ranked lists), 'optimistic' or 'pessimistic'")
     bpref = any(m.base in ("Bpref", "GMBpref") for m in metrics)
     rbp = any(m.base in PERSISTENT for m in metrics)
-    wap = ties in ("stable", "trec") and any(m.base == "WAP" for m in metrics)  # a tie walk sums it anyway
+    wap = ties in ("stable", "trec", "pyndeval") and any(m.base == "WAP" for m in metrics)  # a tie walk sums it anyway
     return ((OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0) | (OPTIONAL_RBP if rbp else 0)
             | (OPTIONAL_WAP if wap else 0))
 

@@ -19,6 +19,12 @@ recall and MRR count an item scored ``<= 0`` as not relevant (``torch.where(pred
 0)`` in ``torchmetrics.functional.retrieval``); fasttie ranks every item by its score, whatever
 its sign. See docs/training.md.
 
+Empty input, one rule for every class: an update without rows (a 0-row database chunk, or a
+process that never calls ``update()``) adds nothing, so a process left without data under DDP
+changes no value; ``compute()`` when no process added anything raises a ``ValueError``, as
+torchmetrics' own retrieval metrics do (with no row there is no value to report, and 0.0 would
+read as a measured one).
+
 Needs torch and torchmetrics (``pip install torchmetrics``); ``import fasttie`` does not load them.
 """
 
@@ -28,12 +34,14 @@ import numpy as np
 import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
+from torchmetrics.utilities.distributed import gather_all_tensors
 
 from .codes import PackedCodes
 from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError, InputTypeError
 from .hamming.stats import TieStats, padded, tie_stats
 from .ranking import rank_evaluate
+from .relevance import make_relevance
 
 __all__ = [
     "HammingRetrieval",
@@ -47,6 +55,8 @@ __all__ = [
 ]
 
 _EMPTY_ACTIONS = ("neg", "pos", "skip", "error")
+# the ranked-list states' dtypes, the same on every process (a placeholder must match them)
+_STATE_DTYPES = {"indexes": torch.int64, "preds": torch.float64, "target": torch.float64}
 _AGGREGATIONS = ("mean", "median", "min", "max")
 
 
@@ -95,6 +105,9 @@ class HammingRetrieval(Metric):
     processes (``dist_reduce_fx="sum"``). Integers add exactly in any order, so the result is
     bitwise :func:`fasttie.evaluate` on the concatenated database, whatever the chunking and
     the number of processes; its size does not depend on the database.
+
+    A chunk of 0 rows adds nothing, and so does a process that never calls ``update()``;
+    ``compute()`` raises a ``ValueError`` when no process added a database item.
 
     Examples
     --------
@@ -156,6 +169,7 @@ class HammingRetrieval(Metric):
         Parameters
         ----------
         db_codes : tensor or array_like, shape (n_chunk, n_bits), or PackedCodes
+            ``n_chunk`` may be 0 (a process whose shard is empty): the chunk adds nothing.
         db_labels : tensor or array_like, optional
             The chunk's labels, of the kind of ``query_labels``.
         relevance : tuple or scipy.sparse matrix, optional
@@ -166,20 +180,46 @@ class HammingRetrieval(Metric):
             if db_labels is not None:
                 raise InputError("this metric was built without {query_labels}: give {relevance}= per chunk, "
                                  "not {db_labels}", argument=("db_labels", "relevance"))
+        elif relevance is not None:
+            raise InputError("this metric was built with {query_labels}: give {db_labels}, not {relevance}=",
+                             argument=("db_labels", "relevance"))
+        else:
+            db_labels = _numpy(db_labels, "db_labels")
+        if (codes.n if hasattr(codes, "words") else len(codes)) == 0:
+            # a process whose shard is empty adds nothing (as in fasttie.torch.evaluate_distributed),
+            # instead of failing while the other processes wait for it in compute()'s sync
+            self._check_empty_chunk(db_labels, relevance)
+            return
+        if self.query_labels is None:
             stats = tie_stats(self.queries, codes, relevance=relevance)
         else:
-            if relevance is not None:
-                raise InputError("this metric was built with {query_labels}: give {db_labels}, not {relevance}=",
-                                 argument=("db_labels", "relevance"))
-            stats = tie_stats(self.queries, codes, self.query_labels, _numpy(db_labels, "db_labels"))
+            stats = tie_stats(self.queries, codes, self.query_labels, db_labels)
         n_grades = self.counts.shape[2]
         if stats.counts.shape[2] > n_grades:
             raise InputError(f"the chunk lists grade {stats.counts.shape[2] - 1} but {{max_grade}} is "
                              f"{n_grades - 1}; build the metric with a larger max_grade", argument="max_grade")
         self.counts += torch.from_numpy(padded(stats.counts, n_grades)).to(self.counts.device)
 
+    def _check_empty_chunk(self, db_labels, relevance):
+        """A 0-row chunk's labels must have 0 rows, and its listed relevance list nothing."""
+        if db_labels is not None and len(db_labels):
+            raise InputError(f"{{db_labels}} has {len(db_labels)} rows but {{db_codes}} has 0; give one label "
+                             "row per code", argument=("db_labels", "db_codes"))
+        if self.query_labels is None:
+            make_relevance(None, None, relevance, self.counts.shape[0], 0)
+
     def compute(self):
-        """The metrics of every chunk added (on every process): a tensor or a dict of tensors."""
+        """The metrics of every chunk added (on every process): a tensor or a dict of tensors.
+
+        Raises
+        ------
+        ValueError
+            No process added a database item: there is nothing to score.
+        """
+        if not bool(self.counts.any()):
+            # every item adds 1 per query, so all-zero counts mean an empty database
+            raise InputError("nothing to score: no process added a database item; call update() with database "
+                             "codes before compute()", argument="db_codes")
         stats = TieStats(self.counts.detach().cpu().numpy().astype(np.int64), self._n_bits, self._relevance)
         mean = stats.finalize(self.metrics, **self.options).mean
         values = {k: torch.tensor(v, dtype=torch.float64, device=self.counts.device) for k, v in mean.items()}
@@ -242,8 +282,9 @@ class _RankedRetrieval(Metric):
         Parameters
         ----------
         preds : tensor of float
-            Scores, any sign; higher ranks first. Kept in their own dtype (float16 and bfloat16
-            ties stay ties, distinct float64 scores stay distinct).
+            Scores, any sign; higher ranks first. Kept as float64, which holds every float16,
+            bfloat16, float32 and float64 value exactly: ties in the given dtype stay ties and
+            distinct scores stay distinct. An update with no rows adds nothing.
         target : tensor of bool, int or float
             0/1 relevance (graded, >= 0, for nDCG). Rows equal to ``ignore_index`` are dropped.
         indexes : tensor of int
@@ -273,17 +314,38 @@ class _RankedRetrieval(Metric):
                              "RetrievalNormalizedDCG", argument="target")
         if target.numel() and target.min() < 0:
             raise InputError("{target} must be >= 0 (graded relevance)", argument="target")
-        self.preds.append(preds.detach())
+        self.preds.append(preds.detach().double())
         self.target.append(target.detach().double())
         self.indexes.append(indexes.detach())
 
+    def _sync_dist(self, dist_sync_fn=gather_all_tensors, process_group=None) -> None:
+        """torchmetrics' gather, each state of a process that added no rows sent as 0 rows of the
+        state's own dtype: torchmetrics would send a float32 placeholder for every state, which gloo
+        cannot match with the other processes' float64 and int64 rows (it aborts the process)."""
+        for name, dtype in _STATE_DTYPES.items():
+            if len(getattr(self, name)) == 0:
+                setattr(self, name, [torch.zeros(0, dtype=dtype, device=self.device)])
+        super()._sync_dist(dist_sync_fn, process_group)
+
     def compute(self) -> torch.Tensor:
-        """The aggregated metric (float64) over the queries of every row added, on every process."""
-        preds = dim_zero_cat(self.preds) if len(self.preds) else torch.zeros(0)
+        """The aggregated metric (float64) over the queries of every row added, on every process.
+
+        Raises
+        ------
+        ValueError
+            No process added a row (or ``ignore_index`` dropped them all): there is nothing to
+            score. Queries that are all without a positive target are not this case: they follow
+            ``empty_target_action``.
+        """
+        preds = dim_zero_cat(self.preds) if len(self.preds) else torch.zeros(0, dtype=torch.float64)
         device = preds.device
         if preds.numel() == 0:
-            return torch.tensor(0.0, dtype=torch.float64, device=device)
-        y_pred = preds.detach().cpu().double().numpy()
+            # torchmetrics' retrieval metrics raise here too ("No samples to concatenate"); a 0.0
+            # would read as a measured value
+            raise InputError("nothing to score: no process added a (preds, target, indexes) row, or "
+                             "{ignore_index} dropped them all; call update() with rows before compute()",
+                             argument="ignore_index")
+        y_pred = preds.detach().cpu().numpy()
         y_true = dim_zero_cat(self.target).cpu().numpy()
         qid = dim_zero_cat(self.indexes).cpu().numpy()
         query_ids, sizes = np.unique(qid, return_counts=True)
@@ -342,6 +404,10 @@ class RetrievalMAP(_RankedRetrieval):
     -----
     torchmetrics' ``RetrievalMAP`` on tie-free positive scores. Under ties the exact mean over
     all orders of the tied rows; items scored <= 0 are ranked, not counted as irrelevant.
+
+    Every class here: an update without rows adds nothing (under DDP, so does a process that
+    never calls ``update()``), and ``compute()`` raises a ``ValueError`` when no process added a
+    row, as torchmetrics' retrieval metrics do.
     """
 
     _options = {"ap_denominator": "retrieved"}

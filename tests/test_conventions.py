@@ -444,13 +444,81 @@ def test_sentence_transformers_information_retrieval_evaluator_formulas():
         relevant = (rng.random((n_queries, n_docs)) < 0.2).astype(float)
         relevant[0, :] = 0  # a query without relevant documents: dropped by the evaluator
         relevant[1, 0] = 1
-        scores = rng.random((n_queries, n_docs))  # tie-free; the evaluator's tie order is a heap's
+        scores = rng.random((n_queries, n_docs))  # tie-free (ties: the test below)
         for k in (1, 3, 10):
             theirs = _sentence_transformers_metrics(relevant, scores, k)
             ours = ft.rank_evaluate(relevant, scores, metrics=[name.format(k=k) for name in names.values()],
-                                    convention="sentence_transformers").mean
+                                    convention="sentence_transformers",
+                                    doc_ids=np.tile(np.arange(n_docs), n_queries)).mean
             for theirs_name, name in names.items():
                 assert ours[name.format(k=k)] == pytest.approx(theirs[theirs_name], abs=1e-12), (seed, k, name)
+
+
+def _sentence_transformers_ranked(queries, k_values):
+    """sentence-transformers 6.2.0's InformationRetrievalEvaluator in plain Python
+    (sentence_transformers/sentence_transformer/evaluation/information_retrieval.py, read in the
+    6.2.0 wheel): each query's hits are (score, corpus_id) pairs sorted by the key
+    (-score, corpus_id), so equal scores go by corpus id ascending in Python's order (strings by
+    code point: "d10" before "d7"); compute_all_metrics keeps the first max_k under that same
+    order (its topk reselects the ties at the cut by it), which compute_metrics sorts again and
+    cuts at each k <= max_k: the full sort cut at k is the same list. Queries without relevant
+    documents are dropped at construction. ``queries``: per query (scores, corpus_ids, relevant set)."""
+    out = {(name, k): [] for name in ("accuracy", "precision", "recall", "mrr", "ndcg", "map") for k in k_values}
+    for scores, corpus_ids, relevant in queries:
+        if not relevant:
+            continue
+        top_hits = sorted(zip(scores, corpus_ids), key=lambda hit: (-hit[0], hit[1]))
+        for k in k_values:
+            hits = [corpus_id in relevant for _, corpus_id in top_hits[:k]]
+            out["accuracy", k].append(float(any(hits)))
+            out["precision", k].append(sum(hits) / k)
+            out["recall", k].append(sum(hits) / len(relevant))
+            out["mrr", k].append(next((1 / (rank + 1) for rank, hit in enumerate(hits) if hit), 0.0))
+            dcg = sum(1 / np.log2(rank + 2) for rank, hit in enumerate(hits) if hit)
+            out["ndcg", k].append(dcg / sum(1 / np.log2(rank + 2) for rank in range(min(len(relevant), k))))
+            found = [n / (rank + 1) for n, rank in enumerate((r for r, hit in enumerate(hits) if hit), 1)]
+            out["map", k].append(sum(found) / min(k, len(relevant)))
+    return {key: float(np.mean(values)) for key, values in out.items()}
+
+
+def test_sentence_transformers_tie_order_by_corpus_id():
+    """The preset reproduces sentence-transformers 6.2's order inside ties (corpus id ascending,
+    given as doc_ids) exactly, on tied scores and rows in any order; the input order does not."""
+    names = {"accuracy": "Success@{k}", "precision": "P@{k}", "recall": "R@{k}", "mrr": "RR@{k}",
+             "ndcg": "nDCG@{k}", "map": "AP@{k}"}
+    k_values = (1, 2, 3, 5, 10)
+    metrics = [name.format(k=k) for k in k_values for name in names.values()]
+    differs = 0
+    for seed in range(N_CASES):
+        rng = np.random.default_rng(seed)
+        queries, y_true, y_pred, qid, doc_ids = [], [], [], [], []
+        for q in range(int(rng.integers(2, 8))):
+            n_docs = int(rng.integers(1, 16))
+            corpus_ids = [f"d{i}" for i in rng.permutation(40)[:n_docs]] if seed % 2 else \
+                [int(i) for i in rng.permutation(40)[:n_docs]]  # string ids (by code point) or ints
+            scores = rng.choice([0.25, 0.5, 0.75], n_docs).tolist()  # many ties
+            relevant = {c for c in corpus_ids if rng.random() < 0.3}
+            queries.append((scores, corpus_ids, relevant))
+            y_true += [float(c in relevant) for c in corpus_ids]
+            y_pred += scores
+            qid += [q] * n_docs
+            doc_ids += corpus_ids
+        if all(not relevant for _, _, relevant in queries):
+            continue
+        theirs = _sentence_transformers_ranked(queries, k_values)
+        ours = ft.rank_evaluate(y_true, y_pred, qid=qid, doc_ids=doc_ids, metrics=metrics,
+                                convention="sentence_transformers").mean
+        for (name, k), value in theirs.items():
+            assert ours[names[name].format(k=k)] == pytest.approx(value, abs=1e-12), (seed, name, k)
+        stable = ft.rank_evaluate(y_true, y_pred, qid=qid, metrics=metrics, convention="sentence_transformers",
+                                  ties="stable").mean
+        differs += stable != ours
+    assert differs > N_CASES // 2  # the row order (here random) is not the library's
+    with pytest.raises(ValueError, match="convention='sentence_transformers' sets ties='pyndeval': .*doc_ids"):
+        ft.rank_evaluate([1, 0], [0.5, 0.5], metrics="AP", convention="sentence_transformers")
+    # doc ids ascending inside a tie: "b" before "c" (trec_eval's order is the reverse)
+    assert ft.rank_evaluate([0, 1], [0.5, 0.5], metrics="RR", ties="pyndeval", doc_ids=["c", "b"]).mean["RR"] == 1.0
+    assert ft.rank_evaluate([0, 1], [0.5, 0.5], metrics="RR", ties="trec", doc_ids=["c", "b"]).mean["RR"] == 0.5
 
 
 # --- DeepHash and HashNet (numpy oracles of their code) ---------------------------------------------

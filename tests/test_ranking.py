@@ -320,13 +320,20 @@ def test_fractional_grades_with_unretrieved_documents_examples():
 def test_min_denominator_takes_k_as_asked():
     """ap_denominator="min" divides by min(k, R) with k as asked (Spark's meanAveragePrecisionAt,
     Kaggle's apk), also where the list is shorter than k and relevant documents are missing
-    from it; the whole list divides by R."""
+    from it; the whole list divides by R, so AP is not AP@N here (docs/ties.md, section 5); under
+    the other denominators it is."""
     numerator = 1 + 2 / 3  # relevant at ranks 1 and 3
-    res = ft.rank_evaluate([1, 0, 1], [3.0, 2.0, 1.0], metrics=["AP@10", "AP@2", "AP"], ap_denominator="min",
+    metrics = ["AP@10", "AP@2", "AP", "AP@3"]
+    res = ft.rank_evaluate([1, 0, 1], [3.0, 2.0, 1.0], metrics=metrics, ap_denominator="min",
                            unretrieved=[[1, 1]])  # R = 4 > N = 3
     assert res.mean["AP@10"] == pytest.approx(numerator / 4)
     assert res.mean["AP@2"] == pytest.approx(1 / 2)
     assert res.mean["AP"] == pytest.approx(numerator / 4)
+    assert res.mean["AP@3"] == pytest.approx(numerator / 3)  # AP@N: min(N, R) = N
+    for denominator, want in (("total", numerator / 4), ("retrieved", numerator / 2)):
+        res = ft.rank_evaluate([1, 0, 1], [3.0, 2.0, 1.0], metrics=metrics, ap_denominator=denominator,
+                               unretrieved=[[1, 1]])
+        assert res.mean["AP"] == res.mean["AP@3"] == pytest.approx(want), denominator
 
 
 def test_trec_ties_refuse_a_repeated_document():

@@ -13,6 +13,7 @@ import pickle
 import random
 import tempfile
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -219,8 +220,42 @@ def test_empty_target_error_and_bad_input():
         ftm.RetrievalMAP().update(torch.tensor([1, 2]), torch.tensor([1, 0]), torch.tensor([1, 1]))
     with pytest.raises(ValueError, match="shape"):
         ftm.RetrievalMAP().update(torch.tensor([0.5, 0.2]), torch.tensor([1, 0]), torch.tensor([1]))
-    with pytest.warns(UserWarning, match="before the ``update``"):  # torchmetrics' warning, and its 0
-        assert ftm.RetrievalMAP().compute().item() == 0.0
+
+
+def test_nothing_added_raises_and_empty_updates_add_nothing():
+    """One rule for every class: an update with no rows adds nothing, and compute() with no row
+    (no database item) at all raises, as torchmetrics' own retrieval metrics do; never a 0.0
+    that reads like a measured value."""
+    messages = _nothing_anywhere()
+    assert len(messages) == 8
+    assert all("nothing to score" in m for m in messages), messages
+    (preds, target, indexes), (queries, db, ql, dl) = _dataset()
+    for name, metric in _metrics().items():
+        metric.update(preds[:0], target[:0], indexes[:0])
+        with pytest.raises(ValueError, match=r"call update\(\)"):
+            metric.compute()
+        metric.update(preds, target, indexes)
+        alone = _metrics()[name]
+        alone.update(preds, target, indexes)
+        assert metric.compute().item() == alone.compute().item(), name
+    dropped = ftm.RetrievalMAP(ignore_index=0)  # every row dropped: nothing to score either
+    dropped.update(preds, torch.zeros_like(target), indexes)
+    with pytest.raises(ValueError, match="ignore_index"):
+        dropped.compute()
+    hamming = _hamming(queries, ql)
+    hamming.update(db[:0], dl[:0])
+    hamming.update(torch.from_numpy(db[:0]), torch.from_numpy(dl[:0]))
+    with pytest.raises(ValueError, match=r"call update\(\)"):
+        hamming.compute()
+    hamming.update(db, dl)
+    assert {k: v.item() for k, v in hamming.compute().items()} == ft.evaluate(
+        queries, db, ql, dl, metrics=["AP", "nDCG@10"]).mean
+    with pytest.raises(ValueError, match="db_labels"):  # 0 rows still need matching labels
+        hamming.update(db[:0], dl[:3])
+    listed = ftm.HammingRetrieval(queries, metrics="AP", max_grade=1)
+    listed.update(db[:0], relevance=(np.zeros(len(queries) + 1, np.int64), np.zeros(0, np.int64)))
+    with pytest.raises(ValueError, match="relevance"):  # a 0-row chunk lists nothing
+        listed.update(db[:0], relevance=(np.array([0, 1, 1, 1, 1, 1, 1, 1]), np.array([0])))
 
 
 def test_low_precision_scores_tie_as_given():
@@ -323,21 +358,52 @@ def _dataset():
 
 def _metrics():
     return {"map": ftm.RetrievalMAP(top_k=4), "ndcg": ftm.RetrievalNormalizedDCG(),
-            "p": ftm.RetrievalPrecision(top_k=3, empty_target_action="skip"), "mrr": ftm.RetrievalMRR(),
-            "hit": ftm.RetrievalHitRate(top_k=2), "rprec": ftm.RetrievalRPrecision()}
+            "p": ftm.RetrievalPrecision(top_k=3, empty_target_action="skip"), "recall": ftm.RetrievalRecall(top_k=5),
+            "mrr": ftm.RetrievalMRR(), "hit": ftm.RetrievalHitRate(top_k=2), "rprec": ftm.RetrievalRPrecision()}
 
 
-def _evaluate(rank, world):
-    """Each process adds every world-th row and database item; compute() syncs (when distributed)."""
+def _hamming(queries, ql):
+    return ftm.HammingRetrieval(queries, ql, metrics=["AP", "nDCG@10"])
+
+
+# what the last process holds: the others share every row and database item among themselves
+#   None: nothing special (every process holds every world-th row), "never": it never calls update,
+#   "zero": it adds 0 rows (and a 0-row database chunk), "float16": its scores come as float16
+SCENARIOS = [None, "never", "zero", "float16"]
+
+
+def _evaluate(rank, world, last=None):
+    """Each process adds its share of the rows and database items; compute() syncs (when distributed)."""
     (preds, target, indexes), (queries, db, ql, dl) = _dataset()
+    holders = world if last in (None, "float16") else world - 1
+    mine = slice(rank, None, holders) if rank < holders else slice(0, 0)
+    updates = rank < holders or last == "zero"
+    if last == "float16" and rank == world - 1:
+        preds = preds.to(torch.float16)  # the dataset's scores are exact in float16
     values = {}
     for name, metric in _metrics().items():
-        metric.update(preds[rank::world], target[rank::world], indexes[rank::world])
+        if updates:
+            metric.update(preds[mine], target[mine], indexes[mine])
         values[name] = metric.compute().item()
-    hamming = ftm.HammingRetrieval(queries, ql, metrics=["AP", "nDCG@10"])
-    hamming.update(db[rank::world], dl[rank::world])
+    hamming = _hamming(queries, ql)
+    if updates:
+        hamming.update(db[mine], dl[mine])
     values.update({k: v.item() for k, v in hamming.compute().items()})
     return values
+
+
+def _nothing_anywhere():
+    """compute() where no process added anything: every metric's error message (on every process:
+    none waits for another)."""
+    (_, (queries, _, ql, _)) = _dataset()
+    messages = []
+    for metric in [*_metrics().values(), _hamming(queries, ql)]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torchmetrics' "compute before update" (rank 0 only)
+            with pytest.raises(ValueError, match=r"call update\(\)") as error:
+                metric.compute()
+        messages.append(str(error.value))
+    return messages
 
 
 def _worker(rank, world, init_file, out_dir):
@@ -345,22 +411,28 @@ def _worker(rank, world, init_file, out_dir):
 
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     try:
-        values = _evaluate(rank, world)
+        values = {last: _evaluate(rank, world, last) for last in SCENARIOS}
+        values["nothing"] = _nothing_anywhere()
         with open(os.path.join(out_dir, f"{rank}.pkl"), "wb") as f:
             pickle.dump(values, f)
     finally:
         dist.destroy_process_group()
 
 
-def test_two_process_gloo_sync_is_exact():
+@pytest.mark.parametrize("world", [2, 3])
+def test_gloo_sync_is_exact_with_empty_processes(world):
+    """Over 2 and 3 gloo processes, each value is bitwise the single process's on all the data:
+    rows split over every process; one process that never calls update() (every ranked-list
+    class and HammingRetrieval), or adds 0 rows, or float16 scores where the others give float32;
+    and compute() with nothing added anywhere raises on every process."""
     import torch.multiprocessing as mp
 
     single = _evaluate(0, 1)
     assert _evaluate(0, 2) != single  # half the data alone differs: equality below needs the sync
     with tempfile.TemporaryDirectory() as tmp:
-        context = mp.start_processes(_worker, args=(2, os.path.join(tmp, "init"), tmp), nprocs=2, join=False,
-                                     start_method="spawn")
-        deadline = time.monotonic() + 150
+        context = mp.start_processes(_worker, args=(world, os.path.join(tmp, "init"), tmp), nprocs=world,
+                                     join=False, start_method="spawn")
+        deadline = time.monotonic() + 240
         # join returns after any one process ends (False while others run) and raises if one failed
         while not context.join(timeout=max(0.0, deadline - time.monotonic())):
             if time.monotonic() < deadline:
@@ -368,7 +440,10 @@ def test_two_process_gloo_sync_is_exact():
             for p in context.processes:
                 if p.is_alive():
                     p.terminate()
-            pytest.fail("the two gloo processes did not finish in 150 s")
-        for rank in range(2):
+            pytest.fail(f"the {world} gloo processes did not finish in 240 s")
+        for rank in range(world):
             with open(os.path.join(tmp, f"{rank}.pkl"), "rb") as f:
-                assert pickle.load(f) == single  # bitwise, on both ranks
+                got = pickle.load(f)
+            for last in SCENARIOS:
+                assert got[last] == single, (rank, last)  # bitwise, on every rank
+            assert got["nothing"] == _nothing_anywhere()

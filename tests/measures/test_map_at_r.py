@@ -118,6 +118,10 @@ def test_parameters_and_refusals():
         parse_metrics(["map_at_r@10"])
     with pytest.raises(InputError, match="not an integer"):
         parse_metrics(["P@R"])  # @R is MAP@R's alone
+    # its own relevance level on ranked lists only (docs/metrics.md says so): grades 2 count, 1 not
+    assert ft.rank_evaluate([1, 2, 0], [3.0, 2.0, 1.0], metrics=["MAP(rel=2)@R"]).mean["MAP(rel=2)@R"] == 0.0
+    with pytest.raises(InputError, match="per-metric rel="):
+        ft.evaluate([[1, 1]], [[1, 1], [1, -1]], [0], [0, 1], metrics=["MAP(rel=2)@R"])
 
 
 # --- ranked lists: rank_evaluate against the oracle -----------------------------------------------
