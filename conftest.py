@@ -21,7 +21,6 @@ _NEEDS = {
     "fasttie.significance.paired_t_interval": "scipy",
     "fasttie.datasets.digits_hashing": "sklearn",
     "fasttie.dask": "dask",
-    "fasttie.cuda": "numba_cuda",
     "fasttie.trec.records.Run.from_frame": "pandas",
     "fasttie.torch": "torch",
 }
