@@ -14,14 +14,14 @@ As pytrec_eval:
 - Queries: those of the run that have judgments, in the run's order; a run query without
   judgments, or whose judgments are an empty dict, is left out. A judged query with an empty
   ranking (``{}``, as BEIR leaves a query whose only result was itself) is evaluated as a ranking
-  of no documents: ``num_ret`` 0, ``num_rel`` its relevant documents, 0 for the other measures,
-  ``gm_map`` and ``gm_bpref`` log(1e-5), and NaN (trec_eval's 0 / 0) for ``iprec_at_recall`` at
-  the levels that start at relevant document 0 (0.0 always; every level when nothing is relevant)
-  and for ``11pt_avg``, as for any query that retrieves nothing (also under ``-J``). A query
-  judged without relevant documents scores 0.
+  of no documents: ``num_q`` 1, ``num_ret`` 0, ``num_rel`` its relevant documents, ``gm_map``
+  and ``gm_bpref`` log(1e-5), 0 for the other measures but NaN (trec_eval's 0 / 0) for
+  ``iprec_at_recall`` at the levels that start at relevant document 0 (0.0 always; every level
+  when nothing is relevant) and for ``11pt_avg``, as for any query that retrieves nothing (also
+  under ``-J``). A query judged without relevant documents scores 0.
 - Measures: in trec_eval's order (its measure table; cutoffs ascending), whatever the order
   asked. A nickname (``official``, ``set``, ``all_trec``) stands for its measures; ``name.p1,p2``
-  and ``name_p1,p2`` (``P_5,10``, ``ndcg_cut_10``, ``iprec_at_recall.0.25``) give parameters,
+  and ``name_p1,p2`` (``P_5,10``, ``ndcg_cut_10``, ``iprec_at_recall.0.5``) give parameters,
   read as pytrec_eval reads them: the name followed by ``.`` or ``_`` and numbers, whatever
   follows (``P_5abc`` is ``P.5``). A measure named several times takes the union of its
   parameters, a plain name adding none: ``{"P", "P.5"}`` is ``P_5`` alone, ``{"P.5", "P_10"}``
@@ -48,9 +48,10 @@ from trec_eval's uninitialised cache: an empty ranking there, or a ranking whose
 all negative, gets its first measure (in trec_eval's order) 0 and the others as if nothing were
 relevant or retrieved (``num_rel`` 0, ``num_ret`` 0), or a crash; this module gives trec_eval's
 values wherever the query stands. For an empty ranking the measures that are 0 either way
-(``map``, ``ndcg``, ``ndcg_cut``, ``P``, ``recall``, ``recip_rank``, BEIR's) agree. The measures fasttie does not compute (trec_eval's ``G``, ``binG``, ``Rndcg``,
-``utility``, ``relstring``, ``Rprec_mult``, ``ndcg_rel`` and the preference measures) raise
-``ValueError`` naming them.
+(``map``, ``ndcg``, ``ndcg_cut``, ``P``, ``recall``, ``recip_rank``, BEIR's) agree. The
+measures fasttie does not compute (trec_eval's ``G``, ``binG``, ``Rndcg``, ``utility``,
+``relstring``, ``Rprec_mult``, ``ndcg_rel`` and the preference measures) raise ``ValueError``
+naming them.
 """
 
 from __future__ import annotations
