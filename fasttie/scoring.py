@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels.finalize import (
-    AP_AT_R, AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, JUDGED, MISS, N_RECALL_LEVELS,
+    AP_AT_R, AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, IPREC_TREC_EVAL_9, JUDGED, MISS,
+    N_RECALL_LEVELS,
     OPTIONAL_BPREF, OPTIONAL_IPREC, OPTIONAL_RBP, OPTIONAL_WAP, RBP, RBP_REL, RESIDUAL, RR, TOTAL_RELEVANT, WAP_NUM,
     WAP_RET,
 )
@@ -130,16 +131,21 @@ def optional_sums(metrics, ties) -> int:
     """The finalizer's optional sums the metrics need (a bit mask of finalize.OPTIONAL_*).
 
     Raises InputError for interpolated precision (IPrec@r, 11pt) under ties="average", which
-    has no exact form for it (a maximum over ranks does not average over tie orders)."""
+    has no exact form for it (a maximum over ranks does not average over tie orders), and for
+    trec_eval 9's and 10's recall levels asked together (the finalizer computes one set)."""
     asked = [m.name for m in metrics if m.base in FIXED_ORDER_ONLY]
     if asked and ties == "average":
         raise InputError(f"{', '.join(asked)}: interpolated precision has no exact average over tie orders; "
                          "choose ties='stable', 'trec' or 'pyndeval' (ranked lists), 'optimistic' or 'pessimistic'")
+    versions = {m.trec_eval_9 for m in metrics if m.base in FIXED_ORDER_ONLY}
+    if len(versions) > 1:  # one set of recall levels a pass
+        raise InputError(f"{', '.join(asked)}: interpolated precision with trec_eval 9's and 10's recall levels in "
+                         "one call; evaluate the trec_eval=9 ones in a call of their own")
     bpref = any(m.base in ("Bpref", "GMBpref") for m in metrics)
     rbp = any(m.base in PERSISTENT for m in metrics)
     wap = ties in ("stable", "trec", "pyndeval") and any(m.base == "WAP" for m in metrics)  # a tie walk sums it anyway
-    return ((OPTIONAL_IPREC if asked else 0) | (OPTIONAL_BPREF if bpref else 0) | (OPTIONAL_RBP if rbp else 0)
-            | (OPTIONAL_WAP if wap else 0))
+    return ((OPTIONAL_IPREC if asked else 0) | (IPREC_TREC_EVAL_9 if True in versions else 0)
+            | (OPTIONAL_BPREF if bpref else 0) | (OPTIONAL_RBP if rbp else 0) | (OPTIONAL_WAP if wap else 0))
 
 
 def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, radius_values=None, err=None):

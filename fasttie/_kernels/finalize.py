@@ -42,6 +42,8 @@ N_SCALARS = AP_AT_R + 1
 # the optional sums of the finalizer, a bit mask (each costs a walk over the relevant items, or
 # for WAP a division per relevant item of a fixed order)
 OPTIONAL_IPREC, OPTIONAL_BPREF, OPTIONAL_RBP, OPTIONAL_WAP = 1, 2, 4, 8
+# with OPTIONAL_IPREC: the recall levels rounded as trec_eval 9 (pytrec_eval) rounds them, not as 10.0
+IPREC_TREC_EVAL_9 = 16
 RECALL_LEVELS = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
 
 
@@ -160,13 +162,16 @@ def _bpref_tie(r, c, u, total_relevant, judged_nonrel):
 
 
 @jit(inline="always")
-def _iprec_start(total_relevant, scalars):
+def _iprec_start(total_relevant, optional, scalars):
     """Zero the interpolated precisions; the relevant item each recall level starts at,
-    (long) (level * R + 0.5) as trec_eval 10.0 rounds it (older versions added 0.9)."""
+    (long) (level * R + 0.5) as trec_eval 10.0 rounds it, or with IPREC_TREC_EVAL_9 in
+    ``optional`` (long) (level * R + 0.9) as trec_eval 9 (pytrec_eval): with R = 2 level 0.6
+    starts at the 1st relevant item in 10.0 and at the 2nd in 9."""
+    offset = 0.9 if optional & IPREC_TREC_EVAL_9 else 0.5
     first = np.empty(N_RECALL_LEVELS, dtype=np.int64)
     for level in range(N_RECALL_LEVELS):
         scalars[IPREC + level] = 0.0
-        first[level] = np.int64(RECALL_LEVELS[level] * total_relevant + 0.5)
+        first[level] = np.int64(RECALL_LEVELS[level] * total_relevant + offset)
     return first
 
 
@@ -261,7 +266,8 @@ def _finalize_ties_kernel(optional_sums, ratios):
                                             finalize_ties_ratios and _optional only, else 0)
         optional : int                      bit mask: OPTIONAL_IPREC, the interpolated precisions
                                             (homogeneous ties only: a fixed order; the caller refuses
-                                            the average); OPTIONAL_BPREF, bpref's sum (else 0);
+                                            the average), their levels rounded as trec_eval 9 with
+                                            IPREC_TREC_EVAL_9; OPTIONAL_BPREF, bpref's sum (else 0);
                                             OPTIONAL_RBP, RBP and its residual (else 0);
                                             OPTIONAL_WAP, WAP's numerator and ratio (read by
                                             :func:`ranked_optional_sums` only, else 0: a division per
@@ -290,7 +296,7 @@ def _finalize_ties_kernel(optional_sums, ratios):
                 nonrel_before += tie_u[c]
         scalars[BPREF_SUM] = bpref
         if optional_sums and optional & OPTIONAL_IPREC:
-            first = _iprec_start(total_relevant, scalars)
+            first = _iprec_start(total_relevant, optional, scalars)
             hits = np.int64(0)
             rank = np.int64(0)
             for c in range(m):
@@ -650,7 +656,8 @@ def ranked_optional_sums(ranks, grades, gains, relevant, judged, n_items, unlist
     log_p : (K,) float64
         log of RBP's persistence per cutoff column.
     optional : int
-        Bit mask: OPTIONAL_BPREF, OPTIONAL_IPREC, OPTIONAL_WAP, OPTIONAL_RBP.
+        Bit mask: OPTIONAL_BPREF, OPTIONAL_IPREC (IPREC_TREC_EVAL_9: trec_eval 9's levels),
+        OPTIONAL_WAP, OPTIONAL_RBP.
     out : (N_QUANTITIES, K) float64
         Written: rows WAP_NUM, WAP_RET, RBP, RBP_REL, RESIDUAL of the sums asked.
     scalars : (N_SCALARS,) float64
@@ -671,7 +678,7 @@ def _bpref_iprec_walk(ranks, relevant, judged, unlisted_judged, judged_nonrel, o
     bpref = 0.0
     relevant_before = np.int64(0)
     judged_before = np.int64(0)  # listed judged items before the current one
-    first = _iprec_start(total_relevant, scalars)
+    first = _iprec_start(total_relevant, optional, scalars)
     for p in range(ranks.shape[0]):
         if relevant[p]:
             if optional & OPTIONAL_BPREF:

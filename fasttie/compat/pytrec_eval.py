@@ -1,7 +1,7 @@
 """pytrec_eval's interface over fasttie: ``import fasttie.compat.pytrec_eval as pytrec_eval``.
 
-The same calls, keys and values as pytrec-eval-terrier (trec_eval 9 in a Python extension, what
-BEIR, mteb and sentence-transformers call): :class:`RelevanceEvaluator` with
+The same calls, keys, values and order as pytrec-eval-terrier 0.5 (trec_eval 9 in a Python
+extension, what BEIR, mteb and sentence-transformers call): :class:`RelevanceEvaluator` with
 ``evaluate(run) -> {qid: {measure: value}}``, :data:`supported_measures`,
 :data:`supported_nicknames`, :func:`parse_qrel`, :func:`parse_run` and
 :func:`compute_aggregated_measure`. One keyword more, ``ties``: "trec" (the default) orders equal
@@ -9,19 +9,55 @@ scores by document id descending, as trec_eval, and gives pytrec_eval's values; 
 the exact mean over every order of the tied documents under the same keys, the one-word fix for
 scores that tie (dense retrievers with quantized scores, rerankers that saturate).
 
-As pytrec_eval: the queries evaluated are those of the run with judgments (a query whose
-judgments are an empty dict has none); a query judged without relevant documents scores 0;
-``gm_map`` and ``gm_bpref`` per query are the logarithms of max(value, 1e-5), which
-:func:`compute_aggregated_measure` turns into the geometric mean; ``P``, ``recall``, ``map_cut``,
-``ndcg_cut`` and ``relative_P`` without cutoffs take trec_eval's (5, 10, 15, 20, 30, 100, 200,
-500, 1000), ``success`` (1, 5, 10); ``iprec_at_recall`` gives the eleven levels. The measures
-fasttie does not compute (trec_eval's ``G``, ``binG``, ``Rndcg``, ``utility``, ``relstring``,
-``Rprec_mult``, ``ndcg_rel`` and the preference measures) raise ``ValueError`` naming them.
+As pytrec_eval:
+
+- Queries: those of the run that have judgments, in the run's order; a run query without
+  judgments, or whose judgments are an empty dict, is left out. A judged query with an empty
+  ranking (``{}``, as BEIR leaves a query whose only result was itself) is evaluated as a ranking
+  of no documents: ``num_q`` 1, ``num_ret`` 0, ``num_rel`` its relevant documents, ``gm_map``
+  and ``gm_bpref`` log(1e-5), 0 for the other measures but NaN (trec_eval's 0 / 0) for
+  ``iprec_at_recall`` at the levels that start at relevant document 0 (0.0 always; every level
+  when nothing is relevant) and for ``11pt_avg``, as for any query that retrieves nothing (also
+  under ``-J``). A query judged without relevant documents scores 0.
+- Measures: in trec_eval's order (its measure table; cutoffs ascending), whatever the order
+  asked. A nickname (``official``, ``set``, ``all_trec``) stands for its measures; ``name.p1,p2``
+  and ``name_p1,p2`` (``P_5,10``, ``ndcg_cut_10``, ``iprec_at_recall.0.5``) give parameters,
+  read as pytrec_eval reads them: the name followed by ``.`` or ``_`` and numbers, whatever
+  follows (``P_5abc`` is ``P.5``). A measure named several times takes the union of its
+  parameters, a plain name adding none: ``{"P", "P.5"}`` is ``P_5`` alone, ``{"P.5", "P_10"}``
+  ``P_5`` and ``P_10``. Cutoffs are read as trec_eval's ``atol`` (``P.1.5`` is ``P_1``), must be
+  positive and differ (where pytrec_eval aborts the process, this raises ``ValueError``).
+  Without parameters ``P``, ``recall``, ``map_cut``, ``ndcg_cut`` and ``relative_P`` take
+  trec_eval's (5, 10, 15, 20, 30, 100, 200, 500, 1000), ``success`` (1, 5, 10),
+  ``iprec_at_recall`` the eleven levels 0.0, 0.1, ..., 1.0 (keys ``iprec_at_recall_0.10``), each
+  level starting at relevant document (long) (level R + 0.9), trec_eval 9's rounding (10.0's,
+  in :func:`fasttie.trec.evaluate`, differs). ``set_F.b`` is F with trec_eval's beta b; the other
+  measures without parameters ignore any given. ``gm_map`` and ``gm_bpref`` per query are the
+  logarithms of max(value, 1e-5), which :func:`compute_aggregated_measure` turns into the
+  geometric mean.
+- Arguments: ``relevance_level`` and ``judged_docs_only_flag`` are C ints (an ``int``, ``bool``
+  or numpy integer, else ``TypeError``); ``relevance_level`` < 1 raises ``TypeError``.
+
+Where it differs: ``runid`` is accepted and left out (pytrec_eval reports uninitialised memory
+under it); interpolated precision at levels other than the eleven, ``11pt_avg`` and ``ndcg``
+with parameters raise ``ValueError`` (fasttie computes the eleven levels; trec_eval refuses
+``ndcg``'s parameters in pytrec_eval's spelling); a negative ``relevance_level`` raises
+``TypeError`` (pytrec_eval reads it as 2**32 plus it: nothing relevant). pytrec_eval evaluates
+the run's queries up to its first judged query with a non-empty ranking and a judgment >= 0
+from trec_eval's uninitialised cache: an empty ranking there, or a ranking whose judgments are
+all negative, gets its first measure (in trec_eval's order) 0 and the others as if nothing were
+relevant or retrieved (``num_rel`` 0, ``num_ret`` 0), or a crash; this module gives trec_eval's
+values wherever the query stands. For an empty ranking the measures that are 0 either way
+(``map``, ``ndcg``, ``ndcg_cut``, ``P``, ``recall``, ``recip_rank``, BEIR's) agree. The
+measures fasttie does not compute (trec_eval's ``G``, ``binG``, ``Rndcg``, ``utility``,
+``relstring``, ``Rprec_mult``, ``ndcg_rel`` and the preference measures) raise ``ValueError``
+naming them.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Iterable, Mapping
 
@@ -35,15 +71,23 @@ from ..trec import evaluate as trec_evaluate
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run", "supported_measures",
            "supported_nicknames"]
 
-# trec_eval measure -> fasttie metric (one value, key = the measure's name), and measure with
-# cutoffs -> (fasttie metric with {} for the cutoff, default cutoffs; key measure_k): trec_eval
-# 10's table less what the trec_eval 9 inside pytrec_eval lacks (rbp, rbp_resid)
+# trec_eval 9's measure table (inside pytrec_eval), in its order: trec_eval 10.0's less the
+# measures 10.0 added
+_TABLE = [name for name in TREC_EVAL_MEASURES if name not in ("rbp", "rbp_resid", "unj")]
+_ORDER = {name: i for i, name in enumerate(_TABLE)}
+# measure -> fasttie metric (one value, key = the measure's name), and measure with cutoffs ->
+# (fasttie metric with {} for the cutoff, default cutoffs; key measure_k); interpolated precision
+# with trec_eval 9's recall levels
 _PLAIN = {name: metric for name, (metric, defaults) in TREC_EVAL_MEASURES.items()
-          if metric and defaults is None and name not in ("rbp", "rbp_resid")}
+          if name in _ORDER and metric and defaults is None}
+_PLAIN["11pt_avg"] = "11pt(trec_eval=9)"
 _CUT = {name: (metric, defaults) for name, (metric, defaults) in TREC_EVAL_MEASURES.items()
-        if metric and defaults is not None and name != "iprec_at_recall"}
+        if name in _ORDER and metric and defaults is not None and name != "iprec_at_recall"}
 _LEVELS = TREC_EVAL_MEASURES["iprec_at_recall"][1]
+_INTERPOLATED = ("iprec_at_recall", "11pt_avg")
 _LOGARITHMIC = ("gm_map", "gm_bpref")  # per query log(max(value, 1e-5)), as trec_eval 9 reports them
+# pytrec_eval's RE_BASE: a measure's name, "." or "_", then numbers (matched at the start only)
+_WITH_PARAMETERS = r"{}[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
 
 #: The measures this module computes (pytrec_eval's names; ``runid`` is accepted and left out).
 supported_measures = frozenset({*_PLAIN, *_CUT, "iprec_at_recall", "runid"})
@@ -57,34 +101,93 @@ supported_nicknames = {
 }
 
 
-def _expand(measure):
-    """(key, fasttie metric) pairs of one measure as pytrec_eval spells it (``P.5,10``, ``ndcg_cut``)."""
-    if not isinstance(measure, str):
-        raise InputTypeError(f"measures must be strings such as 'map' or 'ndcg_cut.10', got {measure!r}")
-    name, _, params = measure.partition(".")
-    if name in supported_nicknames and not params:
-        return [pair for member in sorted(supported_nicknames[name]) for pair in _expand(member)]
+def _not_computed(measure):
+    return InputError(f"measure {measure!r} is one of trec_eval's that fasttie does not compute; it computes "
+                      f"{', '.join(sorted(supported_measures))}", argument="measures")
+
+
+def _parameters_of(measures):
+    """pytrec_eval's reading of a measure set: ``{name: parameter string or None}``, each
+    name's parameters (the union over its mentions) sorted as strings and joined by commas, as
+    pytrec_eval hands them to trec_eval."""
+    if isinstance(measures, str) or not isinstance(measures, Iterable):
+        raise InputTypeError(f"{{measures}} must be a set of names such as {{'map', 'ndcg_cut.10'}}, got "
+                             f"{measures!r}", argument="measures")
+    parameters = {}
+    for given in measures:
+        if not isinstance(given, str):
+            raise InputTypeError(f"{{measures}} must be strings such as 'map' or 'ndcg_cut.10', got {given!r}",
+                                 argument="measures")
+        for measure in sorted(supported_nicknames[given]) if given in supported_nicknames else [given]:
+            if measure in _ORDER:
+                parameters.setdefault(measure, set())
+                continue
+            # no name of the table followed by "_" and a digit starts another: one match at most
+            match = next(((name, found) for name in _TABLE
+                          if (found := re.match(_WITH_PARAMETERS.format(re.escape(name)), measure))), None)
+            if match is not None:
+                parameters.setdefault(match[0], set()).update(match[1].group(1).split(","))
+            elif measure.startswith("prefs") or measure.endswith("_avgjg"):
+                raise _not_computed(measure)
+            else:
+                raise InputError(f"unknown measure {measure!r}; pytrec_eval's names are "
+                                 f"{', '.join(sorted(supported_measures))}, with parameters as in 'P.5,10' or "
+                                 f"'ndcg_cut_10', and the nicknames {', '.join(supported_nicknames)}",
+                                 argument="measures")
+    return {name: ",".join(sorted(values)) if values else None for name, values in parameters.items()}
+
+
+def _sorted_distinct(values, measure):
+    """trec_eval's parameter list: sorted, each value once (trec_eval refuses a repeat)."""
+    values = sorted(values)
+    if any(a == b for a, b in zip(values, values[1:])):
+        raise InputError(f"measure {measure!r}: a cutoff is given twice (trec_eval refuses duplicate cutoffs; "
+                         "pytrec_eval aborts); give each once", argument="measures")
+    return values
+
+
+def _columns(name, params):
+    """(key, fasttie metric) pairs of one measure with its parameter string (or None), in
+    trec_eval's order."""
+    measure = name if params is None else f"{name}.{params}"
     if name == "runid":
         return []
-    if name in _PLAIN and not params:
-        return [(name, _PLAIN[name])]
-    if name == "iprec_at_recall":
-        levels = [float(x) for x in params.split(",") if x] if params else _LEVELS
+    if name in _NOT_COMPUTED:
+        raise _not_computed(measure)
+    if name == "iprec_at_recall":  # levels read as atof
+        levels = _LEVELS if params is None else _sorted_distinct([float(x) for x in params.split(",")], measure)
         bad = [level for level in levels if level not in _LEVELS]
         if bad:
-            raise InputError(f"iprec_at_recall takes the levels 0.0, 0.1, ..., 1.0, got {bad[0]}")
-        return [(f"iprec_at_recall_{level:.2f}", f"IPrec@{level:.1f}") for level in levels]
-    if name in _CUT:
+            raise InputError(f"measure {measure!r}: fasttie computes interpolated precision at the recall levels "
+                             f"0.0, 0.1, ..., 1.0, got {bad[0]}", argument="measures")
+        return [(f"iprec_at_recall_{level:.2f}", f"IPrec(trec_eval=9)@{level:.1f}") for level in levels]
+    if name in _CUT:  # cutoffs read as atol: "1.5" is 1
         template, defaults = _CUT[name]
-        if params and not re.fullmatch(r"\d+(,\d+)*,?", params):
-            raise InputError(f"measure {measure!r}: cutoffs are positive integers, as in '{name}.5,10'")
-        cutoffs = [int(k) for k in params.split(",") if k] if params else defaults
+        cutoffs = defaults if params is None else _sorted_distinct([int(x.partition(".")[0]) for x in
+                                                                    params.split(",")], measure)
+        if cutoffs[0] <= 0:
+            raise InputError(f"measure {measure!r}: cutoffs must be positive (pytrec_eval aborts on 0)",
+                             argument="measures")
         return [(f"{name}_{k}", template.format(k)) for k in cutoffs]
-    if name in _NOT_COMPUTED or name.startswith("prefs") or name.endswith("_avgjg"):
-        raise InputError(f"measure {measure!r} is one of trec_eval's that fasttie does not compute; it computes "
-                         f"{', '.join(sorted(supported_measures))}")
-    raise InputError(f"unknown measure {measure!r}; pytrec_eval's names are {', '.join(sorted(supported_measures))} "
-                     f"and the nicknames {', '.join(supported_nicknames)}")
+    if params is not None and name == "set_F":  # beta, read as atof of the whole string
+        return [(name, f"SetF(beta={float(params.split(',')[0])!r})")]
+    if params is not None and name in ("ndcg", "11pt_avg"):
+        raise InputError(f"measure {measure!r}: {name} takes no parameters here (trec_eval reads ndcg's as "
+                         "rel=gain pairs, which pytrec_eval's names cannot spell; fasttie computes 11pt_avg at "
+                         "the eleven levels only); name it without", argument="measures")
+    return [(name, _PLAIN[name])]
+
+
+def _c_int(value, argument):
+    """``value`` as pytrec_eval's argument parser reads a C int: an integer (bool and numpy
+    integers too), else TypeError."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise InputTypeError(f"{{{argument}}} must be an integer, got {value!r}", argument=argument) from None
+    if not -2**31 <= number < 2**31:
+        raise InputTypeError(f"{{{argument}}} must fit a C int, got {value!r}", argument=argument)
+    return number
 
 
 class RelevanceEvaluator:
@@ -95,70 +198,99 @@ class RelevanceEvaluator:
     query_relevance : dict of str to dict of str to int
         ``{qid: {docid: grade}}``.
     measures : iterable of str
-        pytrec_eval's names (``map``, ``ndcg_cut.10``, ``P.5,10``, ``recip_rank``), or a nickname
-        (``official``, ``set``, ``all_trec``).
+        pytrec_eval's names (``map``, ``ndcg_cut.10``, ``ndcg_cut_10``, ``P.5,10``,
+        ``recip_rank``), or a nickname (``official``, ``set``, ``all_trec``); a name given
+        several times takes the union of its parameters (see the module's notes).
     relevance_level : int, default 1
-        Grades >= this are relevant (trec_eval ``-l``).
-    judged_docs_only_flag : bool, default False
+        Grades >= this are relevant (trec_eval ``-l``); at least 1.
+    judged_docs_only_flag : int or bool, default False
         Drop retrieved documents without a judgment before ranking (trec_eval ``-J``).
     ties : {"trec", "average", "stable", "optimistic", "pessimistic"}, default "trec"
         "trec": pytrec_eval's order and values; "average": the expectation over every order of
         tied documents (see :func:`fasttie.trec.evaluate`).
+
+    Raises
+    ------
+    ValueError
+        An unknown measure, one fasttie does not compute, or parameters trec_eval refuses.
+    TypeError
+        ``relevance_level`` or ``judged_docs_only_flag`` not an integer, ``relevance_level`` < 1.
 
     Examples
     --------
     >>> import fasttie.compat.pytrec_eval as pytrec_eval
     >>> qrels = {"q1": {"d1": 1, "d2": 0}}
     >>> run = {"q1": {"d1": 0.5, "d2": 0.5}}          # a tie: trec_eval puts d2 first
-    >>> pytrec_eval.RelevanceEvaluator(qrels, {"map", "P.1"}).evaluate(run)
-    {'q1': {'P_1': 0.0, 'map': 0.5}}
+    >>> pytrec_eval.RelevanceEvaluator(qrels, {"P.1", "map"}).evaluate(run)
+    {'q1': {'map': 0.5, 'P_1': 0.0}}
     >>> pytrec_eval.RelevanceEvaluator(qrels, {"map", "P.1"}, ties="average").evaluate(run)
-    {'q1': {'P_1': 0.5, 'map': 0.75}}
+    {'q1': {'map': 0.75, 'P_1': 0.5}}
     """
 
     def __init__(self, query_relevance, measures, relevance_level=1, judged_docs_only_flag=False, *, ties="trec"):
         if not isinstance(query_relevance, Mapping):
-            raise InputTypeError(f"query_relevance must be a dict {{qid: {{docid: grade}}}}, got "
-                                 f"{type(query_relevance).__name__}")
-        if isinstance(measures, str) or not isinstance(measures, Iterable):
-            raise InputTypeError(f"measures must be a set of names such as {{'map', 'ndcg_cut.10'}}, got {measures!r}")
-        pairs = {}
-        for measure in sorted(measures):  # pytrec_eval takes a set; sorted: one order whatever the set's
-            pairs.update(_expand(measure))
-        self._keys, self._metrics = list(pairs), list(dict.fromkeys(pairs.values()))
-        self._metric_of = pairs
+            raise InputTypeError(f"{{query_relevance}} must be a dict {{qid: {{docid: grade}}}}, got "
+                                 f"{type(query_relevance).__name__}", argument="query_relevance")
+        level = _c_int(relevance_level, "relevance_level")
+        if level < 1:
+            raise InputTypeError(f"{{relevance_level}} must be at least 1, got {relevance_level!r}",
+                                 argument="relevance_level")
+        judged_only = _c_int(judged_docs_only_flag, "judged_docs_only_flag") != 0
+        parameters = _parameters_of(measures)
+        pairs = [pair for name in sorted(parameters, key=_ORDER.get) for pair in _columns(name, parameters[name])]
+        self._keys = [key for key, _ in pairs]
+        self._metric_of = dict(pairs)
+        interpolated = [key for key in self._keys if key.startswith(_INTERPOLATED)]
+        # NumRet and NumRel tell where interpolated precision is trec_eval's 0 / 0
+        self._metrics = list(dict.fromkeys([*self._metric_of.values(), *(["NumRet", "NumRel"] if interpolated
+                                                                          else [])]))
         self._qrels = {str(q): dict(docs) for q, docs in query_relevance.items() if len(docs)}
-        self._options = {"relevance_level": relevance_level, "judged_only": bool(judged_docs_only_flag),
-                         "ties": ties}
+        self._options = {"relevance_level": level, "judged_only": judged_only, "ties": ties}
 
     def evaluate(self, scores):
-        """Per query of the run with judgments, ``{measure: value}`` for every measure.
+        """Per query of the run with judgments, in the run's order, ``{measure: value}`` for
+        every measure in trec_eval's order.
 
         Parameters
         ----------
         scores : dict of str to dict of str to float
-            ``{qid: {docid: score}}``: the run.
+            ``{qid: {docid: score}}``: the run; a judged query's ``{}`` is an empty ranking.
 
         Returns
         -------
         dict of str to dict of str to float
         """
         if not isinstance(scores, Mapping):
-            raise InputTypeError(f"scores must be a dict {{qid: {{docid: score}}}}, got {type(scores).__name__}")
-        run = {str(q): docs for q, docs in scores.items() if str(q) in self._qrels and len(docs)}
-        if not run or not self._keys:
-            return {}
-        qrels = {q: self._qrels[q] for q in run}
-        result = trec_evaluate(qrels, run, self._metrics, **self._options)
+            raise InputTypeError(f"{{scores}} must be a dict {{qid: {{docid: score}}}}, got "
+                                 f"{type(scores).__name__}", argument="scores")
+        judged = {str(q): docs for q, docs in scores.items() if str(q) in self._qrels}
+        if not judged or not self._keys:
+            return {qid: {} for qid in judged}
+        ranked = {qid: docs for qid, docs in judged.items() if len(docs)}
+        # an empty ranking: a judged query missing from the run, which complete=True evaluates
+        result = trec_evaluate({qid: self._qrels[qid] for qid in judged}, ranked, self._metrics,
+                               complete=len(ranked) < len(judged), **self._options)
         columns = []
         for key, metric in self._metric_of.items():
             column = result.per_query[metric]
             if key in _LOGARITHMIC:  # math.log, as trec_eval's C library log (numpy's may differ in the last bit)
-                column = [math.log(max(value, GEOMETRIC_FLOOR)) for value in column.tolist()]
+                column = np.array([math.log(max(value, GEOMETRIC_FLOOR)) for value in column.tolist()])
+            elif key.startswith(_INTERPOLATED):
+                column = self._zero_over_zero(key, column, result.per_query)
             columns.append(column)
         # one row of Python floats per query (one .tolist()), each zipped with the keys
-        rows = np.column_stack(columns).tolist()
-        return {str(qid): dict(zip(self._keys, row)) for qid, row in zip(result.query_ids, rows)}
+        rows = dict(zip(result.query_ids, np.column_stack(columns).tolist()))
+        return {qid: dict(zip(self._keys, rows[qid])) for qid in judged}
+
+    @staticmethod
+    def _zero_over_zero(key, column, per_query):
+        """trec_eval 9's interpolated precision of a query that retrieves nothing: NaN (its 0 / 0)
+        at the levels that start at relevant document (long) (level R + 0.9) = 0, and so in 11pt_avg."""
+        nothing = per_query["NumRet"] == 0
+        if key != "11pt_avg":
+            level = float(key.rpartition("_")[2])
+            nothing &= (level * per_query["NumRel"] + 0.9).astype(np.int64) == 0
+        return np.where(nothing, np.nan, column)
 
 
 def compute_aggregated_measure(measure, values):

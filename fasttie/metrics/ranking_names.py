@@ -64,7 +64,8 @@ _RADIUS_BASES = ("P", "R", "F1", "NumRet", "AP")
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
 _NO_CUTOFF = ("Rprec", AT_R, "NumQ", "NumRel", "SetAP", "Bpref", "GMBpref", "infAP")
 _LEVELS = tuple(i / 10 for i in range(11))
-_RECALL_LEVEL = re.compile(r"^\s*(?:IPrec|iprec|iprec_at_recall)\s*[@_]\s*(\d*\.?\d+)\s*$")
+_RECALL_LEVEL = re.compile(r"^\s*(?:IPrec|iprec|iprec_at_recall)\s*(?:\((.*)\))?\s*[@_]\s*(\d*\.?\d+)\s*$")
+_ELEVEN_POINT = re.compile(r"^\s*(?:11pt|11pt_avg)\s*(?:\((.*)\))?\s*$", re.IGNORECASE)
 _NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:\((.*)\))?\s*(?:@\s*(.+?))?\s*$")
 _RADIUS = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*\(\s*radius\s*=\s*(-?\d+)\s*\)\s*$")
 _EXAMPLE = "RBP(p=0.9)@10"  # a well-formed name with parameters, for error messages
@@ -90,14 +91,18 @@ class Metric:
     judged_only: bool = False  # rank the judged documents only (ir_measures' judged_only, trec_eval -J)
     relative: bool = False  # P over min(k, R) instead of k (trec_eval's relative_P, ir_measures' SetP(relative=True))
     beta: float | None = None  # F's weight of recall (None: 1, F1)
+    trec_eval_9: bool = False  # IPrec / 11pt: recall levels rounded as trec_eval 9 (pytrec_eval), not 10.0
 
     @property
     def name(self) -> str:
         """Canonical name, the key in Result dictionaries."""
         if self.radius is not None:
             return f"{self.base}(radius={self.radius})"
+        version = "(trec_eval=9)" if self.trec_eval_9 else ""
         if self.recall is not None:
-            return f"{self.base}@{self.recall:.1f}"
+            return f"{self.base}{version}@{self.recall:.1f}"
+        if self.base == "11pt":
+            return self.base + version
         params = [f"p={self.p:g}"] if self.p not in (None, DEFAULT_PERSISTENCE) else []
         params += [f"beta={self.beta:g}"] if self.beta not in (None, 1.0) else []
         params += [f"rel={self.rel:g}"] if self.rel is not None else []
@@ -285,6 +290,18 @@ def _persistence(value, name):
     return float(value)
 
 
+def _trec_eval_version(text, name):
+    """Whether an interpolated precision's parameters (the text in its parentheses, or None)
+    ask for trec_eval 9's recall levels: ``trec_eval=9`` starts level l at relevant item
+    (long) (l R + 0.9), as pytrec_eval does; ``trec_eval=10`` (the default) at (long) (l R + 0.5)."""
+    params = _parameters(text, name) if text is not None else {}
+    version = params.pop("trec_eval", 10)
+    if params or version not in (9, 10) or isinstance(version, bool):
+        raise InputError(f"metric {name!r}: interpolated precision takes one parameter, trec_eval=9 or 10 (how "
+                         "recall levels are rounded), as in 'IPrec(trec_eval=9)@0.3'")
+    return version == 9
+
+
 def _options(base, params, name):
     """The Metric fields a name's parameters set, after checking each (params is emptied)."""
     options = {}
@@ -310,15 +327,16 @@ def _options(base, params, name):
 
 
 def _parse_one(name: str) -> list[Metric]:
-    if name.strip().lower() in ("11pt", "11pt_avg"):
-        return [Metric("11pt")]
+    eleven_point = _ELEVEN_POINT.match(name)
+    if eleven_point:
+        return [Metric("11pt", trec_eval_9=_trec_eval_version(eleven_point.group(1), name))]
     recall_match = _RECALL_LEVEL.match(name)
     if recall_match:
-        level = float(recall_match.group(1))
+        level = float(recall_match.group(2))
         if level not in _LEVELS:
             raise InputError(f"metric {name!r}: IPrec takes the recall levels 0.0, 0.1, ..., 1.0 (trec_eval's), "
                              f"got {level}")
-        return [Metric("IPrec", recall=level)]
+        return [Metric("IPrec", recall=level, trec_eval_9=_trec_eval_version(recall_match.group(1), name))]
     translated = from_trec_eval(name)
     if translated != [name]:
         return [metric for part in translated for metric in _parse_one(part)]
