@@ -83,7 +83,7 @@ def _printed_names(args):
     if args.ties not in ("trec", "stable", "optimistic", "pessimistic"):
         fixed = [key for key, metric in keys.items() if base_of(metric) in FIXED_ORDER_ONLY]
         if fixed:
-            notes.append(f"left out under --ties {args.ties} (interpolated precision needs one order of the "
+            notes.append(f"left out under --ties {args.ties} (interpolated precision and G need one order of the "
                          f"documents): {', '.join(fixed)}")
             keys = {key: metric for key, metric in keys.items() if key not in fixed}
     if not keys:

@@ -8,10 +8,11 @@ order asked, each cutoff as ``P_5`` (cutoffs sorted, repeats once, ``23.4`` read
 other parameter list verbatim after a ``_`` (``ndcg_1=3,2=9``). ``runid``, ``num_q``,
 ``gm_map`` and ``gm_bpref`` have an ``all`` line only.
 
-trec_eval's measures that fasttie does not compute (``relstring``, ``Rprec_mult``, ``utility``,
-``binG``, ``G``, ``ndcg_rel``, ``Rndcg``, ``unj``: trec_eval 10's unjudged fraction, which counts
-a negative grade as unjudged where fasttie's Judged@k follows ir_measures; interpolated precision
-at levels other than 0.0, 0.1, ..., 1.0 and ``11pt_avg`` with levels) are reported as left out.
+``Rprec_mult``, ``utility``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg`` and ``unj`` are trec_eval's own
+measures (:mod:`fasttie.metrics.trec_eval_only`), which only :func:`fasttie.trec.evaluate`
+computes; ``Rprec_mult``'s multiples print with two decimals (``Rprec_mult_0.20``), sorted.
+trec_eval's measures that fasttie does not compute (``relstring``, interpolated precision at
+levels other than 0.0, 0.1, ..., 1.0 and ``11pt_avg`` with levels) are reported as left out.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ import re
 from dataclasses import dataclass, field
 
 from .trec_eval_names import TREC_EVAL_PERSISTENCE, from_trec_eval
+from .trec_eval_only import parse_trec_only_metric
 
 __all__ = ["TREC_EVAL_MEASURES", "TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "select_trec_eval"]
 
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = tuple(i / 10 for i in range(11))
+_MULTIPLES = tuple(i / 5 for i in range(1, 11))  # Rprec_mult's: 0.2, 0.4, ..., 2.0
 
 # trec_eval 10.0's table in its print order: name -> (fasttie metric, or a template with {} for
 # a cutoff / level, or None where fasttie has no such measure; default parameters)
@@ -33,14 +36,15 @@ _TABLE = {
     "num_rel_ret": ("NumRelRet", None), "map": ("AP", None), "gm_map": ("GMAP", None), "Rprec": ("Rprec", None),
     "bpref": ("Bpref", None), "recip_rank": ("RR", None), "iprec_at_recall": ("IPrec@{:.1f}", _LEVELS),
     "P": ("P@{}", _CUTOFFS), "relstring": (None, None), "recall": ("R@{}", _CUTOFFS), "infAP": ("infAP", None),
-    "gm_bpref": ("GMBpref", None), "Rprec_mult": (None, None), "utility": (None, None), "11pt_avg": ("11pt", None),
-    "binG": (None, None), "G": (None, None), "ndcg": ("nDCG", None), "ndcg_rel": (None, None), "Rndcg": (None, None),
+    "gm_bpref": ("GMBpref", None), "Rprec_mult": ("Rprec_mult(x={:g})", _MULTIPLES), "utility": ("utility", None),
+    "11pt_avg": ("11pt", None), "binG": ("binG", None), "G": ("G", None), "ndcg": ("nDCG", None),
+    "ndcg_rel": ("ndcg_rel", None), "Rndcg": ("Rndcg", None),
     "ndcg_cut": ("nDCG@{}", _CUTOFFS), "map_cut": ("AP@{}", _CUTOFFS),
     "relative_P": ("P(relative=True)@{}", _CUTOFFS), "success": ("Success@{}", (1, 5, 10)), "set_P": ("P", None),
     "set_relative_P": ("P(relative=True)", None), "set_recall": ("R", None), "set_map": ("SetAP", None),
     "set_F": ("F1", None), "num_nonrel_judged_ret": ("NumNonRelJudgedRet", None),
     "rbp": (f"RBP(p={TREC_EVAL_PERSISTENCE})", None), "rbp_resid": (f"RBPResid(p={TREC_EVAL_PERSISTENCE})", None),
-    "unj": (None, None),
+    "unj": ("unj@{}", (5, 10, 20)),
 }
 _ORDER = {name: i for i, name in enumerate(_TABLE)}
 #: trec_eval's measures in its print order: name -> (fasttie metric, a template with ``{}`` for
@@ -54,7 +58,8 @@ TREC_EVAL_NICKNAMES = {
             "set_map", "set_F"),
     "all_trec": tuple(_TABLE),
 }
-_PRINTED = re.compile(r"^(P|recall|ndcg_cut|map_cut|relative_P|success)_(\d+)$|^(iprec_at_recall)_(\d\.\d+)$")
+_PRINTED = re.compile(r"^(P|recall|ndcg_cut|map_cut|relative_P|success|unj)_(\d+)$"
+                      r"|^(iprec_at_recall|Rprec_mult)_(\d+\.\d+)$")
 
 
 @dataclass
@@ -104,9 +109,9 @@ def select_trec_eval(specs) -> TrecEvalSelection:
 
     Examples
     --------
-    >>> sel = select_trec_eval(["P.10,5", "map", "utility"])
+    >>> sel = select_trec_eval(["P.10,5", "map", "relstring", "unj.5"])
     >>> sel.keys, sel.left_out
-    ({'map': 'AP', 'P_5': 'P@5', 'P_10': 'P@10'}, ['utility'])
+    ({'map': 'AP', 'P_5': 'P@5', 'P_10': 'P@10', 'unj_5': 'unj@5'}, ['relstring'])
     """
     params = {}  # measure -> parameter text (None: the defaults)
     for spec in specs:
@@ -143,6 +148,10 @@ def _add(selection, name, text):
             return
         selection.keys[key] = metric
         return
+    if name == "Rprec_mult":
+        for multiple in (_numbers(name, text, float) if text is not None else defaults):
+            selection.keys[f"{name}_{multiple:.2f}"] = metric.format(multiple)
+        return
     if name == "iprec_at_recall":
         levels = _numbers(name, text, float) if text is not None else defaults
         for level in levels:
@@ -171,6 +180,8 @@ def _with_parameters(name, text):
     translated = from_trec_eval(spelt)  # ndcg.1=3,2=9, set_F.0.5, rbp.p=0.95, rbp_resid.p=0.95
     if translated != [spelt]:
         return translated[0]
-    if name in ("11pt_avg", "Rprec_mult", "utility", "unj", "relstring", "binG", "G", "ndcg_rel", "Rndcg"):
+    if name in ("utility", "G", "ndcg_rel", "Rndcg"):  # utility.2,-1,0,0, G.1=3,2=9
+        return parse_trec_only_metric(spelt)[0].name
+    if name in ("11pt_avg", "relstring"):
         return None  # fasttie lacks the measure, or (11pt_avg) its custom levels
     raise ValueError(f"-m {name}.{text}: trec_eval's {name} takes no parameters")

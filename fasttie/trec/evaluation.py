@@ -23,6 +23,7 @@ from .join import Aligned, align
 from .measure_objects import metric_names_of
 from .readers import as_qrels
 from .subtopics import diversity_columns
+from .trec_only import trec_only_columns
 
 __all__ = ["evaluate"]
 
@@ -189,10 +190,13 @@ def evaluate(
     {'alpha_nDCG@2': 0.8801, 'alpha_nDCG@3': 0.9773, 'P@2': 1.0}
     """
     metrics = metric_names_of(metrics, ties)
-    ranking, diversity, order = split_metric_names(metrics)
+    ranking, diversity, trec_only, order = split_metric_names(metrics)
     unknown = set(options) - {"n_threads", "log_base", "spread"}
     if unknown:
         raise InputTypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
+    if trec_only and options.get("spread"):
+        raise InputError(f"spread=True has no exact method for trec_eval's own measures ({', '.join(trec_only)}); "
+                         "leave them out")
     if diversity and options.get("spread"):
         raise InputError(f"spread=True has no exact method for the diversity measures ({', '.join(diversity)}); "
                          "leave them out")
@@ -255,6 +259,30 @@ def evaluate(
             result.per_query[name] = values
             result.mean[name] = mean_of_kept(values)
         result.settings.update(diversity_settings(diversity.values()))
+    if trec_only:
+        check_options(ties=ties, tie_modes=("trec", "pyndeval", "stable", "average", "optimistic", "pessimistic"),
+                      empty=empty)
+        keys = None  # ascending keys: the fixed order inside ties
+        if ties in ("trec", "pyndeval"):
+            ids = _trec_tie_keys(aligned)
+            rank = ids.astype(np.int64) if ids.dtype.kind in "iu" else \
+                np.unique(ids, return_inverse=True)[1].ravel().astype(np.int64)
+            keys = -rank if ties == "trec" else rank  # document id descending (trec_eval) or ascending
+        values, is_empty = trec_only_columns(aligned, trec_only, ties, relevance_level, keys,
+                                             options.get("n_threads"))
+        empty_any = np.zeros(n_queries, dtype=bool)
+        for flags in is_empty.values():
+            empty_any |= flags
+        check_empty_policy(empty, int(empty_any.sum()), n_queries, "relevant document")
+        fill = empty_value(empty)
+        if result is None:
+            result = Result(mean={}, per_query={}, n_queries=n_queries, n_empty=int(empty_any.sum()),
+                            settings={"ties": ties, "empty": empty, "relevance_level": relevance_level})
+        for name, column in values.items():
+            if name in is_empty:
+                column[is_empty[name]] = fill
+            result.per_query[name] = column
+            result.mean[name] = mean_of_kept(column)
     result.per_query = {name: result.per_query[name] for name in order}
     result.mean = {name: result.mean[name] for name in order}
     result.query_ids = aligned.query_ids.tolist()
