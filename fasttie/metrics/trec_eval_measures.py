@@ -11,8 +11,10 @@ other parameter list verbatim after a ``_`` (``ndcg_1=3,2=9``). ``runid``, ``num
 ``Rprec_mult``, ``utility``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg`` and ``unj`` are trec_eval's own
 measures (:mod:`fasttie.metrics.trec_eval_only`), which only :func:`fasttie.trec.evaluate`
 computes; ``Rprec_mult``'s multiples print with two decimals (``Rprec_mult_0.20``), sorted.
-trec_eval's measures that fasttie does not compute (``relstring``, interpolated precision at
-levels other than 0.0, 0.1, ..., 1.0 and ``11pt_avg`` with levels) are reported as left out.
+``relstring`` (text) maps to ``relstring@length``, which ``fasttie trec`` prints through
+:func:`fasttie.trec.relstring`. trec_eval's measures that fasttie does not compute
+(interpolated precision at levels other than 0.0, 0.1, ..., 1.0 and ``11pt_avg`` with levels)
+are reported as left out.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ _TABLE = {
     "runid": (None, None), "num_q": ("NumQ", None), "num_ret": ("NumRet", None), "num_rel": ("NumRel", None),
     "num_rel_ret": ("NumRelRet", None), "map": ("AP", None), "gm_map": ("GMAP", None), "Rprec": ("Rprec", None),
     "bpref": ("Bpref", None), "recip_rank": ("RR", None), "iprec_at_recall": ("IPrec@{:.1f}", _LEVELS),
-    "P": ("P@{}", _CUTOFFS), "relstring": (None, None), "recall": ("R@{}", _CUTOFFS), "infAP": ("infAP", None),
+    "P": ("P@{}", _CUTOFFS), "relstring": ("relstring@{}", None), "recall": ("R@{}", _CUTOFFS), "infAP": ("infAP", None),
     "gm_bpref": ("GMBpref", None), "Rprec_mult": ("Rprec_mult(x={:g})", _MULTIPLES), "utility": ("utility", None),
     "11pt_avg": ("11pt", None), "binG": ("binG", None), "G": ("G", None), "ndcg": ("nDCG", None),
     "ndcg_rel": ("ndcg_rel", None), "Rndcg": ("Rndcg", None),
@@ -109,9 +111,10 @@ def select_trec_eval(specs) -> TrecEvalSelection:
 
     Examples
     --------
-    >>> sel = select_trec_eval(["P.10,5", "map", "relstring", "unj.5"])
+    >>> sel = select_trec_eval(["P.10,5", "map", "relstring", "unj.5", "iprec_at_recall..25"])
     >>> sel.keys, sel.left_out
-    ({'map': 'AP', 'P_5': 'P@5', 'P_10': 'P@10', 'unj_5': 'unj@5'}, ['relstring'])
+    ({'map': 'AP', 'P_5': 'P@5', 'P_10': 'P@10', 'relstring': 'relstring@10', 'unj_5': 'unj@5'}, \
+['iprec_at_recall_0.25'])
     """
     params = {}  # measure -> parameter text (None: the defaults)
     for spec in specs:
@@ -138,6 +141,12 @@ def _add(selection, name, text):
     metric, defaults = _TABLE[name]
     if name == "runid":
         selection.runid = True
+        return
+    if name == "relstring":  # text, not a value: fasttie trec prints it (fasttie.trec.relstring)
+        length = _numbers(name, text, int)[-1:] if text is not None else [10]
+        if not length:
+            raise ValueError(f"-m relstring.{text}: the length is an integer, as in 'relstring.20'")
+        selection.keys[name if text is None else f"{name}_{text}"] = metric.format(length[0])
         return
     if defaults is None:  # a plain measure: parameters only where trec_eval's measure takes them
         key = name if text is None else f"{name}_{text}"
@@ -182,6 +191,6 @@ def _with_parameters(name, text):
         return translated[0]
     if name in ("utility", "G", "ndcg_rel", "Rndcg"):  # utility.2,-1,0,0, G.1=3,2=9
         return parse_trec_only_metric(spelt)[0].name
-    if name in ("11pt_avg", "relstring"):
-        return None  # fasttie lacks the measure, or (11pt_avg) its custom levels
+    if name == "11pt_avg":
+        return None  # fasttie lacks its custom levels
     raise ValueError(f"-m {name}.{text}: trec_eval's {name} takes no parameters")

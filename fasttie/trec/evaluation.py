@@ -47,6 +47,15 @@ def _trec_tie_keys(aligned: Aligned):
     return keys
 
 
+def ascending_tie_keys(aligned: Aligned, ties: str):
+    """int64 keys, one per row, whose ascending order inside each tie is trec_eval's (``ties="trec"``:
+    document id descending) or pyndeval's ("pyndeval": ascending)."""
+    ids = _trec_tie_keys(aligned)
+    rank = ids.astype(np.int64) if ids.dtype.kind in "iu" else \
+        np.unique(ids, return_inverse=True)[1].ravel().astype(np.int64)
+    return -rank if ties == "trec" else rank
+
+
 def evaluate(
     qrels,
     run,
@@ -262,12 +271,7 @@ def evaluate(
     if trec_only:
         check_options(ties=ties, tie_modes=("trec", "pyndeval", "stable", "average", "optimistic", "pessimistic"),
                       empty=empty)
-        keys = None  # ascending keys: the fixed order inside ties
-        if ties in ("trec", "pyndeval"):
-            ids = _trec_tie_keys(aligned)
-            rank = ids.astype(np.int64) if ids.dtype.kind in "iu" else \
-                np.unique(ids, return_inverse=True)[1].ravel().astype(np.int64)
-            keys = -rank if ties == "trec" else rank  # document id descending (trec_eval) or ascending
+        keys = ascending_tie_keys(aligned, ties) if ties in ("trec", "pyndeval") else None
         values, is_empty = trec_only_columns(aligned, trec_only, ties, relevance_level, keys,
                                              options.get("n_threads"))
         empty_any = np.zeros(n_queries, dtype=bool)
