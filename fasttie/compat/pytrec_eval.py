@@ -37,17 +37,19 @@ __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "pa
 
 # trec_eval measure -> fasttie metric (one value, key = the measure's name), and measure with
 # cutoffs -> (fasttie metric with {} for the cutoff, default cutoffs; key measure_k): trec_eval
-# 10's table less what the trec_eval 9 inside pytrec_eval lacks (rbp, rbp_resid)
+# 10's table less what the trec_eval 9 inside pytrec_eval lacks (rbp, rbp_resid, unj) and
+# relstring, text that pytrec_eval's dict of floats cannot hold (it reports 0.0)
 _PLAIN = {name: metric for name, (metric, defaults) in TREC_EVAL_MEASURES.items()
-          if metric and defaults is None and name not in ("rbp", "rbp_resid")}
+          if metric and defaults is None and name not in ("rbp", "rbp_resid", "relstring")}
 _CUT = {name: (metric, defaults) for name, (metric, defaults) in TREC_EVAL_MEASURES.items()
-        if metric and defaults is not None and name != "iprec_at_recall"}
+        if metric and defaults is not None and name not in ("iprec_at_recall", "Rprec_mult", "unj")}
+_MULTIPLES = TREC_EVAL_MEASURES["Rprec_mult"]  # (template, default multiples of R); keys Rprec_mult_0.20
 _LEVELS = TREC_EVAL_MEASURES["iprec_at_recall"][1]
 _LOGARITHMIC = ("gm_map", "gm_bpref")  # per query log(max(value, 1e-5)), as trec_eval 9 reports them
 
 #: The measures this module computes (pytrec_eval's names; ``runid`` is accepted and left out).
-supported_measures = frozenset({*_PLAIN, *_CUT, "iprec_at_recall", "runid"})
-_NOT_COMPUTED = ("G", "binG", "Rndcg", "utility", "relstring", "Rprec_mult", "ndcg_rel")
+supported_measures = frozenset({*_PLAIN, *_CUT, "iprec_at_recall", "Rprec_mult", "runid"})
+_NOT_COMPUTED = ("relstring",)  # text: fasttie.trec.relstring
 
 #: pytrec_eval's nicknames, as far as fasttie computes their measures.
 supported_nicknames = {
@@ -74,6 +76,10 @@ def _expand(measure):
         if bad:
             raise InputError(f"iprec_at_recall takes the levels 0.0, 0.1, ..., 1.0, got {bad[0]}")
         return [(f"iprec_at_recall_{level:.2f}", f"IPrec@{level:.1f}") for level in levels]
+    if name == "Rprec_mult":
+        template, defaults = _MULTIPLES
+        multiples = sorted({float(x) for x in params.split(",") if x}) if params else defaults
+        return [(f"Rprec_mult_{x:.2f}", template.format(x)) for x in multiples]
     if name in _CUT:
         template, defaults = _CUT[name]
         if params and not re.fullmatch(r"\d+(,\d+)*,?", params):

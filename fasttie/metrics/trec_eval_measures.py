@@ -56,8 +56,8 @@ TREC_EVAL_MEASURES = _TABLE
 TREC_EVAL_NICKNAMES = {
     "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
                  "recip_rank", "iprec_at_recall", "P"),
-    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_relative_P",
-            "set_map", "set_F"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
     "all_trec": tuple(_TABLE),
 }
 _PRINTED = re.compile(r"^(P|recall|ndcg_cut|map_cut|relative_P|success|unj)_(\d+)$"
