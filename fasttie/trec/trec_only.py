@@ -15,6 +15,7 @@ from .._kernels.trec_gain import (
 )
 from ..errors import InputError
 from ..parallel import resolve_threads, run_blocks
+from ..scoring import read_only
 from .join import Aligned
 
 __all__ = ["trec_only_columns"]
@@ -71,6 +72,7 @@ def trec_only_columns(aligned: Aligned, metrics: dict, ties: str, relevance_leve
     common = (offsets, score)
 
     def run(kernel, *arrays, out_shape=(n_queries,)):
+        arrays = [read_only(a) if isinstance(a, np.ndarray) else a for a in arrays]  # one signature each
         out = np.empty(out_shape)
         run_blocks(lambda lo, hi: kernel(*arrays, out, lo, hi), n_queries, threads)
         return out

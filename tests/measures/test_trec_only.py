@@ -11,6 +11,9 @@ trec_eval's own values on its test files are in tests/conformance/test_trec_conf
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +23,7 @@ import fasttie as ft
 from fasttie.errors import InputError
 from helpers import tie_orders
 
+ROOT = Path(__file__).resolve().parents[2]
 NONPOOL, UNJUDGED = -1, -2  # trec_eval's RELVALUE_NONPOOL, RELVALUE_UNJUDGED
 
 
@@ -310,3 +314,14 @@ def test_names_and_trec_eval_spellings():
     for bad in ("unj", "Rprec_mult", "binG(gains={1: 2})", "utility(e=1)", "utility.1,2"):
         with pytest.raises(InputError):
             ft.trec.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, [bad])
+
+
+def test_one_measure_compiles_its_own_kernel_alone():
+    """Asking for binG runs (compiles, or loads from numba's cache) binG's kernel and no other."""
+    code = ("import fasttie as ft; from fasttie._kernels import trec_gain, score_ties; "
+            "ft.trec.evaluate({'q': {'a': 1}}, {'q': {'a': 1.0, 'b': 1.0}}, ['binG'], ties='average'); "
+            "print(sorted(name for name in dir(trec_gain) + ['finalize_rankings', 'finalize_fixed_rankings'] "
+            "if getattr(getattr(trec_gain, name, None) or getattr(score_ties, name), 'signatures', None)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["['bing_rankings']"]
