@@ -5,7 +5,8 @@ m_binG.c, m_G.c, m_ndcg_rel.c, m_Rndcg.c, m_unjudged.c, m_relstring.c, gain_init
 on one ranked list of trec_eval relevance values (-1: no qrels line, -2: a negative grade), run
 on every order inside ties and averaged (``ties="average"``), or on the one order of a fixed
 mode. It shares nothing with fasttie's kernels (no sorted ideal list, no tie formula).
-trec_eval's own values on its test files are in tests/conformance/test_trec_conformance.py.
+trec_eval's own values on its test files are in tests/conformance/test_trec_conformance.py;
+relstring's in tests/trec/test_relstring.py, the names in tests/metrics/test_trec_eval_only.py.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fasttie as ft
-from fasttie.errors import InputError
 from helpers import tie_orders
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -263,16 +263,6 @@ def test_against_trec_eval_loops_over_every_tie_order(seed, ties, level):
             metric, qrels, scores)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.sampled_from(["trec", "stable", "optimistic", "pessimistic"]),
-       st.integers(0, 8))
-def test_relstring_against_trec_eval_loop(seed, ties, length):
-    qrels, scores = random_case(np.random.default_rng(seed))
-    (order,) = orders(qrels, scores, ties)
-    assert ft.trec.relstring({"q": qrels}, {"q": scores}, length=length, ties=ties) == {
-        "q": relstring(trec_rels(qrels, order), length)}
-
-
 def test_hand_examples_from_the_c_source():
     """trec_eval's loops by hand on d3 (grade 2), d2 (no qrels line), d1 (grade 0), d0 (grade 1),
     in trec order, and one relevant document (grade 1) not retrieved: R = 2 at level 1."""
@@ -299,21 +289,6 @@ def test_hand_examples_from_the_c_source():
     assert values["G"] == pytest.approx((2 / 1 + 1 / 2) / 4)
 
 
-def test_g_and_relstring_refuse_the_average():
-    with pytest.raises(InputError, match="no exact average"):
-        ft.trec.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0}}, ["G"], ties="average")
-    with pytest.raises(InputError, match="relstring"):
-        ft.trec.relstring({"q": {"a": 1}}, {"q": {"a": 1.0}}, ties="average")
-
-
-def test_names_and_trec_eval_spellings():
-    res = ft.trec.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}},
-                           ["Rprec_mult_0.20", "utility.2,-1,0,0", "G.1=3", "unj_5", "unj@[5,10]"])
-    assert list(res.mean) == ["Rprec_mult_0.20", "utility.2,-1,0,0", "G.1=3", "unj_5", "unj@5", "unj@10"]
-    assert res.mean["Rprec_mult(x=0.2)"] == 1.0 and res.mean["utility(a=2, b=-1, c=0, d=0)"] == 2.0
-    for bad in ("unj", "Rprec_mult", "binG(gains={1: 2})", "utility(e=1)", "utility.1,2"):
-        with pytest.raises(InputError):
-            ft.trec.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, [bad])
 
 
 def test_one_measure_compiles_its_own_kernel_alone():
