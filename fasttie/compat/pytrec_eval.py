@@ -14,9 +14,9 @@ judgments are an empty dict has none); a query judged without relevant documents
 ``gm_map`` and ``gm_bpref`` per query are the logarithms of max(value, 1e-5), which
 :func:`compute_aggregated_measure` turns into the geometric mean; ``P``, ``recall``, ``map_cut``,
 ``ndcg_cut`` and ``relative_P`` without cutoffs take trec_eval's (5, 10, 15, 20, 30, 100, 200,
-500, 1000), ``success`` (1, 5, 10); ``iprec_at_recall`` gives the eleven levels. The measures
-fasttie does not compute (trec_eval's ``G``, ``binG``, ``Rndcg``, ``utility``, ``relstring``,
-``Rprec_mult``, ``ndcg_rel`` and the preference measures) raise ``ValueError`` naming them.
+500, 1000), ``success`` (1, 5, 10), ``Rprec_mult`` (0.2, 0.4, ..., 2.0); ``iprec_at_recall`` gives
+the eleven levels. ``relstring`` (text, which pytrec_eval reports as 0.0; see
+:func:`fasttie.trec.relstring`) and the preference measures raise ``ValueError`` naming them.
 """
 
 from __future__ import annotations
