@@ -94,7 +94,11 @@ def evaluate(
         ``alpha_DCG@k``, ``ERR_IA@k``, ``nERR_IA@k``, ``NRBP``, ``nNRBP``, ``P_IA@k``,
         ``AP_IA``, ``StRecall@k`` (also ndeval's ``alpha-nDCG@k``, ``MAP-IA``, ``strec@k``, and
         lists ``alpha_nDCG@[5,10,20]``), with alpha = beta = 0.5 unless named as
-        ``alpha_nDCG(alpha=0.3)@k``, ``NRBP(alpha=0.5,beta=0.8)`` (ir_measures' form).
+        ``alpha_nDCG(alpha=0.3)@k``, ``NRBP(alpha=0.5,beta=0.8)`` (ir_measures' form), and
+        trec_eval's own measures (:mod:`fasttie.metrics.trec_eval_only`): ``Rprec_mult(x=0.2)``,
+        ``utility``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg`` (``G(gains={1: 3})``) and ``unj@k``
+        (also as trec_eval spells them: ``Rprec_mult_0.20``, ``utility.2,-1,0,0``, ``unj_5``);
+        its ``relstring`` is text: :func:`fasttie.trec.relstring`.
         Output columns follow the order asked. ir_measures ``Measure`` objects
         (``ir_measures.nDCG@10``, :mod:`fasttie.ir_measures`' ``AP(ties="average")``) are read as
         their names (``str(measure)``).
@@ -103,7 +107,7 @@ def evaluate(
         ``ndeval -traditional``'s order. "pyndeval": score descending, then document id
         ascending, the order of pyndeval and ir_measures. "average": the exact expectation
         over all orders inside ties. "stable": file order inside ties. The diversity measures
-        take "trec", "pyndeval", "stable" and "average".
+        take "trec", "pyndeval", "stable" and "average"; trec_eval's ``G`` every order but "average".
     ap_denominator : {"total", "retrieved", "min"}, default "total"
         AP@k denominator; "total" (R) is trec_eval's ``map_cut``.
     gain : {"linear", "exp2"}, default "linear"
@@ -182,6 +186,14 @@ def evaluate(
     {'RR': 0.5, 'P@1': 0.0, 'R@3': 0.5}
     >>> evaluate(qrels, run, ["RR"], ties="average").mean
     {'RR': 0.75}
+
+    trec_eval's own measures: binG (d1 below one non-relevant document in trec_eval's order, below
+    none or one on average) and the unjudged share of the top 2:
+
+    >>> {k: round(v, 4) for k, v in evaluate(qrels, run, ["binG", "unj@2"]).mean.items()}
+    {'binG': 0.3155, 'unj@2': 0.5}
+    >>> {k: round(v, 4) for k, v in evaluate(qrels, run, ["binG", "unj@2"], ties="average").mean.items()}
+    {'binG': 0.4077, 'unj@2': 0.5}
 
     Only the first document (``d2``, trec_eval's order), or only judged documents:
 
