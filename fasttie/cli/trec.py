@@ -112,8 +112,8 @@ def _printed_names(args):
     if args.ties not in ("trec", "stable", "optimistic", "pessimistic"):
         fixed = [key for key, metric in keys.items() if base_of(metric) in FIXED_ORDER_ONLY]
         if fixed:
-            notes.append(f"left out under --ties {args.ties} (interpolated precision, G and relstring need one order of "
-                         f"the documents): {', '.join(fixed)}")
+            notes.append(f"left out under --ties {args.ties} (interpolated precision, G and relstring need one "
+                         f"order of the documents): {', '.join(fixed)}")
             keys = {key: metric for key, metric in keys.items() if key not in fixed}
     if not keys:
         raise UsageError(f"-m/--metric: nothing fasttie computes in {' '.join(specs)}")
