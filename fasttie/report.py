@@ -146,7 +146,7 @@ def _query_ids(result: Result) -> list[str]:
 
 
 def format_trec(result: Result, *, per_query: bool = False, digits: int = 4, runid: str | None = None,
-                summary: bool = True) -> str:
+                summary: bool = True, texts: dict | None = None) -> str:
     """trec_eval's lines ``measure \t qid \t value``: per query (``trec_eval -q``), then ``all``.
 
     Parameters
@@ -163,23 +163,31 @@ def format_trec(result: Result, *, per_query: bool = False, digits: int = 4, run
         The run's tag, printed first among the ``all`` lines as trec_eval's ``runid``.
     summary : bool, default True
         Print the ``all`` lines (False: trec_eval ``-n``, the runid line left out too).
+    texts : dict of str to dict, optional
+        Measures whose value is text (trec_eval's ``relstring``): name -> {query id: text},
+        printed quoted per query in the place of the name's column in ``result.per_query``
+        (which holds a placeholder there), with no ``all`` line.
 
     Returns
     -------
     str
     """
+    texts = texts or {}
     lines = []  # trec_eval's "%-22s": names pad to 22 characters, longer ones print whole
     if per_query:
         for i, qid in enumerate(_query_ids(result)):
             for name, values in result.per_query.items():
-                if base_of(canonical_name(name)) not in _ALL_ONLY:
+                if name in texts:
+                    lines.append(f"{name:<22}\t{qid}\t'{texts[name][qid]}'")
+                elif base_of(canonical_name(name)) not in _ALL_ONLY:
                     lines.append(f"{name:<22}\t{qid}\t{_value(float(values[i]), digits, name)}")
     if not summary:
         return "\n".join(lines)
     if runid is not None:
         lines.append(f"{'runid':<22}\tall\t{runid}")
     for name, value in result.mean.items():
-        lines.append(f"{name:<22}\tall\t{_value(value, digits, name)}")
+        if name not in texts:
+            lines.append(f"{name:<22}\tall\t{_value(value, digits, name)}")
     return "\n".join(lines)
 
 

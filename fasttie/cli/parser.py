@@ -157,9 +157,9 @@ files: qrels lines 'qid iter docno rel'; run lines 'qid Q0 docno rank score tag'
   the order comes from the scores, ties broken by docno descending, as trec_eval); plain text or
   compressed with gzip, bzip2 or xz (known by the first bytes).
 measures: trec_eval's -m (official, the default; set; all_trec; map; P.5,10; ndcg_cut.10;
-  iprec_at_recall; recip_rank; ...), printed under trec_eval's names in its order with a runid
-  line; trec_eval measures fasttie lacks (utility, Rprec_mult, binG, G, Rndcg, ndcg_rel, relstring,
-  unj) are named on stderr and left out. fasttie's names (AP@10, nDCG@10, ERR@20, Judged@10,
+  iprec_at_recall; recip_rank; utility; binG; relstring.20; ...), printed under trec_eval's names
+  in its order with a runid line; what fasttie lacks (interpolation levels other than 0.0, 0.1,
+  ..., 1.0) is named on stderr and left out. fasttie's names (AP@10, nDCG@10, ERR@20, Judged@10,
   'P@[5,10]') follow, as typed. --fasttie-names prints fasttie's names throughout.
 
 examples:

@@ -16,6 +16,7 @@ from ..metrics import COUNTS, FIXED_ORDER_ONLY, aggregate, base_of
 from ..metrics.families import asked_names
 from ..metrics.trec_eval_measures import is_trec_eval_measure, measure_named, select_trec_eval
 from ..report import format_trec, format_trec_csv
+from ..result import Result
 from .common import _TREC_OPTIONS, RESULT_EXTENSIONS, UsageError, _check_output_path, cli_words, resolve_metrics
 
 _OPTIONS = {**_TREC_OPTIONS, "max_retrieved": "-M/--max-retrieved", "judged_only": "-J/--judged-only"}
@@ -37,25 +38,36 @@ def _trec(args) -> int:
                          "judged grade >= 0 relevant and unjudged documents not; not supported yet: fasttie's engine tells "
                          "relevance by the grade alone, and grades an unjudged document 0)")
     level = int(args.level) if float(args.level).is_integer() else args.level
+    # relstring is text: trec_eval prints it per query (-q) only, and fasttie in trec_eval's text only
+    lengths = {key: int(metric.rpartition("@")[2]) for key, metric in keys.items() if base_of(metric) == "relstring"}
+    if lengths and (args.json or args.csv):
+        notes.append(f"left out of --json and --csv (text, printed in trec_eval's layout only): {', '.join(lengths)}")
+    if not args.per_query or args.json or args.csv:
+        lengths = {}
+    values = {key: metric for key, metric in keys.items() if base_of(metric) != "relstring"}
+    if not values and not lengths:
+        raise UsageError("-m/--metric: relstring prints per query only: add -q, or another measure")
     try:
         qrels = ft.trec.read_qrels(args.qrels)
         results = []  # (path, result, run tag) per run, in the order given
-        metrics = list(dict.fromkeys(keys.values()))
-        if any(map(_RESIDUAL.match, keys)):  # the counts that tell whether a query retrieved an unjudged document
-            metrics += [count for count in _UNJUDGED_COUNTS if count not in metrics]
+        texts = []  # per run: printed name -> {query id: relstring}
         for path in args.run:
             run = ft.trec.read_run(path)
-            result = ft.trec.evaluate(
-                qrels, run, metrics, ties=args.ties, ap_denominator=args.ap_denominator,
-                gain=args.gain, relevance_level=level, empty=args.empty, complete=args.complete,
-                max_retrieved=args.max_retrieved, judged_only=args.judged_only, spread=args.spread,
-            )
-            missing = np.isin(result.query_ids, run.query_ids, invert=True)  # judged, not in the run (-c)
-            results.append((path, as_trec_eval_prints(result, keys, qrels, missing=missing,
-                                                      judged_only=args.judged_only), run.name))
+            strings = {key: ft.trec.relstring(qrels, run, length=length, ties=args.ties, complete=args.complete,
+                                              max_retrieved=args.max_retrieved, judged_only=args.judged_only)
+                       for key, length in lengths.items()}
+            result = _values(qrels, run, values, args, level) if values else \
+                Result(mean={}, per_query={}, n_queries=len(next(iter(strings.values()))), n_empty=0,
+                       query_ids=list(next(iter(strings.values()))))
+            if strings:  # a placeholder column holds each string's place in the print order
+                blank = np.full(result.n_queries, np.nan)
+                result.per_query = {key: result.per_query.get(key, blank) for key in keys
+                                    if key in values or key in strings}
+            results.append((path, result, run.name))
+            texts.append(strings)
     except InputError as error:
         raise cli_words(error, _OPTIONS) from None
-    _print(results, args, runid)
+    _print(results, args, runid, texts)
     if args.per_query_file is not None:
         results[0][1].save(args.per_query_file)
     if args.compare:
@@ -147,6 +159,22 @@ def _is_measure(text):
         return False
 
 
+def _values(qrels, run, keys, args, level):
+    """fasttie.trec.evaluate of the measures ``keys`` maps printed names to, keyed by those names,
+    with trec_eval's values where its measure differs from the fasttie metric
+    (:func:`as_trec_eval_prints`)."""
+    metrics = list(dict.fromkeys(keys.values()))
+    if any(map(_RESIDUAL.match, keys)):  # the counts that tell whether a query retrieved an unjudged document
+        metrics += [count for count in _UNJUDGED_COUNTS if count not in metrics]
+    result = ft.trec.evaluate(
+        qrels, run, metrics, ties=args.ties, ap_denominator=args.ap_denominator,
+        gain=args.gain, relevance_level=level, empty=args.empty, complete=args.complete,
+        max_retrieved=args.max_retrieved, judged_only=args.judged_only, spread=args.spread,
+    )
+    missing = np.isin(result.query_ids, run.query_ids, invert=True)  # judged, not in the run (-c)
+    return as_trec_eval_prints(result, keys, qrels, missing=missing, judged_only=args.judged_only)
+
+
 def _printed_names(args):
     """Printed name -> fasttie metric in print order, whether a runid line is printed, and notes
     on what was left out.
@@ -184,18 +212,20 @@ def _printed_names(args):
     if args.ties not in ("trec", "stable", "optimistic", "pessimistic"):
         fixed = [key for key, metric in keys.items() if base_of(metric) in FIXED_ORDER_ONLY]
         if fixed:
-            notes.append(f"left out under --ties {args.ties} (interpolated precision needs one order of the "
-                         f"documents): {', '.join(fixed)}")
+            notes.append(f"left out under --ties {args.ties} (interpolated precision, G and relstring need one "
+                         f"order of the documents): {', '.join(fixed)}")
             keys = {key: metric for key, metric in keys.items() if key not in fixed}
     if not keys:
         raise UsageError(f"-m/--metric: nothing fasttie computes in {' '.join(specs)}")
     if args.fasttie_names:
-        canonical = {metric: metric for metric in resolve_metrics(keys.values(), trec_names=True)}
+        canonical = {metric: metric for metric in resolve_metrics(
+            [metric for metric in keys.values() if base_of(metric) != "relstring"], trec_names=True)}
+        canonical.update((metric, metric) for metric in keys.values() if base_of(metric) == "relstring")
         return canonical, False, notes
     return keys, runid, notes
 
 
-def _print(results, args, runid):
+def _print(results, args, runid, texts):
     several = len(results) > 1
     if args.json:
         dicts = [{"run": path, **({"runid": name} if name else {}), **result.to_dict(per_query=args.per_query)}
@@ -203,10 +233,10 @@ def _print(results, args, runid):
         print(json.dumps(dicts if several else dicts[0]))
         return
     lines = []
-    for path, result, name in results:
+    for (path, result, name), strings in zip(results, texts):
         if not args.csv:  # trec_eval's text; several runs one after the other, each with its runid line
             lines.append(format_trec(result, per_query=args.per_query, digits=args.digits,
-                                     runid=name if runid else None, summary=args.summary))
+                                     runid=name if runid else None, summary=args.summary, texts=strings))
             continue
         header, *rows = format_trec_csv(result, per_query=args.per_query).splitlines()
         if not several:

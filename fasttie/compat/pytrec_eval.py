@@ -28,7 +28,8 @@ As pytrec_eval:
   ``P_5`` and ``P_10``. Cutoffs are read as trec_eval's ``atol`` (``P.1.5`` is ``P_1``), must be
   positive and differ (where pytrec_eval aborts the process, this raises ``ValueError``).
   Without parameters ``P``, ``recall``, ``map_cut``, ``ndcg_cut`` and ``relative_P`` take
-  trec_eval's (5, 10, 15, 20, 30, 100, 200, 500, 1000), ``success`` (1, 5, 10),
+  trec_eval's (5, 10, 15, 20, 30, 100, 200, 500, 1000), ``success`` (1, 5, 10), ``Rprec_mult``
+  (0.2, 0.4, ..., 2.0; keys ``Rprec_mult_0.20``),
   ``iprec_at_recall`` the eleven levels 0.0, 0.1, ..., 1.0 (keys ``iprec_at_recall_0.10``), each
   level starting at relevant document (long) (level R + 0.9), trec_eval 9's rounding (10.0's,
   in :func:`fasttie.trec.evaluate`, differs). ``set_F.b`` is F with trec_eval's beta b; the other
@@ -48,10 +49,9 @@ from trec_eval's uninitialised cache: an empty ranking there, or a ranking whose
 all negative, gets its first measure (in trec_eval's order) 0 and the others as if nothing were
 relevant or retrieved (``num_rel`` 0, ``num_ret`` 0), or a crash; this module gives trec_eval's
 values wherever the query stands. For an empty ranking the measures that are 0 either way
-(``map``, ``ndcg``, ``ndcg_cut``, ``P``, ``recall``, ``recip_rank``, BEIR's) agree. The
-measures fasttie does not compute (trec_eval's ``G``, ``binG``, ``Rndcg``, ``utility``,
-``relstring``, ``Rprec_mult``, ``ndcg_rel`` and the preference measures) raise ``ValueError``
-naming them.
+(``map``, ``ndcg``, ``ndcg_cut``, ``P``, ``recall``, ``recip_rank``, BEIR's) agree.
+``relstring`` (text, which pytrec_eval reports as 0.0; see :func:`fasttie.trec.relstring`) and
+the preference measures raise ``ValueError`` naming them.
 """
 
 from __future__ import annotations
@@ -77,12 +77,14 @@ _TABLE = [name for name in TREC_EVAL_MEASURES if name not in ("rbp", "rbp_resid"
 _ORDER = {name: i for i, name in enumerate(_TABLE)}
 # measure -> fasttie metric (one value, key = the measure's name), and measure with cutoffs ->
 # (fasttie metric with {} for the cutoff, default cutoffs; key measure_k); interpolated precision
-# with trec_eval 9's recall levels
+# with trec_eval 9's recall levels; relstring is text, which pytrec_eval's dict of floats cannot
+# hold (it reports 0.0)
 _PLAIN = {name: metric for name, (metric, defaults) in TREC_EVAL_MEASURES.items()
-          if name in _ORDER and metric and defaults is None}
+          if name in _ORDER and metric and defaults is None and name != "relstring"}
 _PLAIN["11pt_avg"] = "11pt(trec_eval=9)"
 _CUT = {name: (metric, defaults) for name, (metric, defaults) in TREC_EVAL_MEASURES.items()
-        if name in _ORDER and metric and defaults is not None and name != "iprec_at_recall"}
+        if name in _ORDER and metric and defaults is not None and name not in ("iprec_at_recall", "Rprec_mult")}
+_MULTIPLES = TREC_EVAL_MEASURES["Rprec_mult"]  # (template, default multiples of R); keys Rprec_mult_0.20
 _LEVELS = TREC_EVAL_MEASURES["iprec_at_recall"][1]
 _INTERPOLATED = ("iprec_at_recall", "11pt_avg")
 _LOGARITHMIC = ("gm_map", "gm_bpref")  # per query log(max(value, 1e-5)), as trec_eval 9 reports them
@@ -90,8 +92,8 @@ _LOGARITHMIC = ("gm_map", "gm_bpref")  # per query log(max(value, 1e-5)), as tre
 _WITH_PARAMETERS = r"{}[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
 
 #: The measures this module computes (pytrec_eval's names; ``runid`` is accepted and left out).
-supported_measures = frozenset({*_PLAIN, *_CUT, "iprec_at_recall", "runid"})
-_NOT_COMPUTED = ("G", "binG", "Rndcg", "utility", "relstring", "Rprec_mult", "ndcg_rel")
+supported_measures = frozenset({*_PLAIN, *_CUT, "iprec_at_recall", "Rprec_mult", "runid"})
+_NOT_COMPUTED = ("relstring",)  # text: fasttie.trec.relstring
 
 #: pytrec_eval's nicknames, as far as fasttie computes their measures.
 supported_nicknames = {
@@ -161,6 +163,10 @@ def _columns(name, params):
             raise InputError(f"measure {measure!r}: fasttie computes interpolated precision at the recall levels "
                              f"0.0, 0.1, ..., 1.0, got {bad[0]}", argument="measures")
         return [(f"iprec_at_recall_{level:.2f}", f"IPrec(trec_eval=9)@{level:.1f}") for level in levels]
+    if name == "Rprec_mult":  # multiples of R read as atof
+        template, defaults = _MULTIPLES
+        multiples = defaults if params is None else _sorted_distinct([float(x) for x in params.split(",")], measure)
+        return [(f"Rprec_mult_{x:.2f}", template.format(x)) for x in multiples]
     if name in _CUT:  # cutoffs read as atol: "1.5" is 1
         template, defaults = _CUT[name]
         cutoffs = defaults if params is None else _sorted_distinct([int(x.partition(".")[0]) for x in

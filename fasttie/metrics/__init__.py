@@ -28,6 +28,10 @@ exponential gain, ``map@k``, ``mrr@k``, ``f1@k``, ``bpref``) normalise to these,
 Most metrics are averaged over queries; :func:`aggregate` knows the exceptions: the counts are
 summed and GMAP and GMBpref are geometric means (trec_eval's and ir_measures' conventions).
 
+trec_eval's own measures of a joined run, for :func:`fasttie.trec.evaluate` only:
+``Rprec_mult(x=0.2)``, ``utility``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg`` and ``unj@k``
+(:mod:`fasttie.metrics.trec_eval_only`).
+
 Diversity measures (ndeval's, :mod:`fasttie.diversity`): ``alpha_nDCG@k``, ``alpha_DCG@k``,
 ``ERR_IA@k``, ``nERR_IA@k``, ``NRBP``, ``nNRBP``, ``P_IA@k``, ``AP_IA``, ``StRecall@k``, with
 ir_measures' parameters (``alpha_nDCG(alpha=0.3)@20``) and ndeval's column names
@@ -42,6 +46,8 @@ One concept per module:
 ``ranking_names``       :class:`Metric`, :func:`parse_metrics`, aliases, parameters, suggestions
 ``trec_eval_names``     trec_eval's names with cutoffs or parameters (``P_10``, ``rbp.p=0.95``)
 ``trec_eval_measures``  trec_eval's measure table: ``-m`` nicknames, print names and order
+``trec_eval_only``      :class:`TrecOnlyMetric`: trec_eval's own measures (``binG``, ``unj@k``, ...),
+                        :func:`fasttie.trec.evaluate`'s alone
 ``conventions``         counts, geometric means, empty-query and tie conventions; :func:`aggregate`
 ``diversity_names``     :class:`DiversityMetric`, :func:`parse_diversity_metric`
 ``families``            lists that mix both families (``trec.evaluate``, ``fasttie trec``)

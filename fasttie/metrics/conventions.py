@@ -26,8 +26,10 @@ COUNTS = ("NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet")
 KEPT_WHEN_EMPTY = COUNTS + ("Judged", "RBPResid")
 GEOMETRIC_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: GMAP takes log(max(AP, 1e-5))
 GEOMETRIC = ("GMAP", "GMBpref")  # geometric means of AP and Bpref (trec_eval's gm_map, gm_bpref)
-# interpolated precision is a maximum over ranks: no exact average over tie orders
-FIXED_ORDER_ONLY = ("IPrec", "11pt")
+# no exact average over tie orders: interpolated precision is a maximum over ranks, trec_eval's G
+# discounts each item by the gain sum of every prefix (fasttie.trec.evaluate's alone), and its
+# relstring is the text of one order (fasttie trec's alone)
+FIXED_ORDER_ONLY = ("IPrec", "11pt", "G", "relstring")
 # graded metrics take every grade > 0; the others count items with grade >= the relevance level
 GRADED = ("DCG", "nDCG", "ACG", "WAP", "RBP", "ERR")
 # rank-biased precision and its residual take the persistence p (Moffat & Zobel 2008)

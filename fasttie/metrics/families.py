@@ -1,10 +1,12 @@
-"""Names of both families in one list: which grammar reads each name.
+"""Names of every family in one list: which grammar reads each name.
 
-:func:`fasttie.trec.evaluate` and ``fasttie trec`` take ranking metrics and ndeval's diversity
-measures side by side; a name belongs to the diversity family when
+:func:`fasttie.trec.evaluate` and ``fasttie trec`` take ranking metrics, ndeval's diversity
+measures and trec_eval's own measures (:mod:`fasttie.metrics.trec_eval_only`) side by side; a
+name belongs to the diversity family when
 :func:`~fasttie.metrics.diversity_names.is_diversity_metric` says so (an ndeval measure, or any
-name starting with ``alpha``: a misspelt alpha-nDCG then gets a diversity suggestion), else to
-the ranking family.
+name starting with ``alpha``: a misspelt alpha-nDCG then gets a diversity suggestion), to
+trec_eval's when :func:`~fasttie.metrics.trec_eval_only.is_trec_only_metric` does, else to the
+ranking family.
 """
 
 from __future__ import annotations
@@ -14,20 +16,22 @@ import re
 from ..errors import InputError, InputTypeError
 from .diversity_names import DiversityMetric, is_diversity_metric, parse_diversity_metric
 from .ranking_names import Metric, metric_names, parse_metrics
+from .trec_eval_only import TrecOnlyMetric, is_trec_only_metric, parse_trec_only_metric
 
 
-def parse_metric(name: str, *, diversity: bool = True) -> list[Metric | DiversityMetric]:
-    """One metric name of either family, parsed by its own grammar.
+def parse_metric(name: str, *, diversity: bool = True) -> list[Metric | DiversityMetric | TrecOnlyMetric]:
+    """One metric name of any family, parsed by its own grammar.
 
     Parameters
     ----------
     name : str
     diversity : bool, default True
-        Whether diversity names are accepted; False reads every name as a ranking metric.
+        Whether diversity names and trec_eval's own measures are accepted (those of
+        :func:`fasttie.trec.evaluate`); False reads every name as a ranking metric.
 
     Returns
     -------
-    list of Metric or list of DiversityMetric
+    list of Metric, list of DiversityMetric or list of TrecOnlyMetric
         One per listed cutoff (a ranking name's repeats dropped).
 
     Raises
@@ -42,11 +46,14 @@ def parse_metric(name: str, *, diversity: bool = True) -> list[Metric | Diversit
     """
     if diversity and is_diversity_metric(name):
         return parse_diversity_metric(name)
+    if diversity and is_trec_only_metric(name):
+        return parse_trec_only_metric(name)
     return parse_metrics([name])
 
 
 def split_metric_names(metrics):
-    """Ranking metric names and parsed diversity metrics, plus the output order.
+    """Ranking metric names, parsed diversity metrics and trec_eval's own measures, plus the
+    output order.
 
     Parameters
     ----------
@@ -58,8 +65,10 @@ def split_metric_names(metrics):
         The ranking names as given (each checked), for :func:`fasttie.rank_evaluate`.
     diversity : dict of str to DiversityMetric
         Keyed by canonical name.
+    trec_only : dict of str to TrecOnlyMetric
+        Keyed by canonical name.
     order : list of str
-        Canonical names of both families in the order asked, each once.
+        Canonical names of every family in the order asked, each once.
 
     Raises
     ------
@@ -68,19 +77,21 @@ def split_metric_names(metrics):
     ValueError
         A name its grammar rejects, or no name at all.
     """
-    ranking, diversity, order = [], {}, []
+    ranking, diversity, trec_only, order = [], {}, {}, []
     for name in metric_names(metrics):
         if not isinstance(name, str):
             raise InputTypeError(f"metric names must be strings, got {name!r}")
         parsed = parse_metric(name)  # never empty
         if isinstance(parsed[0], DiversityMetric):
             diversity.update((metric.name, metric) for metric in parsed)
+        elif isinstance(parsed[0], TrecOnlyMetric):
+            trec_only.update((metric.name, metric) for metric in parsed)
         else:
             ranking.append(name)
         order.extend(metric.name for metric in parsed if metric.name not in order)
     if not order:
         raise InputError("metrics is empty; ask for at least one metric, e.g. metrics=('AP',)")
-    return ranking, diversity, order
+    return ranking, diversity, trec_only, order
 
 
 _LIST = re.compile(r"^(.*@\s*)\[(.*)\](.*)$")  # P@[5,10], alpha_nDCG@[5,10]

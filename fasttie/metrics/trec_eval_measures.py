@@ -9,10 +9,13 @@ other parameter list verbatim after a ``_`` (``ndcg_1=3,2=9``); a measure named 
 once, with the first parameters given for it. ``runid``, ``num_q``,
 ``gm_map`` and ``gm_bpref`` have an ``all`` line only.
 
-trec_eval's measures that fasttie does not compute (``relstring``, ``Rprec_mult``, ``utility``,
-``binG``, ``G``, ``ndcg_rel``, ``Rndcg``, ``unj``: trec_eval 10's unjudged fraction, which counts
-a negative grade as unjudged where fasttie's Judged@k follows ir_measures; interpolated precision
-at levels other than 0.0, 0.1, ..., 1.0 and ``11pt_avg`` with levels) are reported as left out.
+``Rprec_mult``, ``utility``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg`` and ``unj`` are trec_eval's own
+measures (:mod:`fasttie.metrics.trec_eval_only`), which only :func:`fasttie.trec.evaluate`
+computes; ``Rprec_mult``'s multiples print with two decimals (``Rprec_mult_0.20``), sorted.
+``relstring`` (text) maps to ``relstring@length``, which ``fasttie trec`` prints through
+:func:`fasttie.trec.relstring`. trec_eval's measures that fasttie does not compute
+(interpolated precision at levels other than 0.0, 0.1, ..., 1.0 and ``11pt_avg`` with levels)
+are reported as left out.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ import re
 from dataclasses import dataclass, field
 
 from .trec_eval_names import TREC_EVAL_PERSISTENCE, from_trec_eval
+from .trec_eval_only import parse_trec_only_metric
 
 __all__ = ["TREC_EVAL_MEASURES", "TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "measure_named",
            "select_trec_eval"]
 
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = tuple(i / 10 for i in range(11))
+_MULTIPLES = tuple(i / 5 for i in range(1, 11))  # Rprec_mult's: 0.2, 0.4, ..., 2.0
 
 # trec_eval 10.0's table in its print order: name -> (fasttie metric, or a template with {} for
 # a cutoff / level, or None where fasttie has no such measure; default parameters)
@@ -34,15 +39,16 @@ _TABLE = {
     "runid": (None, None), "num_q": ("NumQ", None), "num_ret": ("NumRet", None), "num_rel": ("NumRel", None),
     "num_rel_ret": ("NumRelRet", None), "map": ("AP", None), "gm_map": ("GMAP", None), "Rprec": ("Rprec", None),
     "bpref": ("Bpref", None), "recip_rank": ("RR", None), "iprec_at_recall": ("IPrec@{:.1f}", _LEVELS),
-    "P": ("P@{}", _CUTOFFS), "relstring": (None, None), "recall": ("R@{}", _CUTOFFS), "infAP": ("infAP", None),
-    "gm_bpref": ("GMBpref", None), "Rprec_mult": (None, None), "utility": (None, None), "11pt_avg": ("11pt", None),
-    "binG": (None, None), "G": (None, None), "ndcg": ("nDCG", None), "ndcg_rel": (None, None), "Rndcg": (None, None),
+    "P": ("P@{}", _CUTOFFS), "relstring": ("relstring@{}", None), "recall": ("R@{}", _CUTOFFS), "infAP": ("infAP", None),
+    "gm_bpref": ("GMBpref", None), "Rprec_mult": ("Rprec_mult(x={:g})", _MULTIPLES), "utility": ("utility", None),
+    "11pt_avg": ("11pt", None), "binG": ("binG", None), "G": ("G", None), "ndcg": ("nDCG", None),
+    "ndcg_rel": ("ndcg_rel", None), "Rndcg": ("Rndcg", None),
     "ndcg_cut": ("nDCG@{}", _CUTOFFS), "map_cut": ("AP@{}", _CUTOFFS),
     "relative_P": ("P(relative=True)@{}", _CUTOFFS), "success": ("Success@{}", (1, 5, 10)), "set_P": ("P", None),
     "set_relative_P": ("P(relative=True)", None), "set_recall": ("R", None), "set_map": ("SetAP", None),
     "set_F": ("F1", None), "num_nonrel_judged_ret": ("NumNonRelJudgedRet", None),
     "rbp": (f"RBP(p={TREC_EVAL_PERSISTENCE})", None), "rbp_resid": (f"RBPResid(p={TREC_EVAL_PERSISTENCE})", None),
-    "unj": (None, None),
+    "unj": ("unj@{}", (5, 10, 20)),
 }
 _ORDER = {name: i for i, name in enumerate(_TABLE)}
 # measures whose trec_eval init reads no parameters (te_init_meas_s_double, _s_long, _empty):
@@ -61,7 +67,8 @@ TREC_EVAL_NICKNAMES = {
             "set_relative_P", "set_map", "set_F"),
     "all_trec": tuple(_TABLE),
 }
-_PRINTED = re.compile(r"^(P|recall|ndcg_cut|map_cut|relative_P|success)_(\d+)$|^(iprec_at_recall)_(\d\.\d+)$")
+_PRINTED = re.compile(r"^(P|recall|ndcg_cut|map_cut|relative_P|success|unj)_(\d+)$"
+                      r"|^(iprec_at_recall|Rprec_mult)_(\d+\.\d+)$")
 
 
 @dataclass
@@ -138,9 +145,10 @@ def select_trec_eval(specs) -> TrecEvalSelection:
 
     Examples
     --------
-    >>> sel = select_trec_eval(["P.10,5", "map", "utility"])
+    >>> sel = select_trec_eval(["P.10,5", "map", "relstring", "unj.5", "iprec_at_recall..25"])
     >>> sel.keys, sel.left_out
-    ({'map': 'AP', 'P_5': 'P@5', 'P_10': 'P@10'}, ['utility'])
+    ({'map': 'AP', 'P_5': 'P@5', 'P_10': 'P@10', 'relstring': 'relstring@10', 'unj_5': 'unj@5'}, \
+['iprec_at_recall_0.25'])
     >>> select_trec_eval(["P.5", "P.10"]).keys
     {'P_5': 'P@5'}
     """
@@ -171,6 +179,12 @@ def _add(selection, name, text):
     if name == "runid":
         selection.runid = True
         return
+    if name == "relstring":  # text, not a value: fasttie trec prints it (fasttie.trec.relstring)
+        length = _numbers(name, text, int)[-1:] if text is not None else [10]
+        if not length:
+            raise ValueError(f"-m relstring.{text}: the length is an integer, as in 'relstring.20'")
+        selection.keys[name if text is None else f"{name}_{text}"] = metric.format(length[0])
+        return
     if defaults is None:  # a plain measure: parameters only where trec_eval's measure takes them
         key = name
         if text is not None and name not in _NO_PARAMETERS:
@@ -179,6 +193,10 @@ def _add(selection, name, text):
             selection.left_out.append(key)
             return
         selection.keys[key] = metric
+        return
+    if name == "Rprec_mult":
+        for multiple in (_numbers(name, text, float) if text is not None else defaults):
+            selection.keys[f"{name}_{multiple:.2f}"] = metric.format(multiple)
         return
     if name == "iprec_at_recall":
         levels = _numbers(name, text, float) if text is not None else defaults
@@ -208,6 +226,8 @@ def _with_parameters(name, text):
     translated = from_trec_eval(spelt)  # ndcg.1=3,2=9, set_F.0.5, rbp.p=0.95, rbp_resid.p=0.95
     if translated != [spelt]:
         return translated[0]
-    if name in ("11pt_avg", "Rprec_mult", "utility", "unj", "relstring", "binG", "G", "ndcg_rel", "Rndcg"):
-        return None  # fasttie lacks the measure, or (11pt_avg) its custom levels
+    if name in ("utility", "G", "ndcg_rel", "Rndcg"):  # utility.2,-1,0,0, G.1=3,2=9
+        return parse_trec_only_metric(spelt)[0].name
+    if name == "11pt_avg":
+        return None  # fasttie lacks its custom levels
     raise ValueError(f"-m {spelt}: parameters trec_eval's {name} does not take")

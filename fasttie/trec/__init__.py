@@ -17,12 +17,17 @@ Modules, one concept each (all but the names below are package-internal):
   trec_eval's ``-M`` cut and ``-J`` filter).
 - ``dict_join``: the same join of dicts (pytrec_eval's layout), without arrays of document ids.
 - ``subtopics``: diversity qrels joined with a run, for alpha-nDCG.
+- ``trec_only``: trec_eval's own measures (Rprec_mult, utility, binG, G, ndcg_rel, Rndcg, unj)
+  for :func:`evaluate`.
 - ``evaluation``: :func:`evaluate`.
+- ``relstring``: :func:`relstring`, trec_eval's text of the first judgments of each ranking.
 """
 
 from .evaluation import evaluate
 from .join import Aligned, align
 from .readers import as_qrels, as_run, read_qrels, read_run
 from .records import Qrels, Run
+from .relstring import relstring
 
-__all__ = ["Qrels", "Run", "Aligned", "read_qrels", "read_run", "as_qrels", "as_run", "align", "evaluate"]
+__all__ = ["Qrels", "Run", "Aligned", "read_qrels", "read_run", "as_qrels", "as_run", "align", "evaluate",
+           "relstring"]

@@ -23,6 +23,7 @@ from .join import Aligned, align
 from .measure_objects import metric_names_of
 from .readers import as_qrels
 from .subtopics import diversity_columns
+from .trec_only import trec_only_columns
 
 __all__ = ["evaluate"]
 
@@ -44,6 +45,15 @@ def _trec_tie_keys(aligned: Aligned):
     keys = np.empty(len(ids), dtype=np.int64)
     trec_tie_keys(chars, np.ascontiguousarray(aligned.score, dtype=np.float64), aligned.offsets, keys)
     return keys
+
+
+def ascending_tie_keys(aligned: Aligned, ties: str):
+    """int64 keys, one per row, whose ascending order inside each tie is trec_eval's (``ties="trec"``:
+    document id descending) or pyndeval's ("pyndeval": ascending)."""
+    ids = _trec_tie_keys(aligned)
+    rank = ids.astype(np.int64) if ids.dtype.kind in "iu" else \
+        np.unique(ids, return_inverse=True)[1].ravel().astype(np.int64)
+    return -rank if ties == "trec" else rank
 
 
 def evaluate(
@@ -84,7 +94,11 @@ def evaluate(
         ``alpha_DCG@k``, ``ERR_IA@k``, ``nERR_IA@k``, ``NRBP``, ``nNRBP``, ``P_IA@k``,
         ``AP_IA``, ``StRecall@k`` (also ndeval's ``alpha-nDCG@k``, ``MAP-IA``, ``strec@k``, and
         lists ``alpha_nDCG@[5,10,20]``), with alpha = beta = 0.5 unless named as
-        ``alpha_nDCG(alpha=0.3)@k``, ``NRBP(alpha=0.5,beta=0.8)`` (ir_measures' form).
+        ``alpha_nDCG(alpha=0.3)@k``, ``NRBP(alpha=0.5,beta=0.8)`` (ir_measures' form), and
+        trec_eval's own measures (:mod:`fasttie.metrics.trec_eval_only`): ``Rprec_mult(x=0.2)``,
+        ``utility``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg`` (``G(gains={1: 3})``) and ``unj@k``
+        (also as trec_eval spells them: ``Rprec_mult_0.20``, ``utility.2,-1,0,0``, ``unj_5``);
+        its ``relstring`` is text: :func:`fasttie.trec.relstring`.
         Output columns follow the order asked. ir_measures ``Measure`` objects
         (``ir_measures.nDCG@10``, :mod:`fasttie.ir_measures`' ``AP(ties="average")``) are read as
         their names (``str(measure)``).
@@ -93,7 +107,7 @@ def evaluate(
         ``ndeval -traditional``'s order. "pyndeval": score descending, then document id
         ascending, the order of pyndeval and ir_measures. "average": the exact expectation
         over all orders inside ties. "stable": file order inside ties. The diversity measures
-        take "trec", "pyndeval", "stable" and "average".
+        take "trec", "pyndeval", "stable" and "average"; trec_eval's ``G`` every order but "average".
     ap_denominator : {"total", "retrieved", "min"}, default "total"
         AP@k denominator; "total" (R) is trec_eval's ``map_cut``.
     gain : {"linear", "exp2"}, default "linear"
@@ -175,6 +189,14 @@ def evaluate(
     >>> evaluate(qrels, run, ["RR"], ties="average").mean
     {'RR': 0.75}
 
+    trec_eval's own measures: binG (d1 below one non-relevant document in trec_eval's order, below
+    none or one on average) and the unjudged share of the top 2:
+
+    >>> {k: round(v, 4) for k, v in evaluate(qrels, run, ["binG", "unj@2"]).mean.items()}
+    {'binG': 0.3155, 'unj@2': 0.5}
+    >>> {k: round(v, 4) for k, v in evaluate(qrels, run, ["binG", "unj@2"], ties="average").mean.items()}
+    {'binG': 0.4077, 'unj@2': 0.5}
+
     Only the first document (``d2``, trec_eval's order), or only judged documents:
 
     >>> evaluate(qrels, run, ["RR", "NumRet"], max_retrieved=1).mean
@@ -191,10 +213,13 @@ def evaluate(
     {'alpha_nDCG@2': 0.8801, 'alpha_nDCG@3': 0.9773, 'P@2': 1.0}
     """
     metrics = metric_names_of(metrics, ties)
-    ranking, diversity, order = split_metric_names(metrics)
+    ranking, diversity, trec_only, order = split_metric_names(metrics)
     unknown = set(options) - {"n_threads", "log_base", "spread"}
     if unknown:
         raise InputTypeError(f"evaluate() got unexpected keyword argument(s) {sorted(unknown)}")
+    if trec_only and options.get("spread"):
+        raise InputError(f"spread=True has no exact method for trec_eval's own measures ({', '.join(trec_only)}); "
+                         "leave them out")
     if diversity and options.get("spread"):
         raise InputError(f"spread=True has no exact method for the diversity measures ({', '.join(diversity)}); "
                          "leave them out")
@@ -257,6 +282,25 @@ def evaluate(
             result.per_query[name] = values
             result.mean[name] = mean_of_kept(values)
         result.settings.update(diversity_settings(diversity.values()))
+    if trec_only:
+        check_options(ties=ties, tie_modes=("trec", "pyndeval", "stable", "average", "optimistic", "pessimistic"),
+                      empty=empty)
+        keys = ascending_tie_keys(aligned, ties) if ties in ("trec", "pyndeval") else None
+        values, is_empty = trec_only_columns(aligned, trec_only, ties, relevance_level, keys,
+                                             options.get("n_threads"))
+        empty_any = np.zeros(n_queries, dtype=bool)
+        for flags in is_empty.values():
+            empty_any |= flags
+        check_empty_policy(empty, int(empty_any.sum()), n_queries, "relevant document")
+        fill = empty_value(empty)
+        if result is None:
+            result = Result(mean={}, per_query={}, n_queries=n_queries, n_empty=int(empty_any.sum()),
+                            settings={"ties": ties, "empty": empty, "relevance_level": relevance_level})
+        for name, column in values.items():
+            if name in is_empty:
+                column[is_empty[name]] = fill
+            result.per_query[name] = column
+            result.mean[name] = mean_of_kept(column)
     result.per_query = {name: result.per_query[name] for name in order}
     result.mean = {name: result.mean[name] for name in order}
     result.query_ids = aligned.query_ids.tolist()

@@ -162,9 +162,17 @@ def test_cli_several_runs_compare_and_fasttie_names(tmp_path, capsys):
     assert "iprec_at_recall" not in out and "left out under --ties average" in err and "runid" in out
     assert cli.main(["trec", qrels, run, "-m", "all_trec"]) == 0
     out, err = capsys.readouterr()
-    assert "fasttie does not compute, left out: relstring, Rprec_mult, utility" in err and "utility" not in out
-    assert cli.main(["trec", qrels, run, "-m", "utility"]) == 2
+    assert "does not compute" not in err and "utility" in out and "relstring" not in out  # relstring: -q only
+    assert cli.main(["trec", qrels, run, "-m", "iprec_at_recall..25"]) == 2
     assert "nothing fasttie computes" in capsys.readouterr().err
+    assert cli.main(["trec", qrels, run, "-m", "relstring.3", "unj.2", "-q", "--ties", "average"]) == 0
+    out, err = capsys.readouterr()
+    assert "relstring" not in out and "unj_2" in out and "left out under --ties average" in err and "relstring_3" in err
+    assert cli.main(["trec", qrels, run, "-m", "relstring.3", "-q"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"{'relstring_3':<22}\tq1\t'2-0'"
+    assert cli.main(["trec", qrels, run, "-m", "relstring", "map", "-q", "--csv"]) == 0
+    out, err = capsys.readouterr()
+    assert "relstring" not in out and "left out of --json and --csv" in err
     assert cli.main(["trec", qrels, run, str(other), "--per-query-file", str(tmp_path / "x.json")]) == 2
     assert "--per-query-file: takes one run" in capsys.readouterr().err
     assert cli.main(["trec", qrels, run, "--compare"]) == 2

@@ -26,17 +26,20 @@ cutoff; set_F with trec_eval's default beta 1), ``set_map`` SetAP, ``gm_map`` GM
 ``num_ret`` NumRet, ``num_rel`` NumRel, ``num_rel_ret`` NumRelRet, ``num_nonrel_judged_ret``
 NumNonRelJudgedRet, ``infAP`` infAP (qrels.rel_level has pooled-unjudged lines, relevance -1), ``rbp`` RBP(p=0.9),
 ``rbp_resid`` RBPResid(p=0.9) (see RESIDUAL_TAIL), ``ndcg_1=3,2=9,4=4.5`` (trec_eval's custom gains,
-out.test.meas_params) nDCG(gains={1: 3, 2: 9, 4: 4.5}), ``unj_k`` through Judged@k (the trec_eval names
-``fasttie trec -m`` accepts; gm_map, gm_bpref and num_q have an ``all`` value only, the counts
-are sums).
+out.test.meas_params) nDCG(gains={1: 3, 2: 9, 4: 4.5}), trec_eval's own measures under their own
+names (fasttie/metrics/trec_eval_only.py: ``Rprec_mult_x`` Rprec_mult(x=x), ``utility``, ``binG``,
+``G``, ``ndcg_rel``, ``Rndcg``, ``unj_k`` unj@k; ``unj_k`` also through Judged@k) and ``relstring``
+(text, in the out.* files only: fasttie.trec.relstring), all as ``fasttie trec -m`` takes them
+(gm_map, gm_bpref and num_q have an ``all`` value only, the counts are sums).
 Options: ``-q`` per query, ``-c`` complete=True, ``-lL`` relevance_level=L (binary measures
 only: trec_eval's nDCG uses every grade, and so does fasttie's), ``-MN`` max_retrieved=N, ``-J``
 judged_only=True (no recorded configuration uses the last two; tests/trec/test_join.py checks
 them against pytrec_eval).
 
-Not compared, because fasttie has no such measure: Rprec_mult_*, utility,
-binG, G, ndcg_rel, Rndcg, runid, relstring. Every configuration uses only options fasttie
-has; one that used another (-R, -Z, ...) would be skipped, naming the option.
+Not compared, because fasttie has no such measure: runid in the json (its line in the out.*
+files is compared), interpolated precision at custom recall levels and 11pt_avg with levels
+(out.test.meas_params). Every configuration uses only options fasttie has; one that used another
+(-R, -Z, ...) would be skipped, naming the option.
 """
 
 from __future__ import annotations
@@ -65,15 +68,16 @@ _PLAIN = {"map": "AP", "ndcg": "nDCG", "recip_rank": "RR", "Rprec": "Rprec", "bp
           "num_q": "NumQ", "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet",
           "num_nonrel_judged_ret": "NumNonRelJudgedRet", "infAP": "infAP", "set_relative_P": "P(relative=True)",
           "rbp": "RBP(p=0.9)", "rbp_resid": "RBPResid(p=0.9)",
-          "ndcg_1=3,2=9,4=4.5": "nDCG(gains={1.0: 3.0, 2.0: 9.0, 4.0: 4.5})"}
+          "ndcg_1=3,2=9,4=4.5": "nDCG(gains={1.0: 3.0, 2.0: 9.0, 4.0: 4.5})",
+          "utility": "utility", "binG": "binG", "G": "G", "ndcg_rel": "ndcg_rel", "Rndcg": "Rndcg"}
 _CUTOFF = re.compile(r"^(map_cut|ndcg_cut|P|relative_P|recall|success)_(\d+)$")
 _CUTOFF_BASE = {"map_cut": "AP", "ndcg_cut": "nDCG", "P": "P", "relative_P": "P(relative=True)", "recall": "R",
                 "success": "Success"}
 # measures fasttie does not compute (see the module docstring), with any parameters trec_eval
 # prints after a "_" (success_5, utility_2,-1,0,0)
-NOT_IN_FASTTIE = (
-    "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg", "unj", "runid", "relstring",
-)
+NOT_IN_FASTTIE = ("runid",)
+_RPREC_MULT = re.compile(r"^Rprec_mult_(\d+\.\d\d)$")
+_UNJ = re.compile(r"^unj_(\d+)$")
 
 CONFIGS = ["base", "base_extra", "with_comments", "comment", "comment_extra", "comment_l2", "comment_l3_c",
            "trunc_c", "rel_level_l2", "rel_level_l1", "rel_level_l3", "q302", "meas_params"]
@@ -105,6 +109,12 @@ def fasttie_name(measure):
     match = _IPREC.match(measure)
     if match:  # the 11 standard recall levels only
         return f"IPrec@{match.group(1)[:3]}" if match.group(1).endswith("0") else None
+    match = _RPREC_MULT.match(measure)
+    if match:
+        return f"Rprec_mult(x={float(match.group(1)):g})"
+    match = _UNJ.match(measure)
+    if match:
+        return f"unj@{match.group(1)}"
     match = _CUTOFF.match(measure)
     return f"{_CUTOFF_BASE[match.group(1)]}@{match.group(2)}" if match else None
 

@@ -25,7 +25,7 @@ def _canonical(name):
 def test_mixed_lists_split_by_family(seed):
     rng = np.random.default_rng(seed)
     names = [str(n) for n in rng.choice(RANKING + DIVERSITY, int(rng.integers(1, 8)))]
-    ranking, diversity, order = split_metric_names(names)
+    ranking, diversity, trec_only, order = split_metric_names(names)
     assert ranking == [n for n in names if n in RANKING]
     expected_diversity = {m.name: m for n in names if n in DIVERSITY for m in parse_diversity_metric(n)}
     assert diversity == expected_diversity and all(isinstance(m, DiversityMetric) for m in diversity.values())

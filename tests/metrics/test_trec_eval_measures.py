@@ -32,7 +32,8 @@ def test_selection_prints_trec_evals_measures_with_its_values(specs):
 def test_parameters_given_first_count_and_nicknames():
     assert select_trec_eval(["P.5", "P.10"]).keys == {"P_5": "P@5"}
     assert select_trec_eval(["P_5", "P_10"]).keys == {"P_5": "P@5", "P_10": "P@10"}
-    assert select_trec_eval(["P.10,5", "map", "utility"]).left_out == ["utility"]
+    assert select_trec_eval(["P.10,5", "map", "11pt_avg..25"]).left_out == ["11pt_avg_.25"]
+    assert select_trec_eval(["utility.2,-1,0,0", "utility"]).keys == {"utility": "utility"}
     official = select_trec_eval(["official"])
     assert "map" in official.keys and "P_5" in official.keys and official.runid
     with pytest.raises(ValueError):
@@ -63,7 +64,19 @@ def test_trec_eval_measure_selection():
     levels = select_trec_eval(["iprec_at_recall..10,.25"])
     assert levels.keys == {"iprec_at_recall_0.10": "IPrec@0.1"} and levels.left_out == ["iprec_at_recall_0.25"]
     everything = select_trec_eval(["all_trec"])
-    assert everything.left_out == ["relstring", "Rprec_mult", "utility", "binG", "G", "ndcg_rel", "Rndcg", "unj"]
+    assert not everything.left_out and everything.runid
+    order = list(everything.keys)  # trec_eval's print order (its measure table)
+    at = [order.index(key) for key in ("P_1000", "relstring", "recall_5", "gm_bpref", "Rprec_mult_0.20",
+                                        "Rprec_mult_2.00", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel",
+                                        "Rndcg", "ndcg_cut_5")]
+    assert at == sorted(at) and order[-3:] == ["unj_5", "unj_10", "unj_20"]
+    assert everything.keys["relstring"] == "relstring@10" and everything.keys["Rprec_mult_0.20"] == "Rprec_mult(x=0.2)"
+    assert [k for k in everything.keys if k.startswith("unj")] == ["unj_5", "unj_10", "unj_20"]
+    assert select_trec_eval(["relstring.20", "utility.2,-1,0,0", "G.1=3"]).keys == {
+        "relstring_20": "relstring@20", "utility_2,-1,0,0": "utility(a=2, b=-1, c=0, d=0)",
+        "G_1=3": "G(gains={1.0: 3.0})"}
+    assert select_trec_eval(["Rprec_mult.5.0,0.2,0.35"]).keys == {
+        "Rprec_mult_0.20": "Rprec_mult(x=0.2)", "Rprec_mult_0.35": "Rprec_mult(x=0.35)", "Rprec_mult_5.00": "Rprec_mult(x=5)"}
     assert select_trec_eval(["ndcg.1=3,2=9", "rbp.p=0.5"]).keys == {
         "ndcg_1=3,2=9": "nDCG(gains={1: 3,2: 9})", "rbp_p=0.5": "RBP(p=0.5)"}
     assert all(map(is_trec_eval_measure, ["P", "P.5", "P_5", "set_F", "all_trec", "iprec_at_recall_0.10"]))

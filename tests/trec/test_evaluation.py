@@ -364,5 +364,6 @@ def test_evaluate_takes_trec_eval_names():
     assert list(by_trec.mean.values()) == list(by_fasttie.mean.values())
     assert list(by_trec.mean) == ["map", "P_5", "ndcg_cut_5", "ndcg_cut_10", "recip_rank", "Rprec", "recall_10",
                                   "map_cut_3"]  # keyed as asked (trec_eval's own spelling of the list)
-    with pytest.raises(ValueError, match="unknown metric 'utility'"):
-        ft.trec.evaluate(qrels, run, ["utility"])
+    assert ft.trec.evaluate(qrels, run, ["utility", "unj_5"]).mean == pytest.approx({"utility": -1.0, "unj_5": 0.2})
+    with pytest.raises(ValueError, match="unknown metric 'relstring'"):  # text: fasttie.trec.relstring
+        ft.trec.evaluate(qrels, run, ["relstring"])
