@@ -33,7 +33,8 @@ def test_parameters_given_first_count_and_nicknames():
     assert select_trec_eval(["P.5", "P.10"]).keys == {"P_5": "P@5"}
     assert select_trec_eval(["P_5", "P_10"]).keys == {"P_5": "P@5", "P_10": "P@10"}
     assert select_trec_eval(["P.10,5", "map", "11pt_avg..25"]).left_out == ["11pt_avg_.25"]
-    assert select_trec_eval(["utility.2,-1,0,0", "utility"]).keys == {"utility": "utility"}
+    assert select_trec_eval(["utility.2,-1,0,0", "utility"]).keys == {
+        "utility_2,-1,0,0": "utility(a=2, b=-1, c=0, d=0)"}
     official = select_trec_eval(["official"])
     assert "map" in official.keys and "P_5" in official.keys and official.runid
     with pytest.raises(ValueError):
