@@ -188,7 +188,9 @@ def _convention(methods):
                 values.append(value)
         return "/".join(str(v) for v in values)
 
-    s = lambda key: joined(lambda r: r.settings.get(key, "?"))
+    def s(key):
+        return joined(lambda r: r.settings.get(key, "?"))
+
     return (
         f"ties={s('ties')}, empty={s('empty')} ({joined(lambda r: r.n_empty)} empty), "
         f"{joined(lambda r: r.n_queries)} queries x {s('n_db')} database codes, {s('n_bits')} bits"

@@ -26,8 +26,8 @@ from .parallel import available_threads
 from .ranking import rank_evaluate
 
 # the cache's state per door lives with the kernels (fasttie._kernels.cached), where the front doors read it
-__all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "door_kernels", "door_state", "kernel_cached",
-           "warmup"]
+__all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "door_kernels", "door_state", "kernel_at",
+           "kernel_cached", "warmup"]
 
 _HELPER_CALL = """
 import numpy as np, fasttie as ft

@@ -112,7 +112,7 @@ def test_ignore_index_drops_rows_as_torchmetrics():
 
 def _plain(name, grades, top_k, adaptive_k=False):
     """A metric of one fixed ranked list of grades (fasttie's ranking: every item, any score)."""
-    n, total = len(grades), sum(grades)
+    n = len(grades)
     k = n if top_k is None else top_k
     rel = [1 if g > 0 else 0 for g in grades]
     if name == "AP":  # AP@k over the relevant items in the top k (torchmetrics' denominator)

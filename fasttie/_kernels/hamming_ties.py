@@ -19,7 +19,7 @@ import numpy as np
 from ._jit import WITH_RATIOS, jit, jit_pair, jit_variants
 from .err import err_ranked
 from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, finalize_ties_ratios, ranked_optional_sums
-from .modes import AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC, PESSIMISTIC
+from .modes import AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC
 from .popcount import distance, popcount64
 from .tie_arrays import empty_ties
 

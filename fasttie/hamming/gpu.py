@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._device import grid, launch, multiprocessors, require_gpu, to_device
+from .._device import grid, launch, require_gpu, to_device
 from ..errors import InputError
 from .engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_blocks
 from .stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query

@@ -106,7 +106,9 @@ def test_hashnet_protocol_matches_its_evaluation_code():
     db_labels = rng.integers(0, 40, n_db)
     query_labels = rng.integers(0, 40, n_q)
     centers = rng.integers(0, 2, (40, n_bits))
-    flip = lambda labels: centers[labels] ^ (rng.random((len(labels), n_bits)) < 0.4)  # weak codes
+    def flip(labels):  # weak codes
+        return centers[labels] ^ (rng.random((len(labels), n_bits)) < 0.4)
+
     queries, database = flip(query_labels), flip(db_labels)
     expected, kept = hashnet_map(queries, database, query_labels, db_labels, top)
     res = ft.evaluate(queries, database, query_labels, db_labels, metrics=[f"AP@{top}"], ties="stable",

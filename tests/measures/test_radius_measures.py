@@ -221,7 +221,6 @@ def test_nothing_within_the_radius_and_no_relevant_item():
     F1 = AP = 0 for every denominator and tie mode (DeepHash's zeros); ``skip_missed`` leaves both
     out (NaN). A query without any relevant item follows ``empty``: 0 under "zero", NaN under
     "skip", and under "one" AP(radius) is 1 (0/0, as AP) while F1(radius) and P(radius) are 0."""
-    n_bits = 6
     queries = np.array([[0] * 6, [0] * 6, [1] * 6])
     database = np.array([[1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 0, 0], [0, 0, 0, 0, 0, 1], [1, 1, 1, 1, 1, 0]])
     query_labels, db_labels = np.array([0, 1, 2]), np.array([0, 0, 1, 0])
