@@ -92,7 +92,10 @@ def evaluate(
         "trec": score descending, then document id descending (string order), trec_eval's and
         ``ndeval -traditional``'s order. "pyndeval": score descending, then document id
         ascending, the order of pyndeval and ir_measures. "average": the exact expectation
-        over all orders inside ties. "stable": file order inside ties. The diversity measures
+        over all orders inside ties. "stable": file order inside ties. "optimistic" /
+        "pessimistic": inside ties higher / lower grades first, and within a grade the judged
+        documents, then those with a negative grade (pooled, unjudged), first / last
+        (docs/ties.md): one order, whose values every measure takes. The diversity measures
         take "trec", "pyndeval", "stable" and "average".
     ap_denominator : {"total", "retrieved", "min"}, default "total"
         AP@k denominator; "total" (R) is trec_eval's ``map_cut``.
