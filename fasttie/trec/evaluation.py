@@ -21,7 +21,7 @@ from ..validation import check_empty_policy, mean_of_kept
 from .dict_join import align_dicts
 from .join import Aligned, align
 from .measure_objects import metric_names_of
-from .readers import as_qrels
+from .readers import as_qrels, queries_without_judgments
 from .subtopics import diversity_columns
 
 __all__ = ["evaluate"]
@@ -108,8 +108,14 @@ def evaluate(
         Queries whose judgments have no relevant document: trec_eval and ndeval score them 0
         and keep them in the mean ("zero").
     complete : bool, default False
-        Also average over judged queries missing from the run, with every metric 0 for them
-        (trec_eval and ndeval ``-c``). Without it, only queries both judged and in the run count.
+        Average over every query of the qrels, as trec_eval and ndeval ``-c``, ir_measures and
+        ranx (``make_comparable=True``) do: those of a qrels mapping without any judgment
+        (``{"q2": {}}``, what filtering to positive grades leaves) included. A query not both
+        judged and in the run is scored as an empty ranking, as trec_eval ``-c`` scores it:
+        every metric 0 but NumQ (1: it is averaged over) and NumRel (its relevant documents).
+        ir_measures gives those two 0 as well (its default value for a query it has no result
+        for): :mod:`fasttie.ir_measures` gives its values. Without ``complete``, only queries
+        both judged and in the run count.
     max_retrieved : int, optional
         Evaluate only the first ``max_retrieved`` documents of each query in trec_eval's
         order, score descending, then document id descending (trec_eval ``-M``). The cut is
@@ -131,8 +137,9 @@ def evaluate(
         Per-query values in the order of ``Result.query_ids`` (sorted as strings); settings
         include ``complete``, ``max_retrieved``, ``judged_only``, the query set
         (``judged_not_in_run``: judged queries the run lacks, left out of the means or, with
-        ``complete=True``, scored 0; ``in_run_not_judged``: run queries without judgments,
-        ignored), and ``alpha`` (a float, or a sorted list when several) when a diversity measure
+        ``complete=True``, scored as an empty ranking; ``in_run_not_judged``: run queries
+        without judgments, ignored, or with ``complete=True`` and a qrels mapping that names
+        them, scored as an empty ranking), and ``alpha`` (a float, or a sorted list when several) when a diversity measure
         was asked for (and ``beta`` for NRBP). ``Result.to_frame()`` gives the per-query values
         as a pandas DataFrame indexed by query id.
 
@@ -207,9 +214,10 @@ def evaluate(
         # dicts join without arrays of document ids; None: inputs that the general join takes
         aligned = align_dicts(qrels, run, judged_only=judged_only, tie_keys=ties != "average")
     if aligned is None:
+        without_judgments = queries_without_judgments(qrels)  # before the Qrels, which cannot hold them
         qrels = as_qrels(qrels, n_threads=options.get("n_threads"))
         aligned = align(qrels, run, complete=complete, max_retrieved=max_retrieved, judged_only=judged_only,
-                        n_threads=options.get("n_threads"))
+                        n_threads=options.get("n_threads"), without_judgments=without_judgments)
     n_queries = len(aligned.query_ids)
     if n_queries == 0:
         raise InputError("no query of the run has judgments in the qrels: nothing to evaluate")
