@@ -23,9 +23,11 @@ class Aligned:
     ----------
     query_ids : ndarray of str, shape (n_queries,)
         Evaluated queries, sorted as strings: those of the run that have judgments, or every
-        judged query with ``complete=True``.
+        query of the qrels with ``complete=True`` (those a qrels mapping names without a
+        judgment too).
     sizes : ndarray of int64, shape (n_queries,)
-        Retrieved documents per query (0 for a judged query missing from the run).
+        Retrieved documents per query (0 for a judged query missing from the run, and for a
+        query without judgments).
     docno, score : ndarray, shape (n_rows,)
         The run's rows of those queries, grouped by query in ``query_ids`` order (``docno`` is
         None from dicts: see ``tie_keys``).
