@@ -5,15 +5,18 @@ Each measure here is an ``ir_measures.Measure`` with ir_measures' name and param
 ``ties``, the order inside tied scores: ``"average"`` (the default: the exact mean over every
 order of each tie), ``"trec"`` (trec_eval's: document id descending, the order of ir_measures'
 pytrec_eval provider), ``"pyndeval"`` (document id ascending, its judged and pyndeval
-providers'), ``"optimistic"``, ``"pessimistic"``. ir_measures runs them with no change of its
-own: ``ir_measures.calc_aggregate``, ``iter_calc``, ``calc``, ``evaluator`` and PyTerrier's
-``pt.Experiment(eval_metrics=[...])`` hand them to ir_measures' runtime provider, which serves
-every measure with a ``runtime_impl``; :func:`fasttie.trec.evaluate` computes the values.
+providers'), ``"optimistic"``, ``"pessimistic"`` (by grade, and within a grade judged documents
+first / last: docs/ties.md). ``ir_measures.calc_aggregate``, ``iter_calc``, ``calc``,
+``evaluator`` and PyTerrier's ``pt.Experiment(eval_metrics=[...])`` hand them to
+:class:`FasttieProvider`, ir_measures' runtime provider with ir_measures' query set, which this
+module puts first in ir_measures' default pipeline; :func:`fasttie.trec.evaluate` computes the
+values.
 
-What ir_measures does, these do: the same queries (judged queries the run lacks score
-``DEFAULT``, 0, by ir_measures' evaluator; queries without judgments are left out), the same
-aggregation (the mean; NumRet, NumRel, NumQ summed), the same formulas (trec_eval's, gdeval's
-ERR). The cutoff is the metric's own (``AP@10`` is trec_eval's ``map_cut_10``): the run is not
+What ir_measures does, these do: the same queries (every query of the qrels, a dict's keys
+without judgments too; a query not both judged and in the run scores ``DEFAULT``, 0, for every
+measure, NumQ and NumRel included, by ir_measures' evaluator; run queries without judgments are
+left out), the same aggregation (the mean; NumRet, NumRel, NumQ summed), the same formulas
+(trec_eval's, gdeval's ERR). The cutoff is the metric's own (``AP@10`` is trec_eval's ``map_cut_10``): the run is not
 cut before the measure sees its ties, as ir_measures' ``define(support_cutoff=True)`` would.
 """
 
@@ -37,7 +40,8 @@ from .trec.records import Qrels, Run
 
 __all__ = ["AP", "MAP", "nDCG", "NDCG", "P", "Precision", "R", "Recall", "RR", "MRR", "Rprec", "RPrec", "Bpref",
            "BPref", "ERR", "RBP", "Judged", "NumRet", "NumRelRet", "NumRel", "NumQ", "SetP", "SetRelP", "SetR",
-           "SetF", "SetAP", "Success", "infAP", "TIES", "MEASURES", "FasttieMeasure", "register"]
+           "SetF", "SetAP", "Success", "infAP", "TIES", "MEASURES", "FasttieMeasure", "FasttieProvider", "PROVIDER",
+           "register"]
 
 TIES = ("average", "trec", "pyndeval", "optimistic", "pessimistic")
 
@@ -137,7 +141,7 @@ class FasttieMeasure(Measure):
         ------
         ir_measures.Metric
             One per query both judged and in the run, keyed by ir_measures' query id; ir_measures
-            gives the judged queries the run lacks ``DEFAULT``.
+            gives the other queries of its query set ``DEFAULT``.
         """
         judged, ids = _INPUTS.qrels(qrels)
         retrieved = _INPUTS.run(run)
@@ -157,6 +161,36 @@ class FasttieMeasure(Measure):
 
     def __hash__(self):
         return hash(("fasttie", repr(self)))
+
+
+class FasttieProvider(ir_measures.providers.RuntimeProvider):
+    """ir_measures' runtime provider for the fasttie measures, with ir_measures' query set.
+
+    The runtime provider reads its query set (the queries that take ``DEFAULT`` when no value
+    comes) from the qrels frame it makes, which has no row for a query of a qrels dict without
+    judgments (``{"q2": {}}``): that query would leave the mean, where ir_measures' pytrec_eval
+    and judged providers, and ranx, count it at 0. This provider takes the dict's keys as they
+    do. It serves only :class:`FasttieMeasure` measures, ahead of the runtime provider in
+    ``ir_measures.DefaultPipeline`` (put there once, on import).
+    """
+
+    NAME = "fasttie"
+
+    def supports(self, measure) -> bool:
+        """Whether ``measure`` is a fasttie measure (after ir_measures' checks of its parameters)."""
+        measure.validate_params()
+        return isinstance(measure, FasttieMeasure)
+
+    def _evaluator(self, measures, qrels):
+        evaluator = super()._evaluator(measures, qrels)
+        if isinstance(qrels, dict):  # as ir_measures' pytrec_eval and judged providers read a dict
+            evaluator.qrel_qids = set(evaluator.qrel_qids) | set(qrels)
+        return evaluator
+
+
+PROVIDER = ir_measures.providers.register(FasttieProvider())
+if not any(isinstance(p, FasttieProvider) for p in ir_measures.DefaultPipeline.providers):
+    ir_measures.DefaultPipeline.providers.insert(0, PROVIDER)
 
 
 def _measure_class(name: str) -> type:

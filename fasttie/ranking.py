@@ -118,10 +118,11 @@ def rank_evaluate(
         "stable": equal scores keep input order; "trec": score descending, then document id
         descending (trec_eval), needs ``doc_ids``; "pyndeval": score descending, then document
         id ascending (pyndeval, sentence-transformers 6.2's IR evaluator), needs
-        ``doc_ids``; optimistic / pessimistic: higher / lower grades first inside ties, the
-        best / worst tie order of the metrics :func:`fasttie.metrics.grade_order_bounds` names
-        (not of infAP, Judged@k, RBPResid@k, NumNonRelJudgedRet, nor AP@k over the retrieved
-        relevant documents).
+        ``doc_ids``; optimistic / pessimistic: higher / lower grades first inside ties, and
+        within a grade the ``judged`` rows, then the ``pooled`` ones, first / last: one order,
+        whose values every metric takes; the best / worst tie order of the metrics
+        :func:`fasttie.metrics.grade_order_bounds` names (not of infAP, RBPResid@k,
+        NumNonRelJudgedRet, nor AP@k over the retrieved relevant documents).
     gain : {"linear", "exp2"}, default "linear"
         Gain of grade g: g (trec_eval, scikit-learn) or 2**g - 1 (Burges, LightGBM).
     log_base : float, default 2

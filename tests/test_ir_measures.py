@@ -102,7 +102,13 @@ def test_trec_order_equals_ir_measures_providers(seed):
     # grades are all negative
     negative = seed >= 20
     qrels, run = _case(seed, grades=(-1, 0, 0, 1, 1, 2, 3)) if negative else _case(seed)
-    pairs = [pair for pair in PAIRS if _available(pair[2]) and not (negative and pair[1].NAME == "nDCG")]
+    _assert_equals_providers(qrels, run, [pair for pair in PAIRS if not (negative and pair[1].NAME == "nDCG")], seed)
+
+
+def _assert_equals_providers(qrels, run, pairs, seed):
+    """Each fasttie measure of ``pairs`` gives its provider's values: the same query ids, per query
+    and aggregated, all fasttie measures in one ir_measures call."""
+    pairs = [pair for pair in pairs if _available(pair[2])]
     ours = [o for o, _, _ in pairs]
     got = _per_query(ir_measures.iter_calc(ours, qrels, run))  # one call, every fasttie measure
     means = ir_measures.calc_aggregate(ours, qrels, run)
@@ -114,6 +120,70 @@ def test_trec_order_equals_ir_measures_providers(seed):
             assert mine_values[qid] == pytest.approx(value, abs=_tol(provider), rel=0), (mine, qid, seed)
         assert means[mine] == pytest.approx(provider.calc_aggregate([theirs], qrels, run)[theirs], abs=_tol(provider),
                                             rel=0), (mine, seed)
+
+
+def _with_empty_queries(seed):
+    """:func:`_case` and what filtering qrels to positive grades leaves (issue 52, item 3): keys
+    of the qrels dict without judgments, one retrieved ("7"), one not ("8"), and a query judged
+    with non-relevant documents only ("9"); _case adds judged queries the run lacks."""
+    qrels, run = _case(seed)
+    rng = random.Random(seed)
+    qrels["7"], qrels["8"], qrels["9"] = {}, {}, {"d1": 0, "d3": 0}
+    run["7"] = {"d1": rng.choice(SCORES), "d2": rng.choice(SCORES)}
+    run["9"] = {"d1": rng.choice(SCORES), "d4": rng.choice(SCORES)}
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_query_set_of_a_qrels_dict_is_ir_measures(seed):
+    # gdeval's ERR aside: ir_measures' gdeval provider fails on a run query without judgments
+    qrels, run = _with_empty_queries(seed)
+    _assert_equals_providers(qrels, run, [pair for pair in PAIRS if pair[2] is not ir_measures.gdeval], seed)
+
+
+def test_issue_example_query_without_judgments():
+    """Issue 52, item 3: ir_measures and ranx average q2, a key of the qrels without judgments,
+    in at 0 (AP 0.5); fasttie.ir_measures said 1.0 (the runtime provider's frame has no q2), and
+    so did ``trec.evaluate(complete=True)``."""
+    qrels, run = {"q1": {"d1": 1}, "q2": {}}, {"q1": {"d1": 1.0}}
+    theirs = ir_measures.calc_aggregate([ir_measures.AP, ir_measures.NumQ, ir_measures.NumRel], qrels, run)
+    assert theirs == {ir_measures.AP: 0.5, ir_measures.NumQ: 1.0, ir_measures.NumRel: 1.0}
+    for ties in ("average", "trec"):
+        mine = [fim.AP(ties=ties), fim.NumQ(ties=ties), fim.NumRel(ties=ties)]
+        assert ir_measures.calc_aggregate(mine, qrels, run) == dict(zip(mine, [0.5, 1.0, 1.0]))
+        assert {(m.query_id, m.value) for m in ir_measures.iter_calc(mine[:1], qrels, run)} == {("q1", 1.0), ("q2", 0.0)}
+    complete = ft.trec.evaluate(qrels, run, ["AP", "NumQ", "NumRel"], complete=True)
+    # trec_eval -c's counts: NumQ the queries averaged over, NumRel every judged query's
+    assert complete.query_ids == ["q1", "q2"] and complete.mean == {"AP": 0.5, "NumQ": 2.0, "NumRel": 1.0}
+    assert ft.trec.evaluate(qrels, run, ["AP"]).mean == {"AP": 1.0}  # without -c: queries both judged and run
+    ranx = pytest.importorskip("ranx")
+    assert ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "map", make_comparable=True) == 0.5
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_complete_is_ir_measures_query_set_with_trec_eval_counts(seed):
+    """``trec.evaluate(complete=True)``: ir_measures' queries and means; a query not both judged
+    and retrieved scored as an empty ranking, as trec_eval -c: NumQ 1 (ir_measures: 0) and NumRel
+    its relevant documents (ir_measures: 0), every other measure 0, as ir_measures' DEFAULT."""
+    qrels, run = _with_empty_queries(seed)
+    measures = [ir_measures.AP, ir_measures.nDCG @ 5, ir_measures.P @ 3, ir_measures.RR, ir_measures.Bpref,
+                ir_measures.NumRet, ir_measures.NumRelRet, ir_measures.NumQ, ir_measures.NumRel]
+    result = ft.trec.evaluate(qrels, run, measures, complete=True)
+    theirs = _per_query(ir_measures.pytrec_eval.iter_calc(measures, qrels, run))
+    assert result.query_ids == sorted(qrels)
+    both = {q for q in qrels if qrels[q] and q in run}
+    for measure in measures:
+        values = dict(zip(result.query_ids, result.per_query[str(measure)].tolist()))
+        for qid in qrels:
+            if measure.NAME == "NumQ" and qid not in both:
+                assert values[qid] == 1.0
+            elif measure.NAME == "NumRel" and qid not in both:
+                assert values[qid] == sum(g >= 1 for g in qrels[qid].values())
+            else:
+                assert values[qid] == pytest.approx(theirs[(qid, measure)], abs=TOL), (measure, qid, seed)
+        if measure.NAME not in ("NumQ", "NumRel"):
+            assert result.mean[str(measure)] == pytest.approx(
+                ir_measures.pytrec_eval.calc_aggregate([measure], qrels, run)[measure], abs=TOL)
 
 
 def test_the_issue_example_equals_ir_measures():

@@ -2,8 +2,8 @@
 in one table.
 
 A tie mode orders the items inside each tie: ``AVERAGE`` averages every order (the exact
-expectation), ``OPTIMISTIC`` / ``PESSIMISTIC`` split each tie by grade, higher / lower first,
-``FIXED`` takes one given order (``"stable"``: input or database order; ``"trec"``: score, then
+expectation), ``OPTIMISTIC`` / ``PESSIMISTIC`` split each tie by grade, higher / lower first, and
+within a grade by judgment, judged / unjudged first, ``FIXED`` takes one given order (``"stable"``: input or database order; ``"trec"``: score, then
 document id descending). A relevance kind says how a kernel finds an item's grade: class ids,
 multi-hot labels, or listed (per query) relevant items, whose grades move in after a pass that
 counts distances only.

@@ -4,7 +4,8 @@ The second front door of the engine (DESIGN.md section 2): the same closed-form 
 Hamming ranking, fed from a stable sort of the scores instead of distance buckets.
 
 * average: one tie per run of equal scores;
-* optimistic / pessimistic: each run split by grade, highest (lowest) first: homogeneous ties;
+* optimistic / pessimistic: each run split by grade, highest (lowest) first, and within a grade by
+  judgment, judged rows first (last): homogeneous ties, one order's values;
 * fixed (stable, trec): every row its own position, equal scores ordered by a per-row key
   (input position for "stable", descending document id for "trec"); no ties, so the rows
   with a grade or a judgment go to :func:`.finalize.finalize_ranked`, which skips the others
@@ -55,13 +56,17 @@ def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
         stop = run_end(scores, order, start, mode)
         run = order[start:stop]
         if mode == OPTIMISTIC or mode == PESSIMISTIC:
-            run_grades = grades[run]
-            by_grade = argsort_descending(run_grades if mode == OPTIMISTIC else -run_grades)
-            run = run[by_grade]
+            # by grade, and within a grade the judged rows first (optimistic) or last: every split
+            # tie then holds one grade and one judgment, so the values are those of one order (a
+            # judged and an unjudged row of one grade would count half each in Judged@k, RBPResid)
+            sign = 1.0 if mode == OPTIMISTIC else -1.0
+            run = run[argsort_descending(sign * judged[run].astype(np.float64))]
+            run = run[argsort_descending(sign * grades[run])]  # stable: judged order kept within a grade
         for p in range(run.shape[0]):
             row = run[p]
-            # a new tie unless averaging inside the run, or the grade repeats in a split run
-            same = p > 0 and (mode == AVERAGE or grades[row] == grades[run[p - 1]])
+            # a new tie unless averaging inside the run, or grade and judgment repeat in a split run
+            same = p > 0 and (mode == AVERAGE or (grades[row] == grades[run[p - 1]]
+                                                  and judged[row] == judged[run[p - 1]]))
             if not same:
                 m += 1
             tie_n[m - 1] += 1

@@ -38,10 +38,12 @@ DEFAULT_PERSISTENCE = 0.8  # ir_measures' default; trec_eval's rbp takes 0.9
 
 
 # "optimistic" / "pessimistic" are reproducible orders: each tie by grade, higher / lower first
-# (TRM's maximum and minimum). For most metrics they are also the highest / lowest value over
-# every order inside ties; not for these, which count judgments (the modes do not order a tie
-# by judged-ness) or, for infAP, rise when a pooled unjudged item stands above a relevant one
-NOT_BOUNDED_BY_GRADE_ORDER = ("infAP", "Judged", "RBPResid", "NumNonRelJudgedRet")
+# (TRM's maximum and minimum), and within a grade the judged rows, then the pooled ones, first /
+# last. For most metrics they are also the highest / lowest value over every order inside ties
+# (Judged@k too: every judged or relevant row comes first); not for these: the residual is
+# lowest in the optimistic order, NumNonRelJudgedRet@k highest with the judged non-relevant rows
+# before the relevant ones, and infAP rises when a pooled unjudged item stands above a relevant one
+NOT_BOUNDED_BY_GRADE_ORDER = ("infAP", "RBPResid", "NumNonRelJudgedRet")
 
 
 def over_retrieved(metric, ap_denominator: str) -> bool:
@@ -67,7 +69,9 @@ def grade_order_bounds(metric, ap_denominator: str = "retrieved") -> bool:
     They do for every metric that rises when a higher grade moves up a rank (a pairwise
     exchange never lowers it): P, R, F1, Success, NumRelRet, RR, AP and WAP over R or min(k, R),
     AP and WAP of the whole list, GMAP, Rprec, Bpref, ACG, DCG, nDCG, RBP, ERR, interpolated
-    precision; and for those no tie order changes (the counts, SetAP, the radius metrics).
+    precision, Judged@k (within a grade the modes put the judged rows first / last, and an
+    unjudged row has grade 0); and for those no tie order changes (the counts, SetAP, the radius
+    metrics).
     They do not for AP@k and WAP@k (GMAP@k) with ``ap_denominator="retrieved"``: the hits in
     the top k divide the sum, so a relevant item moved into the top k can lower it; for the
     metrics of :data:`NOT_BOUNDED_BY_GRADE_ORDER`; nor for graded metrics whose gain table of
@@ -86,7 +90,7 @@ def grade_order_bounds(metric, ap_denominator: str = "retrieved") -> bool:
     Examples
     --------
     >>> from fasttie.metrics import parse_metrics
-    >>> [grade_order_bounds(m) for m in parse_metrics(["AP", "AP@10", "nDCG@10", "Judged@10"])]
+    >>> [grade_order_bounds(m) for m in parse_metrics(["AP", "AP@10", "nDCG@10", "RBPResid@10"])]
     [True, False, True, False]
     """
     if metric.base in NOT_BOUNDED_BY_GRADE_ORDER:

@@ -21,7 +21,7 @@ from ..validation import check_empty_policy, mean_of_kept
 from .dict_join import align_dicts
 from .join import Aligned, align
 from .measure_objects import metric_names_of
-from .readers import as_qrels
+from .readers import as_qrels, queries_without_judgments
 from .subtopics import diversity_columns
 from .trec_only import trec_only_columns
 
@@ -106,8 +106,12 @@ def evaluate(
         "trec": score descending, then document id descending (string order), trec_eval's and
         ``ndeval -traditional``'s order. "pyndeval": score descending, then document id
         ascending, the order of pyndeval and ir_measures. "average": the exact expectation
-        over all orders inside ties. "stable": file order inside ties. The diversity measures
-        take "trec", "pyndeval", "stable" and "average"; trec_eval's ``G`` every order but "average".
+        over all orders inside ties. "stable": file order inside ties. "optimistic" /
+        "pessimistic": inside ties higher / lower grades first, and within a grade the judged
+        documents, then those with a negative grade (pooled, unjudged), first / last
+        (docs/ties.md): one order, whose values every measure takes. The diversity measures
+        take "trec", "pyndeval", "stable" and "average"; trec_eval's ``G`` every order but
+        "average".
     ap_denominator : {"total", "retrieved", "min"}, default "total"
         AP@k denominator; "total" (R) is trec_eval's ``map_cut``.
     gain : {"linear", "exp2"}, default "linear"
@@ -119,10 +123,15 @@ def evaluate(
         Queries whose judgments have no relevant document: trec_eval and ndeval score them 0
         and keep them in the mean ("zero").
     complete : bool, default False
-        Also average over judged queries missing from the run, with every metric 0 for them
-        (trec_eval and ndeval ``-c``). Without it, only queries both judged and in the run count,
-        as in trec_eval 9 and pytrec_eval (trec_eval 10.0 refuses a run that lacks a judged query
-        unless ``-c`` is given).
+        Average over every query of the qrels, as trec_eval and ndeval ``-c``, ir_measures and
+        ranx (``make_comparable=True``) do: those of a qrels mapping without any judgment
+        (``{"q2": {}}``, what filtering to positive grades leaves) included. A query not both
+        judged and in the run is scored as an empty ranking, as trec_eval ``-c`` scores it:
+        every metric 0 but NumQ (1: it is averaged over) and NumRel (its relevant documents).
+        ir_measures gives those two 0 as well (its default value for a query it has no result
+        for): :mod:`fasttie.ir_measures` gives its values. Without ``complete``, only queries
+        both judged and in the run count, as in trec_eval 9 and pytrec_eval (trec_eval 10.0
+        refuses a run that lacks a judged query unless ``-c`` is given).
     max_retrieved : int, optional
         Evaluate only the first ``max_retrieved`` documents of each query in trec_eval's
         order, score descending, then document id descending (trec_eval ``-M``). The cut is
@@ -144,8 +153,9 @@ def evaluate(
         Per-query values in the order of ``Result.query_ids`` (sorted as strings); settings
         include ``complete``, ``max_retrieved``, ``judged_only``, the query set
         (``judged_not_in_run``: judged queries the run lacks, left out of the means or, with
-        ``complete=True``, scored 0; ``in_run_not_judged``: run queries without judgments,
-        ignored), and ``alpha`` (a float, or a sorted list when several) when a diversity measure
+        ``complete=True``, scored as an empty ranking; ``in_run_not_judged``: run queries
+        without judgments, ignored, or with ``complete=True`` and a qrels mapping that names
+        them, scored as an empty ranking), and ``alpha`` (a float, or a sorted list when several) when a diversity measure
         was asked for (and ``beta`` for NRBP). ``Result.to_frame()`` gives the per-query values
         as a pandas DataFrame indexed by query id.
 
@@ -231,9 +241,10 @@ def evaluate(
         # dicts join without arrays of document ids; None: inputs that the general join takes
         aligned = align_dicts(qrels, run, judged_only=judged_only, tie_keys=ties != "average")
     if aligned is None:
+        without_judgments = queries_without_judgments(qrels)  # before the Qrels, which cannot hold them
         qrels = as_qrels(qrels, n_threads=options.get("n_threads"))
         aligned = align(qrels, run, complete=complete, max_retrieved=max_retrieved, judged_only=judged_only,
-                        n_threads=options.get("n_threads"))
+                        n_threads=options.get("n_threads"), without_judgments=without_judgments)
     n_queries = len(aligned.query_ids)
     if n_queries == 0:
         raise InputError("no query of the run has judgments in the qrels: nothing to evaluate")

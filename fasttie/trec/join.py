@@ -9,7 +9,7 @@ import numpy as np
 from .._kernels.key_join import locate_keys
 from ..errors import InputError, InputTypeError
 from ..parallel import resolve_threads, run_blocks
-from .readers import as_qrels, as_run
+from .readers import as_qrels, as_run, queries_without_judgments
 from .records import Qrels, Run
 
 __all__ = ["Aligned", "align", "first_in_trec_order", "select_rows", "take_rows"]
@@ -23,9 +23,11 @@ class Aligned:
     ----------
     query_ids : ndarray of str, shape (n_queries,)
         Evaluated queries, sorted as strings: those of the run that have judgments, or every
-        judged query with ``complete=True``.
+        query of the qrels with ``complete=True`` (those a qrels mapping names without a
+        judgment too).
     sizes : ndarray of int64, shape (n_queries,)
-        Retrieved documents per query (0 for a judged query missing from the run).
+        Retrieved documents per query (0 for a judged query missing from the run, and for a
+        query without judgments).
     docno, score : ndarray, shape (n_rows,)
         The run's rows of those queries, grouped by query in ``query_ids`` order (``docno`` is
         None from dicts: see ``tie_keys``).
@@ -154,7 +156,7 @@ def _check_trec_options(complete, max_retrieved, judged_only):
 
 
 def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = None,
-          judged_only: bool = False, n_threads: int | None = None) -> Aligned:
+          judged_only: bool = False, n_threads: int | None = None, without_judgments=None) -> Aligned:
     """Join a run with judgments the way trec_eval does.
 
     Parameters
@@ -167,8 +169,10 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
         :class:`Run`, ``{qid: {docno: score}}``, a DataFrame, a ranx ``Run``.
     complete : bool, default False
         False: evaluate the queries of the run that have judgments (trec_eval's default; run
-        queries without judgments are ignored). True: every judged query, those missing from
-        the run with an empty ranking (trec_eval ``-c``).
+        queries without judgments are ignored). True: every query of the qrels, those missing
+        from the run with an empty ranking (trec_eval ``-c``), and so those a qrels mapping
+        names without a judgment (``{"q2": {}}``, counted by ir_measures and ranx), whatever
+        the run holds for them.
     max_retrieved : int, optional
         Keep only the first ``max_retrieved`` documents of each query in trec_eval's order,
         score descending, then document id descending (trec_eval ``-M``); the relevant
@@ -179,6 +183,10 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
     n_threads : int, optional
         Threads that read files and join (see :func:`fasttie.parallel.resolve_threads`); the
         result does not depend on it.
+    without_judgments : array_like of str, optional
+        With ``complete=True``, the queries of the qrels without a judgment, for a ``qrels``
+        already read into a :class:`Qrels`, which cannot hold them; by default those of
+        ``qrels`` itself (:func:`fasttie.trec.readers.queries_without_judgments`).
 
     Returns
     -------
@@ -194,6 +202,8 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
     collide is joined again with dictionaries).
     """
     _check_trec_options(complete, max_retrieved, judged_only)
+    if without_judgments is None:
+        without_judgments = queries_without_judgments(qrels)
     qrels = as_qrels(qrels, n_threads=n_threads)
     run = as_run(run, n_threads=n_threads)
     if max_retrieved is not None:
@@ -274,6 +284,13 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
         sizes = np.bincount(np.repeat(np.arange(n_queries), sizes)[judged], minlength=n_queries).astype(np.int64)
         docno, score, grade, pooled = docno[judged], score[judged], grade[judged], pooled[judged]
         judged = judged[judged]
+    if complete:  # queries without a judgment: no row and nothing unretrieved, in sorted place
+        extra = np.setdiff1d(np.asarray(without_judgments, dtype=str), query_ids)
+        ids = np.concatenate((query_ids, extra))  # the wider of the two string widths
+        order = np.argsort(ids, kind="stable")  # zero-size queries move in: the rows stay as they are
+        query_ids, sizes = ids[order], np.concatenate((sizes, np.zeros(len(extra), dtype=np.int64)))[order]
+        padded = unretrieved + [np.zeros(0, dtype=np.int64)] * len(extra)
+        unretrieved = [padded[i] for i in order.tolist()]
     return Aligned(query_ids, sizes, docno, score, grade, judged, pooled, unretrieved,
                    judged_not_in_run=len(np.setdiff1d(qrels.query_ids, run.query_ids)),
                    in_run_not_judged=len(np.setdiff1d(run.query_ids, qrels.query_ids)))

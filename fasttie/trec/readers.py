@@ -28,12 +28,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
+import numpy as np
+
 from ..errors import InputError, InputTypeError
 from .grouping import raise_duplicate
 from .records import Qrels, Run
 from .table import read_table
 
-__all__ = ["as_qrels", "as_run", "read_qrels", "read_run"]
+__all__ = ["as_qrels", "as_run", "queries_without_judgments", "read_qrels", "read_run"]
 
 
 def read_run(path, *, n_threads: int | None = None) -> Run:
@@ -267,3 +269,32 @@ def as_qrels(qrels, *, n_threads: int | None = None) -> Qrels:
     Qrels(n_queries=1, n_rows=2)
     """
     return _coerce(qrels, Qrels, read_qrels, "qrels", "rel", n_threads)
+
+
+def queries_without_judgments(qrels):
+    """The queries a qrels mapping names without a judgment: ``{"q2": {}}`` (what filtering
+    qrels to the positive grades leaves), which a :class:`Qrels` cannot hold.
+
+    ir_measures and ranx count such a query in the query set (scored 0); trec_eval's files
+    cannot name one. Only a mapping or a ranx ``Qrels`` has them; any other form has none.
+
+    Parameters
+    ----------
+    qrels : any form :func:`as_qrels` takes
+
+    Returns
+    -------
+    ndarray of str
+        Their ids as str, sorted.
+
+    Examples
+    --------
+    >>> queries_without_judgments({"q1": {"d1": 1}, "q2": {}})
+    array(['q2'], dtype='<U2')
+    """
+    if _is_instance_of(qrels, "ranx", ("Qrels",)):
+        qrels = qrels.to_dict()
+    if not isinstance(qrels, Mapping):
+        return np.zeros(0, dtype=str)
+    return np.unique(np.array([str(q) for q, docs in qrels.items() if isinstance(docs, Mapping) and not docs],
+                              dtype=str))

@@ -91,5 +91,13 @@ def diversity_columns(qrels, aligned, diversity, ties, relevance_level, n_thread
         The queries without any relevant subtopic.
     """
     y_true, scores, sizes, docno_rank = _diversity_inputs(qrels, aligned, relevance_level)
-    return diversity_values(y_true, scores, sizes, metrics=list(diversity.values()), doc_ids=docno_rank, ties=ties,
-                            n_threads=n_threads)
+    # a query of a qrels mapping without judgments (complete=True) has no row: no relevant subtopic
+    kept = sizes > 0
+    values = {name: np.zeros(len(sizes)) for name in diversity}
+    is_empty = ~kept
+    if kept.any():
+        kept_values, is_empty[kept] = diversity_values(y_true, scores, sizes[kept], metrics=list(diversity.values()),
+                                                       doc_ids=docno_rank, ties=ties, n_threads=n_threads)
+        for name, column in kept_values.items():
+            values[name][kept] = column
+    return values, is_empty

@@ -111,3 +111,60 @@ def test_modes_are_orders_by_grade():
                                  ties="stable", judged=judged[order])
         for name, values in mode.per_query.items():
             assert math.isclose(values[0], fixed.per_query[name][0], rel_tol=1e-12, abs_tol=1e-12), (name, ties)
+
+
+def _grade_order(grades, judged, pooled, scores, optimistic):
+    """The order the modes stand for, built row by row: score descending, then grade descending,
+    judged rows, then pooled ones, first (optimistic), or grade ascending, unpooled rows, then
+    unjudged ones, first (pessimistic)."""
+    sign = 1 if optimistic else -1
+    return np.lexsort((-sign * pooled, -sign * judged, -sign * grades, -scores))
+
+
+def _plain_counts(grades, judged, pooled, k, p, level=1):
+    """Judged@k, RBPResid(p)@k and NumNonRelJudgedRet@k of rows in rank order, by definition."""
+    top = min(k, len(grades))
+    counted = pooled | (grades >= level)  # Judged@k: a document with a qrels line, or relevant
+    return {f"Judged@{k}": counted[:top].sum() / top,
+            f"RBPResid(p={p})@{k}": math.fsum((1 - p) * p ** i for i in range(top) if not judged[i]) + p ** top,
+            f"NumNonRelJudgedRet@{k}": float((judged[:top] & (grades[:top] < level)).sum())}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["total", "retrieved"]))
+def test_modes_are_one_order_with_judgments(seed, ap_denominator):
+    """Within a grade the modes order the rows by judgment (judged, then pooled, first for
+    optimistic; last for pessimistic): every metric, those that count judgments too, takes the
+    value of that one order, built here row by row and scored as a fixed order, and for the
+    counts of judgments by their definition."""
+    grades, judged, pooled, scores, unretrieved = random_judged_list(np.random.default_rng(seed))
+    names = LIST_METRICS + ["RBPResid(p=0.5)@2", "Judged@4", "NumNonRelJudgedRet@1"]
+    for ties in ("optimistic", "pessimistic"):
+        order = _grade_order(grades, judged, pooled, scores, ties == "optimistic")
+        mode = ft.rank_evaluate(grades, scores, metrics=names, ties=ties, judged=judged, pooled=pooled,
+                                unretrieved=[unretrieved], ap_denominator=ap_denominator).per_query
+        fixed = ft.rank_evaluate(grades[order], -np.arange(len(order), dtype=float), metrics=names, ties="stable",
+                                 judged=judged[order], pooled=pooled[order], unretrieved=[unretrieved],
+                                 ap_denominator=ap_denominator).per_query
+        for name in names:
+            assert math.isclose(mode[name][0], fixed[name][0], rel_tol=1e-12, abs_tol=1e-12), (name, ties)
+        for k, p in ((1, 0.5), (2, 0.8), (4, 0.5)):
+            plain = _plain_counts(grades[order], judged[order], pooled[order], k, p)
+            got = ft.rank_evaluate(grades, scores, metrics=list(plain), ties=ties, judged=judged,
+                                   pooled=pooled).per_query
+            for name, value in plain.items():
+                assert math.isclose(got[name][0], value, rel_tol=1e-12, abs_tol=1e-12), (name, ties)
+
+
+def test_issue_example_judgments_in_a_tie_of_one_grade():
+    """Issue 52, item 6: the judged a and the unjudged b tie at grade 0. Counted half each, the
+    modes gave Judged@1 = 0.5 and RBPResid@1 = 0.9, which no order gives; optimistic puts a
+    first (1, 0.8), pessimistic b (0, 1.0), in both doors."""
+    names = ["Judged@1", "RBPResid@1", "NumNonRelJudgedRet@1"]
+    expected = {"optimistic": {"Judged@1": 1.0, "RBPResid@1": 0.8, "NumNonRelJudgedRet@1": 1.0},
+                "pessimistic": {"Judged@1": 0.0, "RBPResid@1": 1.0, "NumNonRelJudgedRet@1": 0.0}}
+    for ties, values in expected.items():
+        trec = ft.trec.evaluate({"1": {"a": 0, "c": 1}}, {"1": {"a": 1.0, "b": 1.0, "c": 0.0}}, names, ties=ties)
+        lists = ft.rank_evaluate([0, 0, 1], [1.0, 1.0, 0.0], metrics=names, ties=ties, judged=[True, False, True])
+        for got in (trec.mean, lists.mean):
+            assert got == pytest.approx(values, abs=1e-15), ties

@@ -47,7 +47,9 @@ SAME_AS = {
 
 def _case(seed, *, tied, max_docs=8):
     """qrels and run dicts: 1..4 judged queries, sometimes one the run lacks, sometimes a run query
-    without judgments. Scores from 3 values (tied) or all distinct."""
+    without judgments, sometimes a key of the qrels without judgments (what filtering qrels to
+    positive grades leaves; ranx counts it at 0), retrieved or not. Scores from 3 values (tied)
+    or all distinct."""
     rng = np.random.default_rng(seed)
     qrels, run = {}, {}
     for q in range(int(rng.integers(1, 5))):
@@ -69,6 +71,10 @@ def _case(seed, *, tied, max_docs=8):
             run[qid] = {d: float(s) for d, s in zip(retrieved, scores)}
     if rng.random() < 0.3:
         run["unjudged"] = {"d0": 1.0, "d1": 0.5}
+    if rng.random() < 0.3:
+        qrels["no_judgment"] = {}
+        if rng.random() < 0.5:
+            run["no_judgment"] = {"d0": 1.0, "u0": 0.5}
     return qrels, run
 
 

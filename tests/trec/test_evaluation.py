@@ -323,6 +323,27 @@ def test_evaluate_files_and_complete(tmp_path):
         assert complete.mean[name] == pytest.approx(from_files.per_query[name].sum() / len(qrels), abs=1e-12)
 
 
+def test_complete_counts_the_queries_a_qrels_mapping_names_without_judgments():
+    """complete=True: every key of a qrels dict (or ranx Qrels) is a query of the mean, one without
+    judgments scored as an empty ranking whatever the run holds for it (issue 52, item 3)."""
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {}, "a_longer_query_id": {}, "q3": {"d1": 2}}
+    run = {"q1": {"d1": 1.0, "d2": 1.0}, "q2": {"d1": 1.0, "d5": 0.5}, "q9": {"d1": 1.0}}
+    names = ["AP", "nDCG@2", "P@1", "Judged@2", "NumRet", "NumQ", "NumRel", "alpha_nDCG@2"]
+    for ties in ("trec", "average"):
+        complete = trec.evaluate(qrels, run, names, complete=True, ties=ties)
+        assert complete.query_ids == ["a_longer_query_id", "q1", "q2", "q3"]
+        others = [0, 2, 3]  # a_longer_query_id and q2 without judgments, q3 not retrieved: empty rankings
+        for name in names:
+            expected = {"NumQ": [1.0, 1.0, 1.0], "NumRel": [0.0, 0.0, 1.0]}.get(name, [0.0, 0.0, 0.0])
+            np.testing.assert_array_equal(complete.per_query[name][others], expected, err_msg=name)
+        assert complete.mean["AP"] == complete.per_query["AP"][1] / 4 and complete.mean["NumQ"] == 4.0
+        assert complete.settings["in_run_not_judged"] == 2  # q2 and q9: no judgment
+    assert trec.evaluate(qrels, run, ["AP"]).query_ids == ["q1"]  # without -c, queries judged and retrieved
+    ranx = pytest.importorskip("ranx")
+    from_ranx = trec.evaluate(ranx.Qrels(qrels), ranx.Run(run), ["AP"], complete=True)
+    assert from_ranx.query_ids == ["a_longer_query_id", "q1", "q2", "q3"]
+
+
 def test_evaluate_tie_modes_and_errors():
     qrels = {"q1": {"d1": 1, "d3": 1}, "q2": {"x": 0}}
     run = {"q1": {"d1": 0.5, "d2": 0.5, "d4": 0.1}, "q2": {"x": 1.0}, "q3": {"y": 1.0}}
