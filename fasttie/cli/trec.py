@@ -32,11 +32,6 @@ def _trec(args) -> int:
     for option, path in (("QRELS", args.qrels), *(("RUN", run) for run in args.run)):
         if not os.path.isfile(path):
             raise UsageError(f"{option}: file not found: {path}{explain_extra([path])}")
-    if not args.level > 0:  # the library's rule, with what trec_eval would have done
-        raise UsageError(f"-l/--level must be a positive number, got {args.level:g} (trec_eval's -l 0 makes every "
-                         "judged grade >= 0 relevant and unjudged documents not; not supported yet: fasttie's engine tells "
-                         "relevance by the grade alone, and grades an unjudged document 0)")
-    level = int(args.level) if float(args.level).is_integer() else args.level
     try:
         qrels = ft.trec.read_qrels(args.qrels)
         results = []  # (path, result, run tag) per run, in the order given
@@ -47,7 +42,7 @@ def _trec(args) -> int:
             run = ft.trec.read_run(path)
             result = ft.trec.evaluate(
                 qrels, run, metrics, ties=args.ties, ap_denominator=args.ap_denominator,
-                gain=args.gain, relevance_level=level, empty=args.empty, complete=args.complete,
+                gain=args.gain, relevance_level=args.level, empty=args.empty, complete=args.complete,
                 max_retrieved=args.max_retrieved, judged_only=args.judged_only, spread=args.spread,
             )
             missing = np.isin(result.query_ids, run.query_ids, invert=True)  # judged, not in the run (-c)
