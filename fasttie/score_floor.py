@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields, replace
 from .errors import InputError, InputTypeError
 from .metrics.families import asked_names, parse_metric
 
-__all__ = ["ScoreFloor", "evaluate_with_floor"]
+__all__ = ["ScoreFloor", "evaluate_with_floor", "merged_results"]
 
 
 @dataclass(frozen=True)
@@ -78,23 +78,38 @@ def evaluate_with_floor(call, rule, arguments, floor_rows):
     others = [key for key in asked if key not in floored]
     results = [call(**{**arguments, "metrics": others})] if others else []
     results.append(call(**{**arguments, **floor_rows(rule.at_most, arguments), "metrics": floored}))
-    merged = _merged(results, list(asked))
+    # n_empty: the floored call's empty queries (none at the relevance level, R kept whole) hold
+    # every query empty for the other metrics (no positive grade is fewer), so the union is the
+    # larger count
+    merged = merged_results(results, list(asked), n_empty=max(result.n_empty for result in results))
     merged.settings["score_floor"] = rule.settings(floored)
     return merged
 
 
-def _merged(results, keys):
-    """One Result from results of one query set over disjoint metrics, keyed in ``keys``' order:
-    every field keyed by metric (``mean``, ``per_query``, ``tie_std``, ...) joined, the rest the
-    first result's."""
+def merged_results(results, keys, *, n_empty: int):
+    """One Result from results of one query set over disjoint metrics.
+
+    Parameters
+    ----------
+    results : list of Result
+        Each of the same queries, in the same order, for metrics no other result holds.
+    keys : list of str
+        The metrics' keys in the order the merged result holds them.
+    n_empty : int
+        The queries without relevant items for any of the metrics: each result counts its own,
+        and only the caller knows how the sets nest.
+
+    Returns
+    -------
+    Result
+        Every field keyed by metric (``mean``, ``per_query``, ``tie_std``, ...) joined, the
+        curves joined, the rest (settings a copy) the first result's.
+    """
     first = results[0]
     keyed = {}
     for each in fields(first):  # the fields keyed by metric are of mean's type (MetricValues)
         if isinstance(getattr(first, each.name), type(first.mean)):
             values = {key: value for result in results for key, value in getattr(result, each.name).items()}
             keyed[each.name] = {key: values[key] for key in keys if key in values}
-    # n_empty: the floored call's empty queries (none at the relevance level, R kept whole) hold
-    # every query empty for the other metrics (no positive grade is fewer), so the union is the
-    # larger count
     return replace(first, **keyed, curves={k: v for result in results for k, v in result.curves.items()},
-                   n_empty=max(result.n_empty for result in results), settings=dict(first.settings))
+                   n_empty=n_empty, settings=dict(first.settings))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib.util
+import math
 import os
 import re
 import sys
@@ -78,6 +79,20 @@ def _positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+def _trec_level(text):
+    """``-l``'s value as trec_eval reads it: ``atol``, the integer part of the number as written
+    (``1.5`` -> 1, ``-0.5`` -> 0, ``.5`` -> 0, ``1e1`` -> 1); text that is no number is refused
+    (atol would read 0)."""
+    try:
+        number = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    digits = re.match(r"\s*([+-]?\d+)", text)
+    return int(digits.group(1)) if digits else 0
 
 
 def _digits(text):

@@ -8,7 +8,7 @@ from .. import __version__
 from ..metrics.doors import HAMMING, LISTS, metric_help
 from ..plots import RADIUS_MEANS
 from .common import (
-    DEFAULT_METRICS, PROTOCOLS, TIE_MODES, _digits, _Parser, _plot_size, _positive_int,
+    DEFAULT_METRICS, PROTOCOLS, TIE_MODES, _digits, _Parser, _plot_size, _positive_int, _trec_level,
 )
 from .compare import _compare
 from .demo import _demo
@@ -187,8 +187,9 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
                       help="leave out the 'all' lines and the runid line (trec_eval -n; with -q, the queries' lines only)")
     trec.add_argument("-c", "--complete", "--complete_rel_info_wanted", action="store_true",
                       help="average over every judged query, 0 for those missing from the run (trec_eval -c)")
-    trec.add_argument("-l", "--level", "--level_for_rel", type=float, default=1, metavar="L",
-                      help="grades >= L are relevant (trec_eval -l; default 1)")
+    trec.add_argument("-l", "--level", "--level_for_rel", type=_trec_level, default=1, metavar="L",
+                      help="judged documents with grade >= L are relevant, L read as trec_eval reads it: its integer "
+                           "part (-l 1.5 is -l 1); -l 0 makes every judged document relevant (trec_eval -l; default 1)")
     trec.add_argument("-M", "--max-retrieved", "--Max_retrieved_per_topic", type=_positive_int, metavar="N",
                       help="evaluate only the first N documents of each query, in trec_eval's order: score descending, "
                            "then docno descending, whatever --ties is (trec_eval -M)")

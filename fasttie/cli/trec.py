@@ -33,11 +33,6 @@ def _trec(args) -> int:
     for option, path in (("QRELS", args.qrels), *(("RUN", run) for run in args.run)):
         if not os.path.isfile(path):
             raise UsageError(f"{option}: file not found: {path}{explain_extra([path])}")
-    if not args.level > 0:  # the library's rule, with what trec_eval would have done
-        raise UsageError(f"-l/--level must be a positive number, got {args.level:g} (trec_eval's -l 0 makes every "
-                         "judged grade >= 0 relevant and unjudged documents not; not supported yet: fasttie's engine tells "
-                         "relevance by the grade alone, and grades an unjudged document 0)")
-    level = int(args.level) if float(args.level).is_integer() else args.level
     # relstring is text: trec_eval prints it per query (-q) only, and fasttie in trec_eval's text only
     lengths = {key: int(metric.rpartition("@")[2]) for key, metric in keys.items() if base_of(metric) == "relstring"}
     if lengths and (args.json or args.csv):
@@ -56,7 +51,7 @@ def _trec(args) -> int:
             strings = {key: ft.trec.relstring(qrels, run, length=length, ties=args.ties, complete=args.complete,
                                               max_retrieved=args.max_retrieved, judged_only=args.judged_only)
                        for key, length in lengths.items()}
-            result = _values(qrels, run, values, args, level) if values else \
+            result = _values(qrels, run, values, args) if values else \
                 Result(mean={}, per_query={}, n_queries=len(next(iter(strings.values()))), n_empty=0,
                        query_ids=list(next(iter(strings.values()))))
             if strings:  # a placeholder column holds each string's place in the print order
@@ -159,7 +154,7 @@ def _is_measure(text):
         return False
 
 
-def _values(qrels, run, keys, args, level):
+def _values(qrels, run, keys, args):
     """fasttie.trec.evaluate of the measures ``keys`` maps printed names to, keyed by those names,
     with trec_eval's values where its measure differs from the fasttie metric
     (:func:`as_trec_eval_prints`)."""
@@ -168,7 +163,7 @@ def _values(qrels, run, keys, args, level):
         metrics += [count for count in _UNJUDGED_COUNTS if count not in metrics]
     result = ft.trec.evaluate(
         qrels, run, metrics, ties=args.ties, ap_denominator=args.ap_denominator,
-        gain=args.gain, relevance_level=level, empty=args.empty, complete=args.complete,
+        gain=args.gain, relevance_level=args.level, empty=args.empty, complete=args.complete,
         max_retrieved=args.max_retrieved, judged_only=args.judged_only, spread=args.spread,
     )
     missing = np.isin(result.query_ids, run.query_ids, invert=True)  # judged, not in the run (-c)

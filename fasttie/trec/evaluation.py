@@ -7,15 +7,18 @@ documents the run misses; alpha-nDCG goes to the diversity engine (:mod:`fasttie
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .._kernels.trec_order import trec_tie_keys
 from ..diversity.inputs import TIE_RULES, empty_value
 from ..errors import InputError, InputTypeError
-from ..metrics import aggregate, diversity_settings, parse_metrics, split_metric_names
+from ..metrics import GRADED, aggregate, diversity_settings, parse_metrics, split_metric_names
 from ..metrics.families import asked_names
 from ..ranking import rank_lists
 from ..result import Result
+from ..score_floor import merged_results
 from ..scoring import check_options
 from ..validation import check_empty_policy, mean_of_kept
 from .dict_join import align_dicts
@@ -54,6 +57,46 @@ def ascending_tie_keys(aligned: Aligned, ties: str):
     rank = ids.astype(np.int64) if ids.dtype.kind in "iu" else \
         np.unique(ids, return_inverse=True)[1].ravel().astype(np.int64)
     return -rank if ties == "trec" else rank
+
+
+def _every_judged(relevance_level) -> bool:
+    """Whether ``relevance_level`` is 0, every judged document relevant (trec_eval ``-l 0``);
+    a negative level is refused here, any other value is :func:`fasttie.ranking.rank_lists`' to
+    check."""
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, numbers.Real) \
+            or not relevance_level <= 0:
+        return False
+    if relevance_level < 0:
+        raise InputError(f"{{relevance_level}} must be >= 0 (0: every judged document is relevant, grade 0 too), "
+                         f"got {relevance_level!r}; trec_eval's negative -l reads its codes for a retrieved document "
+                         "without a judgment (-1) and one with a negative grade (-2) as grades, relevant in P, map, "
+                         "recip_rank, ... but not in num_rel, num_rel_ret, bpref or infAP: fasttie does not reproduce it",
+                         argument="relevance_level")
+    return True
+
+
+def _judged_relevant(names, rank, grade, judged, unretrieved) -> Result:
+    """The ranking metrics ``names`` at relevance level 0: every judged document relevant, grade
+    0 too (trec_eval ``-l 0``), and no document without a judgment, though its grade reads 0 too.
+
+    ``rank(names, grades, unretrieved, level)`` evaluates. The metrics that read the call's level
+    see each judged document's grade + 1 (retrieved or not) and 0 elsewhere, against level 1: the
+    same documents are relevant, in the same grade order (the optimistic and pessimistic ties, the
+    extremes). The graded metrics (gains of the grades themselves: trec_eval's ndcg gains are the
+    grades whatever -l is, m_ndcg.c) and those with a level of their own (``P(rel=2)@5``, a level >
+    0) never read it: they see the grades unchanged.
+    """
+    reading = [name for name in names if any(m.rel is None and m.base not in GRADED for m in parse_metrics(name))]
+    others = [name for name in names if name not in reading]
+    results = []
+    if reading:
+        results.append(rank(reading, np.where(judged, grade + 1, 0), [g + 1 for g in unretrieved], 1))
+    if others:
+        results.append(rank(others, grade, unretrieved, 1))
+    # a query without a judged document has no positive grade either: the first call's empty
+    # queries are among the second's, so the union is the larger count
+    return merged_results(results, [m.name for m in parse_metrics(names)],
+                          n_empty=max(result.n_empty for result in results))
 
 
 def evaluate(
@@ -116,9 +159,13 @@ def evaluate(
         AP@k denominator; "total" (R) is trec_eval's ``map_cut``.
     gain : {"linear", "exp2"}, default "linear"
         DCG gain; trec_eval's ``ndcg`` uses the grade itself.
-    relevance_level : number, default 1
-        Grades >= this are relevant (trec_eval ``-l``); for the diversity measures, a judgment with
-        rel >= this marks the document relevant to that subtopic (ndeval: rel > 0).
+    relevance_level : number >= 0, default 1
+        A document is relevant when it has a judgment (grade >= 0) and its grade is >= this
+        (trec_eval ``-l``): 0 makes every judged document relevant, grade 0 too, and none without
+        a judgment (trec_eval ``-l 0``). A fractional level compares with the grade as it is
+        (``fasttie trec -l 1.5`` truncates to 1, as trec_eval does). trec_eval's ndcg, rbp and the
+        other graded measures use every grade whatever the level. For the diversity measures, a
+        judgment with rel >= this marks the document relevant to that subtopic (ndeval: rel > 0).
     empty : {"zero", "skip", "one", "error"}, default "zero"
         Queries whose judgments have no relevant document: trec_eval and ndeval score them 0
         and keep them in the mean ("zero").
@@ -163,13 +210,16 @@ def evaluate(
     ------
     ValueError
         Malformed files (see :func:`read_run`, :func:`read_qrels`), no query both judged and
-        retrieved, a tie mode the diversity measures do not take, and the errors of
+        retrieved, a tie mode the diversity measures do not take, a negative
+        ``relevance_level`` (trec_eval's negative ``-l`` makes unjudged documents relevant for
+        some measures and not others), and the errors of
         :func:`fasttie.rank_evaluate` and :func:`fasttie.alpha_ndcg`.
 
     Notes
     -----
     trec_eval semantics: queries of the run without judgments are ignored; retrieved
-    documents without a judgment are non-relevant (grade 0), as are negative grades; relevant
+    documents without a judgment are non-relevant at every level, 0 included (gain 0), as are
+    negative grades; relevant
     documents the run misses count in R (recall, R-precision, AP) and in the ideal DCG. A
     document judged under several subtopics (diversity qrels) takes its highest grade.
 
@@ -214,6 +264,13 @@ def evaluate(
     >>> evaluate(qrels, run, ["RR", "NumRet"], judged_only=True).mean
     {'RR': 1.0, 'NumRet': 1.0}
 
+    At level 0 (trec_eval ``-l 0``) ``d1``, judged with grade 0, is relevant and ``d2``, tied with it
+    but unjudged, is not:
+
+    >>> judged_0 = {"q1": {"d1": 0, "d3": 1}}
+    >>> evaluate(judged_0, run, ["P@2", "NumRel"], relevance_level=0).mean
+    {'P@2': 0.5, 'NumRel': 2.0}
+
     Diversity qrels: ``d1`` covers subtopics 1 and 2, ``d2`` subtopic 1, ``d3`` subtopic 3:
 
     >>> from fasttie.trec import Qrels
@@ -236,6 +293,7 @@ def evaluate(
     if diversity and ties not in TIE_RULES:
         raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
                          f"(no optimistic or pessimistic order of subtopics), got {ties!r}")
+    every_judged = _every_judged(relevance_level)
     aligned = None
     if not (diversity or complete or max_retrieved is not None) and ties in ("trec", "pyndeval", "average"):
         # dicts join without arrays of document ids; None: inputs that the general join takes
@@ -265,13 +323,21 @@ def evaluate(
             if doc_ids is not None:
                 doc_ids = np.insert(doc_ids, at, "" if doc_ids.dtype.kind == "U" else 0)
             sizes = np.maximum(sizes, 1)
-        result = rank_lists(
-            grade, score, sizes, qid=None, metrics=ranking, ties="trec" if ties == "pyndeval" else ties, gain=gain,
-            ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
-            doc_ids=doc_ids, unretrieved=aligned.unretrieved, judged=judged, pooled=pooled, tie_keys=True,
-            log_base=options.get("log_base", 2), n_threads=options.get("n_threads"),
-            spread=options.get("spread", False),
-        )
+
+        def rank(names, grades, unretrieved, level):
+            return rank_lists(
+                grades, score, sizes, qid=None, metrics=names, ties="trec" if ties == "pyndeval" else ties, gain=gain,
+                ap_denominator=ap_denominator, empty=empty, relevance_level=level,
+                doc_ids=doc_ids, unretrieved=unretrieved, judged=judged, pooled=pooled, tie_keys=True,
+                log_base=options.get("log_base", 2), n_threads=options.get("n_threads"),
+                spread=options.get("spread", False),
+            )
+
+        if every_judged:
+            result = _judged_relevant(ranking, rank, grade, judged, aligned.unretrieved)
+            result.settings["relevance_level"] = relevance_level
+        else:
+            result = rank(ranking, grade, aligned.unretrieved, relevance_level)
         result.settings["ties"] = ties
         if empty_rows.size:  # the placeholder row was not retrieved
             for name, values in result.per_query.items():

@@ -70,7 +70,8 @@ def usage_cases(data):
                                *labels[2:]], "--bits 60"),
         "compare plot without curves": (["compare", d / "one.json", d / "one.json", "--plot", d / "c.png"],
                                         "has no curves; write it with 'fasttie evaluate ... --per-query-file one.json --curves'"),
-        "trec level": (["trec", QRELS, RUN, "-l", "0"], "-l/--level must be a positive number, got 0 (trec_eval's -l 0"),
+        "trec level": (["trec", QRELS, RUN, "-l", "-1"], "-l/--level must be >= 0 (0: every judged document is relevant"),
+        "trec level not a number": (["trec", QRELS, RUN, "-l", "abc"], "expected a number, got 'abc'"),
         "demo bits": (["demo", "--bits", "48", "--queries", "5", "--db", "20"], "multiple of 64"),
     }
 

@@ -269,3 +269,60 @@ def test_nosummary(capsys, tmp_path):
     assert code == 0 and out == ""
     code, _, err = run_main(capsys, "trec", "-n", "--csv", qrels, run)
     assert code == 2 and "-n/--nosummary" in err
+
+
+# trec_eval 10.0's output (f425365) for the hand case of tests/trec/test_evaluation.py (judged grades
+# 2, 1, 0 and -1, unjudged retrieved documents):
+#   trec_eval -q -l L -m num_rel -m map -m P.5 -m bpref -m ndcg qrels run
+# -l 0 whole; -l 1 and -l 2 their 'all' lines. trec_eval reads L with atol: -l 0.9 and -l -0.5
+# (and .5) print the -l 0 lines, -l 1.5 the -l 1 lines, -l 2.7 and -l 2e5 the -l 2 lines (checked
+# with the binary).
+LEVEL_0_OUT = """\
+num_rel               \tq1\t5
+map                   \tq1\t0.2857
+bpref                 \tq1\t0.6000
+P_5                   \tq1\t0.4000
+ndcg                  \tq1\t0.3816
+num_rel               \tq2\t2
+map                   \tq2\t0.2500
+bpref                 \tq2\t0.5000
+P_5                   \tq2\t0.2000
+ndcg                  \tq2\t0.0000
+num_rel               \tall\t7
+map                   \tall\t0.2679
+bpref                 \tall\t0.5500
+P_5                   \tall\t0.3000
+ndcg                  \tall\t0.1908
+"""
+LEVEL_1_ALL = ["num_rel               \tall\t3", "map                   \tall\t0.0893",
+               "bpref                 \tall\t0.1667", "P_5                   \tall\t0.1000",
+               "ndcg                  \tall\t0.1908"]
+LEVEL_2_ALL = ["num_rel               \tall\t1", "map                   \tall\t0.1250",
+               "bpref                 \tall\t0.0000", "P_5                   \tall\t0.1000",
+               "ndcg                  \tall\t0.1908"]
+
+
+def test_trec_levels_as_trec_eval_reads_them(capsys, tmp_path):
+    """-l 0 makes every judged document relevant, grade 0 too; -l takes the integer part of its
+    value, as trec_eval's atol; a negative level is refused in one line (trec_eval's applies to
+    P and map but not num_rel or bpref)."""
+    from trec.test_evaluation import LEVEL_0_QRELS, LEVEL_0_RUN
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in LEVEL_0_QRELS.items() for d, r in docs.items()))
+    run.write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in LEVEL_0_RUN.items() for d, s in docs.items()))
+    measures = _each("-m", ["num_rel", "map", "P.5", "bpref", "ndcg"])
+
+    def printed(level):
+        code, out, err = run_main(capsys, "trec", qrels, run, "-q", f"--level={level}", *measures)
+        assert code == 0, err
+        return out
+
+    for level in ("0", "0.9", "-0.5", ".5"):
+        assert printed(level) == LEVEL_0_OUT, level
+    for level, expected in (("1", LEVEL_1_ALL), ("1.5", LEVEL_1_ALL), ("2", LEVEL_2_ALL), ("2.7", LEVEL_2_ALL),
+                            ("2e5", LEVEL_2_ALL)):  # atol("2e5") is 2
+        assert [line for line in printed(level).splitlines() if "\tall\t" in line] == expected, level
+    code, out, err = run_main(capsys, "trec", qrels, run, "--level=-1", *measures)
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert "-l/--level must be >= 0 (0: every judged document is relevant, grade 0 too), got -1" in err

@@ -4,7 +4,10 @@ Data: ``<repository>/../shared/peers-data/trec_eval/`` (see its PROVENANCE.md), 
 never copied into the repository; the module skips when the folder is absent. It holds the
 qrels and runs of trec_eval's ``make quicktest``, the outputs quicktest diffs against
 (``out.test*``, ``out.comment.test``, gzipped), and ``trec_eval_ref.json.gz``: trec_eval's
-per-query and ``all`` values printed with ``%.17g`` for 12 configurations. The files are
+per-query and ``all`` values printed with ``%.17g`` for 12 configurations. Three more, at ``-l 0``
+(every judged document relevant, grade 0 too), are in the repository in the same form:
+``tests/data/trec_eval_level0.json``, from trec_eval built at the same commit with the same print
+format. The files are
 gzipped and fasttie reads plain files, so each is decompressed once into pytest's temporary
 folder.
 
@@ -14,7 +17,8 @@ Checked, for every measure below, every query and ``all``:
   own order, so the last bits may differ), with fasttie's RBPResid (RESIDUAL_TAIL) and NumRel
   (TREC_EVAL_QUIRKS);
 * ``fasttie trec ... --csv`` (full precision) against the json, within 1e-12: under trec_eval's
-  names, trec_eval's values (``rbp_resid`` and ``-c``'s ``num_rel`` included);
+  names, trec_eval's values (``rbp_resid`` and ``-c``'s ``num_rel`` included); also with ``-l``
+  given as a fraction (``-l 1.5``), which trec_eval reads as its integer part;
 * ``fasttie trec`` run with the arguments of trec_eval's quicktest against the ``out.*`` files it
   diffs against, line for line (measures fasttie does not compute left out).
 
@@ -61,6 +65,10 @@ pytestmark = pytest.mark.skipif(
     reason=f"trec_eval 10.0 reference data not found in {DATA} (read in place, not part of the repository)",
 )
 TOLERANCE = 1e-12
+# trec_eval -l 0 (every judged document relevant, grade 0 too) on the same files, in the json's form:
+# tests/data/trec_eval_level0.json (the commands in it; values printed with %.17g)
+LEVEL_0 = Path(__file__).resolve().parents[1] / "data" / "trec_eval_level0.json"
+LEVEL_0_CONFIGS = ["base_l0", "rel_level_l0", "rel_level_trunc_l0_c"]
 
 # trec_eval measure -> fasttie metric
 _PLAIN = {"map": "AP", "ndcg": "nDCG", "recip_rank": "RR", "Rprec": "Rprec", "bpref": "Bpref", "gm_bpref": "GMBpref", "11pt_avg": "11pt",
@@ -80,7 +88,8 @@ _RPREC_MULT = re.compile(r"^Rprec_mult_(\d+\.\d\d)$")
 _UNJ = re.compile(r"^unj_(\d+)$")
 
 CONFIGS = ["base", "base_extra", "with_comments", "comment", "comment_extra", "comment_l2", "comment_l3_c",
-           "trunc_c", "rel_level_l2", "rel_level_l1", "rel_level_l3", "q302", "meas_params"]
+           "trunc_c", "rel_level_l2", "rel_level_l1", "rel_level_l3", "q302", "meas_params",
+           *LEVEL_0_CONFIGS]
 
 # out file, qrels, run, and the trec_eval arguments of `make quicktest` whose expected output the
 # file is: `fasttie trec` takes the same arguments
@@ -158,7 +167,9 @@ def trec_eval_options(args):
 @pytest.fixture(scope="module")
 def reference():
     with gzip.open(DATA / "trec_eval_ref.json.gz", "rt") as f:
-        return json.load(f)["configs"]
+        configs = json.load(f)["configs"]
+    with open(LEVEL_0) as f:
+        return {**configs, **json.load(f)["configs"]}
 
 
 @pytest.fixture(scope="module")
@@ -188,6 +199,8 @@ def measures_of(config):
 TREC_EVAL_QUIRKS = {
     ("comment_l3_c", "num_rel", "all"): "with -c, trec_eval recounts num_rel over every qrels line with a grade > 0 "
     "and ignores -l3 (m_num_rel.c, te_calc_avg_num_rel): 4463, while its 31 per-query values sum to 567",
+    ("rel_level_trunc_l0_c", "num_rel", "all"): "the same at -l 0: 559 lines with a grade > 0, while its per-query "
+    "values, every judged document, sum to 3377",
 }
 
 
@@ -289,12 +302,27 @@ def test_library_matches_trec_eval(reference, plain, name):
 
 @pytest.mark.parametrize("name", CONFIGS)
 def test_cli_matches_trec_eval(reference, plain, capsys, name):
+    assert_cli_matches(reference, plain, capsys, name)
+
+
+@pytest.mark.parametrize("name, level", [("rel_level_l0", "0.5"), ("rel_level_l1", "1.5"), ("rel_level_l2", "2.9"),
+                                         ("rel_level_trunc_l0_c", "-0.7")])
+def test_cli_reads_level_as_trec_eval(reference, plain, capsys, name, level):
+    """trec_eval reads -l with atol, the integer part: -l 1.5 is -l 1 (fasttie.trec.evaluate's
+    relevance_level=1.5 would compare the grades with 1.5)."""
+    assert_cli_matches(reference, plain, capsys, name, level)
+
+
+def assert_cli_matches(reference, plain, capsys, name, level=None):
+    """``fasttie trec --csv`` with the configuration's arguments (-l as ``level`` when given)
+    prints trec_eval's values, within TOLERANCE, and nothing else."""
     config = reference[name]
     options = trec_eval_options(config["trec_eval_args"])
     measures = measures_of(config)
     each = [arg for measure in measures for arg in ("-m", cli_name(measure))]  # one measure a -m, as trec_eval
     argv = ["trec", plain(config["qrels"]), plain(config["run"]), *each, "-q", "--csv",
-            "-l", options["relevance_level"], *(["-c"] if options["complete"] else []),
+            f"--level={options['relevance_level'] if level is None else level}",
+            *(["-c"] if options["complete"] else []),
             *(["-M", options["max_retrieved"]] if "max_retrieved" in options else []),
             *(["-J"] if options.get("judged_only") else [])]
     lines = run_cli(capsys, *argv).strip().splitlines()

@@ -388,3 +388,76 @@ def test_evaluate_takes_trec_eval_names():
     assert ft.trec.evaluate(qrels, run, ["utility", "unj_5"]).mean == pytest.approx({"utility": -1.0, "unj_5": 0.2})
     with pytest.raises(ValueError, match="unknown metric 'relstring'"):  # text: fasttie.trec.relstring
         ft.trec.evaluate(qrels, run, ["relstring"])
+
+
+# trec_eval -l 0: a hand case (grades 2, 1, 0 and -1, unjudged retrieved documents, judged ones the
+# run misses, a query whose judgments are all 0) and trec_eval 10.0's values for it, printed with
+# %.17g (its test-files commit f425365, print format widened):
+#   trec_eval -q -l 0 -m all_trec qrels run
+# trec_eval's order: q1 d9 (unjudged), d2 (0), d4 (-1: pooled, unjudged), d1 (2), d7 (unjudged),
+# d8 (unjudged), d3 (1); d5 (0) and d6 (1) not retrieved; q2 x1 (unjudged), e2 (0), e3 (-1).
+LEVEL_0_QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1, "d4": -1, "d5": 0, "d6": 1}, "q2": {"e1": 0, "e2": 0, "e3": -1}}
+LEVEL_0_RUN = {"q1": {"d9": 5.0, "d2": 4.0, "d4": 3.0, "d1": 3.0, "d7": 2.0, "d3": 1.0, "d8": 1.0},
+               "q2": {"e2": 1.0, "x1": 1.0, "e3": 0.5}}
+LEVEL_0_TREC_EVAL = {  # fasttie metric: (q1, q2), trec_eval's measure in the comment
+    "NumRel": (5, 2), "NumRelRet": (3, 1), "NumNonRelJudgedRet": (0, 0), "NumRet": (7, 3),  # num_rel, ...
+    "AP": (0.2857142857142857, 0.25),  # map
+    "Rprec": (0.40000000000000002, 0.5),
+    "Bpref": (0.59999999999999998, 0.5),  # bpref: no judged document is below the level
+    "RR": (0.5, 0.5),  # recip_rank
+    "infAP": (0.36428428573857097, 0.25),
+    "11pt": (0.30519480519480519, 0.36363636363636365),  # 11pt_avg
+    "IPrec@0.0": (0.5, 0.5),  # iprec_at_recall_0.00
+    "P@5": (0.40000000000000002, 0.20000000000000001),
+    "R@5": (0.40000000000000002, 0.5),  # recall_5
+    "AP@5": (0.20000000000000001, 0.25),  # map_cut_5
+    "P(relative=True)@5": (0.40000000000000002, 0.5),  # relative_P_5
+    "Success@1": (0, 0),  # success_1
+    "P": (0.42857142857142855, 0.33333333333333331),  # set_P
+    "R": (0.59999999999999998, 0.5),  # set_recall
+    "F1": (0.5, 0.40000000000000002),  # set_F
+    "SetAP": (0.25714285714285712, 0.16666666666666666),  # set_map
+    "nDCG": (0.38157561603461027, 0),  # ndcg: the gains are the grades, whatever -l is
+    "nDCG@5": (0.27511096828801057, 0),  # ndcg_cut_5
+    "RBP(p=0.9)": (0.099472049999999992, 0),  # rbp
+}
+LEVEL_0_MEANS = {"GMAP": 0.26726124191242434, "GMBpref": 0.54772255750516619}  # gm_map, gm_bpref
+
+
+def test_level_0_makes_every_judged_document_relevant():
+    """relevance_level=0 is trec_eval's -l 0: every judged document is relevant, grade 0 too, and
+    no document without a judgment (-1 in the qrels, or no line), though fasttie grades both 0."""
+    names = [*LEVEL_0_TREC_EVAL, *LEVEL_0_MEANS]
+    for complete in (False, True):  # the dict join and the general one
+        result = trec.evaluate(LEVEL_0_QRELS, LEVEL_0_RUN, names, relevance_level=0, complete=complete)
+        assert result.query_ids == ["q1", "q2"]
+        for name, expected in LEVEL_0_TREC_EVAL.items():
+            np.testing.assert_allclose(result.per_query[name], expected, rtol=1e-12, atol=0, err_msg=name)
+        for name, expected in LEVEL_0_MEANS.items():
+            assert result.mean[name] == pytest.approx(expected, rel=1e-12, abs=0), name
+        assert result.n_empty == 1  # q2: no positive grade for nDCG, but judged documents for the others
+        assert result.settings["relevance_level"] == 0
+    at_one = trec.evaluate(LEVEL_0_QRELS, LEVEL_0_RUN, ["NumRel", "AP"])
+    assert at_one.per_query["NumRel"].tolist() == [3, 0] and at_one.n_empty == 1
+
+
+def test_level_0_orders_ties_by_relevance():
+    """At level 0 a judged grade-0 document outranks an unjudged one in the optimistic order (and
+    the other way in the pessimistic one): both grade 0, only one relevant. trec_eval's own order
+    puts ``z`` (unjudged) before ``a`` (judged 0): P@1 0, as ``trec_eval -l 0 -m P.1`` prints
+    (0.0000); by the definition, every order averages 1/2, and the extremes are 0 and 1."""
+    qrels, run = {"q": {"a": 0, "b": 1}}, {"q": {"a": 1.0, "z": 1.0, "b": 0.5}}
+    value = {ties: trec.evaluate(qrels, run, ["P@1"], ties=ties, relevance_level=0).mean["P@1"]
+             for ties in ("trec", "optimistic", "pessimistic", "average")}
+    assert value == {"trec": 0.0, "optimistic": 1.0, "pessimistic": 0.0, "average": 0.5}
+    spread = trec.evaluate(qrels, run, ["P@1", "nDCG@1"], ties="average", relevance_level=0, spread=True)
+    assert (spread.mean_tie_min["P@1"], spread.mean_tie_max["P@1"]) == (0.0, 1.0)
+    assert spread.mean["nDCG@1"] == 0.0 and spread.tie_std["nDCG@1"].tolist() == [0.0]  # grade 0: no gain
+
+
+def test_negative_level_is_refused():
+    """trec_eval's -l -1 reads its codes for unjudged documents (-1, -2) as grades in P and map but
+    not in num_rel or bpref (map 0.4375 against num_rel's judged documents on its qrels.rel_level):
+    not a relevance fasttie can state, so refused."""
+    with pytest.raises(ValueError, match=r"relevance_level must be >= 0 \(0: every judged document is relevant"):
+        trec.evaluate(LEVEL_0_QRELS, LEVEL_0_RUN, ["AP"], relevance_level=-1)
