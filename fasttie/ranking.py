@@ -251,7 +251,8 @@ def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_
     if spread is True:  # the same ties, walked once more for the variances (fasttie.spread)
         spread_of = list_spread(parsed, rows.offsets, rows.y_pred, rows.y_true,
                                 lambda grades, own: _gains(grades, gain if own is None else own), relevance_level,
-                                lambda level: _unretrieved(unretrieved, n_queries, level)[2], n_threads)
+                                lambda level: _unretrieved(unretrieved, n_queries, level)[2], n_threads,
+                                ap_denominator)
         result = with_spread(result, parsed, *spread_of)
     if spread:  # the extremes over tie orders (fasttie.extremes): the rows under other orders
 
