@@ -161,9 +161,9 @@ def rank_evaluate(
         order"), and its lowest and highest value over every order inside ties,
         ``Result.tie_min`` / ``tie_max`` per query and ``mean_tie_min`` / ``mean_tie_max`` of
         the mean (docs/ties.md, "The exact extremes"), all exact. Metrics without an exact
-        standard deviation (Bpref, infAP, ERR, ``AP@k`` with ``ap_denominator="retrieved"``,
-        ...) raise ValueError naming them; ``"range"`` computes the extremes alone, which every
-        metric has (but a ``gains`` table that does not rise with the grade).
+        standard deviation (Bpref, infAP, ERR, GMAP, ...) raise ValueError naming them;
+        ``"range"`` computes the extremes alone, which every metric has (but a ``gains`` table
+        that does not rise with the grade).
 
     Returns
     -------
