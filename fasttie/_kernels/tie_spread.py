@@ -296,6 +296,42 @@ def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct):
 
 
 @jit
+def _ap_mixture(s, j, before, mean_before, var_before, weights, lo, hi, total, x_min, direct):
+    """(E, Var, bound on the rounding error of Var) of :func:`_ap_cut_tie` from the hypergeometric
+    weights of x = lo..hi (``weights[x - x_min] / total``), each x's tie of j ranks summed rank by
+    rank where ``direct``, else by the closed forms."""
+    conditional = np.empty(hi - lo + 1, dtype=np.float64)  # E[AP@k | x]
+    mean = 0.0
+    within = 0.0
+    lost = 0.0
+    for x in range(lo, hi + 1):
+        hits = before + x
+        conditional[x - lo] = 0.0
+        if hits == 0:  # AP@k = 0: no relevant item in the top k
+            continue
+        p = weights[x - x_min] / total
+        e = 0.0
+        v = 0.0
+        bound = 0.0
+        if x > 0 and direct:
+            e, v = _ap_tie_direct(s, j, x, j, before)
+        elif x > 0:
+            e, v, bound = _ap_tie_closed(s, j, x, j, before)
+        if x == j:  # all relevant: one arrangement; its E[X^2] - E[X]^2 is rounding
+            v = 0.0
+            bound = 0.0
+        conditional[x - lo] = (mean_before + e) / hits
+        mean += p * conditional[x - lo]
+        within += p * (var_before + v) / (hits * hits)
+        lost += p * bound / (hits * hits)
+    between = 0.0
+    for x in range(lo, hi + 1):
+        d = conditional[x - lo] - mean
+        between += weights[x - x_min] / total * d * d
+    return mean, within + between, lost
+
+
+@jit
 def _ap_cut_tie(s, n, r, j, before, mean_before, var_before, direct_limit):
     """(E, Var) of AP@k over the relevant items retrieved, k cutting a tie after j of its n ranks.
 
@@ -317,42 +353,11 @@ def _ap_cut_tie(s, n, r, j, before, mean_before, var_before, direct_limit):
         return mean_before / before, var_before / (before * before)
     weights = np.empty(min(r, j) + 1, dtype=np.float64)
     lo, hi, total, x_min = hypergeometric_weights(n, r, j, weights)
-    conditional = np.empty(hi - lo + 1, dtype=np.float64)
-    direct = j <= direct_limit
-    mean = 0.0
-    var = 0.0
-    while True:
-        mean = 0.0
-        within = 0.0
-        lost = 0.0
-        for x in range(lo, hi + 1):
-            hits = before + x
-            conditional[x - lo] = 0.0
-            if hits == 0:
-                continue
-            p = weights[x - x_min] / total
-            e = 0.0
-            v = 0.0
-            bound = 0.0
-            if x > 0 and direct:
-                e, v = _ap_tie_direct(s, j, x, j, before)
-            elif x > 0:
-                e, v, bound = _ap_tie_closed(s, j, x, j, before)
-            if x == j:  # all relevant: one arrangement; its E[X^2] - E[X]^2 is rounding
-                v = 0.0
-                bound = 0.0
-            conditional[x - lo] = (mean_before + e) / hits
-            mean += p * conditional[x - lo]
-            within += p * (var_before + v) / (hits * hits)
-            lost += p * bound / (hits * hits)
-        between = 0.0
-        for x in range(lo, hi + 1):
-            d = conditional[x - lo] - mean
-            between += weights[x - x_min] / total * d * d
-        var = within + between
-        if direct or lost <= _CLOSED_TOLERANCE * var or j > _DIRECT_MAX:
-            break
-        direct = True
+    mean, var, lost = _ap_mixture(s, j, before, mean_before, var_before, weights, lo, hi, total, x_min,
+                                  j <= direct_limit)
+    if lost > _CLOSED_TOLERANCE * var and j <= _DIRECT_MAX:
+        mean, var, _ = _ap_mixture(s, j, before, mean_before, var_before, weights, lo, hi, total, x_min,
+                                   np.bool_(True))
     return mean, var
 
 
