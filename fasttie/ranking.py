@@ -166,9 +166,9 @@ def rank_evaluate(
         order"), and its lowest and highest value over every order inside ties,
         ``Result.tie_min`` / ``tie_max`` per query and ``mean_tie_min`` / ``mean_tie_max`` of
         the mean (docs/ties.md, "The exact extremes"), all exact. Metrics without an exact
-        standard deviation (Bpref, infAP, ERR, ``AP@k`` with ``ap_denominator="retrieved"``,
-        ...) raise ValueError naming them; ``"range"`` computes the extremes alone, which every
-        metric has (but a ``gains`` table that does not rise with the grade).
+        standard deviation (Bpref, infAP, ERR, GMAP, ...) raise ValueError naming them;
+        ``"range"`` computes the extremes alone, which every metric has (but a ``gains`` table
+        that does not rise with the grade).
 
     Returns
     -------
@@ -256,7 +256,8 @@ def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_
     if spread is True:  # the same ties, walked once more for the variances (fasttie.spread)
         spread_of = list_spread(parsed, rows.offsets, rows.y_pred, rows.y_true,
                                 lambda grades, own: _gains(grades, gain if own is None else own), relevance_level,
-                                lambda level: _unretrieved(unretrieved, n_queries, level)[2], n_threads)
+                                lambda level: _unretrieved(unretrieved, n_queries, level)[2], n_threads,
+                                ap_denominator)
         result = with_spread(result, parsed, *spread_of)
     if spread:  # the extremes over tie orders (fasttie.extremes): the rows under other orders
 

@@ -6,7 +6,9 @@ from the same ties, the expectation and the variance of each metric's numerator 
 sums, DCG, the AP numerator, the reciprocal rank). A metric is that numerator over a
 denominator no tie order changes (k, R, min(k, R), the ideal DCG), so its standard deviation
 is the metric's value times sqrt(Var) / E of its numerator (0 where the numerator is always 0).
-docs/ties.md, "How far a metric moves with the tie order", gives the formulas and says why the
+AP@k over the relevant items retrieved divides by hits@k, which the tie order moves: its kernel
+returns the metric's own mean and variance (a hypergeometric mixture over the cut tie), and the
+same formula gives its standard deviation. docs/ties.md, "How far a metric moves with the tie order", gives the formulas and says why the
 other metrics are refused.
 """
 
@@ -65,32 +67,32 @@ def check_spread(spread, parsed, *, ties, ap_denominator, empty, device="cpu"):
     check_extremes(parsed, ap_denominator)
     if spread == RANGE:
         return RANGE
-    refused = [m.name for m in parsed if not _supported(m, ap_denominator)]
+    refused = [m.name for m in parsed if not _supported(m)]
     if refused:
         raise InputError(
-            f"spread=True has no exact polynomial method for {', '.join(refused)}: it is exact for P, R, F1, Hits, "
-            "Success, NumRelRet, ACG, DCG, nDCG, RR, Rprec, AP and AP@k with ap_denominator 'total' or 'min', and the "
-            "counts and radius metrics (std 0); AP@k over the retrieved relevant items divides by a random count "
-            "(docs/ties.md, 'How far a metric moves with the tie order'). Leave those metrics out, pass "
-            "ap_denominator='total' or 'min' for AP@k, or spread='range' for the extremes alone"
+            f"spread=True has no exact method for {', '.join(refused)}: it is exact for P, R, F1, Hits, "
+            "Success, NumRelRet, ACG, DCG, nDCG, RR, Rprec, AP and AP@k (every ap_denominator), and the counts and "
+            "radius metrics (std 0) (docs/ties.md, 'How far a metric moves with the tie order'). Leave those "
+            "metrics out, or pass spread='range' for the extremes alone"
         )
     return True
 
 
-def _supported(metric, ap_denominator):
+def _supported(metric):
     if metric.radius is not None:  # P, R, NumRet count whole distance buckets: no tie order changes them
         return metric.base in ("P", "R", "NumRet")
-    if metric.base not in _KINDS or metric.judged_only:
-        return False
-    return not over_retrieved(metric, ap_denominator)
+    return metric.base in _KINDS and not metric.judged_only
 
 
-def _plan(parsed):
-    """(kinds, cutoffs) int64 of the numerators the metrics need (``_GRADES`` for grade sums), and
-    metric name -> column."""
+def _plan(parsed, ap_denominator):
+    """(kinds, cutoffs) int64 of the numerators the metrics need (``_GRADES`` for grade sums;
+    AP_RET for AP@k over the relevant items retrieved, the metric itself), and metric name ->
+    column."""
     columns, plan = {}, {}
     for m in parsed:
         kind = None if m.radius is not None else _KINDS[m.base]
+        if kind == _k.AP and over_retrieved(m, ap_denominator):
+            kind = _k.AP_RET
         if isinstance(kind, int):
             key = (kind, 0 if m.k is None or kind == _k.RPREC else int(m.k))
             columns[m.name] = plan.setdefault(key, len(plan))
@@ -127,10 +129,17 @@ def _split(kinds, cutoffs, gains, grades):
     return out
 
 
-def hamming_spread(parsed, gains, n_db):
+def _kernel(kinds, plain, retrieved):
+    """The ``_retrieved`` variant of a spread kernel where a column is AP_RET: only those calls
+    compile its hypergeometric mixture."""
+    return retrieved if (kinds == _k.AP_RET).any() else plain
+
+
+def hamming_spread(parsed, gains, n_db, ap_denominator):
     """A callback for the Hamming pass: ``(on_counts, finish)``; ``on_counts(start, stop, hist)``
     takes each block's counts, ``finish()`` returns (means, variances, columns)."""
-    kinds, cutoffs, columns = _plan(parsed)
+    kinds, cutoffs, columns = _plan(parsed, ap_denominator)
+    kernel = _kernel(kinds, _k.hamming_spread, _k.hamming_spread_retrieved)
     tables = read_only(_tables(kinds, cutoffs, n_db))
     parts = []
 
@@ -139,8 +148,8 @@ def hamming_spread(parsed, gains, n_db):
         grades = np.arange(hist.shape[2], dtype=np.float64)
         for picked, picked_kinds, picked_cutoffs, values in _split(kinds, cutoffs, gains[: hist.shape[2]], grades):
             part_means, part_variances = np.zeros((stop - start, len(picked))), np.zeros((stop - start, len(picked)))
-            run_blocks(lambda lo, hi: _k.hamming_spread(hist, values, picked_kinds, picked_cutoffs, tables,
-                                                        _k.DIRECT_LIMIT, part_means, part_variances, lo, hi),
+            run_blocks(lambda lo, hi: kernel(hist, values, picked_kinds, picked_cutoffs, tables,
+                                             _k.DIRECT_LIMIT, part_means, part_variances, lo, hi),
                        stop - start, resolve_threads(n_threads, 64 * (stop - start)))
             means[:, picked], variances[:, picked] = part_means, part_variances
         parts.append((means, variances))
@@ -153,11 +162,13 @@ def hamming_spread(parsed, gains, n_db):
     return on_counts, finish
 
 
-def list_spread(parsed, offsets, scores, grades, gain_of, relevance_level, extra_relevant_of, n_threads):
+def list_spread(parsed, offsets, scores, grades, gain_of, relevance_level, extra_relevant_of, n_threads,
+                ap_denominator):
     """(means, variances, columns) of scored lists: one pass per (relevance level, gain) of the
     metrics. ``gain_of(grades, gain)`` maps grades to gains; ``extra_relevant_of(level)`` gives
     the relevant items missing from each list."""
-    kinds, cutoffs, columns = _plan(parsed)
+    kinds, cutoffs, columns = _plan(parsed, ap_denominator)
+    kernel = _kernel(kinds, _k.list_spread, _k.list_spread_retrieved)
     n_queries = len(offsets) - 1
     means, variances = np.zeros((n_queries, len(kinds))), np.zeros((n_queries, len(kinds)))
     longest = int(np.diff(offsets).max(initial=0))
@@ -171,9 +182,8 @@ def list_spread(parsed, offsets, scores, grades, gain_of, relevance_level, extra
         for sub, sub_kinds, sub_cutoffs, values in _split(kinds[picked], cutoffs[picked],
                                                           gain_of(grades, metric_gain), grades):
             part_means, part_variances = np.zeros((n_queries, len(sub))), np.zeros((n_queries, len(sub)))
-            run_blocks(lambda lo, hi: _k.list_spread(read_only(offsets), read_only(scores), values, relevant, extra,
-                                                     sub_kinds, sub_cutoffs, tables, _k.DIRECT_LIMIT, part_means,
-                                                     part_variances, lo, hi),
+            run_blocks(lambda lo, hi: kernel(read_only(offsets), read_only(scores), values, relevant, extra, sub_kinds,
+                                             sub_cutoffs, tables, _k.DIRECT_LIMIT, part_means, part_variances, lo, hi),
                        n_queries, resolve_threads(n_threads, 16 * len(scores)))
             means[:, picked[sub]], variances[:, picked[sub]] = part_means, part_variances
     return means, variances, columns

@@ -113,6 +113,8 @@ def warmup(progress=None) -> dict:
     calls["evaluate stable top optional sums"] = lambda: evaluate(q, db, ql, dl, metrics=summed[3:], ties="stable")
     # spread=True / "range": the standard deviation's and the extremes' kernels on the counts and on lists
     calls["evaluate spread"] = lambda: evaluate(q, db, ql, dl, metrics=("AP", "nDCG@10", "P@10", "RR"), spread=True)
+    # AP@k over the retrieved relevant items (the default here) takes the spread's _retrieved kernel
+    calls["evaluate spread retrieved"] = lambda: evaluate(q, db, ql, dl, metrics=("AP@10",), spread=True)
     calls["evaluate spread range"] = lambda: evaluate(q, db, ql, dl, metrics=metrics[:5], spread="range")
     calls["search"] = lambda **device: (search(q, db, 5, **device), search(q, db, radius=20, **device))
     for ties in ("average", "stable", "optimistic", "pessimistic"):
@@ -124,6 +126,8 @@ def warmup(progress=None) -> dict:
             y_true, y_pred, sizes, metrics=("Bpref", "RBP"), ties=t)
     calls["rank_evaluate spread"] = lambda: rank_evaluate(y_true, y_pred, sizes, metrics=("AP", "nDCG@10", "RR"),
                                                           spread=True)
+    calls["rank_evaluate spread retrieved"] = lambda: rank_evaluate(y_true, y_pred, sizes, metrics=("AP@10",),
+                                                                    ap_denominator="retrieved", spread=True)
     calls["rank_evaluate spread range"] = lambda: rank_evaluate(y_true, y_pred, sizes, metrics=ranked,
                                                                 ap_denominator="retrieved", spread="range")
     calls["trec.evaluate"] = lambda: _trec_files()

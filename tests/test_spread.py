@@ -9,6 +9,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fasttie as ft
 from fasttie._kernels import tie_spread as kernels
@@ -61,6 +63,8 @@ def metric_value(name, k, grades, gains, n_relevant, ideal_gains, level=1, denom
                 total += Fraction(seen, i + 1)
         if not n_relevant:
             return Fraction(0)
+        if denominator == "retrieved":  # the relevant items in the top k (the list's, for the whole list)
+            return total / hits if hits else Fraction(0)
         den = n_relevant if denominator == "total" or k is None else min(k, n_relevant)
         return total / den
     raise AssertionError(name)
@@ -111,7 +115,7 @@ def _lists(seed, n_queries=6):
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("denominator", ["total", "min"])
+@pytest.mark.parametrize("denominator", ["total", "min", "retrieved"])
 @pytest.mark.parametrize("gain", ["linear", "exp2"])
 def test_ranked_lists_match_every_tie_order(seed, denominator, gain):
     y_true, y_pred, sizes = _lists(seed)
@@ -152,12 +156,13 @@ def _hamming_case(seed, multihot):
 
 
 HAMMING_METRICS = [("P", 1), ("P", 3), ("P", 8), ("R", 2), ("F1", 4), ("ACG", 3), ("DCG", 2), ("nDCG", 3),
-                   ("nDCG", None), ("RR", None), ("RR", 2), ("AP", None), ("AP", 3), ("AP", 5), ("Rprec", None)]
+                   ("nDCG", None), ("RR", None), ("RR", 2), ("AP", None), ("AP", 1), ("AP", 3), ("AP", 5), ("AP", 7),
+                   ("AP", 9), ("Rprec", None)]
 
 
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("multihot", [False, True])
-@pytest.mark.parametrize("denominator", ["total", "min"])
+@pytest.mark.parametrize("denominator", ["total", "min", "retrieved"])
 def test_hamming_matches_every_tie_order(seed, multihot, denominator):
     q, db, ql, dl, grades, distances = _hamming_case(seed, multihot)
     names = [_name(b, k) for b, k in HAMMING_METRICS]
@@ -172,6 +177,103 @@ def test_hamming_matches_every_tie_order(seed, multihot, denominator):
                                denominator=denominator)
             assert res.per_query[name][i] == pytest.approx(mean, abs=1e-12), (name, i)
             assert res.tie_std[name][i] == pytest.approx(std, abs=1e-12), (name, i, g, groups)
+
+
+def _ap_retrieved_oracle(grades, scores, unretrieved, k):
+    """(mean, std) of AP@k over the relevant items retrieved, over every order inside ties."""
+    n_relevant = sum(g >= 1 for g in grades) + unretrieved
+    return oracle("AP", k, groups_by_score(scores), grades, grades, n_relevant, [], denominator="retrieved")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 2)), min_size=1, max_size=7), st.integers(0, 2),
+       st.sampled_from(["zero", "one", "skip"]))
+def test_ap_over_retrieved_matches_every_tie_order(rows, unretrieved, empty):
+    """AP@k over the relevant items retrieved, every cutoff from 1 to past the list's end, on
+    random lists with few scores (long ties), some relevant items missing from the list."""
+    grades = [float(g) for g, _ in rows]
+    scores = [float(x) for _, x in rows]
+    names = [f"AP@{k}" for k in range(1, len(rows) + 2)]
+    res = ft.rank_evaluate(grades, scores, metrics=names, ap_denominator="retrieved", empty=empty,
+                           unretrieved=[[1.0] * unretrieved], spread=True)
+    empty_query = sum(grades) + unretrieved == 0
+    for k, name in enumerate(names, start=1):
+        mean, std = _ap_retrieved_oracle(grades, scores, unretrieved, k)
+        if empty_query and empty == "skip":
+            assert np.isnan(res.per_query[name][0]) and np.isnan(res.tie_std[name][0])
+            continue
+        if not (empty_query and empty == "one"):
+            assert res.per_query[name][0] == pytest.approx(mean, abs=1e-12), name
+        assert res.tie_std[name][0] == pytest.approx(std, abs=1e-12), (name, grades, scores)
+
+
+@pytest.mark.parametrize("grades, scores, unretrieved", [
+    ([0, 0, 0, 0], [1, 1, 0, 0], 0),  # no relevant item
+    ([0, 0, 0, 0], [1, 1, 0, 0], 2),  # relevant items outside the list only
+    ([1, 1, 1, 1], [1, 1, 1, 0], 0),  # relevant items only
+    ([0, 0, 0, 1, 1], [2, 2, 2, 1, 1], 0),  # relevant only past the cutoffs 1..3
+    ([0, 1, 0, 0, 1, 1], [3, 3, 3, 3, 1, 1], 1),  # a relevant item in a tie cut at 1..3, the rest past
+    ([1, 1, 0, 1, 0], [2, 2, 2, 2, 2], 0),  # one tie: cut at every k
+])
+def test_ap_over_retrieved_edge_queries(grades, scores, unretrieved):
+    names = [f"AP@{k}" for k in range(1, len(grades) + 3)]
+    res = ft.rank_evaluate(np.array(grades, dtype=float), np.array(scores, dtype=float), metrics=names,
+                           ap_denominator="retrieved", unretrieved=[[1.0] * unretrieved], spread=True)
+    for k, name in enumerate(names, start=1):
+        mean, std = _ap_retrieved_oracle(grades, scores, unretrieved, k)
+        assert res.per_query[name][0] == pytest.approx(mean, abs=1e-12), name
+        assert res.tie_std[name][0] == pytest.approx(std, abs=1e-12), name
+        assert res.tie_min[name][0] - 1e-12 <= res.per_query[name][0] <= res.tie_max[name][0] + 1e-12
+        if res.tie_min[name][0] == res.tie_max[name][0]:
+            assert res.tie_std[name][0] == 0.0, name
+
+
+def test_ap_over_retrieved_long_cut_ties_closed_forms_against_direct_sums():
+    """Cutoffs inside distance buckets of up to ~40,000 items: the hypergeometric mixture with the
+    closed forms for cut ties past DIRECT_LIMIT ranks against rank-by-rank sums everywhere."""
+    rng = np.random.default_rng(12)
+    q, db = rng.choice([-1, 1], (4, 16)), rng.choice([-1, 1], (200_000, 16))
+    stats = ft.tie_stats(q, db, rng.integers(0, 3, 4), rng.integers(0, 3, 200_000))
+    cutoffs = read_only(np.array([50, 1000, 5000, 40_000, 150_000, 300_000], dtype=np.int64))
+    kinds = read_only(np.full(len(cutoffs), kernels.AP_RET, dtype=np.int64))
+    gains = read_only(np.array([0.0, 1.0]))
+    tables = read_only(np.zeros((4, 1)))
+    out = []
+    for limit in (kernels.DIRECT_LIMIT, 10**9):
+        means, variances = np.zeros((4, len(kinds))), np.zeros((4, len(kinds)))
+        kernels.hamming_spread_retrieved(stats.counts, gains, kinds, cutoffs, tables, limit, means, variances, 0, 4)
+        out.append((means, variances))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-9)
+    res = ft.evaluate(q, db, rng.integers(0, 3, 4), rng.integers(0, 3, 200_000), metrics=["AP@5000"], spread=True)
+    assert np.all(res.tie_std["AP@5000"] > 0)
+
+
+def test_monte_carlo_ap_over_retrieved():
+    """AP@k over the relevant items retrieved on 600 12-bit codes: 100,000 random tie orders of
+    one query, within 5 standard errors, k inside a tie."""
+    rng = np.random.default_rng(6)
+    q, db = rng.choice([-1, 1], (2, 12)), rng.choice([-1, 1], (600, 12))
+    ql, dl = rng.integers(0, 4, 2), rng.integers(0, 4, 600)
+    names = ["AP@50", "AP@200"]
+    res = ft.evaluate(q, db, ql, dl, metrics=names, spread=True)
+    dist, rel = (q[0] != db).sum(axis=1), (dl == ql[0]).astype(float)
+    assert {np.sort(dist)[k - 1] for k in (50, 200)} & {np.sort(dist)[k] for k in (50, 200)}  # a tie is cut
+    samples = {name: [] for name in names}
+    for _ in range(10):
+        r = rel[np.argsort(dist + rng.random((10_000, len(db))), axis=1)]
+        hits = np.cumsum(r, axis=1)
+        prec = np.cumsum(r * hits / np.arange(1, len(db) + 1), axis=1)
+        for name in names:
+            k = int(name[3:])
+            samples[name].append(np.divide(prec[:, k - 1], hits[:, k - 1], out=np.zeros(10_000),
+                                           where=hits[:, k - 1] > 0))
+    for name in names:
+        x = np.concatenate(samples[name])
+        m4 = np.mean((x - x.mean()) ** 4)
+        se_var = math.sqrt(max(m4 - x.var() ** 2, 0) / len(x))
+        assert abs(res.tie_std[name][0] ** 2 - x.var()) <= 5 * se_var, name
+        assert abs(res.per_query[name][0] - x.mean()) <= 5 * x.std() / math.sqrt(len(x)), name
 
 
 def _hypergeometric_tie_cases():
@@ -354,13 +456,14 @@ def test_refusals_name_the_metric_and_the_option():
     y_true, y_pred, sizes = _lists(0)
     with pytest.raises(ValueError, match="ERR@10.*Bpref|Bpref.*ERR@10"):
         ft.rank_evaluate(y_true, y_pred, group=sizes, metrics=["AP", "ERR@10", "Bpref"], spread=True)
-    with pytest.raises(ValueError, match="AP@5"):
-        ft.rank_evaluate(y_true, y_pred, group=sizes, metrics=["AP@5"], ap_denominator="retrieved", spread=True)
+    with pytest.raises(ValueError, match="no exact method for GMAP@5:"):
+        ft.rank_evaluate(y_true, y_pred, group=sizes, metrics=["AP@5", "GMAP@5"], ap_denominator="retrieved",
+                         spread=True)
     with pytest.raises(ValueError, match="ties"):
         ft.rank_evaluate(y_true, y_pred, group=sizes, metrics=["AP"], ties="stable", spread=True)
     q, db, ql, dl, _, _ = _hamming_case(0, False)
-    with pytest.raises(ValueError, match="AP@3"):
-        ft.evaluate(q, db, ql, dl, metrics=["AP@3"], spread=True)  # the Hamming default denominator: retrieved
+    with pytest.raises(ValueError, match="no exact method for WAP@3, GMAP@3:"):
+        ft.evaluate(q, db, ql, dl, metrics=["AP@3", "WAP@3", "GMAP@3"], spread=True)  # the Hamming default: retrieved
     with pytest.raises(ValueError, match="WAP@3"):
         ft.evaluate(q, db, ql, dl, metrics=["WAP@3"], ap_denominator="total", spread=True)
     with pytest.raises(ValueError, match="ties"):

@@ -11,7 +11,12 @@ the first m of its ranks inside the cutoff):
   rank inside the cutoff and 0 past it;
 * the AP numerator: pair and triple sums over the tie's ranks, linear in m by running sums
   (or O(1) from harmonic sums for long ties, see :func:`_ap_tie_closed`);
-* RR: the explicit distribution of the first relevant rank inside the first tie holding one.
+* RR: the explicit distribution of the first relevant rank inside the first tie holding one;
+* AP@k over the relevant items retrieved (AP_RET): hits@k divides the numerator, so given the
+  number x of the cut tie's relevant items inside the top k, the ties before it and the cut
+  tie's top part (a tie of its j ranks inside the cutoff holding x relevant items) give the
+  conditional mean and variance of AP@k, and the law of total variance sums them over the
+  hypergeometric x (:func:`_ap_cut_tie`). Only the ``_retrieved`` kernels compile it.
 
 The kernels return each query's expectation and variance per (kind, cutoff); the facade turns
 them into the standard deviation of the metric (the metric divided by its numerator's
@@ -22,10 +27,10 @@ import math
 
 import numpy as np
 
-from ._jit import jit
-from .tie_math import harmonic_diff, shifted_harmonic
+from ._jit import jit, jit_variants
+from .tie_math import harmonic_diff, hypergeometric_weights, shifted_harmonic
 
-HITS, GAINS, DCG, AP, RR, RPREC = 0, 1, 2, 3, 4, 5
+HITS, GAINS, DCG, AP, RR, RPREC, AP_RET = 0, 1, 2, 3, 4, 5, 6
 
 # ties of at most this many items (DCG: ranks inside the cutoff) are summed rank by rank, without
 # cancellation; longer ones take the closed forms, unless these may have lost more than
@@ -291,231 +296,350 @@ def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct):
 
 
 @jit
-def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevant, kinds, cutoffs, tables,
-                 direct_limit, means, variances, q):
-    """Expectation and variance of each (kind, cutoff) numerator of one query, from its ties in
-    rank order (``sizes`` > 0 items, ``relevant`` of them relevant, gain sum and centred sum of
-    squares of the gains), into ``means[q]`` and ``variances[q]``. A cutoff of 0 is the whole list.
+def _ap_mixture(s, j, before, mean_before, var_before, weights, lo, hi, total, x_min, direct):
+    """(E, Var, bound on the rounding error of Var) of :func:`_ap_cut_tie` from the hypergeometric
+    weights of x = lo..hi (``weights[x - x_min] / total``), each x's tie of j ranks summed rank by
+    rank where ``direct``, else by the closed forms."""
+    conditional = np.empty(hi - lo + 1, dtype=np.float64)  # E[AP@k | x]
+    mean = 0.0
+    within = 0.0
+    lost = 0.0
+    for x in range(lo, hi + 1):
+        hits = before + x
+        conditional[x - lo] = 0.0
+        if hits == 0:  # AP@k = 0: no relevant item in the top k
+            continue
+        p = weights[x - x_min] / total
+        e = 0.0
+        v = 0.0
+        bound = 0.0
+        if x > 0 and direct:
+            e, v = _ap_tie_direct(s, j, x, j, before)
+        elif x > 0:
+            e, v, bound = _ap_tie_closed(s, j, x, j, before)
+        if x == j:  # all relevant: one arrangement; its E[X^2] - E[X]^2 is rounding
+            v = 0.0
+            bound = 0.0
+        conditional[x - lo] = (mean_before + e) / hits
+        mean += p * conditional[x - lo]
+        within += p * (var_before + v) / (hits * hits)
+        lost += p * bound / (hits * hits)
+    between = 0.0
+    for x in range(lo, hi + 1):
+        d = conditional[x - lo] - mean
+        between += weights[x - x_min] / total * d * d
+    return mean, within + between, lost
 
-    Ties longer than ``direct_limit`` take the closed forms first; those whose rounding bound is
-    then above _CLOSED_TOLERANCE of the query's variance (shared among them) are summed again
-    rank by rank, up to _DIRECT_MAX items.
 
-    Parameters
-    ----------
-    sizes : (>= n_ties,) int64
-        Items per tie, rank order.
-    relevant : (>= n_ties,) int64
-        Relevant items per tie.
-    gain_sums : (>= n_ties,) float64
-        Gain sum per tie.
-    gain_squares : (>= n_ties,) float64
-        Centred sum of squares of the gains per tie.
-    n_ties : int
-        Ties of the query.
-    total_relevant : int64
-        R, relevant items of the query (also those outside the list).
-    kinds : (n_kinds,) int64, read-only
-        Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC.
-    cutoffs : (n_kinds,) int64, read-only
-        Cutoff per column; 0: the whole list (not read for RPREC).
-    tables : (4, depth + 1) float64, read-only
-        Double-double prefix sums of the discounts and their squares (a 4 x 1 stand-in when no DCG
-        column looks past DIRECT_LIMIT ranks).
-    direct_limit : int
-        Ties up to this long are summed rank by rank (DIRECT_LIMIT).
-    means : (n_queries, n_kinds) float64
-        Written: row q, the expectations.
-    variances : (n_queries, n_kinds) float64
-        Written: row q, the variances.
-    q : int
-        The query's row.
+@jit
+def _ap_cut_tie(s, n, r, j, before, mean_before, var_before, direct_limit):
+    """(E, Var) of AP@k over the relevant items retrieved, k cutting a tie after j of its n ranks.
+
+    The tie follows s items, ``before`` of them relevant, whose AP numerator has mean
+    ``mean_before`` and variance ``var_before`` over their orders. Given the number x of the tie's
+    relevant items among its first j ranks (hypergeometric), AP@k = (A + X) / (before + x) with a
+    fixed denominator: A the numerator of the ties before, independent of the cut tie, and X
+    that of the tie's first j ranks, which hold the x relevant items in a uniformly random
+    arrangement, so X is the numerator of a whole tie of j items with x relevant. By the law of
+    total variance, Var = sum_x P(x) (var_before + Var X_x) / (before + x)^2 + sum_x P(x)
+    (mu_x - E)^2 with mu_x = (mean_before + E X_x) / (before + x): two sums of positive terms
+    (AP@k = 0 where before + x = 0). Ties past ``direct_limit`` ranks take the closed forms, and
+    are summed again rank by rank where the rounding bound of those passes _CLOSED_TOLERANCE of
+    the variance (up to _DIRECT_MAX ranks).
     """
-    n_items = 0
-    for t in range(n_ties):
-        n_items += sizes[t]
-    lost = np.zeros(n_ties, dtype=np.float64)
-    for i in range(len(kinds)):
-        kind = kinds[i]
-        if kind == RPREC:
-            limit = min(total_relevant, n_items)
-        elif cutoffs[i] > 0:
-            limit = min(cutoffs[i], n_items)
-        else:
-            limit = n_items
-        mean = 0.0
-        var = 0.0
-        total_lost = 0.0
-        n_closed = 0
-        s = np.int64(0)  # typed: a literal 0 would compile each callee once more for it
-        before = np.int64(0)
+    if r == 0:
+        if before == 0:
+            return 0.0, 0.0
+        return mean_before / before, var_before / (before * before)
+    weights = np.empty(min(r, j) + 1, dtype=np.float64)
+    lo, hi, total, x_min = hypergeometric_weights(n, r, j, weights)
+    mean, var, lost = _ap_mixture(s, j, before, mean_before, var_before, weights, lo, hi, total, x_min,
+                                  j <= direct_limit)
+    if lost > _CLOSED_TOLERANCE * var and j <= _DIRECT_MAX:
+        mean, var, _ = _ap_mixture(s, j, before, mean_before, var_before, weights, lo, hi, total, x_min,
+                                   np.bool_(True))
+    return mean, var
+
+
+def _query_spread_kernel(retrieved):
+    """:func:`query_spread`, and with ``retrieved`` ``query_spread_retrieved``, which also takes
+    AP_RET columns (:func:`_ap_cut_tie`): one source, two kernels (:func:`._jit.jit_variants`)."""
+
+    def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevant, kinds, cutoffs, tables,
+                     direct_limit, means, variances, q):
+        """Expectation and variance of each (kind, cutoff) numerator of one query, from its ties in
+        rank order (``sizes`` > 0 items, ``relevant`` of them relevant, gain sum and centred sum of
+        squares of the gains), into ``means[q]`` and ``variances[q]``. A cutoff of 0 is the whole list.
+
+        Ties longer than ``direct_limit`` take the closed forms first; those whose rounding bound is
+        then above _CLOSED_TOLERANCE of the query's variance (shared among them) are summed again
+        rank by rank, up to _DIRECT_MAX items.
+
+        Parameters
+        ----------
+        sizes : (>= n_ties,) int64
+            Items per tie, rank order.
+        relevant : (>= n_ties,) int64
+            Relevant items per tie.
+        gain_sums : (>= n_ties,) float64
+            Gain sum per tie.
+        gain_squares : (>= n_ties,) float64
+            Centred sum of squares of the gains per tie.
+        n_ties : int
+            Ties of the query.
+        total_relevant : int64
+            R, relevant items of the query (also those outside the list).
+        kinds : (n_kinds,) int64, read-only
+            Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC; AP_RET (the ``_retrieved``
+            kernel only): AP@k over the relevant items retrieved, whose mean and variance it writes,
+            not its numerator's.
+        cutoffs : (n_kinds,) int64, read-only
+            Cutoff per column; 0: the whole list (not read for RPREC).
+        tables : (4, depth + 1) float64, read-only
+            Double-double prefix sums of the discounts and their squares (a 4 x 1 stand-in when no DCG
+            column looks past DIRECT_LIMIT ranks).
+        direct_limit : int
+            Ties up to this long are summed rank by rank (DIRECT_LIMIT).
+        means : (n_queries, n_kinds) float64
+            Written: row q, the expectations.
+        variances : (n_queries, n_kinds) float64
+            Written: row q, the variances.
+        q : int
+            The query's row.
+        """
+        n_items = 0
         for t in range(n_ties):
-            n = sizes[t]
-            lost[t] = 0.0
-            if n == 0:
-                continue
-            if s >= limit:
-                break
-            m = min(n, limit - s)
-            r = relevant[t]
-            if kind == RR:
-                if r > 0:
-                    mean, var = _rr_tie(s, n, r, limit - s)
-                    break
+            n_items += sizes[t]
+        lost = np.zeros(n_ties, dtype=np.float64)
+        for i in range(len(kinds)):
+            kind = kinds[i]
+            if kind == RPREC:
+                limit = min(total_relevant, n_items)
+            elif cutoffs[i] > 0:
+                limit = min(cutoffs[i], n_items)
             else:
-                direct = (m if kind == DCG else n) <= direct_limit
-                e, v, lost[t] = _tie_term(kind, s, n, m, r, before, gain_sums[t], gain_squares[t], tables, direct)
-                mean += e
-                var += v
-                total_lost += lost[t]
-                n_closed += lost[t] > 0.0
-            s += n
-            before += r
-        if total_lost > _CLOSED_TOLERANCE * var:  # the ties that may have lost too much, rank by rank
-            threshold = _CLOSED_TOLERANCE * var / n_closed
-            s = np.int64(0)
+                limit = n_items
+            over_hits = False
+            cut = -1
+            cut_start = np.int64(0)
+            cutoff = limit
+            if retrieved:
+                if kind == AP_RET:  # the numerator up to the tie the cutoff cuts (if any), then _ap_cut_tie
+                    over_hits = True
+                    kind = AP
+                    for t in range(n_ties):
+                        if cut_start + sizes[t] > limit:
+                            cut = t
+                            limit = cut_start
+                            break
+                        cut_start += sizes[t]
+            mean = 0.0
+            var = 0.0
+            total_lost = 0.0
+            n_closed = 0
+            s = np.int64(0)  # typed: a literal 0 would compile each callee once more for it
             before = np.int64(0)
             for t in range(n_ties):
                 n = sizes[t]
+                lost[t] = 0.0
+                if n == 0:
+                    continue
                 if s >= limit:
                     break
                 m = min(n, limit - s)
-                if lost[t] > threshold and (m if kind == DCG else n) <= _DIRECT_MAX:
-                    e, v, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
-                                        np.bool_(False))
-                    e2, v2, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
-                                          np.bool_(True))
-                    var += v2 - v
+                r = relevant[t]
+                if kind == RR:
+                    if r > 0:
+                        mean, var = _rr_tie(s, n, r, limit - s)
+                        break
+                else:
+                    direct = (m if kind == DCG else n) <= direct_limit
+                    e, v, lost[t] = _tie_term(kind, s, n, m, r, before, gain_sums[t], gain_squares[t], tables, direct)
+                    mean += e
+                    var += v
+                    total_lost += lost[t]
+                    n_closed += lost[t] > 0.0
                 s += n
-                before += relevant[t]
-        means[q, i] = mean
-        variances[q, i] = max(var, 0.0)
+                before += r
+            hits = before  # relevant items before the limit (the redo below walks ``before`` again)
+            if total_lost > _CLOSED_TOLERANCE * var:  # the ties that may have lost too much, rank by rank
+                threshold = _CLOSED_TOLERANCE * var / n_closed
+                s = np.int64(0)
+                before = np.int64(0)
+                for t in range(n_ties):
+                    n = sizes[t]
+                    if s >= limit:
+                        break
+                    m = min(n, limit - s)
+                    if lost[t] > threshold and (m if kind == DCG else n) <= _DIRECT_MAX:
+                        e, v, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
+                                            np.bool_(False))
+                        e2, v2, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
+                                              np.bool_(True))
+                        var += v2 - v
+                    s += n
+                    before += relevant[t]
+            if retrieved:
+                if over_hits:
+                    if cut >= 0:
+                        mean, var = _ap_cut_tie(cut_start, sizes[cut], relevant[cut], cutoff - cut_start, hits, mean,
+                                                max(var, 0.0), direct_limit)
+                    elif hits > 0:
+                        mean /= hits
+                        var /= hits * hits
+            means[q, i] = mean
+            variances[q, i] = max(var, 0.0)
+
+    return query_spread
 
 
-@jit
-def hamming_spread(hist, gains, kinds, cutoffs, tables, direct_limit, means, variances, lo, hi):
-    """:func:`query_spread` of queries lo..hi-1 of Hamming counts ``hist[q, d, grade]``: every
-    distance is a tie, grade > 0 relevant.
+query_spread, query_spread_retrieved = jit_variants(_query_spread_kernel, {"": (False,), "_retrieved": (True,)})
 
-    Parameters
-    ----------
-    hist : (n_queries, n_bits + 1, n_grades) int64
-        Counts by (distance, grade).
-    gains : (n_grades,) float64, read-only
-        Value of each grade: its gain, or the grade itself for grade sums.
-    kinds : (n_kinds,) int64, read-only
-        Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC.
-    cutoffs : (n_kinds,) int64, read-only
-        Cutoff per column; 0: the whole list (not read for RPREC).
-    tables : (4, depth + 1) float64, read-only
-        Double-double prefix sums of the discounts and their squares (a 4 x 1 stand-in when no DCG
-        column looks past DIRECT_LIMIT ranks).
-    direct_limit : int
-        Ties up to this long are summed rank by rank (DIRECT_LIMIT).
-    means : (n_queries, n_kinds) float64
-        Written: expectation of each column's numerator, rows lo..hi-1.
-    variances : (n_queries, n_kinds) float64
-        Written: its variance, rows lo..hi-1.
-    lo, hi : int
-        The queries of this block, lo..hi-1.
-    """
-    n_d = hist.shape[1]
-    n_g = hist.shape[2]
-    sizes = np.zeros(n_d, dtype=np.int64)
-    relevant = np.zeros(n_d, dtype=np.int64)
-    gain_sums = np.zeros(n_d, dtype=np.float64)
-    gain_squares = np.zeros(n_d, dtype=np.float64)
-    for q in range(lo, hi):
-        total_relevant = np.int64(0)
-        for d in range(n_d):
-            n = 0
-            r = 0
-            g_sum = 0.0
-            for g in range(n_g):
-                n += hist[q, d, g]
-                g_sum += hist[q, d, g] * gains[g]
-                if g > 0:
-                    r += hist[q, d, g]
-            squares = 0.0
-            if n > 0:
-                mean = g_sum / n
+
+def _hamming_spread_kernel(retrieved):
+    """:func:`hamming_spread`, and with ``retrieved`` ``hamming_spread_retrieved``, which also takes AP_RET
+    columns: one source, two kernels (:func:`._jit.jit_variants`)."""
+
+    def hamming_spread(hist, gains, kinds, cutoffs, tables, direct_limit, means, variances, lo, hi):
+        """:func:`query_spread` of queries lo..hi-1 of Hamming counts ``hist[q, d, grade]``: every
+        distance is a tie, grade > 0 relevant.
+
+        Parameters
+        ----------
+        hist : (n_queries, n_bits + 1, n_grades) int64
+            Counts by (distance, grade).
+        gains : (n_grades,) float64, read-only
+            Value of each grade: its gain, or the grade itself for grade sums.
+        kinds : (n_kinds,) int64, read-only
+            Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC; AP_RET in the ``_retrieved``
+            kernel (:func:`query_spread`).
+        cutoffs : (n_kinds,) int64, read-only
+            Cutoff per column; 0: the whole list (not read for RPREC).
+        tables : (4, depth + 1) float64, read-only
+            Double-double prefix sums of the discounts and their squares (a 4 x 1 stand-in when no DCG
+            column looks past DIRECT_LIMIT ranks).
+        direct_limit : int
+            Ties up to this long are summed rank by rank (DIRECT_LIMIT).
+        means : (n_queries, n_kinds) float64
+            Written: expectation of each column's numerator, rows lo..hi-1.
+        variances : (n_queries, n_kinds) float64
+            Written: its variance, rows lo..hi-1.
+        lo, hi : int
+            The queries of this block, lo..hi-1.
+        """
+        n_d = hist.shape[1]
+        n_g = hist.shape[2]
+        sizes = np.zeros(n_d, dtype=np.int64)
+        relevant = np.zeros(n_d, dtype=np.int64)
+        gain_sums = np.zeros(n_d, dtype=np.float64)
+        gain_squares = np.zeros(n_d, dtype=np.float64)
+        for q in range(lo, hi):
+            total_relevant = np.int64(0)
+            for d in range(n_d):
+                n = 0
+                r = 0
+                g_sum = 0.0
                 for g in range(n_g):
-                    squares += hist[q, d, g] * (gains[g] - mean) * (gains[g] - mean)
-            sizes[d] = n
-            relevant[d] = r
-            gain_sums[d] = g_sum
-            gain_squares[d] = squares
-            total_relevant += r
-        query_spread(sizes, relevant, gain_sums, gain_squares, n_d, total_relevant, kinds, cutoffs, tables,
-                     direct_limit, means, variances, q)
+                    n += hist[q, d, g]
+                    g_sum += hist[q, d, g] * gains[g]
+                    if g > 0:
+                        r += hist[q, d, g]
+                squares = 0.0
+                if n > 0:
+                    mean = g_sum / n
+                    for g in range(n_g):
+                        squares += hist[q, d, g] * (gains[g] - mean) * (gains[g] - mean)
+                sizes[d] = n
+                relevant[d] = r
+                gain_sums[d] = g_sum
+                gain_squares[d] = squares
+                total_relevant += r
+            (query_spread_retrieved if retrieved else query_spread)(
+                sizes, relevant, gain_sums, gain_squares, n_d, total_relevant, kinds, cutoffs, tables,
+                direct_limit, means, variances, q)
+
+    return hamming_spread
 
 
-@jit
-def list_spread(offsets, scores, gains, is_relevant, extra_relevant, kinds, cutoffs, tables, direct_limit, means,
-                variances, lo, hi):
-    """:func:`query_spread` of queries lo..hi-1 of scored lists: rows offsets[q]..offsets[q+1]-1,
-    ranked by score descending, equal scores a tie; ``extra_relevant[q]`` relevant items missing
-    from the list count in R.
+hamming_spread, hamming_spread_retrieved = jit_variants(_hamming_spread_kernel, {"": (False,), "_retrieved": (True,)})
 
-    Parameters
-    ----------
-    offsets : (n_queries + 1,) int64, read-only
-        Query q's rows are offsets[q]:offsets[q + 1].
-    scores : (n_rows,) float64, read-only
-        Scores, higher ranks first.
-    gains : (n_rows,) float64, read-only
-        Value of each row: its gain, or its grade for grade sums.
-    is_relevant : (n_rows,) int64, read-only
-        1 for a relevant row, else 0.
-    extra_relevant : (n_queries,) int64, read-only
-        Relevant items missing from each list.
-    kinds : (n_kinds,) int64, read-only
-        Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC.
-    cutoffs : (n_kinds,) int64, read-only
-        Cutoff per column; 0: the whole list (not read for RPREC).
-    tables : (4, depth + 1) float64, read-only
-        Double-double prefix sums of the discounts and their squares (a 4 x 1 stand-in when no DCG
-        column looks past DIRECT_LIMIT ranks).
-    direct_limit : int
-        Ties up to this long are summed rank by rank (DIRECT_LIMIT).
-    means : (n_queries, n_kinds) float64
-        Written: expectation of each column's numerator, rows lo..hi-1.
-    variances : (n_queries, n_kinds) float64
-        Written: its variance, rows lo..hi-1.
-    lo, hi : int
-        The queries of this block, lo..hi-1.
-    """
-    for q in range(lo, hi):
-        a = offsets[q]
-        n_rows = offsets[q + 1] - a
-        order = np.argsort(-scores[a : a + n_rows], kind="mergesort")
-        sizes = np.zeros(n_rows, dtype=np.int64)
-        relevant = np.zeros(n_rows, dtype=np.int64)
-        gain_sums = np.zeros(n_rows, dtype=np.float64)
-        gain_squares = np.zeros(n_rows, dtype=np.float64)
-        n_ties = 0
-        total_relevant = extra_relevant[q]
-        start = 0
-        while start < n_rows:
-            stop = start + 1
-            while stop < n_rows and scores[a + order[stop]] == scores[a + order[start]]:
-                stop += 1
-            r = 0
-            g_sum = 0.0
-            for i in range(start, stop):
-                g_sum += gains[a + order[i]]
-                r += is_relevant[a + order[i]]
-            mean = g_sum / (stop - start)
-            squares = 0.0
-            for i in range(start, stop):
-                d = gains[a + order[i]] - mean
-                squares += d * d
-            sizes[n_ties] = stop - start
-            relevant[n_ties] = r
-            gain_sums[n_ties] = g_sum
-            gain_squares[n_ties] = squares
-            total_relevant += r
-            n_ties += 1
-            start = stop
-        query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevant, kinds, cutoffs, tables,
-                     direct_limit, means, variances, q)
+
+def _list_spread_kernel(retrieved):
+    """:func:`list_spread`, and with ``retrieved`` ``list_spread_retrieved``, which also takes AP_RET
+    columns: one source, two kernels (:func:`._jit.jit_variants`)."""
+
+    def list_spread(offsets, scores, gains, is_relevant, extra_relevant, kinds, cutoffs, tables, direct_limit, means,
+                    variances, lo, hi):
+        """:func:`query_spread` of queries lo..hi-1 of scored lists: rows offsets[q]..offsets[q+1]-1,
+        ranked by score descending, equal scores a tie; ``extra_relevant[q]`` relevant items missing
+        from the list count in R.
+
+        Parameters
+        ----------
+        offsets : (n_queries + 1,) int64, read-only
+            Query q's rows are offsets[q]:offsets[q + 1].
+        scores : (n_rows,) float64, read-only
+            Scores, higher ranks first.
+        gains : (n_rows,) float64, read-only
+            Value of each row: its gain, or its grade for grade sums.
+        is_relevant : (n_rows,) int64, read-only
+            1 for a relevant row, else 0.
+        extra_relevant : (n_queries,) int64, read-only
+            Relevant items missing from each list.
+        kinds : (n_kinds,) int64, read-only
+            Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC; AP_RET in the ``_retrieved``
+            kernel (:func:`query_spread`).
+        cutoffs : (n_kinds,) int64, read-only
+            Cutoff per column; 0: the whole list (not read for RPREC).
+        tables : (4, depth + 1) float64, read-only
+            Double-double prefix sums of the discounts and their squares (a 4 x 1 stand-in when no DCG
+            column looks past DIRECT_LIMIT ranks).
+        direct_limit : int
+            Ties up to this long are summed rank by rank (DIRECT_LIMIT).
+        means : (n_queries, n_kinds) float64
+            Written: expectation of each column's numerator, rows lo..hi-1.
+        variances : (n_queries, n_kinds) float64
+            Written: its variance, rows lo..hi-1.
+        lo, hi : int
+            The queries of this block, lo..hi-1.
+        """
+        for q in range(lo, hi):
+            a = offsets[q]
+            n_rows = offsets[q + 1] - a
+            order = np.argsort(-scores[a : a + n_rows], kind="mergesort")
+            sizes = np.zeros(n_rows, dtype=np.int64)
+            relevant = np.zeros(n_rows, dtype=np.int64)
+            gain_sums = np.zeros(n_rows, dtype=np.float64)
+            gain_squares = np.zeros(n_rows, dtype=np.float64)
+            n_ties = 0
+            total_relevant = extra_relevant[q]
+            start = 0
+            while start < n_rows:
+                stop = start + 1
+                while stop < n_rows and scores[a + order[stop]] == scores[a + order[start]]:
+                    stop += 1
+                r = 0
+                g_sum = 0.0
+                for i in range(start, stop):
+                    g_sum += gains[a + order[i]]
+                    r += is_relevant[a + order[i]]
+                mean = g_sum / (stop - start)
+                squares = 0.0
+                for i in range(start, stop):
+                    d = gains[a + order[i]] - mean
+                    squares += d * d
+                sizes[n_ties] = stop - start
+                relevant[n_ties] = r
+                gain_sums[n_ties] = g_sum
+                gain_squares[n_ties] = squares
+                total_relevant += r
+                n_ties += 1
+                start = stop
+            (query_spread_retrieved if retrieved else query_spread)(
+                sizes, relevant, gain_sums, gain_squares, n_ties, total_relevant, kinds, cutoffs, tables,
+                direct_limit, means, variances, q)
+
+    return list_spread
+
+
+list_spread, list_spread_retrieved = jit_variants(_list_spread_kernel, {"": (False,), "_retrieved": (True,)})

@@ -11,9 +11,7 @@ import time
 import fasttie as ft
 
 from .. import warmup
-from ..errors import InputError
 from ..metrics import grade_order_bounds, parse_metrics
-from ..spread import check_spread
 from .common import DEMO_METRICS, DIGITS_METRICS, TIE_MODES, UsageError
 
 _HELPER_TIMEOUT = 300  # seconds; a helper compiles in about 5 s on a 2-core machine
@@ -65,23 +63,12 @@ def _save_demo(folder, queries, database, query_labels, db_labels):
     )
 
 
-def _has_spread(name) -> bool:
-    """Whether ``spread=True`` has an exact method for the metric under the demo's options."""
-    try:
-        check_spread(True, parse_metrics(name), ties="average", ap_denominator="retrieved", empty="zero")
-    except InputError:  # AP@k over the retrieved relevant items: a ratio of two random counts
-        return False
-    return True
-
-
 def _demo(args) -> int:
 
     (queries, database, query_labels, db_labels), about = _demo_data(args)
     print(f"fasttie demo: {about}")
     metrics = DIGITS_METRICS if args.dataset == "digits" else DEMO_METRICS
-    results, means, stds, ranges = {}, {}, {}, {}
-    spreading = [name for name in metrics if _has_spread(name)]
-    rest = [name for name in metrics if name not in spreading]
+    results = {}
     started = time.perf_counter()
     helper = None
     if warmup.kernel_cached("hamming_ties.finalize_stable") is False:  # cold: stable's kernels compile meanwhile
@@ -98,15 +85,10 @@ def _demo(args) -> int:
                 queries, database, query_labels, db_labels, metrics=metrics, ties=ties, n_threads=args.threads
             )
             continue
-        # one pass counts the ties; from the counts, bitwise ft.evaluate's average, with its extremes over tie
-        # orders, and its standard deviation for the metrics that have an exact one
+        # one pass counts the ties; from the counts, bitwise ft.evaluate's average, with its extremes and standard
+        # deviation over tie orders
         stats = ft.tie_stats(queries, database, query_labels, db_labels, n_threads=args.threads)
-        for group, spread in ((spreading, True), (rest, "range")):
-            if group:
-                average = stats.finalize(group, ties=ties, spread=spread, n_threads=args.threads)
-                means.update(average.mean)
-                stds.update(average.mean_tie_std)
-                ranges.update({name: average.mean_tie_max[name] - average.mean_tie_min[name] for name in group})
+        average = stats.finalize(metrics, ties=ties, spread=True, n_threads=args.threads)
     elapsed = time.perf_counter() - started
     names = list(metrics)
     bounded = {m.name: grade_order_bounds(m, "retrieved") for m in parse_metrics(names)}
@@ -114,11 +96,10 @@ def _demo(args) -> int:
     columns = ("average", "tie std", *TIE_MODES[1:], "tie range")
     print(f"\n{'metric':<{width}}" + "".join(f"{c:>13}" for c in columns))
     for name in names:
-        row = [means[name], *(results[t].mean[name] for t in TIE_MODES[1:])]
+        row = [average.mean[name], average.mean_tie_std[name], *(results[t].mean[name] for t in TIE_MODES[1:]),
+               average.mean_tie_max[name] - average.mean_tie_min[name]]
         mark = "" if bounded[name] else "*"
-        std = f"{stds[name]:>13.6f}" if name in stds else f"{'-':>13}"
-        print(f"{name:<{width}}{row[0]:>13.6f}{std}" + "".join(f"{v:>13.6f}" for v in row[1:])
-              + f"{ranges[name]:>13.6f}{mark}")
+        print(f"{name:<{width}}" + "".join(f"{v:>13.6f}" for v in row) + mark)
     unbounded = [name for name in names if not bounded[name]]
     legend = (
         "average = exact expectation over all orderings inside ties (fasttie's default); stable = "
@@ -126,9 +107,9 @@ def _demo(args) -> int:
         "each tie by grade, relevant first / last: reproducible orders, and the best and worst "
         "tie orders of every metric here"
         + (f" but {', '.join(unbounded)} (*)" if unbounded else "")
-        + "; tie std = standard deviation of the average over uniformly random orders inside ties (spread=True"
-        + (f"; none for {', '.join(rest)}: docs/ties.md, section 9" if rest else "") + "); tie range = highest "
-        "minus lowest average over every order inside ties (spread=True or 'range', exact"
+        + "; tie std = standard deviation of the average over uniformly random orders inside ties (spread=True, "
+        "exact: docs/ties.md, section 9); tie range = highest minus lowest average over every order inside ties "
+        "(spread=True or 'range', exact"
         + (", wider than optimistic - pessimistic where marked *" if unbounded else "") + ")"
         + ". AP@k divides by the relevant items retrieved in the top k; radius means Hamming "
         "distance <= r" + (" (the synthetic codes flip a quarter of their bits: no database code is within the "

@@ -130,9 +130,9 @@ def evaluate(
         uniformly random orders inside ties (``Result.tie_std``, ``mean_tie_std``) and its
         lowest and highest value over every order inside ties (``tie_min``, ``tie_max``,
         ``mean_tie_min``, ``mean_tie_max``), exact, from the same counts (docs/ties.md, sections
-        9 and 10). AP@k and WAP@k over the retrieved relevant items have no exact standard
-        deviation and raise ValueError there; ``"range"`` gives the extremes alone, which every
-        metric has.
+        9 and 10), AP@k over the retrieved relevant items (the default here) included. WAP,
+        GMAP and a few others have no exact standard deviation and raise ValueError naming
+        them; ``"range"`` gives the extremes alone, which every metric has.
 
     Returns
     -------

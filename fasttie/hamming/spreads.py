@@ -41,7 +41,7 @@ def spread_callbacks(spread, parsed, gains, n_db, n_bits, relevance, options):
                                   ties=ties, curves=False, n_threads=None, **options).per_query
 
     extremes_on, extremes_of = hamming_extremes(parsed, evaluate_counts, options["ap_denominator"])
-    std_on, spread_of = hamming_spread(parsed, gains, n_db) if spread is True else (None, None)
+    std_on, spread_of = hamming_spread(parsed, gains, n_db, options["ap_denominator"]) if spread is True else (None, None)
 
     def on_counts(start, stop, hist, n_threads=None):
         if std_on is not None:

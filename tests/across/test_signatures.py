@@ -38,6 +38,11 @@ for ties, metrics in (("stable", ["AP", "P@5"]), ("stable", ["P@5"]), ("average"
 for ties in ("stable", "average"):
     ft.rank_evaluate(rng.integers(0, 4, 60), rng.random(60), [20, 40], metrics=["AP", "RR"], ties=ties)
 sums_compiled = len(ranked_optional_sums.signatures) + len(finalize_ties_optional.signatures)
+# spread=True without AP@k over the retrieved items compiles no code of its hypergeometric mixture
+from fasttie._kernels.tie_spread import _ap_cut_tie
+ft.evaluate(codes[:6], codes[6:], labels[:6], labels[6:], metrics=["AP", "AP@5"], ap_denominator="total", spread=True)
+ft.rank_evaluate(rng.integers(0, 4, 60), rng.random(60), [20, 40], metrics=["AP@5"], spread=True)
+mixture_compiled = len(_ap_cut_tie.signatures)
 warmup()
 folder = tempfile.mkdtemp()
 q = rng.integers(0, 2, (6, 70)); db = rng.integers(0, 2, (300, 70))
@@ -73,6 +78,7 @@ for info in pkgutil.iter_modules(kernels.__path__):
             if not obj.targetoptions.get("no_cfunc_wrapper"):
                 with_cfunc_wrapper.append(f"{info.name}.{name}")
 print("RESULT " + json.dumps({"signatures": rows, "sums_compiled_before_asked": sums_compiled,
+                              "mixture_compiled_before_asked": mixture_compiled,
                               "with_cfunc_wrapper": with_cfunc_wrapper}))
 """
 
@@ -92,6 +98,11 @@ def test_the_optional_sums_compile_only_when_asked(compiled):
     assert compiled["sums_compiled_before_asked"] == 0
     for kernel in ("finalize.ranked_optional_sums", "finalize.finalize_ties_optional"):
         assert compiled["signatures"][kernel], kernel  # warmup asks for them
+
+
+def test_the_spread_of_ap_over_retrieved_compiles_only_when_asked(compiled):
+    assert compiled["mixture_compiled_before_asked"] == 0
+    assert compiled["signatures"]["tie_spread._ap_cut_tie"]  # warmup asks for it
 
 
 def test_every_compiled_function_has_one_signature(compiled):

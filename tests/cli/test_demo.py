@@ -29,10 +29,11 @@ def test_demo_prints_every_tie_mode_and_saves_evaluable_files(tmp_path, capsys):
         expected = ft.evaluate(q, db, ql, dl, metrics=cli.DEMO_METRICS, ties=ties)
         for name, value in expected.mean.items():
             assert float(rows[name][column]) == pytest.approx(value, abs=5e-7)
-    extremes = ft.evaluate(q, db, ql, dl, metrics=cli.DEMO_METRICS, spread="range")
+    spreads = ft.evaluate(q, db, ql, dl, metrics=cli.DEMO_METRICS, spread=True)
     for name in cli.DEMO_METRICS:  # the true range over tie orders (AP@k's is wider than opt - pess: marked *)
-        width = extremes.mean_tie_max[name] - extremes.mean_tie_min[name]
+        width = spreads.mean_tie_max[name] - spreads.mean_tie_min[name]
         assert float(rows[name][len(cli.TIE_MODES) + 2].rstrip("*")) == pytest.approx(width, abs=5e-7)
+        assert float(rows[name][2]) == pytest.approx(spreads.mean_tie_std[name], abs=5e-7)  # AP@1000's too
     command = out.strip().splitlines()[-1].strip()
     assert command.startswith("fasttie evaluate --queries ")
     argv = shlex.split(command)[1:]

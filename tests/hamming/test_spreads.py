@@ -9,7 +9,7 @@ import pytest
 import fasttie as ft
 from fasttie.hamming.spreads import spread_callbacks, with_spreads
 
-METRICS = ["AP", "P@5", "nDCG@10", "RR", "R@8"]
+METRICS = ["AP", "P@5", "nDCG@10", "RR", "R@8", "AP@3", "AP@10", "AP@100"]
 
 
 def _case(seed, n_bits=6):
@@ -24,13 +24,15 @@ def _case(seed, n_bits=6):
 
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("spread", [True, "range"])
-def test_hamming_spreads_are_the_ranked_list_doors(seed, spread):
+@pytest.mark.parametrize("ap_denominator", ["retrieved", "total"])
+def test_hamming_spreads_are_the_ranked_list_doors(seed, spread, ap_denominator):
     queries, database, ql, dl, distances = _case(seed)
     n_q, n_db = distances.shape
-    hamming = ft.evaluate(ft.pack_codes(queries), ft.pack_codes(database), ql, dl, metrics=METRICS, spread=spread)
+    hamming = ft.evaluate(ft.pack_codes(queries), ft.pack_codes(database), ql, dl, metrics=METRICS, spread=spread,
+                          ap_denominator=ap_denominator)
     y_true = (ql[:, None] == dl[None, :]).astype(float).ravel()
     lists = ft.rank_evaluate(y_true, -distances.astype(float).ravel(), np.full(n_q, n_db), metrics=METRICS,
-                             spread=spread)
+                             spread=spread, ap_denominator=ap_denominator)
     assert set(hamming.tie_min) == set(lists.tie_min) == set(METRICS)
     for name in METRICS:
         assert np.allclose(hamming.tie_min[name], lists.tie_min[name], rtol=1e-12, atol=1e-12)
