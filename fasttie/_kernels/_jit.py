@@ -57,7 +57,8 @@ files there when they differ (:func:`_drop_stale_cache`).
 
 A cache made in one copy of an environment serves every copy of it (an image layer, a virtual
 environment copied or unpacked elsewhere, a container started from an image): the stamps are of
-contents, not of modification times or paths (numba's own stamp is a digest of the source too).
+contents, not of modification times or paths (fasttie's locators stamp each kernel's source by
+its contents, as numba does from 0.6x on; numba 0.60 stamped its modification time).
 Beside the package (``__pycache__``) the cache travels with the files. In ``NUMBA_CACHE_DIR``
 numba would file kernels under a digest of the source folder's absolute path, so two copies of
 the environment would never share it; fasttie's kernels go to a folder named after the digest of
@@ -72,6 +73,7 @@ per-user folder of the temporary directory, or compiles without a cache, and war
 ``NUMBA_CACHE_DIR`` picks the place explicitly.
 """
 
+import functools
 import hashlib
 import logging
 import os
@@ -159,7 +161,36 @@ def sources_stamp(folder=_FOLDER):
     return digest.hexdigest()
 
 
-class _SharedCacheLocator(caching.UserProvidedCacheLocator):
+# numba's locators: public names from numba 0.6x on, private before (0.60, the floor of pyproject.toml)
+_USER_DIR = getattr(caching, "UserProvidedCacheLocator", None) or caching._UserProvidedCacheLocator
+_IN_TREE = getattr(caching, "InTreeCacheLocator", None) or caching._InTreeCacheLocator
+
+
+@functools.lru_cache(maxsize=None)
+def _source_digest(path, size, mtime_ns):
+    """sha256 of a kernel source; the key holds its size and time so that an edit while the
+    process runs is read again."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class _KernelLocator:
+    """What fasttie's locators share: they take fasttie's kernels only (numba's own locators
+    decide for any other function), and stamp a kernel's source by its contents, as numba does
+    from 0.6x on: numba 0.60 stamps the modification time, which every copy of the files changes."""
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if os.path.dirname(os.path.abspath(py_file)) != _FOLDER:
+            return None
+        return super().from_function(py_func, py_file)
+
+    def get_source_stamp(self):
+        status = os.stat(self._py_file)
+        return _source_digest(self._py_file, status.st_size, status.st_mtime_ns)
+
+
+class _SharedCacheLocator(_KernelLocator, _USER_DIR):
     """numba's locator for ``NUMBA_CACHE_DIR``, for fasttie's kernels: the folder
     ``fasttie-kernels-<digest of the kernel sources>`` in it instead of one named after the
     digest of the kernels' absolute path, so that a copy of the environment elsewhere (another
@@ -169,11 +200,9 @@ class _SharedCacheLocator(caching.UserProvidedCacheLocator):
         super().__init__(py_func, py_file)
         self._cache_path = os.path.join(numba.config.CACHE_DIR, f"fasttie-kernels-{_shared_folder_digest()}")
 
-    @classmethod
-    def from_function(cls, py_func, py_file):
-        if os.path.dirname(os.path.abspath(py_file)) != _FOLDER:
-            return None  # not a kernel of this package: numba's own locators decide
-        return super().from_function(py_func, py_file)
+
+class _InTreeLocator(_KernelLocator, _IN_TREE):
+    """numba's locator of ``__pycache__`` beside the kernels, with the content stamp."""
 
 
 _shared_digest = []
@@ -186,11 +215,12 @@ def _shared_folder_digest():
 
 
 class _KernelCacheImpl(caching.CompileResultCacheImpl):
-    _locator_classes = [_SharedCacheLocator, *caching.CompileResultCacheImpl._locator_classes]
+    # numba's order: NUMBA_CACHE_DIR when set, else beside the source, else its fallbacks
+    _locator_classes = [_SharedCacheLocator, _InTreeLocator, *caching.CompileResultCacheImpl._locator_classes]
 
 
 class _KernelCache(caching.FunctionCache):
-    """numba's function cache with :class:`_SharedCacheLocator` tried first."""
+    """numba's function cache with fasttie's locators tried first."""
 
     _impl_class = _KernelCacheImpl
 
