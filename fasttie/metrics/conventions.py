@@ -28,6 +28,8 @@ GEOMETRIC_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: GMAP takes log(max(AP, 1e-5)
 GEOMETRIC = ("GMAP", "GMBpref")  # geometric means of AP and Bpref (trec_eval's gm_map, gm_bpref)
 # interpolated precision is a maximum over ranks: no exact average over tie orders
 FIXED_ORDER_ONLY = ("IPrec", "11pt")
+# trec_eval's recall levels: iprec_at_recall's default ones, and those 11pt averages
+STANDARD_RECALL_LEVELS = tuple(i / 10 for i in range(11))
 # graded metrics take every grade > 0; the others count items with grade >= the relevance level
 GRADED = ("DCG", "nDCG", "ACG", "WAP", "RBP", "ERR")
 # rank-biased precision and its residual take the persistence p (Moffat & Zobel 2008)
