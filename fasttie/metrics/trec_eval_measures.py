@@ -12,7 +12,8 @@ once, with the first parameters given for it. ``runid``, ``num_q``,
 trec_eval's measures that fasttie does not compute (``relstring``, ``Rprec_mult``, ``utility``,
 ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``, ``unj``: trec_eval 10's unjudged fraction, which counts
 a negative grade as unjudged where fasttie's Judged@k follows ir_measures; interpolated precision
-at levels other than 0.0, 0.1, ..., 1.0 and ``11pt_avg`` with levels) are reported as left out.
+at levels outside [0, 1] and ``11pt_avg`` with levels) are reported as left out. Interpolated
+precision takes any levels in [0, 1] (``iprec_at_recall.0.25``, printed ``iprec_at_recall_0.25``).
 """
 
 from __future__ import annotations
@@ -20,20 +21,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .conventions import STANDARD_RECALL_LEVELS
 from .trec_eval_names import TREC_EVAL_PERSISTENCE, from_trec_eval
 
 __all__ = ["TREC_EVAL_MEASURES", "TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is_trec_eval_measure", "measure_named",
            "select_trec_eval"]
 
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_LEVELS = tuple(i / 10 for i in range(11))
 
 # trec_eval 10.0's table in its print order: name -> (fasttie metric, or a template with {} for
 # a cutoff / level, or None where fasttie has no such measure; default parameters)
 _TABLE = {
     "runid": (None, None), "num_q": ("NumQ", None), "num_ret": ("NumRet", None), "num_rel": ("NumRel", None),
     "num_rel_ret": ("NumRelRet", None), "map": ("AP", None), "gm_map": ("GMAP", None), "Rprec": ("Rprec", None),
-    "bpref": ("Bpref", None), "recip_rank": ("RR", None), "iprec_at_recall": ("IPrec@{:.1f}", _LEVELS),
+    "bpref": ("Bpref", None), "recip_rank": ("RR", None), "iprec_at_recall": ("IPrec@{!r}", STANDARD_RECALL_LEVELS),
     "P": ("P@{}", _CUTOFFS), "relstring": (None, None), "recall": ("R@{}", _CUTOFFS), "infAP": ("infAP", None),
     "gm_bpref": ("GMBpref", None), "Rprec_mult": (None, None), "utility": (None, None), "11pt_avg": ("11pt", None),
     "binG": (None, None), "G": (None, None), "ndcg": ("nDCG", None), "ndcg_rel": (None, None), "Rndcg": (None, None),
@@ -184,8 +185,8 @@ def _add(selection, name, text):
         levels = _numbers(name, text, float) if text is not None else defaults
         for level in levels:
             key = f"{name}_{level:.2f}"
-            if any(abs(level - standard) < 1e-9 for standard in _LEVELS):
-                selection.keys[key] = metric.format(round(level, 1))
+            if 0.0 <= level <= 1.0:
+                selection.keys[key] = metric.format(level)
             else:
                 selection.left_out.append(key)
         return
