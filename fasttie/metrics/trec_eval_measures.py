@@ -13,7 +13,9 @@ trec_eval's measures that fasttie does not compute (``relstring``, ``Rprec_mult`
 ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``, ``unj``: trec_eval 10's unjudged fraction, which counts
 a negative grade as unjudged where fasttie's Judged@k follows ir_measures; interpolated precision
 at levels outside [0, 1] and ``11pt_avg`` with levels) are reported as left out. Interpolated
-precision takes any levels in [0, 1] (``iprec_at_recall.0.25``, printed ``iprec_at_recall_0.25``).
+precision takes any levels in [0, 1] (``iprec_at_recall.0.25``, printed ``iprec_at_recall_0.25``);
+two levels printed alike (0.331 and 0.334: ``iprec_at_recall_0.33``) print once, with the higher
+level's value, where trec_eval prints a line for each.
 """
 
 from __future__ import annotations
