@@ -3,9 +3,9 @@
 Both doors turn tie statistics into base quantities with the kernels of
 :mod:`fasttie._kernels.finalize` (through :mod:`fasttie._kernels.hamming_ties` for histograms and
 :mod:`fasttie._kernels.score_ties` for scored lists). :func:`finalize_plan` decides, once, what those
-kernels are given: the cutoff columns and RBP persistences, the optional sums, whether AP@k over
-the retrieved relevant items needs its hypergeometric ratios, the discount table, ERR's cutoffs,
-and which kernel variant runs. A door builds its arrays and calls the variant the plan names.
+kernels are given: the cutoff columns and RBP persistences, the optional sums and the recall levels
+of interpolated precision, whether AP@k over the retrieved relevant items needs its hypergeometric
+ratios, the discount table, ERR's cutoffs, and which kernel variant runs. A door builds its arrays and calls the variant the plan names.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .scoring import WHOLE_LIST, cutoff_list, dcg_depth, discount_table, optional_sums, read_only, reads_ratio
+from ._kernels.finalize import IPREC, N_SCALARS
+from .scoring import (WHOLE_LIST, cutoff_list, dcg_depth, discount_table, optional_sums, read_only, reads_ratio,
+                      recall_levels)
 
 __all__ = ["FinalizePlan", "err_columns", "finalize_plan"]
 
@@ -45,6 +47,9 @@ class FinalizePlan:
         without ERR.
     err_column : dict of int -> int
         Cutoff -> its column in ``err_cutoffs``.
+    levels : ndarray of float64, shape (L,)
+        The recall levels of interpolated precision, ascending (:func:`fasttie.scoring.recall_levels`;
+        empty without IPrec or 11pt); :meth:`new_scalars` hands them to the kernels.
     """
 
     cutoffs: np.ndarray
@@ -54,6 +59,17 @@ class FinalizePlan:
     discount: np.ndarray
     err_cutoffs: np.ndarray
     err_column: dict
+    levels: np.ndarray
+
+    def new_scalars(self, n) -> np.ndarray:
+        """The finalizer's per-query scalars of ``n`` queries, (n, N_SCALARS + L) float64, with
+        the recall levels written where the kernels read them and write their interpolated
+        precisions (``scalars[:, IPREC:]``, see :mod:`fasttie._kernels.finalize`). The levels
+        travel in an array every kernel already takes: no kernel grows an argument, and any set
+        of levels runs the code compiled for the eleven standard ones."""
+        scalars = np.empty((n, N_SCALARS + len(self.levels)))
+        scalars[:, IPREC:] = self.levels
+        return scalars
 
     @property
     def variant(self) -> str:
@@ -112,5 +128,5 @@ def finalize_plan(metrics, ties, ap_denominator, depth) -> FinalizePlan:
     return FinalizePlan(
         cutoffs=read_only(cutoffs), log_p=read_only(log_p), optional=optional_sums(metrics, ties),
         need_ratio=need_ratio, discount=read_only(discount_table(dcg_depth(metrics, depth))),
-        err_cutoffs=read_only(err_cutoffs), err_column=err_column,
+        err_cutoffs=read_only(err_cutoffs), err_column=err_column, levels=recall_levels(metrics),
     )

@@ -47,7 +47,7 @@ TIES = ("average", "trec", "pyndeval", "optimistic", "pessimistic")
 
 # the ir_measures measures fasttie computes, by ir_measures' name; each takes the parameters of
 # ir_measures' own class (its SUPPORTED_PARAMS) and ties. IPrec is left out: fasttie's IPrec
-# takes trec_eval's eleven recall levels and no rel / judged_only.
+# takes no rel / judged_only.
 MEASURES = ("AP", "nDCG", "P", "R", "RR", "Rprec", "Bpref", "ERR", "RBP", "Judged", "NumRet", "NumRel", "NumQ",
             "SetP", "SetR", "SetF", "SetAP", "Success", "infAP")
 

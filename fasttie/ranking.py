@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ._kernels.err import err_rankings
-from ._kernels.finalize import N_QUANTITIES, N_SCALARS
+from ._kernels.finalize import N_QUANTITIES
 from ._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from ._kernels.radix_sort import argsort_ascending
 from ._kernels.score_ties import (
@@ -338,7 +338,7 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
         longest = int((np.diff(offsets) + np.diff(extra_offsets)).max())
         plan = finalize_plan(group_metrics, ties, ap_denominator, longest)
         quantities = np.empty((n_queries, N_QUANTITIES, len(plan.cutoffs)))
-        scalars = np.empty((n_queries, N_SCALARS))
+        scalars = plan.new_scalars(n_queries)
         arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
         extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
         if _TIE_MODES[ties] == FIXED:  # no ties: the rows with a grade or a judgment are enough

@@ -11,13 +11,12 @@ import numpy as np
 
 from ._kernels.finalize import (
     AP_AT_R, AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, IPREC_TREC_EVAL_9, JUDGED, MISS,
-    N_RECALL_LEVELS,
     OPTIONAL_BPREF, OPTIONAL_IPREC, OPTIONAL_RBP, OPTIONAL_WAP, RBP, RBP_REL, RESIDUAL, RR, TOTAL_RELEVANT, WAP_NUM,
     WAP_RET,
 )
 from ._kernels.tie_math import discount_prefix
 from .metrics import (DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GRADED, KEPT_WHEN_EMPTY, PERSISTENT,
-                      UNDEFINED_WHEN_EMPTY, over_retrieved)
+                      STANDARD_RECALL_LEVELS, UNDEFINED_WHEN_EMPTY, over_retrieved)
 from .errors import InputError, InputTypeError
 
 _CHOICES = {
@@ -127,6 +126,23 @@ def divide(numerator, denominator):
     return out
 
 
+def recall_levels(metrics) -> np.ndarray:
+    """The recall levels whose interpolated precision the finalizer computes for ``metrics``
+    (parsed): those of the IPrec metrics, and the eleven standard ones 0.0, 0.1, ..., 1.0 for
+    11pt; ascending, each once (float64, empty without interpolated precision).
+
+    Examples
+    --------
+    >>> from fasttie.metrics import parse_metrics
+    >>> recall_levels(parse_metrics(["IPrec@0.25", "IPrec@0.1", "AP"]))
+    array([0.1 , 0.25])
+    """
+    levels = {m.recall for m in metrics if m.base == "IPrec"}
+    if any(m.base == "11pt" for m in metrics):
+        levels.update(STANDARD_RECALL_LEVELS)
+    return np.array(sorted(levels), dtype=np.float64)
+
+
 def optional_sums(metrics, ties) -> int:
     """The finalizer's optional sums the metrics need (a bit mask of finalize.OPTIONAL_*).
 
@@ -173,6 +189,7 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
     total = scalars[:, TOTAL_RELEVANT]
     n_items = np.asarray(n_items)
     column = _column_of(metrics)
+    levels = recall_levels(metrics).tolist()  # as the scalars hold them (fasttie.finalize_plan)
     emptiness = empty_queries(metrics, quantities, scalars)
     values = {}
     for metric in metrics:
@@ -186,9 +203,10 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
         elif metric.base in ("Bpref", "GMBpref"):
             value = divide(scalars[:, BPREF_SUM], total)
         elif metric.base == "IPrec":
-            value = scalars[:, IPREC + round(metric.recall * 10)].copy()
-        elif metric.base == "11pt":  # trec_eval's 11pt_avg
-            value = scalars[:, IPREC : IPREC + N_RECALL_LEVELS].sum(axis=1) / N_RECALL_LEVELS
+            value = scalars[:, IPREC + levels.index(metric.recall)].copy()
+        elif metric.base == "11pt":  # trec_eval's 11pt_avg: the standard levels, in ascending order
+            value = scalars[:, [IPREC + levels.index(level) for level in STANDARD_RECALL_LEVELS]].sum(axis=1) / len(
+                STANDARD_RECALL_LEVELS)
         else:
             q = quantities[:, :, column[metric.name]]
             value = err[metric.name].copy() if metric.base == "ERR" else _base_value(

@@ -22,7 +22,8 @@ and per query: R (relevant items), E[hits@R] (R-precision), E[AP numerator at th
 (MAP@R, pytorch-metric-learning's mean average precision at R), the sum behind bpref,
 E[sum over relevant items of 1 - min(n, R) / min(N_nr, R)], n the judged non-relevant items
 ranked above it and N_nr all judged non-relevant items of the query (trec_eval's bpref), and,
-for fixed orders only, interpolated precision at the recall levels 0.0, 0.1, ..., 1.0.
+for fixed orders only, interpolated precision at any recall levels (the caller writes them
+into the scalars: see IPREC).
 """
 
 import math
@@ -35,16 +36,19 @@ from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, 
 
 HITS, GSUM, DCG, IDCG, AP_NUM, AP_RET, WAP_NUM, WAP_RET, RR, MISS, JUDGED, RBP, RBP_REL, RESIDUAL = range(14)
 N_QUANTITIES = 14
-TOTAL_RELEVANT, HITS_AT_R, BPREF_SUM, IPREC = range(4)  # IPREC + l: interpolated precision at recall l/10
-N_RECALL_LEVELS = 11
-AP_AT_R = IPREC + N_RECALL_LEVELS  # E[sum_{i<=R} rel_i hits@i / i], R the query's relevant items (MAP@R)
-N_SCALARS = AP_AT_R + 1
+# AP_AT_R: E[sum_{i<=R} rel_i hits@i / i], R the query's relevant items (MAP@R)
+TOTAL_RELEVANT, HITS_AT_R, BPREF_SUM, AP_AT_R = range(4)
+N_SCALARS = 4
+# the interpolated precisions follow, one slot per recall level asked: scalars[IPREC + l] holds
+# the l-th level (ascending) on entry and the interpolated precision at it on exit (written by the
+# optional sums only); a row has N_SCALARS + len(levels) slots
+# (:meth:`fasttie.finalize_plan.FinalizePlan.new_scalars`)
+IPREC = N_SCALARS
 # the optional sums of the finalizer, a bit mask (each costs a walk over the relevant items, or
 # for WAP a division per relevant item of a fixed order)
 OPTIONAL_IPREC, OPTIONAL_BPREF, OPTIONAL_RBP, OPTIONAL_WAP = 1, 2, 4, 8
 # with OPTIONAL_IPREC: the recall levels rounded as trec_eval 9 (pytrec_eval) rounds them, not as 10.0
 IPREC_TREC_EVAL_9 = 16
-RECALL_LEVELS = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
 
 
 @jit
@@ -163,25 +167,29 @@ def _bpref_tie(r, c, u, total_relevant, judged_nonrel):
 
 @jit(inline="always")
 def _iprec_start(total_relevant, optional, scalars):
-    """Zero the interpolated precisions; the relevant item each recall level starts at,
-    (long) (level * R + 0.5) as trec_eval 10.0 rounds it, or with IPREC_TREC_EVAL_9 in
-    ``optional`` (long) (level * R + 0.9) as trec_eval 9 (pytrec_eval): with R = 2 level 0.6
-    starts at the 1st relevant item in 10.0 and at the 2nd in 9."""
+    """Read the recall levels from ``scalars[IPREC:]`` (ascending), zero their interpolated
+    precisions there, and return the relevant item each level starts at: lround(level * R) as
+    trec_eval 10.0 rounds it, or with IPREC_TREC_EVAL_9 in ``optional`` (long) (level * R + 0.9)
+    as trec_eval 9 (pytrec_eval): with R = 2 level 0.6 starts at the 1st relevant item in 10.0
+    and at the 2nd in 9. In float64, as trec_eval computes level * R (a C double). (long) (x + 0.5)
+    is lround(x) for x >= 0 but just below 0.5 (0.49999999999999994 + 0.5 rounds to 1), where
+    the start 1 instead of 0 changes nothing: every relevant item is at or after both."""
     offset = 0.9 if optional & IPREC_TREC_EVAL_9 else 0.5
-    first = np.empty(N_RECALL_LEVELS, dtype=np.int64)
-    for level in range(N_RECALL_LEVELS):
+    first = np.empty(scalars.shape[0] - IPREC, dtype=np.int64)
+    for level in range(first.shape[0]):
+        first[level] = np.int64(scalars[IPREC + level] * total_relevant + offset)
         scalars[IPREC + level] = 0.0
-        first[level] = np.int64(RECALL_LEVELS[level] * total_relevant + offset)
     return first
 
 
 @jit(inline="always")
 def _iprec_add(hits, rank, first, scalars):
     """The hits-th relevant item sits at ``rank``: its precision raises every recall level
-    that starts at or before it (interpolated precision: the best precision from there on)."""
+    that starts at or before it (interpolated precision: the best precision from there on;
+    the levels ascend, so their starts do too)."""
     precision = hits / rank
     level = 0
-    while level < N_RECALL_LEVELS and first[level] <= hits:
+    while level < first.shape[0] and first[level] <= hits:
         if scalars[IPREC + level] < precision:
             scalars[IPREC + level] = precision
         level += 1
@@ -273,7 +281,8 @@ def _finalize_ties_kernel(optional_sums, ratios):
                                             :func:`ranked_optional_sums` only, else 0: a division per
                                             relevant item; a tie walk always computes them)
         out : float64 array (N_QUANTITIES, K), written
-        scalars : float64 array (N_SCALARS,), written
+        scalars : float64 array (N_SCALARS + levels,), written; the recall levels read from
+                                            scalars[IPREC:] (ascending) with OPTIONAL_IPREC
         """
         m = tie_n.shape[0]
         n_cut = cutoffs.shape[0]
@@ -546,7 +555,8 @@ def finalize_ranked(
     optional : int                bit mask of the optional sums; they are written 0 here
                                   (:func:`ranked_optional_sums` computes them)
     out : float64 array (N_QUANTITIES, K), written
-    scalars : float64 array (N_SCALARS,), written
+    scalars : float64 array (N_SCALARS + levels,), written but for the recall levels in
+                                  scalars[IPREC:], which stay for :func:`ranked_optional_sums`
     """
     n_graded = ranks.shape[0]
     n_cut = cutoffs.shape[0]
@@ -609,10 +619,8 @@ def finalize_ranked(
                 rr = 1.0 / rank
     scalars[HITS_AT_R] = hits_at_r
     scalars[AP_AT_R] = ap_at_r
-    # the optional sums: see ranked_optional_sums
+    # the optional sums: see ranked_optional_sums (the recall levels in scalars[IPREC:] stay for it)
     scalars[BPREF_SUM] = 0.0
-    for level in range(N_RECALL_LEVELS):
-        scalars[IPREC + level] = 0.0
     for kp in range(n_cut):
         for quantity in (WAP_NUM, WAP_RET, RBP, RBP_REL, RESIDUAL):
             out[quantity, kp] = 0.0
@@ -660,8 +668,9 @@ def ranked_optional_sums(ranks, grades, gains, relevant, judged, n_items, unlist
         OPTIONAL_WAP, OPTIONAL_RBP.
     out : (N_QUANTITIES, K) float64
         Written: rows WAP_NUM, WAP_RET, RBP, RBP_REL, RESIDUAL of the sums asked.
-    scalars : (N_SCALARS,) float64
-        Read: TOTAL_RELEVANT; written: BPREF_SUM and IPREC.. when asked.
+    scalars : (N_SCALARS + levels,) float64
+        Read: TOTAL_RELEVANT and the recall levels (IPREC.., ascending); written: BPREF_SUM, and
+        the interpolated precisions over the levels, when asked.
     """
     if optional & (OPTIONAL_BPREF | OPTIONAL_IPREC):
         _bpref_iprec_walk(ranks, relevant, judged, unlisted_judged, judged_nonrel, optional, scalars)

@@ -30,9 +30,12 @@ As pytrec_eval:
   Without parameters ``P``, ``recall``, ``map_cut``, ``ndcg_cut`` and ``relative_P`` take
   trec_eval's (5, 10, 15, 20, 30, 100, 200, 500, 1000), ``success`` (1, 5, 10), ``Rprec_mult``
   (0.2, 0.4, ..., 2.0; keys ``Rprec_mult_0.20``),
-  ``iprec_at_recall`` the eleven levels 0.0, 0.1, ..., 1.0 (keys ``iprec_at_recall_0.10``), each
-  level starting at relevant document (long) (level R + 0.9), trec_eval 9's rounding (10.0's,
-  in :func:`fasttie.trec.evaluate`, differs). ``set_F.b`` is F with trec_eval's beta b; the other
+  ``iprec_at_recall`` the eleven levels 0.0, 0.1, ..., 1.0 (keys ``iprec_at_recall_0.10``); it
+  takes any levels (``iprec_at_recall.0.25,0.333``, keys ``iprec_at_recall_0.25`` and
+  ``iprec_at_recall_0.33``, trec_eval's ``%3.2f``: two levels printed alike share the key, which
+  holds the higher level's value), each level starting at relevant document
+  (long) (level R + 0.9), trec_eval 9's rounding (10.0's, in :func:`fasttie.trec.evaluate`,
+  differs). ``set_F.b`` is F with trec_eval's beta b; the other
   measures without parameters ignore any given. ``gm_map`` and ``gm_bpref`` per query are the
   logarithms of max(value, 1e-5), which :func:`compute_aggregated_measure` turns into the
   geometric mean.
@@ -40,10 +43,11 @@ As pytrec_eval:
   or numpy integer, else ``TypeError``); ``relevance_level`` < 1 raises ``TypeError``.
 
 Where it differs: ``runid`` is accepted and left out (pytrec_eval reports uninitialised memory
-under it); interpolated precision at levels other than the eleven, ``11pt_avg`` and ``ndcg``
-with parameters raise ``ValueError`` (fasttie computes the eleven levels; trec_eval refuses
-``ndcg``'s parameters in pytrec_eval's spelling); a negative ``relevance_level`` raises
-``TypeError`` (pytrec_eval reads it as 2**32 plus it: nothing relevant). pytrec_eval evaluates
+under it); interpolated precision at levels above 1 (0 in pytrec_eval: the recall is never
+reached), ``11pt_avg`` and ``ndcg`` with parameters raise ``ValueError`` (fasttie averages the
+eleven levels; trec_eval refuses ``ndcg``'s parameters in pytrec_eval's spelling); a negative
+``relevance_level`` raises ``TypeError`` (pytrec_eval reads it as 2**32 plus it: nothing
+relevant). pytrec_eval evaluates
 the run's queries up to its first judged query with a non-empty ranking and a judgment >= 0
 from trec_eval's uninitialised cache: an empty ranking there, or a ranking whose judgments are
 all negative, gets its first measure (in trec_eval's order) 0 and the others as if nothing were
@@ -158,11 +162,11 @@ def _columns(name, params):
         raise _not_computed(measure)
     if name == "iprec_at_recall":  # levels read as atof
         levels = _LEVELS if params is None else _sorted_distinct([float(x) for x in params.split(",")], measure)
-        bad = [level for level in levels if level not in _LEVELS]
-        if bad:
-            raise InputError(f"measure {measure!r}: fasttie computes interpolated precision at the recall levels "
-                             f"0.0, 0.1, ..., 1.0, got {bad[0]}", argument="measures")
-        return [(f"iprec_at_recall_{level:.2f}", f"IPrec(trec_eval=9)@{level:.1f}") for level in levels]
+        if levels[-1] > 1.0:
+            raise InputError(f"measure {measure!r}: fasttie computes interpolated precision at recall levels "
+                             f"from 0 to 1, got {levels[-1]}", argument="measures")
+        # keys as trec_eval prints them (%3.2f): 0.333 and 0.334 share one, which takes the last
+        return [(f"iprec_at_recall_{level:.2f}", f"IPrec(trec_eval=9)@{level!r}") for level in levels]
     if name == "Rprec_mult":  # multiples of R read as atof
         template, defaults = _MULTIPLES
         multiples = defaults if params is None else _sorted_distinct([float(x) for x in params.split(",")], measure)
@@ -244,8 +248,8 @@ class RelevanceEvaluator:
         judged_only = _c_int(judged_docs_only_flag, "judged_docs_only_flag") != 0
         parameters = _parameters_of(measures)
         pairs = [pair for name in sorted(parameters, key=_ORDER.get) for pair in _columns(name, parameters[name])]
-        self._keys = [key for key, _ in pairs]
-        self._metric_of = dict(pairs)
+        self._metric_of = dict(pairs)  # a key named twice: the first place, the last value (pytrec_eval's dict)
+        self._keys = list(self._metric_of)
         interpolated = [key for key in self._keys if key.startswith(_INTERPOLATED)]
         # NumRet and NumRel tell where interpolated precision is trec_eval's 0 / 0
         self._metrics = list(dict.fromkeys([*self._metric_of.values(), *(["NumRet", "NumRel"] if interpolated
@@ -282,19 +286,21 @@ class RelevanceEvaluator:
             if key in _LOGARITHMIC:  # math.log, as trec_eval's C library log (numpy's may differ in the last bit)
                 column = np.array([math.log(max(value, GEOMETRIC_FLOOR)) for value in column.tolist()])
             elif key.startswith(_INTERPOLATED):
-                column = self._zero_over_zero(key, column, result.per_query)
+                column = self._zero_over_zero(metric, column, result.per_query)
             columns.append(column)
         # one row of Python floats per query (one .tolist()), each zipped with the keys
         rows = dict(zip(result.query_ids, np.column_stack(columns).tolist()))
         return {qid: dict(zip(self._keys, rows[qid])) for qid in judged}
 
     @staticmethod
-    def _zero_over_zero(key, column, per_query):
-        """trec_eval 9's interpolated precision of a query that retrieves nothing: NaN (its 0 / 0)
-        at the levels that start at relevant document (long) (level R + 0.9) = 0, and so in 11pt_avg."""
+    def _zero_over_zero(metric, column, per_query):
+        """trec_eval 9's interpolated precision (``metric``, fasttie's name) of a query that
+        retrieves nothing: NaN (its 0 / 0) at the levels that start at relevant document
+        (long) (level R + 0.9) = 0, and so in 11pt_avg. The level is the metric's, not the key's
+        (``iprec_at_recall_0.01`` may be level 0.005)."""
         nothing = per_query["NumRet"] == 0
-        if key != "11pt_avg":
-            level = float(key.rpartition("_")[2])
+        if metric.startswith("IPrec"):
+            level = float(metric.rpartition("@")[2])
             nothing &= (level * per_query["NumRel"] + 0.9).astype(np.int64) == 0
         return np.where(nothing, np.nan, column)
 

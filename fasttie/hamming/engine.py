@@ -23,7 +23,7 @@ from .._kernels.bitsliced import hist_classes
 from .._kernels.class_sort import count_classes, scatter_by_class
 from .._kernels.cpu import bitsliced_codes
 from .._kernels.err import err_histograms
-from .._kernels.finalize import N_QUANTITIES, N_SCALARS, TOTAL_RELEVANT, radius_ap_sums, radius_ap_sums_ranked
+from .._kernels.finalize import N_QUANTITIES, TOTAL_RELEVANT, radius_ap_sums, radius_ap_sums_ranked
 from .._kernels.hamming_ties import (
     GROUP, GROUP_MIN, finalize_histograms,
     finalize_histograms_optional, finalize_histograms_ratios, finalize_ranked_queries, finalize_ranked_queries_optional,
@@ -338,7 +338,7 @@ class _Finalizer:
 
     def buffers(self, n):
         """Quantities, scalars and ERR values of n queries."""
-        return (np.empty((n, N_QUANTITIES, len(self.plan.cutoffs))), np.empty((n, N_SCALARS)),
+        return (np.empty((n, N_QUANTITIES, len(self.plan.cutoffs))), self.plan.new_scalars(n),
                 np.empty((n, len(self.plan.err_cutoffs))))
 
     def quantities(self, hist, quantities, scalars, err, lo, hi):

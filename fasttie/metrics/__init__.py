@@ -5,7 +5,7 @@ Ranking metrics. Canonical names: ``AP``, ``AP@k``, ``nDCG``, ``nDCG@k``, ``DCG`
 ``Success@k``, ``Hits@k`` (relevant items in the top k, averaged: ranx's hits), ``Rprec``, ``MAP@R`` (AP cut
 at each query's R, over R: pytorch-metric-learning's mean average precision at R; also ``mAP@R``, ``AP@R``,
 ``map_at_r``), ``ACG@k``, ``WAP``, ``WAP@k``, ``GMAP``, ``SetAP``, ``Bpref``,
-``GMBpref``, ``IPrec@r`` (r = 0.0, 0.1, ..., 1.0) and ``11pt`` (fixed orders only),
+``GMBpref``, ``IPrec@r`` (any recall level r in [0, 1]) and ``11pt`` (fixed orders only),
 ``Judged@k``, ``RBP(p=0.8)@k`` and its residual ``RBPResid(p=0.8)@k``, ``infAP`` (ranked lists;
 trec_eval's inferred AP over a sampled pool), the counts ``NumQ``, ``NumRet``, ``NumRel``,
 ``NumRelRet``, ``NumNonRelJudgedRet``, ``ERR@k`` (expected reciprocal rank with gdeval's stop
@@ -56,8 +56,8 @@ One concept per module:
 
 from .conventions import (
     COUNTS, DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GEOMETRIC, GEOMETRIC_FLOOR, GRADED, KEPT_WHEN_EMPTY,
-    NOT_BOUNDED_BY_GRADE_ORDER, PERSISTENT, RATIO_BASES, UNDEFINED_WHEN_EMPTY, aggregate, base_of, grade_order_bounds,
-    over_retrieved,
+    NOT_BOUNDED_BY_GRADE_ORDER, PERSISTENT, RATIO_BASES, STANDARD_RECALL_LEVELS, UNDEFINED_WHEN_EMPTY, aggregate,
+    base_of, grade_order_bounds, over_retrieved,
 )
 from .diversity_names import (
     DEFAULT_ALPHA, DEFAULT_BETA, DiversityMetric, check_alpha, diversity_metric_name, diversity_settings,
@@ -71,7 +71,7 @@ from .trec_eval_names import TREC_EVAL_PERSISTENCE, from_trec_eval
 __all__ = [
     "COUNTS", "DEFAULT_ALPHA", "DEFAULT_BETA", "DEFAULT_PERSISTENCE", "FIXED_ORDER_ONLY", "GEOMETRIC",
     "GEOMETRIC_FLOOR", "GRADED", "KEPT_WHEN_EMPTY", "KNOWN", "MAX_CUTOFF", "NOT_BOUNDED_BY_GRADE_ORDER", "PERSISTENT",
-    "RATIO_BASES",
+    "RATIO_BASES", "STANDARD_RECALL_LEVELS",
     "TREC_EVAL_PERSISTENCE", "UNDEFINED_WHEN_EMPTY", "DiversityMetric", "Metric", "aggregate", "base_of",
     "check_alpha", "diversity_metric_name", "diversity_settings", "from_trec_eval", "is_diversity_metric",
     "grade_order_bounds", "metric_names", "over_retrieved", "parse_diversity_metric", "parse_diversity_metrics",

@@ -30,6 +30,8 @@ GEOMETRIC = ("GMAP", "GMBpref")  # geometric means of AP and Bpref (trec_eval's 
 # discounts each item by the gain sum of every prefix (fasttie.trec.evaluate's alone), and its
 # relstring is the text of one order (fasttie trec's alone)
 FIXED_ORDER_ONLY = ("IPrec", "11pt", "G", "relstring")
+# trec_eval's recall levels: iprec_at_recall's default ones, and those 11pt averages
+STANDARD_RECALL_LEVELS = tuple(i / 10 for i in range(11))
 # graded metrics take every grade > 0; the others count items with grade >= the relevance level
 GRADED = ("DCG", "nDCG", "ACG", "WAP", "RBP", "ERR")
 # rank-biased precision and its residual take the persistence p (Moffat & Zobel 2008)

@@ -32,7 +32,7 @@ DOORS = {
         "radius": False,
         "per_metric_options": True,
         "help": "AP, AP@k, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, Rprec, MAP@R, Success@k, GMAP, SetAP, Bpref, infAP, "
-                "IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, ERR@k, NumQ, NumRet, NumRel, NumRelRet; "
+                "IPrec@r (r in [0, 1]), 11pt, Judged@k, RBP(p=0.8)@k, ERR@k, NumQ, NumRet, NumRel, NumRelRet; "
                 "parameters P(rel=2)@5, nDCG(gains={0:0,1:1,2:3})@10; trec_eval's names (map, ndcg_cut_10, "
                 "P.5,10); lists P@[5,10]",
     },

@@ -63,7 +63,6 @@ _PRESETS = {
 _RADIUS_BASES = ("P", "R", "F1", "NumRet", "AP")
 # SetAP = hits^2 / (N R) is not linear in the hits: without a cutoff the hits are fixed
 _NO_CUTOFF = ("Rprec", AT_R, "NumQ", "NumRel", "SetAP", "Bpref", "GMBpref", "infAP")
-_LEVELS = tuple(i / 10 for i in range(11))
 _RECALL_LEVEL = re.compile(r"^\s*(?:IPrec|iprec|iprec_at_recall)\s*(?:\((.*)\))?\s*[@_]\s*(\d*\.?\d+)\s*$")
 _ELEVEN_POINT = re.compile(r"^\s*(?:11pt|11pt_avg)\s*(?:\((.*)\))?\s*$", re.IGNORECASE)
 _NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:\((.*)\))?\s*(?:@\s*(.+?))?\s*$")
@@ -84,7 +83,7 @@ class Metric:
     base: str
     k: int | None = None
     radius: int | None = None
-    recall: float | None = None  # IPrec's recall level, one of 0.0, 0.1, ..., 1.0
+    recall: float | None = None  # IPrec's recall level, in [0, 1]
     p: float | None = None  # RBP's persistence
     rel: float | None = None  # relevance level of this metric (None: the call's relevance_level)
     gain: tuple | None = None  # (parameter, value) as written, e.g. ("dcg", "exp-log2"); None: the call's gain
@@ -100,7 +99,7 @@ class Metric:
             return f"{self.base}(radius={self.radius})"
         version = "(trec_eval=9)" if self.trec_eval_9 else ""
         if self.recall is not None:
-            return f"{self.base}{version}@{self.recall:.1f}"
+            return f"{self.base}{version}@{self.recall!r}"  # the shortest spelling: 0.1, 0.25, 1.0
         if self.base == "11pt":
             return self.base + version
         params = [f"p={self.p:g}"] if self.p not in (None, DEFAULT_PERSISTENCE) else []
@@ -129,7 +128,7 @@ class Metric:
 
 KNOWN = (
     "Known: AP, AP@k, nDCG, nDCG@k, DCG@k, P@k, R@k, F1@k, RR, RR@k, Success@k, Hits@k, Rprec, MAP@R, ACG@k, WAP@k, "
-    "GMAP, SetAP, Bpref, GMBpref, infAP, IPrec@0.0..1.0, 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, "
+    "GMAP, SetAP, Bpref, GMBpref, infAP, IPrec@r (r in [0, 1]), 11pt, Judged@k, RBP(p=0.8)@k, RBPResid(p=0.8)@k, "
     "ERR@k, NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, P(radius=r), R(radius=r), F1(radius=r), "
     "AP(radius=r), NumRet(radius=r); "
     "aliases mAP@k, ndcg@k, "
@@ -333,8 +332,8 @@ def _parse_one(name: str) -> list[Metric]:
     recall_match = _RECALL_LEVEL.match(name)
     if recall_match:
         level = float(recall_match.group(2))
-        if level not in _LEVELS:
-            raise InputError(f"metric {name!r}: IPrec takes the recall levels 0.0, 0.1, ..., 1.0 (trec_eval's), "
+        if not 0.0 <= level <= 1.0:
+            raise InputError(f"metric {name!r}: IPrec takes a recall level from 0 to 1, as in 'IPrec@0.25', "
                              f"got {level}")
         return [Metric("IPrec", recall=level, trec_eval_9=_trec_eval_version(recall_match.group(1), name))]
     translated = from_trec_eval(name)

@@ -13,9 +13,11 @@ once, with the first parameters given for it. ``runid``, ``num_q``,
 measures (:mod:`fasttie.metrics.trec_eval_only`), which only :func:`fasttie.trec.evaluate`
 computes; ``Rprec_mult``'s multiples print with two decimals (``Rprec_mult_0.20``), sorted.
 ``relstring`` (text) maps to ``relstring@length``, which ``fasttie trec`` prints through
-:func:`fasttie.trec.relstring`. trec_eval's measures that fasttie does not compute
-(interpolated precision at levels other than 0.0, 0.1, ..., 1.0 and ``11pt_avg`` with levels)
-are reported as left out.
+:func:`fasttie.trec.relstring`. Interpolated precision takes any levels in [0, 1]
+(``iprec_at_recall.0.25``, printed ``iprec_at_recall_0.25``); two levels printed alike (0.331 and
+0.334: ``iprec_at_recall_0.33``) print once, with the higher level's value, where trec_eval prints
+a line for each. trec_eval's measures that fasttie does not compute (interpolated precision at
+levels outside [0, 1] and ``11pt_avg`` with levels) are reported as left out.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .conventions import STANDARD_RECALL_LEVELS
 from .trec_eval_names import TREC_EVAL_PERSISTENCE, from_trec_eval
 from .trec_eval_only import parse_trec_only_metric
 
@@ -30,7 +33,6 @@ __all__ = ["TREC_EVAL_MEASURES", "TREC_EVAL_NICKNAMES", "TrecEvalSelection", "is
            "select_trec_eval"]
 
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_LEVELS = tuple(i / 10 for i in range(11))
 _MULTIPLES = tuple(i / 5 for i in range(1, 11))  # Rprec_mult's: 0.2, 0.4, ..., 2.0
 
 # trec_eval 10.0's table in its print order: name -> (fasttie metric, or a template with {} for
@@ -38,7 +40,7 @@ _MULTIPLES = tuple(i / 5 for i in range(1, 11))  # Rprec_mult's: 0.2, 0.4, ..., 
 _TABLE = {
     "runid": (None, None), "num_q": ("NumQ", None), "num_ret": ("NumRet", None), "num_rel": ("NumRel", None),
     "num_rel_ret": ("NumRelRet", None), "map": ("AP", None), "gm_map": ("GMAP", None), "Rprec": ("Rprec", None),
-    "bpref": ("Bpref", None), "recip_rank": ("RR", None), "iprec_at_recall": ("IPrec@{:.1f}", _LEVELS),
+    "bpref": ("Bpref", None), "recip_rank": ("RR", None), "iprec_at_recall": ("IPrec@{!r}", STANDARD_RECALL_LEVELS),
     "P": ("P@{}", _CUTOFFS), "relstring": ("relstring@{}", None), "recall": ("R@{}", _CUTOFFS), "infAP": ("infAP", None),
     "gm_bpref": ("GMBpref", None), "Rprec_mult": ("Rprec_mult(x={:g})", _MULTIPLES), "utility": ("utility", None),
     "11pt_avg": ("11pt", None), "binG": ("binG", None), "G": ("G", None), "ndcg": ("nDCG", None),
@@ -145,10 +147,10 @@ def select_trec_eval(specs) -> TrecEvalSelection:
 
     Examples
     --------
-    >>> sel = select_trec_eval(["P.10,5", "map", "relstring", "unj.5", "iprec_at_recall..25"])
+    >>> sel = select_trec_eval(["P.10,5", "map", "relstring", "unj.5", "iprec_at_recall..25", "11pt_avg..5"])
     >>> sel.keys, sel.left_out
-    ({'map': 'AP', 'P_5': 'P@5', 'P_10': 'P@10', 'relstring': 'relstring@10', 'unj_5': 'unj@5'}, \
-['iprec_at_recall_0.25'])
+    ({'map': 'AP', 'iprec_at_recall_0.25': 'IPrec@0.25', 'P_5': 'P@5', 'P_10': 'P@10', 'relstring': \
+'relstring@10', 'unj_5': 'unj@5'}, ['11pt_avg_.5'])
     >>> select_trec_eval(["P.5", "P.10"]).keys
     {'P_5': 'P@5'}
     """
@@ -202,8 +204,8 @@ def _add(selection, name, text):
         levels = _numbers(name, text, float) if text is not None else defaults
         for level in levels:
             key = f"{name}_{level:.2f}"
-            if any(abs(level - standard) < 1e-9 for standard in _LEVELS):
-                selection.keys[key] = metric.format(round(level, 1))
+            if 0.0 <= level <= 1.0:
+                selection.keys[key] = metric.format(level)
             else:
                 selection.left_out.append(key)
         return

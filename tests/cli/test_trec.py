@@ -326,3 +326,17 @@ def test_trec_levels_as_trec_eval_reads_them(capsys, tmp_path):
     code, out, err = run_main(capsys, "trec", qrels, run, "--level=-1", *measures)
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert "-l/--level must be >= 0 (0: every judged document is relevant, grade 0 too), got -1" in err
+
+
+def test_trec_any_recall_level(tmp_path, capsys):
+    """``-m iprec_at_recall.0.35,0.625`` prints what trec_eval 10.0 printed on these files (a
+    binary built from its source): relevant documents at ranks 1, 3, 5, 7 of 7, R = 4, so level
+    0.35 starts at relevant document lround(1.4) = 1 (precision 1; trec_eval 9's (long) (1.4 + 0.9)
+    = 2 would give 2/3) and 0.625 at lround(2.5) = 3 (3/5), printed ``_0.62`` (%3.2f)."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("".join(f"q1 0 {doc} {1 - i % 2}\n" for i, doc in enumerate("abcdefg")))
+    run.write_text("".join(f"q1 Q0 {doc} {i + 1} {7 - i} t\n" for i, doc in enumerate("abcdefg")))
+    code, out, _ = run_main(capsys, "trec", str(qrels), str(run), "-m", "iprec_at_recall.0.35,0.625", "-q")
+    assert code == 0
+    assert out.splitlines() == ["iprec_at_recall_0.35  \tq1\t1.0000", "iprec_at_recall_0.62  \tq1\t0.6000",
+                                "iprec_at_recall_0.35  \tall\t1.0000", "iprec_at_recall_0.62  \tall\t0.6000"]

@@ -229,14 +229,14 @@ def test_bad_measures_as_pytrec_eval(measures, match):
 @pytest.mark.parametrize("measures, match", [
     ({"relstring"}, "does not compute"), ({"unj"}, "unknown measure 'unj'"),
     ({"P.0"}, "cutoffs must be positive"), ({"P.5", "P.05"}, "given twice"),
-    ({"iprec_at_recall.0.1", "iprec_at_recall.0.10"}, "given twice"), ({"iprec_at_recall.0.25"}, "recall levels"),
-    ({"iprec_at_recall.1.5"}, "recall levels"), ({"ndcg.1"}, "takes no parameters"),
+    ({"iprec_at_recall.0.1", "iprec_at_recall.0.10"}, "given twice"),
+    ({"iprec_at_recall.1.5"}, "recall levels from 0 to 1"), ({"ndcg.1"}, "takes no parameters"),
     ({"11pt_avg.0.5"}, "takes no parameters"),
 ])
 def test_refused_where_pytrec_eval_is_not_matched(measures, match):
     """Measures fasttie does not compute, parameters on which pytrec_eval aborts the process
-    (trec_eval refuses them), and levels fasttie does not compute (pytrec_eval's
-    iprec_at_recall.0.25 gives iprec_at_recall_0.25)."""
+    (trec_eval refuses them), and recall levels above 1 (pytrec_eval's iprec_at_recall.1.5 gives
+    iprec_at_recall_1.50, 0: a recall never reached)."""
     with pytest.raises(ValueError, match=match):
         compat.RelevanceEvaluator({"q1": {"d1": 1}}, measures)
 
@@ -265,3 +265,41 @@ def test_supported_names():
     assert compat.supported_measures <= set(pytrec_eval.supported_measures)
     for nickname, members in compat.supported_nicknames.items():
         assert members <= set(pytrec_eval.supported_nicknames[nickname])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_any_recall_level_as_pytrec_eval(seed):
+    """iprec_at_recall at levels other than the eleven (0.25, 0.333, drawn ones), with the eleven
+    and 11pt_avg beside them: the same keys (trec_eval's %3.2f), values and order."""
+    qrels, run = random_case(seed)
+    rng = np.random.default_rng(seed)
+    levels = {f"{x:.3f}".rstrip("0") for x in rng.random(int(rng.integers(1, 6)))} | {"0.25", "0.333"}
+    levels = {level for level in levels if level not in ("0.", "1.")}
+    levels = sorted(levels, key=float)
+    levels = [level for i, level in enumerate(levels) if i == 0 or float(level) != float(levels[i - 1])]
+    for measures in ({"iprec_at_recall." + ",".join(levels)}, {"iprec_at_recall_" + levels[0], "iprec_at_recall",
+                                                               "11pt_avg", "map"}):
+        assert_same(compat.RelevanceEvaluator(qrels, measures).evaluate(run),
+                    pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run))
+
+
+@pytest.mark.parametrize("measures", [
+    {"iprec_at_recall.0.25,0.33"}, {"iprec_at_recall.1"}, {"iprec_at_recall.0.005"}, {"iprec_at_recall.0.331,0.334"},
+    {"iprec_at_recall_0.25", "iprec_at_recall"}, {"iprec_at_recall.0.999,0.001,0.5"},
+], ids=str)
+def test_recall_level_keys_as_pytrec_eval(measures):
+    """Keys as trec_eval prints them (0.333 -> iprec_at_recall_0.33, 1 -> _1.00, 0.005 -> _0.01);
+    0.331 and 0.334 print alike, and the key holds 0.334's value: 300 relevant documents, so that
+    level 0.331 starts at the (long) (99.3 + 0.9) = 100th and 0.334 at the 101st, behind a
+    non-relevant one (an empty ranking too: NaN where the level starts at document 0, at 0.005
+    for R = 3 and not for R = 300)."""
+    qrels = {"q1": {f"r{i}": 1 for i in range(300)} | {"n": 0}, "q2": {"a": 1, "b": 1, "c": 2}, "q3": {"a": 1}}
+    docs = [f"r{i}" for i in range(100)] + ["n"] + [f"r{i}" for i in range(100, 300)]
+    run = {"q1": {doc: 1000.0 - i for i, doc in enumerate(docs)}, "q2": {}, "q3": {"a": 1.0, "z": 2.0}}
+    ours = compat.RelevanceEvaluator(qrels, measures).evaluate(run)
+    assert_same(ours, pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run))
+    if "iprec_at_recall.0.331,0.334" in measures:
+        values = ft.trec.evaluate(qrels, run, ["IPrec(trec_eval=9)@0.331", "IPrec(trec_eval=9)@0.334"],
+                                  ties="trec").per_query
+        assert values["IPrec(trec_eval=9)@0.331"][0] == 1.0 > values["IPrec(trec_eval=9)@0.334"][0]
+        assert ours["q1"] == {"iprec_at_recall_0.33": values["IPrec(trec_eval=9)@0.334"][0]}

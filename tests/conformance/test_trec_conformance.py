@@ -116,8 +116,8 @@ def fasttie_name(measure):
     if measure in _PLAIN:
         return _PLAIN[measure]
     match = _IPREC.match(measure)
-    if match:  # the 11 standard recall levels only
-        return f"IPrec@{match.group(1)[:3]}" if match.group(1).endswith("0") else None
+    if match:  # any level (trec_eval's test files give two digits, as its printed names have)
+        return f"IPrec@{float(match.group(1))!r}"
     match = _RPREC_MULT.match(measure)
     if match:
         return f"Rprec_mult(x={float(match.group(1)):g})"
@@ -135,8 +135,8 @@ def cli_name(measure):
 
 
 def not_in_fasttie(measure):
-    if measure.startswith("11pt_avg_") or (_IPREC.match(measure) and not fasttie_name(measure)):
-        return True  # trec_eval's custom recall levels (-m iprec_at_recall.0.25); fasttie has the 11 standard ones
+    if measure.startswith("11pt_avg_"):
+        return True  # 11pt_avg at trec_eval's custom recall levels; fasttie's averages the 11 standard ones
     return any(measure == n or measure.startswith(n + "_") for n in NOT_IN_FASTTIE)
 
 

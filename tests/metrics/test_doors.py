@@ -11,10 +11,11 @@ from fasttie.metrics.doors import DOORS, HAMMING, LISTS, metric_help
 
 
 def _examples(door):
-    """The help's names with their placeholders filled (k = 3, r = 2), aliases and lists left out."""
+    """The help's names with their placeholders filled (k = 3, radius 2, recall level 0.25), aliases and
+    lists left out."""
     text = metric_help(door).split(";")[0]
     names = [n.strip() for n in re.split(r",\s*(?![^(]*\))", text) if n.strip()]
-    return [n.replace("@k", "@3").replace("radius=r", "radius=2").replace("0.0..1.0", "0.5") for n in names]
+    return [n.replace("@k", "@3").replace("radius=r", "radius=2").replace("@r (r in [0, 1])", "@0.25") for n in names]
 
 
 def _hamming(metrics):

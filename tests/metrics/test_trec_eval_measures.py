@@ -62,8 +62,9 @@ def test_trec_eval_measure_selection():
     assert select_trec_eval(["P.5", "P.10"]).keys == {"P_5": "P@5"}  # the first parameters count
     official = select_trec_eval(["official"])
     assert official.runid and len(official.keys) == 9 + 11 + 9 and "gm_map" in official.keys
-    levels = select_trec_eval(["iprec_at_recall..10,.25"])
-    assert levels.keys == {"iprec_at_recall_0.10": "IPrec@0.1"} and levels.left_out == ["iprec_at_recall_0.25"]
+    levels = select_trec_eval(["iprec_at_recall..10,.25,0.333,1.5"])  # any level in [0, 1]; trec_eval's %3.2f
+    assert levels.keys == {"iprec_at_recall_0.10": "IPrec@0.1", "iprec_at_recall_0.25": "IPrec@0.25",
+                           "iprec_at_recall_0.33": "IPrec@0.333"} and levels.left_out == ["iprec_at_recall_1.50"]
     everything = select_trec_eval(["all_trec"])
     assert not everything.left_out and everything.runid
     order = list(everything.keys)  # trec_eval's print order (its measure table)
