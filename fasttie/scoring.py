@@ -204,9 +204,13 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
             value = divide(scalars[:, BPREF_SUM], total)
         elif metric.base == "IPrec":
             value = scalars[:, IPREC + levels.index(metric.recall)].copy()
-        elif metric.base == "11pt":  # trec_eval's 11pt_avg: the standard levels, in ascending order
-            value = scalars[:, [IPREC + levels.index(level) for level in STANDARD_RECALL_LEVELS]].sum(axis=1) / len(
-                STANDARD_RECALL_LEVELS)
+        elif metric.base == "11pt":  # trec_eval's 11pt_avg: the standard levels added one by one, in
+            # ascending order, as trec_eval adds them (numpy's sum over a row may pair the terms
+            # differently for one query and for many: the value must not depend on the batch)
+            value = np.zeros(len(scalars))
+            for level in STANDARD_RECALL_LEVELS:
+                value += scalars[:, IPREC + levels.index(level)]
+            value /= len(STANDARD_RECALL_LEVELS)
         else:
             q = quantities[:, :, column[metric.name]]
             value = err[metric.name].copy() if metric.base == "ERR" else _base_value(
