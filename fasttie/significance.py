@@ -14,6 +14,7 @@ are drawn by :mod:`fasttie.paper_table`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import json
@@ -603,6 +604,15 @@ def _check_bootstrap(method, n_resamples):
     return method
 
 
+@functools.lru_cache(maxsize=1)
+def _generator_keyword() -> str:
+    """scipy.stats.bootstrap's name for the generator: ``rng`` from scipy 1.15 on, ``random_state``
+    in the older floor of fasttie[stats]."""
+    from scipy import stats
+
+    return "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
+
+
 def bootstrap_interval(values, *, method="bca", n_resamples=9999, confidence=0.95, seed=0) -> tuple[float, float]:
     """Bootstrap confidence interval of the mean of per-query values (``scipy.stats.bootstrap``).
 
@@ -654,9 +664,7 @@ def bootstrap_interval(values, *, method="bca", n_resamples=9999, confidence=0.9
         return float("nan"), float("nan")
     if _constant(values):  # every resample's mean lies within (BCa's acceleration would be 0/0)
         return float(np.min(values)), float(np.max(values))
-    rng = np.random.default_rng(int(seed))
-    # scipy >= 1.15 names the generator rng; the older floor of fasttie[stats] takes it as random_state
-    generator = {"rng": rng} if "rng" in inspect.signature(stats.bootstrap).parameters else {"random_state": rng}
+    generator = {_generator_keyword(): np.random.default_rng(int(seed))}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # BCa undefined: NaN, documented
         interval = stats.bootstrap(

@@ -205,13 +205,10 @@ class _InTreeLocator(_KernelLocator, _IN_TREE):
     """numba's locator of ``__pycache__`` beside the kernels, with the content stamp."""
 
 
-_shared_digest = []
-
-
+@functools.lru_cache(maxsize=1)
 def _shared_folder_digest():
-    if not _shared_digest:
-        _shared_digest.append(sources_stamp()[:16])
-    return _shared_digest[0]
+    """The kernel sources' digest naming the shared folder, read once per process."""
+    return sources_stamp()[:16]
 
 
 class _KernelCacheImpl(caching.CompileResultCacheImpl):
