@@ -42,7 +42,7 @@ class UsageError(InputError):
 # --------------------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """ArgumentParser whose usage errors are one line on stderr, with the closest valid name."""
 
     def error(self, message):
@@ -64,14 +64,14 @@ def _did_you_mean(word, options):
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _plot_size(text):
+def plot_size_pixels(text):
     match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
     if not match or min(int(match.group(1)), int(match.group(2))) < 50:
         raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels (each >= 50), e.g. 1200x400; got {text!r}")
     return int(match.group(1)), int(match.group(2))
 
 
-def _positive_int(text):
+def positive_int(text):
     try:
         value = int(text)
     except ValueError:
@@ -81,7 +81,7 @@ def _positive_int(text):
     return value
 
 
-def _trec_level(text):
+def trec_eval_level(text):
     """``-l``'s value as trec_eval reads it: ``atol``, the integer part of the number as written
     (``1.5`` -> 1, ``-0.5`` -> 0, ``.5`` -> 0, ``1e1`` -> 1); text that is no number is refused
     (atol would read 0)."""
@@ -95,8 +95,8 @@ def _trec_level(text):
     return int(digits.group(1)) if digits else 0
 
 
-def _digits(text):
-    value = _positive_int(text) if text != "0" else 0
+def decimal_places(text):
+    value = positive_int(text) if text != "0" else 0
     if value > 17:
         raise argparse.ArgumentTypeError(f"expected 0..17 decimals, got {text!r}")
     return value
@@ -145,7 +145,7 @@ def resolve_metrics(names, *, trec_names=False):
 # --------------------------------------------------------------------------------------------
 
 
-def _check_output_path(path, extensions, option):
+def check_output_path(path, extensions, option):
     ext = os.path.splitext(path)[1].lower()
     if ext not in extensions:
         raise UsageError(f"{option}: {path!r} must end in {' or '.join(extensions)}")
@@ -154,10 +154,10 @@ def _check_output_path(path, extensions, option):
         raise UsageError(f"{option}: folder {folder} does not exist")
 
 
-def _check_plot(args):
+def check_plot(args):
     if getattr(args, "plot", None) is None:
         return
-    _check_output_path(args.plot, PLOT_EXTENSIONS, "--plot")
+    check_output_path(args.plot, PLOT_EXTENSIONS, "--plot")
     if importlib.util.find_spec("matplotlib") is None:  # fail before a long evaluation
         raise ImportError("matplotlib is needed for plots: pip install 'fasttie[plot]'")
 
@@ -166,13 +166,13 @@ def _progress(args):
     return False if args.quiet else "auto"
 
 
-def _note(args, text):
+def note(args, text):
     """Side information for people, on stderr (stdout stays machine-readable)."""
     if not args.quiet:
         print(text, file=sys.stderr)
 
 
-def _load_relevance_inputs(args):
+def load_relevance_inputs(args):
     """(query_labels, db_labels, relevance, relevance matrix shape or None) from
     --query-labels/--db-labels or --relevance."""
 
@@ -197,13 +197,13 @@ def _load_relevance_inputs(args):
     )
 
 
-def _load_codes(args, spec, option, default_key):
+def load_codes_option(args, spec, option, default_key):
 
     return load_codes(spec, option=option, default_key=default_key, packed=args.packed, n_bits=args.bits,
                       bitorder=args.bitorder)
 
 
-def _evaluate_options(args):
+def evaluate_options(args):
     return {
         "ties": args.ties, "ap_denominator": args.ap_denominator, "gain": args.gain, "empty": args.empty,
         "n_threads": args.threads, **({"spread": True} if getattr(args, "spread", False) else {}),
@@ -215,7 +215,7 @@ _EVALUATE_OPTIONS = {
     "query_labels": "--query-labels", "db_labels": "--db-labels", "ap_denominator": "--ap-denominator",
     "n_threads": "--threads", "n_bits": "--bits", "relevance": "--relevance",
 }
-_TREC_OPTIONS = {"relevance_level": "-l/--level", "ap_denominator": "--ap-denominator"}
+TREC_OPTIONS = {"relevance_level": "-l/--level", "ap_denominator": "--ap-denominator"}
 
 
 def cli_words(error, options=_EVALUATE_OPTIONS):
@@ -224,7 +224,7 @@ def cli_words(error, options=_EVALUATE_OPTIONS):
     return type(error)(error.render(options))
 
 
-def _run_evaluate(args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics):
+def run_evaluate(args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics):
 
     if relevance_shape is not None and relevance_shape != (queries.n, database.n):
         raise UsageError(
@@ -235,13 +235,13 @@ def _run_evaluate(args, queries, database, query_labels, db_labels, relevance, r
         return ft.evaluate(
             queries, database, query_labels, db_labels, relevance=relevance, metrics=metrics,
             curves=args.plot is not None or getattr(args, "curves", False), progress=_progress(args),
-            **_evaluate_options(args),
+            **evaluate_options(args),
         )
     except InputError as error:
         raise cli_words(error) from None
 
 
-def _hashing_metrics(args):
+def chosen_hashing_metrics(args):
     names = []
     if getattr(args, "protocol", None):
         names.append(PROTOCOLS[args.protocol])
@@ -249,24 +249,24 @@ def _hashing_metrics(args):
     return resolve_metrics(names or DEFAULT_METRICS)
 
 
-def _plot(args, results):
+def write_plot(args, results):
 
     plot_curves(results, args.plot, size=args.plot_size, radius_mean=args.radius_mean)
-    _note(args, f"wrote {args.plot} ({args.plot_size[0]}x{args.plot_size[1]} pixels)")
+    note(args, f"wrote {args.plot} ({args.plot_size[0]}x{args.plot_size[1]} pixels)")
 
 
-def _stem(spec):
+def file_stem(spec):
     """File name without folder, extension or :KEY (a default method / legend name)."""
 
     return os.path.splitext(os.path.basename(split_key(spec)[0]))[0]
 
 
-def _named(spec, option):
+def named_file(spec, option):
     """``NAME=PATH`` -> (NAME, PATH); a bare PATH is named after its file."""
     name, sep, path = spec.partition("=")
     if not sep:
         path = spec
-        name = _stem(path)
+        name = file_stem(path)
     if not name or not path:
         raise UsageError(f"{option}: expected NAME=FILE, got {spec!r}")
     return name, path

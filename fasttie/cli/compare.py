@@ -8,12 +8,12 @@ from ..result import Result
 from ..significance import compare
 
 from .common import (
-    UsageError, _check_output_path, _check_plot, _hashing_metrics, _load_codes, _load_relevance_inputs, _named,
-    _note, _plot, _run_evaluate, resolve_metrics,
+    UsageError, check_output_path, check_plot, chosen_hashing_metrics, load_codes_option, load_relevance_inputs, named_file,
+    note, write_plot, run_evaluate, resolve_metrics,
 )
 
 
-def _compare(args) -> int:
+def compare_command(args) -> int:
 
     if args.results and args.method:
         raise UsageError("give result files or --method NAME=QUERIES options, not both")
@@ -22,11 +22,11 @@ def _compare(args) -> int:
             "give two or more per-query result files (from 'fasttie evaluate --per-query-file'), or two or more "
             "--method NAME=QUERIES with --database and labels"
         )
-    _check_plot(args)
+    check_plot(args)
     for option, path, extensions in (("--latex", args.latex, (".tex",)), ("--markdown", args.markdown, (".md",)),
                                      ("--html", args.html, (".html", ".htm"))):
         if path is not None:  # before the tests, not after
-            _check_output_path(path, extensions, option)
+            check_output_path(path, extensions, option)
     if (args.caption is not None or args.label is not None) and args.latex is None and args.html is None:
         raise UsageError("--caption and --label are for the tables: add --latex FILE.tex (or --html for --caption)")
     if args.label is not None and args.latex is None:
@@ -36,7 +36,7 @@ def _compare(args) -> int:
         if args.database is not None:
             raise UsageError("--database is for --method; result files are already evaluated")
         for spec in args.results:
-            name, path = _named(spec, "RESULT")
+            name, path = named_file(spec, "RESULT")
             if name in results:
                 raise UsageError(f"two methods are named {name!r}; name them with NAME=FILE")
             if not os.path.isfile(path):
@@ -56,15 +56,15 @@ def _compare(args) -> int:
     else:
         if args.database is None:
             raise UsageError("--method needs --database (the database all methods are scored on)")
-        metrics = _hashing_metrics(args)
-        database = _load_codes(args, args.database, "--database", "database")
-        query_labels, db_labels, relevance, relevance_shape = _load_relevance_inputs(args)
+        metrics = chosen_hashing_metrics(args)
+        database = load_codes_option(args, args.database, "--database", "database")
+        query_labels, db_labels, relevance, relevance_shape = load_relevance_inputs(args)
         for spec in args.method:
-            name, path = _named(spec, "--method")
+            name, path = named_file(spec, "--method")
             if name in results:
                 raise UsageError(f"--method: two methods are named {name!r}")
-            queries = _load_codes(args, path, f"--method {name}", "queries")
-            results[name] = _run_evaluate(
+            queries = load_codes_option(args, path, f"--method {name}", "queries")
+            results[name] = run_evaluate(
                 args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics
             )
     if len(results) < 2:
@@ -84,7 +84,7 @@ def _compare(args) -> int:
         if path is not None:
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(draw())
-            _note(args, f"wrote {path}")
+            note(args, f"wrote {path}")
     if args.plot is not None:
-        _plot(args, results)
+        write_plot(args, results)
     return 0

@@ -63,7 +63,7 @@ def _save_demo(folder, queries, database, query_labels, db_labels):
     )
 
 
-def _demo(args) -> int:
+def demo_command(args) -> int:
 
     (queries, database, query_labels, db_labels), about = _demo_data(args)
     print(f"fasttie demo: {about}")

@@ -13,8 +13,8 @@ from ..errors import InputError
 from ..loaders import load_array, load_relevance
 from ..report import format_csv, format_table
 from .common import (
-    RESULT_EXTENSIONS, UsageError, _check_output_path, _check_plot, _evaluate_options, _hashing_metrics,
-    _load_codes, _load_relevance_inputs, _note, _plot, _run_evaluate, _stem, cli_words,
+    RESULT_EXTENSIONS, UsageError, check_output_path, check_plot, evaluate_options, chosen_hashing_metrics,
+    load_codes_option, load_relevance_inputs, note, write_plot, run_evaluate, file_stem, cli_words,
 )
 
 
@@ -73,7 +73,7 @@ def _run_dask(args, queries, metrics):
             db_labels = _shard_paths(args.db_labels, "--db-labels")
         else:
             db_labels = load_array(args.db_labels, option="--db-labels", default_key="db_labels")
-    options = {k: v for k, v in _evaluate_options(args).items() if k != "n_threads"}
+    options = {k: v for k, v in evaluate_options(args).items() if k != "n_threads"}
     if options.pop("spread", False):
         raise UsageError("--spread: not with database shards or --dask yet; evaluate one database file")
     client = None
@@ -105,25 +105,25 @@ _RELEVANCE_WORDS = {"class": "class labels", "multihot": "multi-hot labels (grad
                     "listed": "listed relevant items (CSR)"}
 
 
-def _evaluate(args) -> int:
+def evaluate_command(args) -> int:
 
-    metrics = _hashing_metrics(args)
+    metrics = chosen_hashing_metrics(args)
     if args.per_query_file_old is not None:
         if args.per_query_file is not None:
             raise UsageError("give --per-query-file FILE once (--per-query FILE is its old spelling)")
         args.per_query_file = args.per_query_file_old
-        _note(args, "--per-query FILE is now --per-query-file FILE (as in 'fasttie trec')")
+        note(args, "--per-query FILE is now --per-query-file FILE (as in 'fasttie trec')")
     if args.per_query_file is not None:
-        _check_output_path(args.per_query_file, RESULT_EXTENSIONS, "--per-query-file")
-    _check_plot(args)
-    queries = _load_codes(args, args.queries, "--queries", "queries")
+        check_output_path(args.per_query_file, RESULT_EXTENSIONS, "--per-query-file")
+    check_plot(args)
+    queries = load_codes_option(args, args.queries, "--queries", "queries")
     started = time.perf_counter()
     if args.dask or args.scheduler or _is_glob(args.database) or _is_zarr(args.database):
         result = _run_dask(args, queries, metrics)
     else:
-        database = _load_codes(args, args.database, "--database", "database")
-        query_labels, db_labels, relevance, relevance_shape = _load_relevance_inputs(args)
-        result = _run_evaluate(args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics)
+        database = load_codes_option(args, args.database, "--database", "database")
+        query_labels, db_labels, relevance, relevance_shape = load_relevance_inputs(args)
+        result = run_evaluate(args, queries, database, query_labels, db_labels, relevance, relevance_shape, metrics)
     elapsed = time.perf_counter() - started
     if args.json:
         print(json.dumps(result.to_dict(per_query=False)))
@@ -140,9 +140,9 @@ def _evaluate(args) -> int:
         print(format_table(result, digits=args.digits))
     if args.per_query_file is not None:
         result.save(args.per_query_file)
-        _note(args, f"wrote {args.per_query_file} ({result.n_queries} queries x {len(result.per_query)} metrics)")
+        note(args, f"wrote {args.per_query_file} ({result.n_queries} queries x {len(result.per_query)} metrics)")
     if args.plot is not None:
-        label = args.label or _stem(args.queries)
-        _plot(args, {label: result})
-    _note(args, f"evaluated in {elapsed:.2f} s")
+        label = args.label or file_stem(args.queries)
+        write_plot(args, {label: result})
+    note(args, f"evaluated in {elapsed:.2f} s")
     return 0

@@ -13,7 +13,7 @@ from .._kernels.cpu import bitsliced_pass, host_has_avx512
 from ..parallel import available_threads
 from ..warmup import cache_status, warmup
 
-def _warmup(args) -> int:
+def warmup_command(args) -> int:
 
     started = time.perf_counter()
     seconds = warmup(progress=None if args.quiet else lambda name, t: print(f"{name:<28} {t:6.2f} s", flush=True))
@@ -21,7 +21,7 @@ def _warmup(args) -> int:
     return 0
 
 
-def _info(args) -> int:
+def info_command(args) -> int:
     import platform
 
     import llvmlite

@@ -8,13 +8,13 @@ from .. import __version__
 from ..metrics.doors import HAMMING, LISTS, metric_help
 from ..plots import RADIUS_MEANS
 from .common import (
-    DEFAULT_METRICS, PROTOCOLS, TIE_MODES, _digits, _Parser, _plot_size, _positive_int, _trec_level,
+    DEFAULT_METRICS, PROTOCOLS, TIE_MODES, decimal_places, Parser, plot_size_pixels, positive_int, trec_eval_level,
 )
-from .compare import _compare
-from .demo import _demo
-from .evaluate import _evaluate
-from .info import _info, _warmup
-from .trec import _trec, explain_extra
+from .compare import compare_command
+from .demo import demo_command
+from .evaluate import evaluate_command
+from .info import info_command, warmup_command
+from .trec import trec_command, explain_extra
 
 
 _INPUT_HELP = """\
@@ -65,7 +65,7 @@ def _add_hashing_inputs(parser, *, queries):
     group.add_argument("--db-labels", metavar="DL", help="database class ids (1-D) or multi-hot labels (2-D)")
     group.add_argument("--relevance", metavar="R", help="relevant database ids per query: .npz with indptr, indices[, grades]")
     group.add_argument("--packed", action="store_true", help="codes are bytes packed elsewhere (needs --bits)")
-    group.add_argument("--bits", type=_positive_int, metavar="N", help="code length (required with --packed)")
+    group.add_argument("--bits", type=positive_int, metavar="N", help="code length (required with --packed)")
     group.add_argument("--bitorder", default="big", choices=("big", "little"),
                        help="bit order of packed bytes: big = numpy.packbits, little = faiss / compactbit (default big)")
     parser.add_argument("--protocol", choices=tuple(PROTOCOLS),
@@ -74,7 +74,7 @@ def _add_hashing_inputs(parser, *, queries):
 
 def _add_plot(parser):
     parser.add_argument("--plot", metavar="FILE", help="write PR-by-radius, P@N and R@N curves to FILE (.png or .pdf)")
-    parser.add_argument("--plot-size", type=_plot_size, default=(1200, 400), metavar="WxH",
+    parser.add_argument("--plot-size", type=plot_size_pixels, default=(1200, 400), metavar="WxH",
                         help="plot size in pixels (default 1200x400)")
     parser.add_argument("--radius-mean", choices=RADIUS_MEANS, default="all",
                         help="precision of the PR-by-radius curve averaged over all queries (0 where nothing is "
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     """
 
     formatter = argparse.RawDescriptionHelpFormatter
-    parser = _Parser(
+    parser = Parser(
         prog="fasttie", formatter_class=formatter,
         description="Exact tie-aware retrieval metrics for binary codes (Hamming ranking) and ranked lists.",
         epilog="Run 'fasttie COMMAND --help' for the options and examples of each command. Errors are one "
@@ -125,7 +125,7 @@ metric,query,value rows (query 'all': the means), as 'fasttie trec --csv'. Exit 
     fmt = output.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the means and settings as JSON")
     fmt.add_argument("--csv", action="store_true", help="print metric,query,value rows (query 'all')")
-    output.add_argument("--digits", type=_digits, default=4, help="decimals in the table (default 4)")
+    output.add_argument("--digits", type=decimal_places, default=4, help="decimals in the table (default 4)")
     output.add_argument("--per-query-file", metavar="FILE", help="write per-query values to FILE (.json or .csv)")
     # the old spelling, kept working with a note: --per-query is a flag of 'fasttie trec' (trec_eval -q)
     output.add_argument("--per-query", dest="per_query_file_old", metavar="FILE", help=argparse.SUPPRESS)
@@ -133,7 +133,7 @@ metric,query,value rows (query 'all': the means), as 'fasttie trec --csv'. Exit 
     output.add_argument("--label", help="legend label of the plot (default: the queries file name)")
     output.add_argument("--curves", action="store_true",
                         help="also keep the curves in --per-query-file FILE.json (for 'fasttie compare --plot')")
-    evaluate.add_argument("--threads", type=_positive_int, metavar="N", help="threads (default: all)")
+    evaluate.add_argument("--threads", type=positive_int, metavar="N", help="threads (default: all)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr")
     scale = evaluate.add_argument_group(
         "beyond one machine (pip install 'fasttie[dask]')",
@@ -145,8 +145,8 @@ metric,query,value rows (query 'all': the means), as 'fasttie trec --csv'. Exit 
     where.add_argument("--dask", action="store_true",
                        help="run on a local Dask cluster (one worker process per CPU, one thread each)")
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (tcp://host:8786)")
-    scale.add_argument("--query-chunk", type=_positive_int, metavar="N", help="queries per Dask task (default: all)")
-    evaluate.set_defaults(handler=_evaluate)
+    scale.add_argument("--query-chunk", type=positive_int, metavar="N", help="queries per Dask task (default: all)")
+    evaluate.set_defaults(handler=evaluate_command)
 
     trec = sub.add_parser(
         "trec", help="evaluate TREC runs against qrels, as trec_eval", formatter_class=formatter,
@@ -187,10 +187,10 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
                       help="leave out the 'all' lines and the runid line (trec_eval -n; with -q, the queries' lines only)")
     trec.add_argument("-c", "--complete", "--complete_rel_info_wanted", action="store_true",
                       help="average over every judged query, 0 for those missing from the run (trec_eval -c)")
-    trec.add_argument("-l", "--level", "--level_for_rel", type=_trec_level, default=1, metavar="L",
+    trec.add_argument("-l", "--level", "--level_for_rel", type=trec_eval_level, default=1, metavar="L",
                       help="judged documents with grade >= L are relevant, L read as trec_eval reads it: its integer "
                            "part (-l 1.5 is -l 1); -l 0 makes every judged document relevant (trec_eval -l; default 1)")
-    trec.add_argument("-M", "--max-retrieved", "--Max_retrieved_per_topic", type=_positive_int, metavar="N",
+    trec.add_argument("-M", "--max-retrieved", "--Max_retrieved_per_topic", type=positive_int, metavar="N",
                       help="evaluate only the first N documents of each query, in trec_eval's order: score descending, "
                            "then docno descending, whatever --ties is (trec_eval -M)")
     trec.add_argument("-J", "--judged-only", "--Judged_docs_only", action="store_true",
@@ -204,9 +204,9 @@ output: 'measure <tab> qid <tab> value' lines, per query with -q (as trec_eval -
                       help="print fasttie's metric names (AP, P@10, IPrec@0.1) instead of trec_eval's")
     trec.add_argument("--compare", action="store_true",
                       help="with two or more runs: paired t and randomization tests between them (Holm-corrected)")
-    trec.add_argument("--digits", type=_digits, default=4, help="decimals (default 4, as trec_eval)")
+    trec.add_argument("--digits", type=decimal_places, default=4, help="decimals (default 4, as trec_eval)")
     trec.add_argument("--per-query-file", metavar="FILE", help="also write per-query values to FILE (.json or .csv)")
-    trec.set_defaults(handler=_trec, explain_extra=explain_extra)
+    trec.set_defaults(handler=trec_command, explain_extra=explain_extra)
 
     compare = sub.add_parser(
         "compare", help="paired significance tests between two or more methods", formatter_class=formatter,
@@ -237,7 +237,7 @@ that table for a paper: means to --table-digits decimals, the best of each metri
     _add_metrics(compare, "every metric common to the result files, or " + ", ".join(DEFAULT_METRICS), HAMMING)
     _add_conventions(compare, ties="average", ap_denominator="retrieved", gain="exp2")
     tests = compare.add_argument_group("significance tests")
-    tests.add_argument("--permutations", type=_positive_int, default=10000, metavar="N",
+    tests.add_argument("--permutations", type=positive_int, default=10000, metavar="N",
                        help="random sign flips of the randomization test (default 10000; exact enumeration when 2^n_queries <= N)")
     tests.add_argument("--seed", type=int, default=0, help="seed of the randomization test and the bootstrap (default 0)")
     tests.add_argument("--correction", default="holm", choices=("holm", "bonferroni", "bh", "none", "tukey-hsd"),
@@ -250,7 +250,7 @@ that table for a paper: means to --table-digits decimals, the best of each metri
     tests.add_argument("--bootstrap", default="bca", choices=("bca", "percentile", "none"),
                        help="paired bootstrap interval of each mean difference and of each method's mean "
                        "(default bca: bias-corrected and accelerated; none: no bootstrap)")
-    tests.add_argument("--resamples", type=_positive_int, default=9999, metavar="N",
+    tests.add_argument("--resamples", type=positive_int, default=9999, metavar="N",
                        help="bootstrap resamples (default 9999; seeded by --seed)")
     tests.add_argument("--spread", action="store_true",
                        help="also the tie std of each mean difference and whether the difference is within twice it, "
@@ -261,14 +261,14 @@ that table for a paper: means to --table-digits decimals, the best of each metri
     table.add_argument("--latex", metavar="FILE.tex", help="also write the table as a booktabs LaTeX tabular")
     table.add_argument("--markdown", metavar="FILE.md", help="also write the table in Markdown")
     table.add_argument("--html", metavar="FILE.html", help="also write the table as an HTML <table>")
-    table.add_argument("--table-digits", type=_digits, default=3, metavar="N",
+    table.add_argument("--table-digits", type=decimal_places, default=3, metavar="N",
                        help="decimals in those tables (default 3)")
     table.add_argument("--caption", help="caption of the LaTeX table (LaTeX, as given) and of the HTML table")
     table.add_argument("--label", help="label of the LaTeX table, e.g. tab:results")
     _add_plot(compare)
-    compare.add_argument("--threads", type=_positive_int, metavar="N", help="threads (default: all)")
+    compare.add_argument("--threads", type=positive_int, metavar="N", help="threads (default: all)")
     compare.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr")
-    compare.set_defaults(handler=_compare)
+    compare.set_defaults(handler=compare_command)
 
     demo = sub.add_parser(
         "demo", help="evaluate a built-in data set under every tie convention", formatter_class=formatter,
@@ -284,29 +284,29 @@ examples:
   fasttie demo --queries 200 --db 10000 --save demo_data && fasttie evaluate ... (printed by --save)""",
     )
     demo.add_argument("--dataset", default="synthetic", choices=("synthetic", "digits"), help="data set (default synthetic)")
-    demo.add_argument("--queries", type=_positive_int, default=None, help="number of queries (default 1000; digits 200)")
-    demo.add_argument("--db", type=_positive_int, default=None, help="database codes (synthetic; default 59000)")
-    demo.add_argument("--bits", type=_positive_int, default=None,
+    demo.add_argument("--queries", type=positive_int, default=None, help="number of queries (default 1000; digits 200)")
+    demo.add_argument("--db", type=positive_int, default=None, help="database codes (synthetic; default 59000)")
+    demo.add_argument("--bits", type=positive_int, default=None,
                       help="code length (synthetic: a multiple of 64, default 64; digits: 1-64, default 32)")
-    demo.add_argument("--classes", type=_positive_int, default=None, help="number of classes (synthetic; default 10)")
+    demo.add_argument("--classes", type=positive_int, default=None, help="number of classes (synthetic; default 10)")
     demo.add_argument("--flip", type=float, default=None,
                       help="bit flip probability around class prototypes (synthetic; default 0.25)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    demo.add_argument("--threads", type=_positive_int, default=None, help="threads (default: all)")
+    demo.add_argument("--threads", type=positive_int, default=None, help="threads (default: all)")
     demo.add_argument("--save", metavar="DIR",
                       help="also write queries.npy, database.npy, query_labels.npy, db_labels.npy to DIR")
-    demo.set_defaults(handler=_demo)
+    demo.set_defaults(handler=demo_command)
 
     info = sub.add_parser("info", help="versions, threads, CPU features and the compile cache",
                           description="Versions, threads, CPU features used, the compile cache directory and "
                                       "which front doors' kernels are cached.")
-    info.set_defaults(handler=_info)
+    info.set_defaults(handler=info_command)
 
     warm = sub.add_parser("warmup", help="compile and cache every kernel once (for images and clusters)",
                           description="Call every front door in every tie mode on tiny data, so that numba compiles "
                                       "and caches every kernel now rather than on a user's first call.")
     warm.add_argument("--quiet", action="store_true", help="print only the summary line")
-    warm.set_defaults(handler=_warmup)
+    warm.set_defaults(handler=warmup_command)
     for subparser in sub.choices.values():
         subparser.set_defaults(parser=subparser)
     return parser

@@ -17,17 +17,17 @@ from ..metrics.families import asked_names
 from ..metrics.trec_eval_measures import is_trec_eval_measure, measure_named, select_trec_eval
 from ..report import format_trec, format_trec_csv
 from ..result import Result
-from .common import _TREC_OPTIONS, RESULT_EXTENSIONS, UsageError, _check_output_path, cli_words, resolve_metrics
+from .common import TREC_OPTIONS, RESULT_EXTENSIONS, UsageError, check_output_path, cli_words, resolve_metrics
 
-_OPTIONS = {**_TREC_OPTIONS, "max_retrieved": "-M/--max-retrieved", "judged_only": "-J/--judged-only"}
+_OPTIONS = {**TREC_OPTIONS, "max_retrieved": "-M/--max-retrieved", "judged_only": "-J/--judged-only"}
 
 
-def _trec(args) -> int:
+def trec_command(args) -> int:
     keys, runid, notes = _printed_names(args)
     if not args.summary and (args.json or args.csv):
         raise UsageError("-n/--nosummary: leaves out the 'all' lines of trec_eval's text; --json and --csv keep them")
     if args.per_query_file is not None:
-        _check_output_path(args.per_query_file, RESULT_EXTENSIONS, "--per-query-file")
+        check_output_path(args.per_query_file, RESULT_EXTENSIONS, "--per-query-file")
         if len(args.run) > 1:
             raise UsageError("--per-query-file: takes one run; evaluate the runs one at a time, or use --json")
     for option, path in (("QRELS", args.qrels), *(("RUN", run) for run in args.run)):
