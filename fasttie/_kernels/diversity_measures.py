@@ -14,7 +14,7 @@ A fixed order gives their values (:func:`_fixed_run`, ndeval's loops; driver
 (``diversity_ties.average_run``; driver ``diversity_ties.average_queries``). Two drivers, so a
 call compiles only the walk it uses (the tie walk inlined beside the fixed one doubled
 alpha_ndcg's cold first call). Every ndeval measure is a fixed weighting of these vectors, so
-both go through the same sums below (:func:`_query_sums`):
+both go through the same sums below (:func:`query_sums`):
 
     cut[RUN_DCG, c]   sum_{r <= k} gain[r] / log2(1 + r)        (alpha-DCG, unnormalised)
     cut[RUN_ERR, c]   sum_{r <= k} gain[r] / r                  (ERR-IA, unnormalised)
@@ -114,11 +114,11 @@ def _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, rele
         gain_out[r] = 0.0
         pairs_out[r] = 0.0
         new_out[r] = 0.0
-    return _ap_ia_sum(total, relevant) if want_ap else 0.0
+    return ap_ia_sum(total, relevant) if want_ap else 0.0
 
 
 @jit(inline="always")
-def _ap_ia_sum(ap_numerators, relevant):
+def ap_ia_sum(ap_numerators, relevant):
     """sum over the subtopics s with a relevant document of ap_numerators[s] / relevant[s]: the
     AP_IA numerator, in subtopic order, of the fixed-order walk and of the tie walk
     (``diversity_ties.average_run``) alike."""
@@ -176,7 +176,7 @@ def _nrbp_sums(gains, depth, betas, out):
 
 
 @jit(inline="always")
-def _query_start(masks, lo, hi, cutoffs, options, want_ap, scalars_row):
+def query_start(masks, lo, hi, cutoffs, options, want_ap, scalars_row):
     """Per query, before the run walk (fixed or averaged): the subtopic counts (into
     scalars_row[N_SUBTOPICS] and, with want_ap, ``relevant``), the depth the run is walked to and
     its gains / pairs / new-subtopic scratch."""
@@ -211,7 +211,7 @@ def _query_subtopics(masks, start, stop, want_ap, relevant):
 
 
 @jit
-def _query_sums(masks, ideal_keys, start, stop, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut,
+def query_sums(masks, ideal_keys, start, stop, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut,
                 nrbp):
     """The run's cutoff and NRBP sums from its vectors (gains, pairs, new, of the run's depth),
     then ndeval's greedy ideal and its sums: rows cut (N_CUT, n_cutoffs) and nrbp (2, n_betas)
@@ -311,8 +311,8 @@ def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alp
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
-        relevant, depth, gains, pairs, new = _query_start(masks, lo, hi, cutoffs, options, want_ap, scalars[q])
+        relevant, depth, gains, pairs, new = query_start(masks, lo, hi, cutoffs, options, want_ap, scalars[q])
         scalars[q, AP_SUM] = _fixed_run(masks, scores, run_keys, lo, hi, depth, alpha, want_ap, relevant, gains,
                                         pairs, new)
-        _query_sums(masks, ideal_keys, lo, hi, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut[q],
+        query_sums(masks, ideal_keys, lo, hi, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut[q],
                     nrbp[q])

@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from ._jit import jit
-from .diversity_measures import AP_SUM, WANT_AP, _ap_ia_sum, _query_start, _query_sums
-from .finalize import _precision_kernel
+from .diversity_measures import AP_SUM, WANT_AP, ap_ia_sum, query_start, query_sums
+from .finalize import precision_kernel
 from .popcount import popcount64
 from .radix_sort import argsort_descending
 from .tie_math import harmonic_diff, shifted_harmonic
@@ -206,7 +206,7 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
             for u in range(n_touched):
                 s = touched[u]
                 t = float(in_tie[s])
-                ap_num[s] += _precision_kernel(float(n), t, t, float(seen[s]), dh, lh)
+                ap_num[s] += precision_kernel(float(n), t, t, float(seen[s]), dh, lh)
         for u in range(n_touched):
             s = touched[u]
             for _ in range(in_tie[s]):  # one product per document, as a fixed order decays
@@ -215,7 +215,7 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
             in_tie[s] = 0
         a = b
 
-    return _ap_ia_sum(ap_num, relevant) if want_ap else 0.0
+    return ap_ia_sum(ap_num, relevant) if want_ap else 0.0
 
 
 @jit
@@ -260,7 +260,7 @@ def average_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
-        relevant, depth, gains, pairs, new = _query_start(masks, lo, hi, cutoffs, options, want_ap, scalars[q])
+        relevant, depth, gains, pairs, new = query_start(masks, lo, hi, cutoffs, options, want_ap, scalars[q])
         scalars[q, AP_SUM] = average_run(masks, scores, lo, hi, depth, alpha, want_ap, relevant, gains, pairs, new)
-        _query_sums(masks, ideal_keys, lo, hi, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut[q],
+        query_sums(masks, ideal_keys, lo, hi, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut[q],
                     nrbp[q])

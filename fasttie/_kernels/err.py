@@ -24,7 +24,7 @@ import numpy as np
 
 from ._jit import jit
 from .modes import AVERAGE, OPTIMISTIC
-from .score_ties import _rank_order, run_end
+from .score_ties import rank_order, run_end
 
 MAX_GRADE = 4.0  # gdeval.pl's MAX_JUDGMENT: R = (2**g - 1) / 2**MAX_GRADE
 TOLERANCE = 1e-18  # what a truncation may drop, relative to the tie's (or the query's) ERR
@@ -254,7 +254,7 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
     """ERR at every cutoff of one query's ranked list (cutoffs ascending)."""
     n_rows = scores.shape[0]
     n_cut = cutoffs.shape[0]
-    order = _rank_order(scores, keys, mode)
+    order = rank_order(scores, keys, mode)
     acc = 0.0
     survival = 1.0
     ci = np.int64(0)

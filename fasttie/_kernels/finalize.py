@@ -52,7 +52,7 @@ IPREC_TREC_EVAL_9 = 16
 
 
 @jit
-def _precision_kernel(n, r, s, prev, dh, lh):
+def precision_kernel(n, r, s, prev, dh, lh):
     """E[sum over the tie's first j ranks of rel * cumulative / rank] (docs/ties.md, section 4).
 
     The tie holds n items, r relevant with grade sum s (all float64); ``prev`` is the
@@ -136,8 +136,8 @@ def _ratio_expectations(t, j, n, r, mean_grade, hits_prev, grade_prev, ap_prev, 
         if hits == 0:
             continue
         w = weights[x - x_min] / total
-        ap_num = ap_prev + _precision_kernel(float(j), float(x), float(x), float(hits_prev), dh, lh)
-        wap_num = wap_prev + _precision_kernel(float(j), float(x), x * mean_grade, grade_prev, dh, lh)
+        ap_num = ap_prev + precision_kernel(float(j), float(x), float(x), float(hits_prev), dh, lh)
+        wap_num = wap_prev + precision_kernel(float(j), float(x), x * mean_grade, grade_prev, dh, lh)
         ap += w * ap_num / hits
         wap += w * wap_num / hits
     return ap, wap
@@ -349,7 +349,7 @@ def _finalize_ties_kernel(optional_sums, ratios):
                 if r > 0:
                     dh = harmonic_diff(t, total_relevant - t)
                     lh = shifted_harmonic(t, total_relevant - t, dh)
-                    scalars[AP_AT_R] += _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
+                    scalars[AP_AT_R] += precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
             mean_grade = s / r if r > 0 else 0.0
             while kp < n_cut and min(cutoffs[kp], total_items) <= stop:
                 j = min(cutoffs[kp], total_items) - t
@@ -359,9 +359,9 @@ def _finalize_ties_kernel(optional_sums, ratios):
                 if r > 0:
                     dh = harmonic_diff(t, j)
                     lh = shifted_harmonic(t, j, dh)
-                    out[AP_NUM, kp] = ap_prev + _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh,
+                    out[AP_NUM, kp] = ap_prev + precision_kernel(float(n), float(r), float(r), float(hits_prev), dh,
                                                                   lh)
-                    out[WAP_NUM, kp] = wap_prev + _precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
+                    out[WAP_NUM, kp] = wap_prev + precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
                 else:  # a tie without relevant items adds nothing
                     out[AP_NUM, kp] = ap_prev
                     out[WAP_NUM, kp] = wap_prev
@@ -399,7 +399,7 @@ def _finalize_ties_kernel(optional_sums, ratios):
                 # discount table)
                 if r > 0:
                     dh = harmonic_diff(t, n)
-                    ap_prev += _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh,
+                    ap_prev += precision_kernel(float(n), float(r), float(r), float(hits_prev), dh,
                                                  shifted_harmonic(t, n, dh))
                 hits_prev += r
                 t = stop
@@ -409,8 +409,8 @@ def _finalize_ties_kernel(optional_sums, ratios):
             if r > 0:
                 dh = harmonic_diff(t, n)
                 lh = shifted_harmonic(t, n, dh)
-                ap_prev += _precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
-                wap_prev += _precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
+                ap_prev += precision_kernel(float(n), float(r), float(r), float(hits_prev), dh, lh)
+                wap_prev += precision_kernel(float(n), float(r), s, grade_prev, dh, lh)
             if g != 0.0 and t < end:
                 dcg_prev += g / n * (discount[min(stop, end)] - discount[t])
             if optional_sums and with_rbp:
@@ -809,7 +809,7 @@ def radius_ap_sums(hist, tie, out, lo, hi):
                 if tie == AVERAGE:
                     dh = harmonic_diff(before, n)
                     lh = shifted_harmonic(before, n, dh)
-                    total += _precision_kernel(float(n), float(r), float(r), float(hits), dh, lh)
+                    total += precision_kernel(float(n), float(r), float(r), float(hits), dh, lh)
                 else:
                     start = before if tie == OPTIMISTIC else before + n - r
                     dh = harmonic_diff(start, r)

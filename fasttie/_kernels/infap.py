@@ -30,7 +30,7 @@ import numpy as np
 
 from ._jit import jit
 from .modes import AVERAGE, FIXED, OPTIMISTIC
-from .score_ties import _rank_order, run_end
+from .score_ties import rank_order, run_end
 from .tie_math import hypergeometric_weights
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
@@ -120,7 +120,7 @@ def _tie_sum(b, m, r, n, u, rel0, nonrel0, pooled0, weights, f_of, s0, s1):
 def _query_infap(scores, states, keys, mode):
     """Sum of the infAP terms of one query's ranked list (states: RELEVANT, ... per row)."""
     n_rows = scores.shape[0]
-    order = _rank_order(scores, keys, mode)
+    order = rank_order(scores, keys, mode)
     weights = np.empty(n_rows + 1, dtype=np.float64)  # scratch for a tie as wide as the list
     f_of = np.empty(n_rows + 1, dtype=np.float64)
     s0 = np.empty(n_rows + 1, dtype=np.float64)
@@ -250,7 +250,7 @@ def infap_extremes(offsets, scores, states, maximize, out, start, stop):
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
-        order = _rank_order(scores[lo:hi], offsets[:0], AVERAGE)
+        order = rank_order(scores[lo:hi], offsets[:0], AVERAGE)
         count = np.zeros(4, dtype=np.int64)
         best = np.empty(0, dtype=np.float64)
         total = 0.0

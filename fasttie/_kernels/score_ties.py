@@ -22,7 +22,7 @@ from .tie_arrays import empty_ties
 
 
 @jit(inline="always")
-def _rank_order(scores, keys, mode):
+def rank_order(scores, keys, mode):
     """Rows by score descending (stable radix sort); for the fixed orders equal scores by key
     ascending, or in row order when there are no keys."""
     # the sorts take writable arrays only (one compiled signature): copy the read-only inputs
@@ -48,7 +48,7 @@ def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
     """Tie arrays (n, r, u, grade sum, gain sum) of one query in rank order (average, optimistic,
     pessimistic); u counts the judged rows below the relevance level."""
     n_rows = scores.shape[0]
-    order = _rank_order(scores, keys, mode)
+    order = rank_order(scores, keys, mode)
     tie_n, tie_r, tie_u, tie_s, tie_g = empty_ties(n_rows)
     m = 0
     start = 0
@@ -310,7 +310,7 @@ def _finalize_fixed_rankings_kernel(optional_sums):
         for q in range(start, stop):
             lo = offsets[q]
             hi = offsets[q + 1]
-            order = _rank_order(scores[lo:hi], keys[lo:hi], FIXED)
+            order = rank_order(scores[lo:hi], keys[lo:hi], FIXED)
             m = 0
             judged_nonrel = extra_nonrel[q]
             for p in range(hi - lo):

@@ -27,7 +27,7 @@ Serial, nogil, no global state: thread safe.
 import numpy as np
 
 from ._jit import jit
-from .score_ties import _rank_order, run_end
+from .score_ties import rank_order, run_end
 from .modes import AVERAGE
 from .tie_math import harmonic_diff, shifted_harmonic
 
@@ -175,7 +175,7 @@ def ratio_extremes_rankings(offsets, scores, relevant, cutoffs, out_min, out_max
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
-        order = _rank_order(scores[lo:hi], relevant[:0], AVERAGE)
+        order = rank_order(scores[lo:hi], relevant[:0], AVERAGE)
         ties = np.zeros((hi - lo, 2), dtype=np.int64)
         n_ties = 0
         first = 0

@@ -40,7 +40,7 @@ import numpy as np
 from ._jit import jit
 from .modes import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC
 from .radix_sort import argsort_descending
-from .score_ties import _rank_order, run_end
+from .score_ties import rank_order, run_end
 
 
 @jit(inline="always")
@@ -48,7 +48,7 @@ def _ranked(scores, keys, grades, mode):
     """Rows in rank order, and the mode the walk takes: AVERAGE keeps its ties; optimistic /
     pessimistic sort each run of equal scores by grade (descending / ascending) and become a
     fixed order."""
-    order = _rank_order(scores, keys, mode)
+    order = rank_order(scores, keys, mode)
     if mode != OPTIMISTIC and mode != PESSIMISTIC:
         return order, mode
     start = 0

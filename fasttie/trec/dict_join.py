@@ -18,7 +18,7 @@ from itertools import chain, repeat
 import numpy as np
 
 from .._kernels.score_match import match_scores
-from .join import Aligned, _check_trec_options
+from .join import Aligned, check_trec_options
 
 __all__ = ["align_dicts"]
 
@@ -78,7 +78,7 @@ def align_dicts(qrels, run, *, judged_only: bool = False, tie_keys: bool = True)
     >>> aligned.grade, aligned.judged, aligned.tie_keys
     (array([1, 0, 0]), array([ True, False, False]), array([1, 2, 0]))
     """
-    _check_trec_options(False, None, judged_only)
+    check_trec_options(False, None, judged_only)
     if type(qrels) is not dict or type(run) is not dict:
         return None
     judgments = {}

@@ -142,7 +142,7 @@ def first_in_trec_order(run: Run, max_retrieved: int) -> Run:
                _hash=run._docno_hash()[keep])
 
 
-def _check_trec_options(complete, max_retrieved, judged_only):
+def check_trec_options(complete, max_retrieved, judged_only):
     for name, value in (("complete", complete), ("judged_only", judged_only)):
         if not isinstance(value, (bool, np.bool_)):
             raise InputTypeError(f"{{{name}}} must be True or False, got {value!r}", argument=name)
@@ -201,7 +201,7 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
     match is then confirmed by comparing the strings, so the result is exact (a query whose hashes
     collide is joined again with dictionaries).
     """
-    _check_trec_options(complete, max_retrieved, judged_only)
+    check_trec_options(complete, max_retrieved, judged_only)
     if without_judgments is None:
         without_judgments = queries_without_judgments(qrels)
     qrels = as_qrels(qrels, n_threads=n_threads)
