@@ -67,7 +67,7 @@ SETUP = {
 # are their results. The scripts and the options the pages name are checked to exist.
 # the repository's benchmarks, and the C reference kernel beside the checkout (../shared)
 BENCHMARK = re.compile(
-    r"^(?:FASTTIE_KERNEL=\w+ )?\.venv/bin/python ((?:\.\./shared/perf-reference/compare|scripts/bench_\w+)\.py)\b(.*)$")
+    r"^(?:FASTTIE_KERNEL=\w+ )?\.venv/bin/python (scripts/bench_\w+\.py)\b(.*)$")
 BENCHMARK_REASON = "benchmark commands: minutes of runtime on an idle machine and the bench extra (faiss)"
 # Test-suite commands: they run this file too; the markers they select must be registered
 SUITE = re.compile(r"^\.venv/bin/python -m pytest\b(.*?)(?:\s+#.*)?$")
@@ -341,8 +341,7 @@ def test_block(block, runners):
     if reason == BENCHMARK_REASON:
         for line in block.code.strip().splitlines():
             script, options = BENCHMARK.match(line).groups()
-            if not (ROOT / script).exists():  # the reference kernel outside the repository
-                continue
+            assert (ROOT / script).exists(), f"{script} is not in the repository ({block.where})"
             source = (ROOT / script).read_text(encoding="utf-8")
             for option in re.findall(r"--[a-z][a-z-]*", options):
                 assert f'"{option}"' in source, f"{script} has no option {option} ({block.where})"
@@ -390,6 +389,13 @@ def test_every_block_is_classified():
     shown = {b.code.strip() for b in RUNNABLE}
     for command in [*SETUP, *MACHINE_SPECIFIC]:
         assert command in shown, f"no page has the block {command!r} any more: update this test"
+
+
+def test_commands_run_from_the_repository_alone():
+    """A command a page asks to run names no file outside the repository (tools of a development
+    workspace are ```text illustrations, said to be outside)."""
+    for block in RUNNABLE:
+        assert "../" not in block.code, f"{block.where}: a command reaches outside the repository"
 
 
 def _anchors(document: Path) -> set:
