@@ -21,7 +21,9 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from .errors import InputError, InputTypeError
 from .score_floor import ScoreFloor, evaluate_with_floor
@@ -167,7 +169,7 @@ CONVENTIONS = {
 }
 
 
-def convention_options(convention, door) -> dict:
+def convention_options(convention: str, door: str) -> dict[str, Any]:
     """The options ``convention`` sets at ``door``.
 
     Parameters
@@ -211,7 +213,11 @@ def convention_options(convention, door) -> dict:
     return dict(options)
 
 
-def takes_convention(door, floor_rows=None):
+_R = TypeVar("_R")  # what the door returns: the decorated door returns it too (its parameters gain convention=)
+
+
+def takes_convention(door: str, floor_rows: Callable[..., dict[str, Any]] | None = None,
+                     ) -> Callable[[Callable[..., _R]], Callable[..., _R]]:
     """Give a front door the keyword ``convention``: the preset's options fill those the call does
     not pass (an explicit keyword wins), and the door's signature lists ``convention=None``. An
     :class:`~fasttie.errors.InputError` about an option the preset filled names the convention.

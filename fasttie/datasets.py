@@ -13,6 +13,7 @@ and every distance bucket holds many ties, as with learned codes.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from .codes import PackedCodes, pack_codes
 from .errors import InputError
@@ -44,7 +45,7 @@ def synthetic_hashing(
     *,
     flip: float = 0.25,
     seed: int = 0,
-):
+) -> tuple[PackedCodes, PackedCodes, np.ndarray, np.ndarray]:
     """Class-correlated random binary codes, CIFAR-10-shaped by default.
 
     Parameters
@@ -89,7 +90,8 @@ def synthetic_hashing(
     return queries, database, labels[:n_queries], labels[n_queries:]
 
 
-def itq(features, n_bits: int, *, n_iter: int = 50, seed: int = 0):
+def itq(features: npt.ArrayLike, n_bits: int, *, n_iter: int = 50,
+        seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Iterative quantization (ITQ, Gong & Lazebnik 2011): PCA, then the rotation that brings
     the projected data closest to the corners of the hypercube.
 
@@ -143,7 +145,8 @@ def itq(features, n_bits: int, *, n_iter: int = 50, seed: int = 0):
     return mean, pca @ rotation, losses
 
 
-def digits_hashing(n_bits: int = 32, n_queries: int = 200, *, n_iter: int = 50, seed: int = 0):
+def digits_hashing(n_bits: int = 32, n_queries: int = 200, *, n_iter: int = 50,
+                   seed: int = 0) -> tuple[PackedCodes, PackedCodes, np.ndarray, np.ndarray]:
     """scikit-learn's bundled digits (1,797 8x8 images, 10 classes) hashed by ITQ.
 
     Queries are ``n_queries`` images drawn at random (``seed``); the rest is the database.

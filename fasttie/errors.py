@@ -12,6 +12,9 @@ words without reading the text: ``arguments`` (the names in the message, each wr
 ``"unknown metric"``).
 """
 
+from collections.abc import Iterable, Mapping
+from typing import Self
+
 __all__ = ["InputError", "InputTypeError"]
 
 
@@ -38,24 +41,25 @@ class InputError(ValueError):
     ('n_threads must be in [1, 1024], got 0', '--threads must be in [1, 1024], got 0')
     """
 
-    def __init__(self, message="", *, argument=None, fix=None, kind=None):
+    def __init__(self, message: str = "", *, argument: str | Iterable[str] | None = None, fix: str | None = None,
+                 kind: str | None = None) -> None:
         self.template, self.fix, self.kind = message, fix, kind
         self.arguments = () if argument is None else (argument,) if isinstance(argument, str) else tuple(argument)
         super().__init__(self.render())
 
     @property
-    def argument(self):
+    def argument(self) -> str | None:
         """The argument the message is mainly about, or None."""
         return self.arguments[0] if self.arguments else None
 
-    def render(self, names=None) -> str:
+    def render(self, names: Mapping[str, str] | None = None) -> str:
         """The message with each argument named as ``names`` maps it (a dict; default: its own name)."""
         text = self.template if self.fix is None else f"{self.template}; {self.fix}"
         for name in self.arguments:
             text = text.replace("{" + name + "}", (names or {}).get(name, name))
         return text
 
-    def prefixed(self, prefix: str):
+    def prefixed(self, prefix: str) -> Self:
         """The same error, its message behind ``prefix`` (the fields kept)."""
         return type(self)(prefix + self.template, argument=self.arguments or None, fix=self.fix, kind=self.kind)
 

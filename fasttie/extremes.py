@@ -20,21 +20,27 @@ docs/ties.md, "The exact extremes", gives the arguments.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
 import numpy as np
+import numpy.typing as npt
 
 from ._kernels import tie_extremes as _k
 from ._kernels.infap import INFAP_EXTREME_STATES, NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_extremes
 from .errors import InputError
-from .metrics import NOT_BOUNDED_BY_GRADE_ORDER, aggregate, grade_order_bounds, over_retrieved
+from .metrics import NOT_BOUNDED_BY_GRADE_ORDER, Metric, aggregate, grade_order_bounds, over_retrieved
 from .parallel import resolve_threads, run_blocks
+from .result import Result
 from .scoring import read_only
 
 __all__ = ["check_extremes", "hamming_extremes", "list_extremes", "with_extremes"]
 
 _COUNTED = ("Judged", "RBPResid", "NumNonRelJudgedRet")  # lists: a tie sorted by what the metric counts
+_Values = dict[str, np.ndarray]  # per metric (canonical name), per query
 
 
-def check_extremes(parsed, ap_denominator):
+def check_extremes(parsed: list[Metric], ap_denominator: str) -> None:
     """Raise InputError for metrics without an exact method for their extremes: graded metrics
     with a gain table of their own that does not rise with the grade.
 
@@ -55,12 +61,13 @@ def _ratio_rows(base):
     return _k.WAP_ROW if base == "WAP" else _k.AP_ROW
 
 
-def hamming_extremes(parsed, evaluate_counts, ap_denominator):
+def hamming_extremes(parsed: list[Metric], evaluate_counts: Callable[[np.ndarray, str], Mapping[str, np.ndarray]],
+                     ap_denominator: str) -> tuple[Callable[..., None], Callable[[], tuple[_Values, ...]]]:
     """A callback for the Hamming pass: ``(on_counts, finish)``. ``on_counts(start, stop, hist)``
     takes each block's counts; ``evaluate_counts(hist, ties)`` gives the block's per-query values
     of ``parsed`` (canonical names) under a grade order; ``finish()`` returns (tie_min, tie_max)."""
     ratio = [m for m in parsed if over_retrieved(m, ap_denominator)]
-    cutoffs = read_only(np.array(sorted({int(m.k) for m in ratio}), dtype=np.int64))
+    cutoffs = read_only(np.array(sorted({int(cast(int, m.k)) for m in ratio}), dtype=np.int64))  # AP@k: k is set
     parts = []
 
     def on_counts(start, stop, hist, n_threads=None):
@@ -94,7 +101,9 @@ def _settle(metric, value, relevant, lowest, highest, low, high):
     high[metric.name] = np.where(empty, value, highest)
 
 
-def list_extremes(parsed, rows, evaluate, relevant_missing, ap_denominator, relevance_level, n_threads):
+def list_extremes(parsed: list[Metric], rows: Any, evaluate: Callable[..., Mapping[str, np.ndarray]],
+                  relevant_missing: Callable[[float], npt.ArrayLike], ap_denominator: str, relevance_level: float,
+                  n_threads: int | None) -> tuple[_Values, _Values]:
     """(tie_min, tie_max) of scored lists, keyed by canonical names.
 
     Parameters
@@ -179,7 +188,8 @@ def _infap_lists(metric, rows, level, n_threads, low, high, value, missing):
         _settle(metric, value, total, sums[False] / total, sums[True] / total, low, high)
 
 
-def with_extremes(result, parsed, low, high):
+def with_extremes(result: Result, parsed: list[Metric], low: Mapping[str, np.ndarray],
+                  high: Mapping[str, np.ndarray]) -> Result:
     """``result`` (keyed by canonical names) with ``tie_min``, ``tie_max`` and their means.
 
     NaN where the query's value is NaN (skipped)."""

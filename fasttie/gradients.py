@@ -6,6 +6,7 @@ import math
 import numbers
 
 import numpy as np
+import numpy.typing as npt
 
 from ._kernels.lambdarank import lambdarank_queries
 from .parallel import resolve_threads, run_blocks
@@ -20,20 +21,20 @@ _DENSE_LABELS = 1 << 16  # gain tables up to this many labels; beyond, labels ar
 
 
 def lambdarank(
-    y_true,
-    y_pred,
-    group=None,
+    y_true: npt.ArrayLike,
+    y_pred: npt.ArrayLike,
+    group: npt.ArrayLike | None = None,
     *,
     sigma: float = 1.0,
-    gain="exp2",
+    gain: str = "exp2",
     k: int | None = None,
     ideal_k: str = "k",
     damp_score_gap: bool = False,
     rescale: bool = False,
     hessian_scale: float = 1.0,
-    weights=None,
+    weights: npt.ArrayLike | None = None,
     n_threads: int | None = None,
-):
+) -> tuple[np.ndarray, np.ndarray]:
     """LambdaRank gradients (lambdas) and hessians of nDCG, one per document.
 
     The defaults are Burges' LambdaRank (MSR-TR-2010-82, section 4): each query's documents are

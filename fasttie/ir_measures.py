@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -115,7 +117,7 @@ class FasttieMeasure(Measure):
     QREL_INPUTS = ["query_id", "doc_id", "relevance"]
     DEFAULT = 0.0  # ir_measures' value for a judged query the run lacks
 
-    def validate_params(self):
+    def validate_params(self) -> None:
         """ir_measures' checks of the parameters, after a ValueError for a ``ties`` it does not take."""
         ties = self.params.get("ties", "average")
         if ties not in TIES:
@@ -126,7 +128,7 @@ class FasttieMeasure(Measure):
         """The fasttie metric name of this measure, without ``ties`` (e.g. ``nDCG@10``)."""
         return metric_names_of([self], self["ties"])[0]
 
-    def runtime_impl(self, qrels, run):
+    def runtime_impl(self, qrels: Any, run: Any) -> Iterator[Any]:
         """Per-query values for ir_measures' runtime provider.
 
         Parameters
@@ -149,10 +151,11 @@ class FasttieMeasure(Measure):
             return  # nothing both judged and retrieved: every judged query takes DEFAULT
         result = evaluate(judged, retrieved, [self.metric_name()], ties=self["ties"])
         (values,) = result.per_query.values()
+        assert result.query_ids is not None  # fasttie.trec.evaluate names the queries
         for qid, value in zip(result.query_ids, values.tolist()):
             yield ir_measures.Metric(query_id=ids[qid], measure=self, value=value)
 
-    def aggregator(self):
+    def aggregator(self) -> Any:
         """ir_measures' own aggregator of this measure (a mean; a sum for NumRet, NumRel, NumQ)."""
         return ir_measures.measures.registry[self.__name__].aggregator()
 
@@ -176,7 +179,7 @@ class FasttieProvider(ir_measures.providers.RuntimeProvider):
 
     NAME = "fasttie"
 
-    def supports(self, measure) -> bool:
+    def supports(self, measure: Any) -> bool:
         """Whether ``measure`` is a fasttie measure (after ir_measures' checks of its parameters)."""
         measure.validate_params()
         return isinstance(measure, FasttieMeasure)

@@ -147,7 +147,7 @@ def load_codes(spec: str, *, option: str, default_key: str | None = None, packed
         raise type(error)(message if message.startswith(option) else f"{option}: {message}") from None
 
 
-def load_relevance(spec: str, *, option: str = "--relevance"):
+def load_relevance(spec: str, *, option: str = "--relevance") -> tuple[tuple[np.ndarray, ...], tuple[int, ...] | None]:
     """Read listed relevance (CSR) from a ``.npz``: ``indptr``, ``indices`` and optional grades.
 
     Accepts ``numpy.savez(path, indptr=..., indices=..., grades=...)`` and files written by

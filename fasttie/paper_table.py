@@ -14,9 +14,16 @@ import math
 import numbers
 import textwrap
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, InputTypeError
 from .result import Result
+
+if TYPE_CHECKING:  # pandas is optional (the frame extra)
+    import pandas as pd
+
+# a fasttie.significance.Comparison, not imported here: significance imports this module
+_Comparison = Any
 
 __all__ = [
     "comparison_frame", "comparison_html", "comparison_latex", "comparison_markdown", "escape_latex",
@@ -32,7 +39,7 @@ _LATEX_ESCAPES = {
 _MARKDOWN_SPECIAL = set("\\`*_[]<>|&")  # what could open markup inside a table cell
 
 
-def escape_latex(text) -> str:
+def escape_latex(text: object) -> str:
     """``text`` with LaTeX's special characters escaped for text mode.
 
     Parameters
@@ -51,7 +58,7 @@ def escape_latex(text) -> str:
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
 
 
-def escape_markdown(text) -> str:
+def escape_markdown(text: object) -> str:
     """``text`` with Markdown's punctuation backslash-escaped (``|`` included, for table cells).
 
     Parameters
@@ -65,7 +72,8 @@ def escape_markdown(text) -> str:
     return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in str(text))
 
 
-def table_cells(comparison, *, digits=3, tie_range=None) -> list[list[dict]]:
+def table_cells(comparison: _Comparison, *, digits: int = 3,
+                tie_range: Mapping[str, tuple[Any, Any]] | None = None) -> list[list[dict]]:
     """The cells of the table, one list per method and one dict per metric.
 
     Parameters
@@ -124,7 +132,8 @@ def table_cells(comparison, *, digits=3, tie_range=None) -> list[list[dict]]:
     return cells
 
 
-def comparison_latex(comparison, *, digits=3, caption=None, label=None, tie_range=None) -> str:
+def comparison_latex(comparison: _Comparison, *, digits: int = 3, caption: str | None = None, label: str | None = None,
+                     tie_range: Mapping[str, tuple[Any, Any]] | None = None) -> str:
     """The booktabs LaTeX table of :meth:`Comparison.to_latex`.
 
     Parameters
@@ -184,7 +193,8 @@ def comparison_latex(comparison, *, digits=3, caption=None, label=None, tie_rang
     return "\n".join(lines) + "\n"
 
 
-def comparison_markdown(comparison, *, digits=3, tie_range=None) -> str:
+def comparison_markdown(comparison: _Comparison, *, digits: int = 3,
+                        tie_range: Mapping[str, tuple[Any, Any]] | None = None) -> str:
     """The table of :meth:`Comparison.to_latex` in Markdown (GitHub's tables), legend below.
 
     Parameters
@@ -220,7 +230,8 @@ def comparison_markdown(comparison, *, digits=3, tie_range=None) -> str:
     return "\n".join(lines) + "\n\n" + escape_markdown(_legend(comparison)) + "\n"
 
 
-def comparison_html(comparison, *, digits=3, caption=None, tie_range=None) -> str:
+def comparison_html(comparison: _Comparison, *, digits: int = 3, caption: str | None = None,
+                    tie_range: Mapping[str, tuple[Any, Any]] | None = None) -> str:
     """The table of :meth:`Comparison.to_latex` as an HTML ``<table>``, legend in its footer.
 
     Parameters
@@ -272,7 +283,7 @@ def comparison_html(comparison, *, digits=3, caption=None, tie_range=None) -> st
     return "\n".join(lines) + "\n"
 
 
-def comparison_frame(comparison, *, pairs=False):
+def comparison_frame(comparison: _Comparison, *, pairs: bool = False) -> pd.DataFrame:
     """The DataFrame of :meth:`Comparison.to_frame`.
 
     Parameters

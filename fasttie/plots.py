@@ -8,11 +8,16 @@ and the user's pyplot state is left alone.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .result import Result
 from .errors import InputError, InputTypeError
+
+if TYPE_CHECKING:  # matplotlib is optional (the plot extra)
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_curves"]
 
@@ -27,8 +32,9 @@ _FORMATS = (".png", ".pdf")
 RADIUS_MEANS = ("all", "retrieving")
 
 
-def plot_curves(results, path=None, *, kinds=KINDS, label=None, radius_mean="all", title=None, size=(1200, 400),
-                dpi=100):
+def plot_curves(results: Result | Mapping[str, Result], path: str | os.PathLike[str] | None = None, *,
+                kinds: Sequence[str] = KINDS, label: str | None = None, radius_mean: str = "all",
+                title: str | None = None, size: tuple[float, float] = (1200, 400), dpi: float = 100) -> Figure:
     """Draw precision-recall by Hamming radius, P@N and R@N curves of one or several methods.
 
     Parameters

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+import numpy.typing as npt
 
 from ._kernels.err import err_rankings
 from ._kernels.finalize import N_QUANTITIES
@@ -67,12 +69,12 @@ def _floor_rows(at_most, arguments) -> dict:
 
 @takes_convention(_LISTS_DOOR, floor_rows=_floor_rows)
 def rank_evaluate(
-    y_true,
-    y_pred,
-    group=None,
+    y_true: npt.ArrayLike,
+    y_pred: npt.ArrayLike,
+    group: npt.ArrayLike | None = None,
     *,
-    qid=None,
-    metrics=("AP", "nDCG@10", "P@10", "RR"),
+    qid: npt.ArrayLike | None = None,
+    metrics: str | Sequence[str] = ("AP", "nDCG@10", "P@10", "RR"),
     ties: str = "average",
     gain: str = "linear",
     log_base: float = 2,
@@ -80,10 +82,10 @@ def rank_evaluate(
     empty: str = "zero",
     relevance_level: float = 1,
     n_threads: int | None = None,
-    doc_ids=None,
-    unretrieved=None,
-    judged=None,
-    pooled=None,
+    doc_ids: npt.ArrayLike | None = None,
+    unretrieved: npt.ArrayLike | None = None,
+    judged: npt.ArrayLike | None = None,
+    pooled: npt.ArrayLike | None = None,
     spread: bool | str = False,
 ) -> Result:
     """Tie-aware ranking metrics of scored lists (learning to rank, IR runs).
@@ -195,8 +197,11 @@ def rank_evaluate(
     return result.keyed_as(asked_names(metrics, diversity=False))
 
 
-def rank_lists(y_true, y_pred, group, *, qid, metrics, ties, gain, log_base, ap_denominator, empty, relevance_level,
-               n_threads, doc_ids, unretrieved, judged, pooled, tie_keys, spread=False) -> Result:
+def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLike | None, *, qid: npt.ArrayLike | None,
+               metrics: str | Sequence[str], ties: str, gain: str, log_base: float, ap_denominator: str, empty: str,
+               relevance_level: float, n_threads: int | None, doc_ids: npt.ArrayLike | None,
+               unretrieved: npt.ArrayLike | None, judged: npt.ArrayLike | None, pooled: npt.ArrayLike | None,
+               tie_keys: bool, spread: bool | str = False) -> Result:
     """:func:`rank_evaluate` for fasttie's own callers. With ``tie_keys`` the ``doc_ids`` are
     int64 tie-break keys (ascending), unique within each tie but not within each query
     (:func:`fasttie.trec.evaluate`'s trec_eval order, from a run read without repeats), not

@@ -11,8 +11,10 @@ The kernels see fixed dtypes only: int32 dense class ids, uint64 label words, in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .codes import pack_codes
 from .errors import InputError, InputTypeError
@@ -63,7 +65,8 @@ class RelevanceSpec:
         return spec
 
 
-def make_relevance(query_labels, db_labels, relevance, n_queries: int, n_db: int) -> RelevanceSpec:
+def make_relevance(query_labels: npt.ArrayLike | None, db_labels: npt.ArrayLike | None, relevance: Any, n_queries: int,
+                   n_db: int) -> RelevanceSpec:
     """Validate labels or listed relevance and build the spec.
 
     Raises

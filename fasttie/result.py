@@ -7,17 +7,22 @@ import json
 import math
 import os
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .errors import InputError, InputTypeError
 from .metrics import COUNTS, aggregate, base_of
 from .metrics.families import parse_metric
 
+if TYPE_CHECKING:  # pandas is optional (the frame extra)
+    import pandas as pd
+
 __all__ = ["MetricValues", "Result"]
 
 
-class MetricValues(dict):
+class MetricValues(dict[str, Any]):
     """A dict of metric values keyed by the names as asked (``"mAP@1000"``, ``"ndcg_cut_10"``);
     any other spelling of a key's metric finds it too (``"AP@1000"``, ``"nDCG@10"``).
 
@@ -28,22 +33,22 @@ class MetricValues(dict):
     (0.5, True, ['mAP@1000', 'ndcg_cut_10'])
     """
 
-    def __missing__(self, key):
+    def __missing__(self, key: object) -> Any:
         spelling = self._spelling(key)
         if spelling is None:
             raise KeyError(key)
         return dict.__getitem__(self, spelling)
 
-    def __contains__(self, key):
+    def __contains__(self, key: object) -> bool:
         return dict.__contains__(self, key) or self._spelling(key) is not None
 
-    def get(self, key, default=None):
+    def get(self, key: Any, default: Any = None) -> Any:
         try:
             return self[key]
         except KeyError:
             return default
 
-    def _spelling(self, key):
+    def _spelling(self, key: object) -> str | None:
         """The key naming the same metric as ``key``, or None."""
         wanted = _canonical(key)
         if wanted is None:
@@ -51,13 +56,13 @@ class MetricValues(dict):
         return next((k for k in self if _canonical(k) == wanted), None)
 
 
-def canonical_name(name):
+def canonical_name(name: str) -> str:
     """The canonical name of a metric name as asked (``"num_ret"`` -> ``"NumRet"``); a name that
     is not one known metric comes back as it is."""
     return _canonical(name) or name
 
 
-def _canonical(name):
+def _canonical(name: object) -> str | None:
     """The canonical name of one metric, or None (not a string, not one metric, unknown)."""
     if not isinstance(name, str):
         return None
@@ -107,25 +112,25 @@ class Result:
         mean, for the counts the sum).
     """
 
-    mean: dict
-    per_query: dict
+    mean: dict[str, float]
+    per_query: dict[str, np.ndarray]
     n_queries: int
     n_empty: int
-    settings: dict = field(default_factory=dict)
-    curves: dict = field(default_factory=dict)
-    query_ids: list | None = None
-    tie_std: dict = field(default_factory=dict)
-    mean_tie_std: dict = field(default_factory=dict)
-    tie_min: dict = field(default_factory=dict)
-    tie_max: dict = field(default_factory=dict)
-    mean_tie_min: dict = field(default_factory=dict)
-    mean_tie_max: dict = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    curves: dict[str, np.ndarray] = field(default_factory=dict)
+    query_ids: list[Any] | None = None
+    tie_std: dict[str, np.ndarray] = field(default_factory=dict)
+    mean_tie_std: dict[str, float] = field(default_factory=dict)
+    tie_min: dict[str, np.ndarray] = field(default_factory=dict)
+    tie_max: dict[str, np.ndarray] = field(default_factory=dict)
+    mean_tie_min: dict[str, float] = field(default_factory=dict)
+    mean_tie_max: dict[str, float] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("mean", "per_query", *_SPREAD_FIELDS, *_MEAN_SPREAD_FIELDS):
             setattr(self, name, MetricValues(getattr(self, name)))
 
-    def keyed_as(self, asked) -> "Result":
+    def keyed_as(self, asked: dict[str, str]) -> Result:
         """The same result keyed by the names as asked.
 
         Parameters
@@ -140,12 +145,12 @@ class Result:
             spellings of one metric share its values); the rest unchanged.
         """
         mean = {key: self.mean[name] for key, name in asked.items()}
-        keyed = {field_name: {key: getattr(self, field_name)[name] for key, name in asked.items()
+        keyed: dict[str, Any] = {field_name: {key: getattr(self, field_name)[name] for key, name in asked.items()
                               if name in getattr(self, field_name)}
                  for field_name in ("per_query", *_SPREAD_FIELDS, *_MEAN_SPREAD_FIELDS)}
         return replace(self, mean=mean, **keyed)
 
-    def to_dict(self, per_query: bool = True) -> dict:
+    def to_dict(self, per_query: bool = True) -> dict[str, Any]:
         """Plain JSON-serialisable dictionary (NaN becomes None).
 
         Parameters
@@ -161,7 +166,7 @@ class Result:
             ``mean_tie_max`` and ``tie_std``, ``tie_min``, ``tie_max`` (with the per-query
             values). :meth:`from_dict` restores it exactly.
         """
-        out = {
+        out: dict[str, Any] = {
             "mean": {k: _clean(v) for k, v in self.mean.items()},
             "n_queries": self.n_queries,
             "n_empty": self.n_empty,
@@ -184,7 +189,7 @@ class Result:
                                        for k, v in getattr(self, of_queries).items()}
         return out
 
-    def to_json(self, **kwargs) -> str:
+    def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict` (``allow_nan`` is never needed).
 
         Parameters
@@ -199,7 +204,7 @@ class Result:
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
-    def from_dict(cls, data: dict) -> Result:
+    def from_dict(cls, data: dict[str, Any]) -> Result:
         """Rebuild a Result from :meth:`to_dict` output (also after a trip through JSON).
 
         ``None`` becomes NaN again, per-query lists become float64 arrays, curves become
@@ -234,7 +239,7 @@ class Result:
         if missing:
             raise InputError(f"Result.from_dict: missing key(s) {missing}; expected the output of Result.to_dict")
         n_queries = int(data["n_queries"])
-        arrays = {key: {} for key in ("per_query", *_SPREAD_FIELDS)}
+        arrays: dict[str, Any] = {key: {} for key in ("per_query", *_SPREAD_FIELDS)}
         for key, out in arrays.items():
             for name, values in (data.get(key) or {}).items():
                 array = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
@@ -245,6 +250,9 @@ class Result:
                 out[name] = array
         curves = {name: _curve_array(values) for name, values in (data.get("curves") or {}).items()}
         query_ids = data.get("query_ids")
+        mean_spread: dict[str, Any] = {
+            key: {k: float("nan") if v is None else float(v) for k, v in (data.get(key) or {}).items()}
+            for key in _MEAN_SPREAD_FIELDS}
         return cls(
             mean={k: float("nan") if v is None else float(v) for k, v in data["mean"].items()},
             n_queries=n_queries,
@@ -253,12 +261,11 @@ class Result:
             curves=curves,
             query_ids=None if query_ids is None else list(query_ids),
             **arrays,
-            **{key: {k: float("nan") if v is None else float(v) for k, v in (data.get(key) or {}).items()}
-               for key in _MEAN_SPREAD_FIELDS},
+            **mean_spread,
         )
 
     @classmethod
-    def from_json(cls, text: str) -> Result:
+    def from_json(cls, text: str | bytes) -> Result:
         """Rebuild a Result from :meth:`to_json` text (see :meth:`from_dict`).
 
         Parameters
@@ -271,7 +278,7 @@ class Result:
         """
         return cls.from_dict(json.loads(text))
 
-    def to_frame(self, per_query: bool = True):
+    def to_frame(self, per_query: bool = True) -> pd.DataFrame:
         """The values as a pandas DataFrame, one column per metric.
 
         Parameters
@@ -300,7 +307,7 @@ class Result:
         index = pd.Index(ids, name="query")
         return pd.DataFrame({k: np.asarray(v, dtype=np.float64) for k, v in self.per_query.items()}, index=index)
 
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the result to ``path``, format by extension.
 
         ``.json``: :meth:`to_json` (everything, exact round trip through :meth:`load`).
@@ -341,7 +348,7 @@ class Result:
                 writer.writerow([qid, *("" if np.isnan(c[i]) else repr(float(c[i])) for c in columns)])
 
     @classmethod
-    def load(cls, path) -> Result:
+    def load(cls, path: str | os.PathLike[str]) -> Result:
         """Read a result written by :meth:`save`, format by extension.
 
         ``.json`` restores everything. ``.csv`` gives ``per_query``, ``mean`` (over the
@@ -390,7 +397,8 @@ class Result:
             except ValueError:
                 raise InputError(f"{path!r} line {line}: a metric value is not a number") from None
         ids = [r[0] for r in body]
-        per_query, spread = {}, {field_name: {} for field_name in _SPREAD_FIELDS}
+        per_query: dict[str, np.ndarray] = {}
+        spread: dict[str, dict[str, np.ndarray]] = {field_name: {} for field_name in _SPREAD_FIELDS}
         for j, name in enumerate(names):
             field_name, metric = _spread_column(name)
             (per_query if field_name is None else spread[field_name])[metric] = values[:, j].copy()
@@ -401,6 +409,11 @@ class Result:
         mean = {}
         for name, column in per_query.items():
             mean[name] = aggregate(_canonical(name) or name, column)  # num_ret sums, gm_map is geometric
+        tie_fields: dict[str, Any] = {field_name: {k: of[k] for k in per_query if k in of}
+                                      for field_name, of in spread.items()}
+        mean_extremes: dict[str, Any] = {f"mean_{field_name}": {k: aggregate(_canonical(k) or k, spread[field_name][k])
+                                                                for k in per_query if k in spread[field_name]}
+                                         for field_name in ("tie_min", "tie_max")}
         return cls(
             mean=mean,
             per_query=per_query,
@@ -408,11 +421,9 @@ class Result:
             n_empty=int(np.isnan(values[:, metric_columns]).all(axis=1).sum()) if metric_columns else 0,
             settings={},
             query_ids=None if ids == [str(i) for i in range(len(ids))] else ids,
-            **{field_name: {k: of[k] for k in per_query if k in of} for field_name, of in spread.items()},
+            **tie_fields,
             mean_tie_std={k: mean_tie_std_of(k, spread["tie_std"][k]) for k in per_query if k in spread["tie_std"]},
-            **{f"mean_{field_name}": {k: aggregate(_canonical(k) or k, spread[field_name][k])
-                                      for k in per_query if k in spread[field_name]}
-               for field_name in ("tie_min", "tie_max")},
+            **mean_extremes,
         )
 
     def __repr__(self) -> str:
@@ -436,7 +447,7 @@ def _spread_column(column):
     return None, column
 
 
-def mean_tie_std_of(name, std) -> float:
+def mean_tie_std_of(name: str, std: npt.ArrayLike) -> float:
     """The standard deviation of a metric's mean over the tie orders of all its queries.
 
     Parameters

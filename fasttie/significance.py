@@ -22,14 +22,20 @@ import math
 import string
 import textwrap
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import paper_table
 from .metrics import parse_metrics
 from .result import Result
 from .errors import InputError, InputTypeError
 from .validation import mean_of_kept
+
+if TYPE_CHECKING:  # pandas is optional (the frame extra)
+    import pandas as pd
 
 __all__ = [
     "Comparison", "adjust_pvalues", "bootstrap_interval", "compare", "paired_t_test", "paired_t_interval",
@@ -80,7 +86,9 @@ class Comparison:
         ``n_resamples``, ``n_queries``.
     """
 
-    def __init__(self, names, metrics, means, tests, settings, intervals=None):
+    def __init__(self, names: Iterable[str], metrics: Iterable[str], means: dict[str, dict[str, float]],
+                 tests: list[dict[str, Any]], settings: dict[str, Any],
+                 intervals: dict[str, dict[str, tuple[float, float]]] | None = None) -> None:
         self.names = list(names)
         self.metrics = list(metrics)
         self.means = means
@@ -106,7 +114,7 @@ class Comparison:
             "settings": dict(self.settings),
         }
 
-    def to_json(self, **kwargs) -> str:
+    def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`; ``kwargs`` go to :func:`json.dumps`."""
         return json.dumps(self.to_dict(), **kwargs)
 
@@ -115,7 +123,7 @@ class Comparison:
         """``{name: letter}``: the methods lettered a, b, c, ... in order (aa, ab, ... past z)."""
         return dict(zip(self.names, _letters(len(self.names))))
 
-    def to_frame(self, pairs: bool = False):
+    def to_frame(self, pairs: bool = False) -> pd.DataFrame:
         """The comparison as a pandas DataFrame (needs pandas: ``pip install 'fasttie[frame]'``).
 
         Parameters
@@ -135,7 +143,8 @@ class Comparison:
         """
         return paper_table.comparison_frame(self, pairs=pairs)
 
-    def to_latex(self, *, digits: int = 3, caption=None, label=None, tie_range=None) -> str:
+    def to_latex(self, *, digits: int = 3, caption: str | None = None, label: str | None = None,
+                 tie_range: Mapping[str, tuple[Any, Any]] | None = None) -> str:
         """A booktabs table of the means for a paper: the best value of each metric in bold,
         superscript letters (``$^{bc}$``) of the methods each value beats significantly.
 
@@ -159,12 +168,13 @@ class Comparison:
         """
         return paper_table.comparison_latex(self, digits=digits, caption=caption, label=label, tie_range=tie_range)
 
-    def to_markdown(self, *, digits: int = 3, tie_range=None) -> str:
+    def to_markdown(self, *, digits: int = 3, tie_range: Mapping[str, tuple[Any, Any]] | None = None) -> str:
         """The table of :meth:`to_latex` as a Markdown (GitHub) table: ``**bold**`` best,
         ``<sup>bc</sup>`` letters, the legend below it."""
         return paper_table.comparison_markdown(self, digits=digits, tie_range=tie_range)
 
-    def to_html(self, *, digits: int = 3, caption=None, tie_range=None) -> str:
+    def to_html(self, *, digits: int = 3, caption: str | None = None,
+                tie_range: Mapping[str, tuple[Any, Any]] | None = None) -> str:
         """The table of :meth:`to_latex` as an HTML ``<table>``: ``<b>`` best, ``<sup>`` letters,
         the legend in its footer."""
         return paper_table.comparison_html(self, digits=digits, caption=caption, tie_range=tie_range)
@@ -302,10 +312,9 @@ class Comparison:
         return f"Comparison(names={self.names}, metrics={self.metrics})"
 
 
-def compare(
-    results, *, metrics=None, n_permutations=10000, seed=0, correction="holm", alpha=0.05, confidence=0.95,
-    bootstrap="bca", n_resamples=9999,
-) -> Comparison:
+def compare(results: Mapping[str, Result], *, metrics: Sequence[str] | None = None, n_permutations: int = 10000,
+            seed: int = 0, correction: str = "holm", alpha: float = 0.05, confidence: float = 0.95,
+            bootstrap: str | None = "bca", n_resamples: int = 9999) -> Comparison:
     """Paired significance tests between methods evaluated on the same queries.
 
     Parameters
@@ -422,15 +431,15 @@ def compare(
     interval_options = {"method": bootstrap, "n_resamples": int(n_resamples), "confidence": float(confidence),
                         "seed": int(seed)}
 
-    means = {n: {} for n in names}
-    intervals = {n: {} for n in names}
+    means: dict[str, dict[str, float]] = {n: {} for n in names}
+    intervals: dict[str, dict[str, tuple[float, float]]] = {n: {} for n in names}
     for name in names:
         for metric in metric_names:
             values = per_method[name][metric]
             means[name][metric] = mean_of_kept(values)
             if bootstrap is not None:
                 intervals[name][metric] = bootstrap_interval(values[~np.isnan(values)], **interval_options)
-    tests = []
+    tests: list[dict[str, Any]] = []
     for metric in metric_names:
         if tukey:
             matrix = np.column_stack([per_method[n][metric] for n in names])
@@ -550,7 +559,7 @@ def _cohen_dz(diff) -> float:
     return float(np.mean(diff) / np.std(diff, ddof=1))
 
 
-def paired_t_interval(diff, *, confidence=0.95) -> tuple[float, float]:
+def paired_t_interval(diff: npt.ArrayLike, *, confidence: float = 0.95) -> tuple[float, float]:
     """Paired t confidence interval of the mean of per-query differences.
 
     Parameters
@@ -613,7 +622,8 @@ def _generator_keyword() -> str:
     return "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
 
 
-def bootstrap_interval(values, *, method="bca", n_resamples=9999, confidence=0.95, seed=0) -> tuple[float, float]:
+def bootstrap_interval(values: npt.ArrayLike, *, method: str = "bca", n_resamples: int = 9999, confidence: float = 0.95,
+                       seed: int = 0) -> tuple[float, float]:
     """Bootstrap confidence interval of the mean of per-query values (``scipy.stats.bootstrap``).
 
     Of per-query differences between two methods it is the paired bootstrap interval of the
@@ -676,7 +686,7 @@ def bootstrap_interval(values, *, method="bca", n_resamples=9999, confidence=0.9
     return float(interval.low), float(interval.high)
 
 
-def paired_t_test(x, y) -> float:
+def paired_t_test(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     """Two-sided p-value of the paired t-test (``scipy.stats.ttest_rel``).
 
     Parameters
@@ -703,7 +713,7 @@ def paired_t_test(x, y) -> float:
     return float(stats.ttest_rel(x, y).pvalue)
 
 
-def randomization_test(diff, *, n_permutations=10000, seed=0) -> tuple[float, bool]:
+def randomization_test(diff: npt.ArrayLike, *, n_permutations: int = 10000, seed: int = 0) -> tuple[float, bool]:
     """Two-sided paired randomization (sign-flip) test of mean(diff) = 0.
 
     Parameters
@@ -753,7 +763,8 @@ def randomization_test(diff, *, n_permutations=10000, seed=0) -> tuple[float, bo
     return (1 + count) / (1 + n_permutations), False
 
 
-def randomized_tukey_hsd(values, *, n_permutations=10000, seed=0) -> tuple[np.ndarray, bool]:
+def randomized_tukey_hsd(values: npt.ArrayLike, *, n_permutations: int = 10000,
+                         seed: int = 0) -> tuple[np.ndarray, bool]:
     """Randomised Tukey HSD test between k methods on the same queries (two-sided, family-wise).
 
     Each shuffle permutes every query's k values across the methods (one row at a time,
@@ -849,7 +860,7 @@ def randomized_tukey_hsd(values, *, n_permutations=10000, seed=0) -> tuple[np.nd
     return p.astype(np.float64), bool(exact)
 
 
-def adjust_pvalues(pvalues, correction="holm") -> np.ndarray:
+def adjust_pvalues(pvalues: npt.ArrayLike, correction: str = "holm") -> np.ndarray:
     """Family-wise adjusted p-values; NaN entries stay NaN and are not counted in the family.
 
     Parameters

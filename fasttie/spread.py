@@ -14,14 +14,18 @@ other metrics are refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from ._kernels import tie_spread as _k
 from .errors import InputError
 from .extremes import check_extremes
-from .metrics import over_retrieved, passes
+from .metrics import Metric, over_retrieved, passes
 from .parallel import resolve_threads, run_blocks
-from .result import mean_tie_std_of
+from .result import Result, mean_tie_std_of
 from .scoring import read_only
 
 __all__ = ["RANGE", "SPREAD_BASES", "check_spread", "hamming_spread", "list_spread", "with_spread"]
@@ -35,9 +39,11 @@ _KINDS = {
 }
 SPREAD_BASES = tuple(_KINDS)
 RANGE = "range"  # spread="range": the extremes over tie orders alone, for every metric that has them
+_Moments = tuple[np.ndarray, np.ndarray, dict[str, int]]  # (means, variances, metric name -> column)
 
 
-def check_spread(spread, parsed, *, ties, ap_denominator, empty, device="cpu"):
+def check_spread(spread: bool | str, parsed: list[Metric], *, ties: str, ap_denominator: str, empty: str,
+                 device: str = "cpu") -> bool | str:
     """Whether to compute the spread; raise InputError where it cannot be exact.
 
     Parameters
@@ -135,7 +141,8 @@ def _kernel(kinds, plain, retrieved):
     return retrieved if (kinds == _k.AP_RET).any() else plain
 
 
-def hamming_spread(parsed, gains, n_db, ap_denominator):
+def hamming_spread(parsed: list[Metric], gains: np.ndarray, n_db: int,
+                   ap_denominator: str) -> tuple[Callable[..., None], Callable[[], _Moments]]:
     """A callback for the Hamming pass: ``(on_counts, finish)``; ``on_counts(start, stop, hist)``
     takes each block's counts, ``finish()`` returns (means, variances, columns)."""
     kinds, cutoffs, columns = _plan(parsed, ap_denominator)
@@ -162,8 +169,10 @@ def hamming_spread(parsed, gains, n_db, ap_denominator):
     return on_counts, finish
 
 
-def list_spread(parsed, offsets, scores, grades, gain_of, relevance_level, extra_relevant_of, n_threads,
-                ap_denominator):
+def list_spread(parsed: list[Metric], offsets: np.ndarray, scores: np.ndarray, grades: np.ndarray,
+                gain_of: Callable[[np.ndarray, Any], npt.ArrayLike], relevance_level: float,
+                extra_relevant_of: Callable[[float], npt.ArrayLike], n_threads: int | None,
+                ap_denominator: str) -> _Moments:
     """(means, variances, columns) of scored lists: one pass per (relevance level, gain) of the
     metrics. ``gain_of(grades, gain)`` maps grades to gains; ``extra_relevant_of(level)`` gives
     the relevant items missing from each list."""
@@ -189,7 +198,8 @@ def list_spread(parsed, offsets, scores, grades, gain_of, relevance_level, extra
     return means, variances, columns
 
 
-def with_spread(result, parsed, means, variances, columns):
+def with_spread(result: Result, parsed: list[Metric], means: np.ndarray, variances: np.ndarray,
+                columns: dict[str, int]) -> Result:
     """``result`` (keyed by canonical names) with ``tie_std`` and ``mean_tie_std`` filled.
 
     Per query: the metric's value times sqrt(Var) / E of its numerator; NaN where the value is

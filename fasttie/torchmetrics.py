@@ -30,6 +30,9 @@ Needs torch and torchmetrics (``pip install torchmetrics``); ``import fasttie`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 import torch
 from torchmetrics import Metric
@@ -126,8 +129,9 @@ class HammingRetrieval(Metric):
     full_state_update = False
 
     @takes_convention(_HAMMING_DOOR)
-    def __init__(self, queries, query_labels=None, *, metrics="AP", ties="average", ap_denominator="retrieved",
-                 gain="exp2", empty="zero", max_grade=None, **kwargs):
+    def __init__(self, queries: Any, query_labels: Any = None, *, metrics: str | Sequence[str] = "AP",
+                 ties: str = "average", ap_denominator: str = "retrieved", gain: str = "exp2", empty: str = "zero",
+                 max_grade: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if ties == "stable":
             raise InputError("HammingRetrieval sums counts, which do not keep database order: ties='stable' is "
@@ -163,7 +167,7 @@ class HammingRetrieval(Metric):
         self.add_state("counts", default=torch.zeros((probe.n_queries, probe.n_bits + 1, n_grades),
                                                      dtype=torch.int64), dist_reduce_fx="sum")
 
-    def update(self, db_codes, db_labels=None, *, relevance=None) -> None:
+    def update(self, db_codes: Any, db_labels: Any = None, *, relevance: Any = None) -> None:
         """Add a chunk of the database.
 
         Parameters
@@ -208,7 +212,7 @@ class HammingRetrieval(Metric):
         if self.query_labels is None:
             make_relevance(None, None, relevance, self.counts.shape[0], 0)
 
-    def compute(self):
+    def compute(self) -> torch.Tensor | dict[str, torch.Tensor]:
         """The metrics of every chunk added (on every process): a tensor or a dict of tensors.
 
         Raises
@@ -450,8 +454,8 @@ class RetrievalPrecision(_RankedRetrieval):
     ``adaptive_k``.
     """
 
-    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None, adaptive_k=False,
-                 aggregation="mean", **kwargs):
+    def __init__(self, empty_target_action: str = "neg", ignore_index: int | None = None, top_k: int | None = None,
+                 adaptive_k: bool = False, aggregation: str | Callable[..., Any] = "mean", **kwargs: Any) -> None:
         super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
         if not isinstance(adaptive_k, bool):
             raise InputTypeError(f"{{adaptive_k}} must be a bool, got {adaptive_k!r}", argument="adaptive_k")
@@ -506,7 +510,8 @@ class RetrievalRPrecision(_RankedRetrieval):
     every tie-free list.
     """
 
-    def __init__(self, empty_target_action="neg", ignore_index=None, aggregation="mean", **kwargs):
+    def __init__(self, empty_target_action: str = "neg", ignore_index: int | None = None,
+                 aggregation: str | Callable[..., Any] = "mean", **kwargs: Any) -> None:
         super().__init__(empty_target_action, ignore_index, None, aggregation, **kwargs)
 
     def _names(self, longest):

@@ -8,6 +8,7 @@ Kernels never validate; facades call these first. Each raises :class:`fasttie.In
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ._kernels.err import MAX_GRADE
 from .errors import InputError, InputTypeError
@@ -15,7 +16,7 @@ from .errors import InputError, InputTypeError
 __all__ = ["check_empty_policy", "check_err_grades", "mean_of_kept", "numeric_array"]
 
 
-def numeric_array(values, name: str, expected: str = "numeric") -> np.ndarray:
+def numeric_array(values: npt.ArrayLike, name: str, expected: str = "numeric") -> np.ndarray:
     """``np.asarray(values)``, which must hold numbers or bools (not objects, strings, complex).
 
     Parameters
@@ -43,7 +44,7 @@ def numeric_array(values, name: str, expected: str = "numeric") -> np.ndarray:
     return array
 
 
-def first_not_finite(values) -> int | None:
+def first_not_finite(values: np.ndarray) -> int | None:
     """Index of the first NaN or infinite value of a float array, None when every value is finite.
 
     One summing pass; the exact check runs only when the sum is not finite, which finite values
@@ -57,7 +58,7 @@ def first_not_finite(values) -> int | None:
     return int(bad[0]) if bad.size else None
 
 
-def mean_of_kept(values) -> float:
+def mean_of_kept(values: npt.ArrayLike) -> float:
     """Mean over the values that are not NaN (queries left out by the empty policy); NaN when
     none is left."""
     values = np.asarray(values, dtype=np.float64)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -37,7 +38,7 @@ ft.evaluate(rng.integers(0, 2, (4, {n_bits})), rng.integers(0, 2, (50, {n_bits})
 """
 
 
-def compile_in_helper(ties, metrics, n_bits) -> subprocess.Popen | None:
+def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int) -> subprocess.Popen | None:
     """Start compiling ``evaluate``'s kernels for one tie mode in a helper process.
 
     numba compiles one function at a time per process, so a job that needs several sets of
@@ -65,7 +66,7 @@ def compile_in_helper(ties, metrics, n_bits) -> subprocess.Popen | None:
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def warmup(progress=None) -> dict:
+def warmup(progress: Callable[[str, float], object] | None = None) -> dict[str, float]:
     """Call every front door in every tie mode on tiny data, so every kernel is compiled and
     cached; on a machine with a GPU that numba-cuda finds, the ``device="cuda"`` passes too.
 
@@ -88,7 +89,7 @@ def warmup(progress=None) -> dict:
     y_true, y_pred = rng.integers(0, 4, 50).astype(float), rng.integers(0, 9, 50) / 2.0
     metrics = ("AP", "AP@10", "nDCG@10", "P@10", "RR", "ERR@10")
     ranked = metrics + ("infAP",)  # ranked lists only
-    calls = {}
+    calls: dict[str, Callable[..., object]] = {}
     for ties in ("average", "stable", "optimistic", "pessimistic"):
         calls[f"evaluate {ties}"] = lambda t=ties, **device: evaluate(q, db, ql, dl, metrics=metrics, ties=t,
                                                                          **device)

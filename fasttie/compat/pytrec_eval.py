@@ -237,7 +237,8 @@ class RelevanceEvaluator:
     {'q1': {'map': 0.75, 'P_1': 0.5}}
     """
 
-    def __init__(self, query_relevance, measures, relevance_level=1, judged_docs_only_flag=False, *, ties="trec"):
+    def __init__(self, query_relevance: Mapping[str, Mapping[str, int]], measures: Iterable[str],
+                 relevance_level: int = 1, judged_docs_only_flag: bool = False, *, ties: str = "trec") -> None:
         if not isinstance(query_relevance, Mapping):
             raise InputTypeError(f"{{query_relevance}} must be a dict {{qid: {{docid: grade}}}}, got "
                                  f"{type(query_relevance).__name__}", argument="query_relevance")
@@ -247,7 +248,8 @@ class RelevanceEvaluator:
                                  argument="relevance_level")
         judged_only = _c_int(judged_docs_only_flag, "judged_docs_only_flag") != 0
         parameters = _parameters_of(measures)
-        pairs = [pair for name in sorted(parameters, key=_ORDER.get) for pair in _columns(name, parameters[name])]
+        pairs = [pair for name in sorted(parameters, key=_ORDER.__getitem__)  # every name is in _ORDER
+                 for pair in _columns(name, parameters[name])]
         self._metric_of = dict(pairs)  # a key named twice: the first place, the last value (pytrec_eval's dict)
         self._keys = list(self._metric_of)
         interpolated = [key for key in self._keys if key.startswith(_INTERPOLATED)]
@@ -257,7 +259,7 @@ class RelevanceEvaluator:
         self._qrels = {str(q): dict(docs) for q, docs in query_relevance.items() if len(docs)}
         self._options = {"relevance_level": level, "judged_only": judged_only, "ties": ties}
 
-    def evaluate(self, scores):
+    def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
         """Per query of the run with judgments, in the run's order, ``{measure: value}`` for
         every measure in trec_eval's order.
 
@@ -289,6 +291,7 @@ class RelevanceEvaluator:
                 column = self._zero_over_zero(metric, column, result.per_query)
             columns.append(column)
         # one row of Python floats per query (one .tolist()), each zipped with the keys
+        assert result.query_ids is not None  # fasttie.trec.evaluate names the queries
         rows = dict(zip(result.query_ids, np.column_stack(columns).tolist()))
         return {qid: dict(zip(self._keys, rows[qid])) for qid in judged}
 
@@ -305,7 +308,7 @@ class RelevanceEvaluator:
         return np.where(nothing, np.nan, column)
 
 
-def compute_aggregated_measure(measure, values):
+def compute_aggregated_measure(measure: str, values: Iterable[float]) -> float:
     """The value over all queries of one measure's per-query values, as pytrec_eval aggregates:
     the sum for the counts, exp of the mean for ``gm_map`` / ``gm_bpref`` (whose per-query
     values are logarithms), else the mean.
@@ -328,7 +331,7 @@ def compute_aggregated_measure(measure, values):
     return float(values.mean())
 
 
-def parse_qrel(f_qrel):
+def parse_qrel(f_qrel: Iterable[str]) -> dict[str, dict[str, int]]:
     """``{qid: {docid: grade}}`` from an open qrels file (``qid iter docid grade`` lines); blank
     lines skipped, a document judged twice for a query refused (pytrec_eval asserts).
 
@@ -340,7 +343,7 @@ def parse_qrel(f_qrel):
     -------
     dict of str to dict of str to int
     """
-    qrel = {}
+    qrel: dict[str, dict[str, int]] = {}
     for number, line in enumerate(f_qrel, start=1):
         fields = line.split()
         if not fields:
@@ -354,7 +357,7 @@ def parse_qrel(f_qrel):
     return qrel
 
 
-def parse_run(f_run):
+def parse_run(f_run: Iterable[str]) -> dict[str, dict[str, float]]:
     """``{qid: {docid: score}}`` from an open run file (``qid Q0 docid rank score tag`` lines);
     blank lines skipped, a document listed twice for a query refused.
 
@@ -366,7 +369,7 @@ def parse_run(f_run):
     -------
     dict of str to dict of str to float
     """
-    run = {}
+    run: dict[str, dict[str, float]] = {}
     for number, line in enumerate(f_run, start=1):
         fields = line.split()
         if not fields:

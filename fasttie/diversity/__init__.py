@@ -37,7 +37,11 @@ importable from here), the inputs validated and packed by :mod:`fasttie.diversit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import cast
+
 import numpy as np
+import numpy.typing as npt
 
 from .._kernels.diversity_measures import (
     AP_SUM, AVERAGE, COVERED, FULL_IDEAL, FULL_RUN, IDEAL, IDEAL_DCG, IDEAL_ERR, IDEAL_NRBP, N_CUT, N_SCALARS,
@@ -65,14 +69,14 @@ __all__ = [
 
 
 def diversity_evaluate(
-    y_true,
-    y_pred,
-    group=None,
+    y_true: npt.ArrayLike,
+    y_pred: npt.ArrayLike,
+    group: npt.ArrayLike | None = None,
     *,
-    metrics=("alpha_nDCG@20", "ERR_IA@20", "StRecall@20"),
+    metrics: str | Sequence[str] = ("alpha_nDCG@20", "ERR_IA@20", "StRecall@20"),
     ties: str = "average",
-    empty="zero",
-    doc_ids=None,
+    empty: str = "zero",
+    doc_ids: npt.ArrayLike | None = None,
     n_threads: int | None = None,
 ) -> Result:
     """ndeval's diversity measures of ranked lists judged per subtopic, tie-aware.
@@ -170,14 +174,14 @@ def diversity_evaluate(
 
 
 def alpha_ndcg(
-    y_true,
-    y_pred,
-    group=None,
+    y_true: npt.ArrayLike,
+    y_pred: npt.ArrayLike,
+    group: npt.ArrayLike | None = None,
     *,
-    k=10,
+    k: int | Sequence[int] = 10,
     alpha: float = DEFAULT_ALPHA,
-    empty=0.0,
-    doc_ids=None,
+    empty: float | str = 0.0,
+    doc_ids: npt.ArrayLike | None = None,
     ties: str = "stable",
     n_threads: int | None = None,
 ) -> np.ndarray:
@@ -317,7 +321,7 @@ def _compute(inputs: DiversityInputs, metrics, ties, n_threads):
     n_queries = len(inputs.sizes)
     values = {}
     n_subtopics = None
-    by_alpha = {}
+    by_alpha: dict[float, list[DiversityMetric]] = {}
     for metric in metrics:  # P_IA, AP_IA, StRecall do not read alpha: they join any pass
         if metric.base not in ALPHA_FREE:
             by_alpha.setdefault(metric.alpha, []).append(metric)
@@ -356,7 +360,7 @@ def _compute(inputs: DiversityInputs, metrics, ties, n_threads):
             elif m.base == "NRBP":
                 num, den = nrbp[:, RUN_NRBP, b] * (1.0 - (1.0 - alpha) * m.beta), n_subtopics
             elif m.base == "P_IA":
-                num, den = cut[:, PAIRS, c], n_subtopics * float(m.k)
+                num, den = cut[:, PAIRS, c], n_subtopics * float(cast(int, m.k))  # P_IA has a cutoff
             elif m.base == "AP_IA":
                 num, den = scalars[:, AP_SUM], n_subtopics
             else:  # StRecall
@@ -367,7 +371,9 @@ def _compute(inputs: DiversityInputs, metrics, ties, n_threads):
     return {m.name: values[m.name] for m in metrics}, n_subtopics == 0
 
 
-def diversity_values(y_true, y_pred, group=None, *, metrics, doc_ids=None, ties="stable", n_threads=None):
+def diversity_values(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLike | None = None, *,
+                     metrics: Sequence[DiversityMetric], doc_ids: npt.ArrayLike | None = None, ties: str = "stable",
+                     n_threads: int | None = None) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Per-query values of parsed diversity metrics, before the empty-query policy.
 
     Parameters as in :func:`diversity_evaluate`, with ``metrics`` a sequence of
@@ -384,8 +390,10 @@ def diversity_values(y_true, y_pred, group=None, *, metrics, doc_ids=None, ties=
     return _compute(inputs, list(metrics), ties, n_threads)
 
 
-def alpha_dcg(y_true, y_pred, group=None, *, k=10, alpha=DEFAULT_ALPHA, doc_ids=None, ties="stable",
-              n_threads=None):
+def alpha_dcg(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLike | None = None, *,
+              k: int | Sequence[int] = 10, alpha: float = DEFAULT_ALPHA, doc_ids: npt.ArrayLike | None = None,
+              ties: str = "stable",
+              n_threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Run and ideal alpha-DCG (unnormalised) at the sorted unique cutoffs, after validating
     every input.
 

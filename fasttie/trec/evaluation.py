@@ -8,6 +8,8 @@ documents the run misses; alpha-nDCG goes to the diversity engine (:mod:`fasttie
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -50,7 +52,7 @@ def _trec_tie_keys(aligned: Aligned):
     return keys
 
 
-def ascending_tie_keys(aligned: Aligned, ties: str):
+def ascending_tie_keys(aligned: Aligned, ties: str) -> np.ndarray:
     """int64 keys, one per row, whose ascending order inside each tie is trec_eval's (``ties="trec"``:
     document id descending) or pyndeval's ("pyndeval": ascending)."""
     ids = _trec_tie_keys(aligned)
@@ -100,19 +102,19 @@ def _judged_relevant(names, rank, grade, judged, unretrieved) -> Result:
 
 
 def evaluate(
-    qrels,
-    run,
-    metrics,
+    qrels: Any,
+    run: Any,
+    metrics: str | Sequence[str],
     *,
     ties: str = "trec",
     ap_denominator: str = "total",
     gain: str = "linear",
-    relevance_level=1,
+    relevance_level: float = 1,
     empty: str = "zero",
     complete: bool = False,
     max_retrieved: int | None = None,
     judged_only: bool = False,
-    **options,
+    **options: Any,
 ) -> Result:
     """Evaluate a TREC run against qrels with trec_eval's semantics (ndeval's for diversity).
 
@@ -312,7 +314,7 @@ def evaluate(
         grade, score, sizes, judged, pooled = aligned.grade, aligned.score, aligned.sizes, aligned.judged, aligned.pooled
         doc_ids = _trec_tie_keys(aligned) if ties in ("trec", "pyndeval") else None
         if ties == "pyndeval":  # ascending ids = descending ranks of their negation
-            doc_ids = -np.unique(doc_ids, return_inverse=True)[1].ravel().astype(np.int64)
+            doc_ids = -np.unique(cast(np.ndarray, doc_ids), return_inverse=True)[1].ravel().astype(np.int64)
         empty_rows = np.flatnonzero(sizes == 0)
         if empty_rows.size:
             # a judged query missing from the run (complete=True): one unjudged placeholder row
@@ -378,6 +380,7 @@ def evaluate(
                 column[is_empty[name]] = fill
             result.per_query[name] = column
             result.mean[name] = mean_of_kept(column)
+    assert result is not None  # every metric asked is a ranking, diversity or trec_eval-only one
     result.per_query = {name: result.per_query[name] for name in order}
     result.mean = {name: result.mean[name] for name in order}
     result.query_ids = aligned.query_ids.tolist()

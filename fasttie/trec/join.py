@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .._kernels.key_join import locate_keys
 from ..errors import InputError, InputTypeError
@@ -71,7 +73,7 @@ class Aligned:
         return np.concatenate(([0], np.cumsum(self.sizes))).astype(np.int64)
 
 
-def select_rows(grouped: Run | Qrels, query_ids: np.ndarray):
+def select_rows(grouped: Run | Qrels, query_ids: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
     """Rows of the queries in ``query_ids`` (sorted str array): an int64 array of row indices,
     or None for all rows, and each query's row count there (0 where the query is absent)."""
     n = grouped.n_queries
@@ -84,7 +86,7 @@ def select_rows(grouped: Run | Qrels, query_ids: np.ndarray):
     return rows, sizes
 
 
-def take_rows(values, rows):
+def take_rows(values: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
     """``values[rows]``, or ``values`` itself when ``rows`` is None (all rows)."""
     return values if rows is None else values[rows]
 
@@ -142,7 +144,7 @@ def first_in_trec_order(run: Run, max_retrieved: int) -> Run:
                _hash=run._docno_hash()[keep])
 
 
-def check_trec_options(complete, max_retrieved, judged_only):
+def check_trec_options(complete: bool, max_retrieved: int | None, judged_only: bool) -> None:
     for name, value in (("complete", complete), ("judged_only", judged_only)):
         if not isinstance(value, (bool, np.bool_)):
             raise InputTypeError(f"{{{name}}} must be True or False, got {value!r}", argument=name)
@@ -155,8 +157,8 @@ def check_trec_options(complete, max_retrieved, judged_only):
                              "None keeps them all", argument="max_retrieved")
 
 
-def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = None,
-          judged_only: bool = False, n_threads: int | None = None, without_judgments=None) -> Aligned:
+def align(qrels: Any, run: Any, *, complete: bool = False, max_retrieved: int | None = None, judged_only: bool = False,
+          n_threads: int | None = None, without_judgments: npt.ArrayLike | None = None) -> Aligned:
     """Join a run with judgments the way trec_eval does.
 
     Parameters
@@ -269,7 +271,7 @@ def align(qrels, run, *, complete: bool = False, max_retrieved: int | None = Non
         judged_offsets = np.concatenate(([0], np.cumsum(judged_sizes)))
         for q in sorted(int(c) for c in collided):
             rows = slice(int(run_offsets[q]), int(run_offsets[q + 1]))
-            best = {}
+            best: dict[Any, Any] = {}
             for d, r in zip(judged_docno[judged_offsets[q] : judged_offsets[q + 1]].tolist(),
                             judged_rel[judged_offsets[q] : judged_offsets[q + 1]].tolist()):
                 best[d] = max(r, best.get(d, r))

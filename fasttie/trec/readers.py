@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from .table import read_table
 __all__ = ["as_qrels", "as_run", "queries_without_judgments", "read_qrels", "read_run"]
 
 
-def read_run(path, *, n_threads: int | None = None) -> Run:
+def read_run(path: str | os.PathLike[str], *, n_threads: int | None = None) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``).
 
     Parameters
@@ -90,7 +91,7 @@ def read_run(path, *, n_threads: int | None = None) -> Run:
     return Run(query_ids, segments.offsets, docno, score, name=table.name, path=table.path, _hash=hashes)
 
 
-def read_qrels(path, *, n_threads: int | None = None) -> Qrels:
+def read_qrels(path: str | os.PathLike[str], *, n_threads: int | None = None) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``).
 
     Parameters
@@ -206,7 +207,7 @@ def _coerce(value, cls, read, name, values, n_threads):
 
 
 # mirrors as_qrels on purpose: one shared body (_coerce); each docstring lists its own type's forms
-def as_run(run, *, n_threads: int | None = None) -> Run:
+def as_run(run: Any, *, n_threads: int | None = None) -> Run:
     """A :class:`Run` from any form :func:`fasttie.trec.evaluate` takes.
 
     Parameters
@@ -236,7 +237,7 @@ def as_run(run, *, n_threads: int | None = None) -> Run:
 
 
 # mirrors as_run on purpose: one shared body (_coerce); each docstring lists its own type's forms
-def as_qrels(qrels, *, n_threads: int | None = None) -> Qrels:
+def as_qrels(qrels: Any, *, n_threads: int | None = None) -> Qrels:
     """:class:`Qrels` from any form :func:`fasttie.trec.evaluate` takes.
 
     Parameters
@@ -271,7 +272,7 @@ def as_qrels(qrels, *, n_threads: int | None = None) -> Qrels:
     return _coerce(qrels, Qrels, read_qrels, "qrels", "rel", n_threads)
 
 
-def queries_without_judgments(qrels):
+def queries_without_judgments(qrels: Any) -> np.ndarray:
     """The queries a qrels mapping names without a judgment: ``{"q2": {}}`` (what filtering
     qrels to the positive grades leaves), which a :class:`Qrels` cannot hold.
 

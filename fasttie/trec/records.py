@@ -8,13 +8,18 @@ query's rows. Both classes are built by the readers (:func:`fasttie.trec.read_ru
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import InputError, InputTypeError
 from .grouping import ITER_KEY, QUERY_KEY, Segments, hash_strings, raise_duplicate
+
+if TYPE_CHECKING:  # pandas is optional (the frame extra)
+    import pandas as pd
 
 __all__ = ["Qrels", "Run"]
 
@@ -147,6 +152,7 @@ class _Grouped:
     query_ids: np.ndarray
     offsets: np.ndarray
     docno: np.ndarray
+    _hash: np.ndarray | None  # a field of each subclass
 
     @property
     def n_queries(self) -> int:
@@ -258,7 +264,7 @@ class Run(_Grouped):
         source = f", path={self.path!r}" if self.path else ""
         return f"Run(n_queries={self.n_queries}, n_rows={len(self)}, name={self.name!r}{source})"
 
-    def query(self, qid) -> tuple[np.ndarray, np.ndarray]:
+    def query(self, qid: object) -> tuple[np.ndarray, np.ndarray]:
         """Document ids and scores of one query (views, file order).
 
         Raises
@@ -269,7 +275,7 @@ class Run(_Grouped):
         rows = self._rows(qid)
         return self.docno[rows], self.score[rows]
 
-    def items(self):
+    def items(self) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
         """Yield ``(qid, docno, score)`` for every query, in ``query_ids`` order."""
         for i, qid in enumerate(self.query_ids):
             rows = slice(int(self.offsets[i]), int(self.offsets[i + 1]))
@@ -280,7 +286,8 @@ class Run(_Grouped):
         return {qid: dict(zip(docno.tolist(), score.tolist())) for qid, docno, score in self.items()}
 
     @classmethod
-    def from_arrays(cls, qid, docno, score, *, name=None) -> "Run":
+    def from_arrays(cls, qid: npt.ArrayLike, docno: npt.ArrayLike, score: npt.ArrayLike, *,
+                    name: str | None = None) -> "Run":
         """Build a run from one entry per row (any order of queries).
 
         Parameters
@@ -317,7 +324,7 @@ class Run(_Grouped):
         return cls(query_ids, segments.offsets, docno, score, name=name, _hash=hashes)
 
     @classmethod
-    def from_dict(cls, run: Mapping, *, name=None) -> "Run":
+    def from_dict(cls, run: Mapping, *, name: str | None = None) -> "Run":
         """Build a run from ``{qid: {docno: score}}`` (pytrec_eval / ranx layout).
 
         Raises
@@ -336,7 +343,7 @@ class Run(_Grouped):
         return cls._from_codes(query_ids, codes, docno, score, name)
 
     @classmethod
-    def from_frame(cls, frame, *, name=None) -> "Run":
+    def from_frame(cls, frame: pd.DataFrame, *, name: str | None = None) -> "Run":
         """Build a run from a pandas DataFrame, one row per retrieved document.
 
         Parameters
@@ -419,7 +426,7 @@ class Qrels(_Grouped):
         source = f", path={self.path!r}" if self.path else ""
         return f"Qrels(n_queries={self.n_queries}, n_rows={len(self)}{source})"
 
-    def query(self, qid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def query(self, qid: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Judged documents, grades and iteration (subtopic) column of one query (views).
 
         Raises
@@ -430,7 +437,7 @@ class Qrels(_Grouped):
         rows = self._rows(qid)
         return self.docno[rows], self.rel[rows], self.iteration[rows]
 
-    def items(self):
+    def items(self) -> Iterator[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
         """Yield ``(qid, docno, rel, iteration)`` for every query, in ``query_ids`` order."""
         for i, qid in enumerate(self.query_ids):
             rows = slice(int(self.offsets[i]), int(self.offsets[i + 1]))
@@ -441,14 +448,15 @@ class Qrels(_Grouped):
         subtopics keeps its highest grade."""
         out = {}
         for qid, docno, rel, _ in self.items():
-            judged = {}
+            judged: dict[Any, Any] = {}
             for d, r in zip(docno.tolist(), rel.tolist()):
                 judged[d] = max(r, judged.get(d, r))
             out[qid] = judged
         return out
 
     @classmethod
-    def from_arrays(cls, qid, docno, rel, iteration=None) -> "Qrels":
+    def from_arrays(cls, qid: npt.ArrayLike, docno: npt.ArrayLike, rel: npt.ArrayLike,
+                    iteration: npt.ArrayLike | None = None) -> "Qrels":
         """Build judgments from one entry per row (any order of queries).
 
         Parameters
@@ -502,7 +510,7 @@ class Qrels(_Grouped):
         return cls.from_arrays(qid, docno, rel)
 
     @classmethod
-    def from_frame(cls, frame) -> "Qrels":
+    def from_frame(cls, frame: pd.DataFrame) -> "Qrels":
         """Build judgments from a pandas DataFrame, one row per judgment.
 
         Parameters

@@ -10,6 +10,8 @@ an average over tie orders has no single string.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import InputError
@@ -23,7 +25,7 @@ __all__ = ["relstring"]
 _ORDERS = ("trec", "pyndeval", "stable", "optimistic", "pessimistic")
 
 
-def relstring(qrels, run, *, length: int = 10, ties: str = "trec", complete: bool = False,
+def relstring(qrels: Any, run: Any, *, length: int = 10, ties: str = "trec", complete: bool = False,
               max_retrieved: int | None = None, judged_only: bool = False) -> dict:
     """trec_eval's ``relstring.length`` of each evaluated query.
 
