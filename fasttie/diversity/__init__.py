@@ -392,8 +392,8 @@ def diversity_values(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.Ar
 
 def alpha_dcg(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLike | None = None, *,
               k: int | Sequence[int] = 10, alpha: float = DEFAULT_ALPHA, doc_ids: npt.ArrayLike | None = None,
-              ties: str = "stable",
-              n_threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+              ties: str = "stable", n_threads: int | None = None,
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Run and ideal alpha-DCG (unnormalised) at the sorted unique cutoffs, after validating
     every input.
 
