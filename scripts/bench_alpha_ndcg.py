@@ -32,7 +32,6 @@ import platform
 import shlex
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,57 +39,15 @@ import numpy as np
 SCRIPTS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS_DIR))
 sys.path.insert(1, str(SCRIPTS_DIR.parent))  # prefer the checkout's fasttie
+sys.path.insert(2, str(SCRIPTS_DIR.parent / "asv_bench"))  # benchmarks.data: seeded data and baselines, shared with asv
 
 from measure import LoadMeter, Table, cpu_model, maxrss_mib, parse_int_list, timed  # noqa: E402
+from benchmarks.data.diversity import make_diversity_data, pyndeval_inputs  # noqa: E402
 
 TARGET_RATIO = 10.0
 TOLERANCE = 1e-9
 K = 20
 ALPHA = 0.5
-
-
-@dataclass
-class DiversityData:
-    """Rows grouped by query: subtopic matrix, scores, group sizes, integer document ids."""
-
-    y_true: np.ndarray  # (n_queries * n_docs, n_subtopics) bool
-    y_pred: np.ndarray  # (n_queries * n_docs,) float64
-    sizes: np.ndarray  # (n_queries,) int64
-    doc_ids: np.ndarray  # (n_queries * n_docs,) int64, 0..n_docs-1 within each query
-
-    @property
-    def n_queries(self) -> int:
-        return len(self.sizes)
-
-
-def make_diversity_data(n_queries, n_docs, n_subtopics, density=0.05, decimals=1, seed=0) -> DiversityData:
-    rng = np.random.default_rng(seed)
-    y_true = rng.random((n_queries * n_docs, n_subtopics)) < density
-    # scores favour documents with more subtopics, plus noise; rounding makes ties
-    raw = 0.3 * y_true.sum(axis=1) + rng.standard_normal(n_queries * n_docs)
-    y_pred = np.round(raw, decimals)
-    sizes = np.full(n_queries, n_docs, dtype=np.int64)
-    doc_ids = np.tile(np.arange(n_docs, dtype=np.int64), n_queries)
-    return DiversityData(y_true, y_pred, sizes, doc_ids)
-
-
-def pyndeval_inputs(data: DiversityData, n_queries: int):
-    """ndeval's qrels tuples (qid, subtopic, docno, rel) and run tuples (qid, docno, score)."""
-    n_docs = int(data.sizes[0])
-    width = len(str(n_docs - 1))
-    qrels, run = [], []
-    for q in range(n_queries):
-        qid = f"{q:06d}"
-        rows = slice(q * n_docs, (q + 1) * n_docs)
-        for d, (relevant, score) in enumerate(zip(data.y_true[rows], data.y_pred[rows].tolist())):
-            docno = f"d{d:0{width}d}"  # zero-padded: string order = id order
-            subtopics = np.flatnonzero(relevant)
-            if subtopics.size:
-                qrels.extend((qid, str(s), docno, 1) for s in subtopics.tolist())
-            else:
-                qrels.append((qid, "0", docno, 0))
-            run.append((qid, docno, score))
-    return qrels, run
 
 
 def main(argv=None) -> int:

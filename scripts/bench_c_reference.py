@@ -35,9 +35,10 @@ import numpy as np
 SCRIPTS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS_DIR))
 sys.path.insert(1, str(SCRIPTS_DIR.parent))
+sys.path.insert(2, str(SCRIPTS_DIR.parent / "asv_bench"))  # benchmarks.data: seeded data and baselines, shared with asv
 
 from measure import Table, best_of, cpu_model, parse_int_list  # noqa: E402
-from synthetic import make_hashing_data  # noqa: E402
+from benchmarks.data.synthetic import make_hashing_data  # noqa: E402
 
 SOURCE = SCRIPTS_DIR / "c_reference" / "hist_pass.c"
 

@@ -23,11 +23,12 @@ from pathlib import Path
 SCRIPTS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS_DIR))
 sys.path.insert(1, str(SCRIPTS_DIR.parent))
+sys.path.insert(2, str(SCRIPTS_DIR.parent / "asv_bench"))  # benchmarks.data: seeded data and baselines, shared with asv
 
-import baselines  # noqa: E402
 import fasttie as ft  # noqa: E402
 from measure import cpu_model, parse_int_list  # noqa: E402
-from synthetic import make_hashing_data, words_to_bytes  # noqa: E402
+from benchmarks.data import baselines  # noqa: E402
+from benchmarks.data.synthetic import make_hashing_data, words_to_bytes  # noqa: E402
 
 METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000")
 TOP_K = 1000

@@ -40,10 +40,11 @@ SCRIPTS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS_DIR))
 # prefer the checkout's fasttie (scripts/ lives in the repository) over an installed copy
 sys.path.insert(1, str(SCRIPTS_DIR.parent))
+sys.path.insert(2, str(SCRIPTS_DIR.parent / "asv_bench"))  # benchmarks.data: seeded data and baselines, shared with asv
 
-import baselines  # noqa: E402
 from measure import LoadMeter, Table, cpu_model, maxrss_mib, parse_int_list, timed  # noqa: E402
-from synthetic import make_hashing_data, words_to_bool, words_to_bytes, words_to_pm1  # noqa: E402
+from benchmarks.data import baselines  # noqa: E402
+from benchmarks.data.synthetic import make_hashing_data, words_to_bool, words_to_bytes, words_to_pm1  # noqa: E402
 
 METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000")
 TOP_K = 1000

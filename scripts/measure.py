@@ -8,7 +8,13 @@
   each after ``gc.collect()`` in its own LoadMeter;
 * ``Table`` (aligned text table), ``cpu_model()``, ``maxrss_mib()``, ``parse_int_list()``.
 
-The scripts put their own directory first on ``sys.path`` and ``import measure``.
+The scripts put their own directory first on ``sys.path`` and ``import measure``; the seeded
+data generators and baselines they share with the asv benchmarks live in the asv package, so a
+script that needs them also puts ``asv_bench/`` on ``sys.path`` and imports them from there::
+
+    sys.path.insert(2, str(SCRIPTS_DIR.parent / "asv_bench"))
+    from benchmarks.data import baselines
+    from benchmarks.data.synthetic import make_hashing_data, words_to_bytes
 """
 
 from __future__ import annotations

@@ -6,19 +6,29 @@ asv imports every module of this package and collects functions and methods name
 
 * ``import_fasttie(probe)``: the installed fasttie (the commit under test), or the checkout's
   where none is installed;
-* ``load_script(name)``: scripts/<name>.py as a module under another name (a benchmark module and
-  its script share a file name, so a plain import could resolve to either file);
+* ``QUICK`` and ``sized(full, quick)``: the quick mode (``FASTTIE_ASV_QUICK=1``): every
+  benchmark on its smallest sizes, to check in seconds that each one runs;
 * ``best_seconds(fn, n)``: the fastest of ``n`` calls, in seconds.
+
+The seeded data and the baselines are in ``data/`` (``from .data.ranking import ...``); the
+scripts of ``scripts/`` import them from here too (``from benchmarks.data.ranking import ...``).
 """
 
-import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPTS = REPO / "scripts"
-sys.path.insert(0, str(SCRIPTS))  # measure.py, synthetic.py, baselines.py, imported by the scripts
+
+# FASTTIE_ASV_QUICK=1 (read once, at import): tiny databases and few queries, so that
+# ``asv run --quick`` runs every benchmark once in a minute or two (CI); the figures mean nothing
+QUICK = os.environ.get("FASTTIE_ASV_QUICK", "") not in ("", "0")
+
+
+def sized(full, quick):
+    """``quick`` under FASTTIE_ASV_QUICK=1, else ``full``: a benchmark's params or sizes."""
+    return quick if QUICK else full
 
 
 def import_fasttie(probe):
@@ -40,22 +50,6 @@ def import_fasttie(probe):
     if not hasattr(fasttie, probe):
         raise NotImplementedError(f"the installed fasttie ({fasttie.__file__}) has no {probe}")
     return fasttie
-
-
-def load_script(name):
-    """scripts/<name>.py, executed once as module ``fasttie_scripts_<name>``."""
-    module_name = f"fasttie_scripts_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # dataclasses look the module up while it executes
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[module_name]
-        raise
-    return module
 
 
 def best_seconds(fn, n):

@@ -1,6 +1,6 @@
 """asv benchmarks for fasttie.alpha_ndcg and the pyndeval baseline on the same data.
 
-Data: ``make_diversity_data`` of scripts/bench_alpha_ndcg.py (seeded): n_queries x 1,000 judged
+Data: ``make_diversity_data`` of data/diversity.py (seeded): n_queries x 1,000 judged
 documents x 20 subtopics, each document relevant to each subtopic with probability 0.05, every
 document retrieved with scores rounded to one decimal (many ties). alpha = 0.5, k = 20,
 ``ties="pyndeval"`` (equal scores by document id ascending, pyndeval's order). ``setup`` makes
@@ -14,17 +14,15 @@ its ``track_speedup_vs_pyndeval`` is pyndeval's time / fasttie's (best of 2, all
 the issue's target is >= 10x. Building pyndeval's tuple lists runs in ``setup``.
 """
 
-from ._common import best_seconds, import_fasttie, load_script
+from ._common import best_seconds, import_fasttie, sized
+from .data.diversity import make_diversity_data, pyndeval_inputs
 
 import_fasttie("alpha_ndcg")
 from fasttie.diversity import alpha_ndcg  # noqa: E402
 
-# scripts/bench_alpha_ndcg.py: data generator, pyndeval inputs
-_script = load_script("bench_alpha_ndcg")
-make_diversity_data, pyndeval_inputs = _script.make_diversity_data, _script.pyndeval_inputs
-
-N_DOCS, N_SUBTOPICS, K, ALPHA = 1000, 20, 20, 0.5
-_PARAMS = [100, 1000]
+N_DOCS, N_SUBTOPICS, K, ALPHA = sized(1000, 100), 20, 20, 0.5
+_PARAMS = sized([100, 1000], [5])
+N_THREADS_QUERIES = sized(1000, 5)
 
 
 def _data(n_queries):
@@ -71,7 +69,7 @@ class AlphaNDCGThreads:
     timeout = 300
 
     def setup(self, n_threads):
-        self.data = _data(1000)
+        self.data = _data(N_THREADS_QUERIES)
         _fasttie(self.data, n_threads)
 
     def time_alpha_ndcg(self, n_threads):

@@ -1,6 +1,6 @@
 """asv benchmarks for fasttie.evaluate() and the argsort / faiss baselines on the same data.
 
-Data: seeded class-correlated codes (scripts/synthetic.py: each item flips each bit of its
+Data: seeded class-correlated codes (data/synthetic.py: each item flips each bit of its
 class prototype with probability 0.25), packed once in ``setup``; ``setup`` also makes one
 warm-up call so compile time never lands in ``time_`` / ``peakmem_``.  Cold import + compile is
 measured by the ``timeraw_`` benchmarks in a fresh interpreter.
@@ -18,14 +18,14 @@ import sys
 import tempfile
 import time
 
-from ._common import REPO, best_seconds, import_fasttie
+from ._common import REPO, best_seconds, import_fasttie, sized
+from .data import baselines
+from .data.synthetic import make_hashing_data, words_to_bytes, words_to_pm1
 
 ft = import_fasttie("evaluate")
 
-import baselines  # noqa: E402  (scripts/, on sys.path through _common)
-from synthetic import make_hashing_data, words_to_bytes, words_to_pm1  # noqa: E402
-
 METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000")
+N_DB = sized(1_000_000, 2_000)  # the database of the classes that time one size
 
 
 def _packed_data(n_queries, n_db, n_bits, seed=0):
@@ -43,9 +43,9 @@ def _packed_data(n_queries, n_db, n_bits, seed=0):
 class Evaluate:
     """Whole evaluate() (4 metrics, all threads) on 200 queries."""
 
-    params = ([64, 128, 256], [100_000, 1_000_000])
+    params = sized(([64, 128, 256], [100_000, 1_000_000]), ([64], [2_000]))
     param_names = ["n_bits", "n_db"]
-    n_queries = 200
+    n_queries = sized(200, 20)
     timeout = 300
 
     def setup(self, n_bits, n_db):
@@ -78,9 +78,9 @@ class EvaluateLarge:
     one where the CPU has AVX-512, the portable one everywhere); the ratio to the portable pass
     at 10**6 is what the query blocking and the bit-sliced counting change."""
 
-    params = ([32, 64], [1_000_000, 20_000_000], ["auto", "portable"])
+    params = sized(([32, 64], [1_000_000, 20_000_000], ["auto", "portable"]), ([32], [2_000], ["auto", "portable"]))
     param_names = ["n_bits", "n_db", "kernel"]
-    n_queries = 64
+    n_queries = sized(64, 16)
     timeout = 900
 
     def setup(self, n_bits, n_db, kernel):
@@ -114,7 +114,7 @@ class EvaluateMultihot:
     10**6 database codes, 64 queries, one thread: 24 labels, each item its class's label and
     every other one with probability 0.05."""
 
-    n_queries, n_db, n_labels = 64, 1_000_000, 24
+    n_queries, n_db, n_labels = sized(64, 16), N_DB, 24
 
     def setup(self):
         import numpy as np
@@ -146,8 +146,8 @@ class EvaluateThreads:
 
     params = [1, 2]
     param_names = ["n_threads"]
-    n_queries = 200
-    n_db = 1_000_000
+    n_queries = sized(200, 20)
+    n_db = N_DB
     timeout = 300
 
     def setup(self, n_threads):
@@ -167,9 +167,9 @@ class EvaluateThreads:
 class EvaluateQueries:
     """peakmem must not grow with n_queries x n_db (64 bits, 10**6 database codes)."""
 
-    params = [100, 1000]
+    params = sized([100, 1000], [20])
     param_names = ["n_queries"]
-    n_db = 1_000_000
+    n_db = N_DB
     timeout = 300
 
     def setup(self, n_queries):
@@ -192,13 +192,14 @@ class StableOverAverage:
     """ties="stable" time over ties="average" time, same call otherwise (64 bits, 200 queries):
     with cutoffs only (the bounded stable pass) and with AP of the whole list (the full pass)."""
 
-    params = (["top", "whole"], [1_000_000])
+    params = (["top", "whole"], [N_DB])
     param_names = ["metrics", "n_db"]
+    n_queries = sized(200, 20)
     timeout = 300
     metric_sets = {"top": ("AP@1000", "nDCG@1000", "P@1000"), "whole": METRICS}
 
     def setup(self, metrics, n_db):
-        self.data, self.queries, self.database = _packed_data(200, n_db, 64)
+        self.data, self.queries, self.database = _packed_data(self.n_queries, n_db, 64)
         for ties in ("average", "stable"):
             self._run(metrics, ties)  # warm-up: compile / load from the cache
 
@@ -219,7 +220,7 @@ class StableOverAverage:
 
 # ---------------------------------------------------------------- baselines, same 20 queries
 
-_COMPARE_PARAMS = ([64, 256], [100_000, 1_000_000])
+_COMPARE_PARAMS = sized(([64, 256], [100_000, 1_000_000]), ([64], [2_000]))
 _COMPARE_QUERIES = 20
 
 
@@ -284,9 +285,9 @@ class ArgsortMAP:
 class FaissTop1000:
     """Baseline: faiss IndexBinaryFlat top-1000 search (no metrics), 200 queries, all threads."""
 
-    params = ([64, 256], [1_000_000])
+    params = ([64, 256], [N_DB])
     param_names = ["n_bits", "n_db"]
-    n_queries = 200
+    n_queries = sized(200, 20)
     timeout = 300
 
     def setup(self, n_bits, n_db):

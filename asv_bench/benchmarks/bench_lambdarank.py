@@ -1,6 +1,6 @@
 """asv benchmarks for fasttie.lambdarank() and its baselines on the same data.
 
-Data: ``make_lambdarank_data`` of scripts/bench_lambdarank.py (seeded): n_queries x 100
+Data: ``make_lambdarank_data`` of data/lambdarank.py (seeded): n_queries x 100
 documents, labels 0-4 with MSLR-like frequencies, scores ``0.5 * label + N(0, 1)``. ``setup``
 makes one warm-up call, so compile / cache load never lands in ``time_`` / ``peakmem_``.
 
@@ -15,24 +15,22 @@ estimates LightGBM's own gradient time inside one boosting round (built-in objec
 custom objective returning precomputed arrays) over fasttie's call with the same settings.
 """
 
-from ._common import best_seconds, import_fasttie, load_script
+from ._common import best_seconds, import_fasttie, sized
+from .data.lambdarank import LGB_SETTINGS, make_lambdarank_data, numpy_lambdarank
 
 import_fasttie("lambdarank")
 from fasttie.gradients import lambdarank  # noqa: E402
 
-# scripts/bench_lambdarank.py: data generator, numpy baseline, LightGBM settings
-_script = load_script("bench_lambdarank")
-make_lambdarank_data, numpy_lambdarank, LGB_SETTINGS = (
-    _script.make_lambdarank_data, _script.numpy_lambdarank, _script.LGB_SETTINGS)
-
 N_DOCS = 100
-N_NUMPY = 200
+N_NUMPY = sized(200, 10)
+N_QUERIES = sized(10_000, 50)  # the thread scaling and the numpy comparison
+N_LIGHTGBM = sized(1000, 50)
 
 
 class Lambdarank:
     """lambdarank on n_queries x 100 documents, all threads."""
 
-    params = ([1000, 10_000], ["burges", "lightgbm"])
+    params = sized(([1000, 10_000], ["burges", "lightgbm"]), ([50], ["burges", "lightgbm"]))
     param_names = ["n_queries", "settings"]
     timeout = 300
 
@@ -59,7 +57,7 @@ class LambdarankThreads:
     timeout = 300
 
     def setup(self, n_threads):
-        self.y_true, self.y_pred = make_lambdarank_data(10_000, N_DOCS, seed=0)
+        self.y_true, self.y_pred = make_lambdarank_data(N_QUERIES, N_DOCS, seed=0)
         lambdarank(self.y_true, self.y_pred, n_threads=n_threads)
 
     def time_lambdarank(self, n_threads):
@@ -72,7 +70,7 @@ class NumpyBaseline:
     timeout = 300
 
     def setup(self):
-        self.y_true, self.y_pred = make_lambdarank_data(10_000, N_DOCS, seed=0)
+        self.y_true, self.y_pred = make_lambdarank_data(N_QUERIES, N_DOCS, seed=0)
         lambdarank(self.y_true, self.y_pred)
         numpy_lambdarank(self.y_true[:2], self.y_pred[:2])
 
@@ -101,7 +99,7 @@ class LightGBMRound:
         import numpy as np
 
         self.lgb = lgb
-        y_true, y_pred = make_lambdarank_data(1000, N_DOCS, seed=0)
+        y_true, y_pred = make_lambdarank_data(N_LIGHTGBM, N_DOCS, seed=0)
         self.y_true, self.y_pred = y_true, y_pred
         x = np.random.default_rng(1).standard_normal((y_true.size, 10))
         self.sizes = np.full(len(y_true), N_DOCS)

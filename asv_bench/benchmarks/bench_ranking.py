@@ -1,6 +1,6 @@
 """asv benchmarks for fasttie.rank_evaluate() and the ranx / scikit-learn baselines on the same data.
 
-Data: ``make_ranking_data`` of scripts/bench_ranking.py (seeded): n_queries x 1,000 documents,
+Data: ``make_ranking_data`` of data/ranking.py (seeded): n_queries x 1,000 documents,
 graded labels 0-4 with MSLR-like frequencies (about half the documents relevant), scores
 ``0.5 * label + N(0, 1)`` rounded to one decimal, so every document sits in a tie (~60 distinct
 scores per query).  ``setup`` makes one warm-up call, so compile / cache load never lands in
@@ -20,16 +20,13 @@ ranx's ``Qrels`` / ``Run`` construction runs in ``setup`` and is not timed (see
 
 import time
 
-from ._common import best_seconds, import_fasttie, load_script
+from ._common import best_seconds, import_fasttie, sized
+from .data.ranking import METRICS, RANX_NAMES, make_ranking_data, ranx_objects
 
 ft = import_fasttie("rank_evaluate")
-# scripts/bench_ranking.py: data generator, ranx helpers
-_script = load_script("bench_ranking")
-METRICS, RANX_NAMES = _script.METRICS, _script.RANX_NAMES
-make_ranking_data, ranx_objects = _script.make_ranking_data, _script.ranx_objects
 
-N_DOCS = 1000
-_PARAMS = [1000, 10_000]
+N_DOCS = sized(1000, 100)
+_PARAMS = sized([1000, 10_000], [20])
 
 
 def _data(n_queries):
@@ -70,7 +67,7 @@ class RankEvaluateThreads:
 
     params = [1, 2]
     param_names = ["n_threads"]
-    n_queries = 10_000
+    n_queries = sized(10_000, 20)
     timeout = 300
 
     def setup(self, n_threads):

@@ -1,9 +1,9 @@
 """asv benchmarks for fasttie.trec.evaluate() (parse + evaluate) and pytrec_eval on the same files.
 
-Data: ``write_files`` of scripts/bench_trec_eval.py (seeded), written to a temporary folder in
+Data: ``write_files`` of data/trec_files.py (seeded), written to a temporary folder in
 ``setup``: n_queries queries x 1,000 retrieved documents, graded qrels 0-3 for 100 of them plus
 30 judged documents the run misses, 2-decimal scores (about 3 in 4 documents tied).
-Measures: trec_eval's default set plus nDCG@10 (``SHARED`` of the script: what pytrec_eval also
+Measures: trec_eval's default set plus nDCG@10 (``SHARED`` there: what pytrec_eval also
 computes), ties="trec". ``setup`` makes one warm-up call, so compile / cache load never lands in
 ``time_`` / ``peakmem_``.
 
@@ -17,14 +17,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ._common import best_seconds, import_fasttie, load_script
+from ._common import best_seconds, import_fasttie, sized
+from .data.trec_files import SHARED, pytrec_table, write_files
 
 ft = import_fasttie("trec")
-_script = load_script("bench_trec_eval")
-SHARED, write_files, pytrec_table = list(_script.SHARED), _script.write_files, _script.pytrec_table
 
-N_DOCS, N_JUDGED, N_UNRETRIEVED = 1000, 100, 30
-_PARAMS = [100, 1000]
+N_DOCS, N_JUDGED, N_UNRETRIEVED = sized((1000, 100, 30), (100, 10, 3))
+_PARAMS = sized([100, 1000], [5])
 
 
 class _Files:
@@ -38,7 +37,7 @@ class _Files:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def _fasttie(self):
-        return ft.trec.evaluate(self.qrels, self.run, SHARED, ties="trec")
+        return ft.trec.evaluate(self.qrels, self.run, list(SHARED), ties="trec")
 
 
 class TrecEvaluate(_Files):

@@ -20,7 +20,7 @@ Inputs: codes are (n, n_bits) arrays; the numpy baselines are fastest with float
 (``hamming`` converts 0/1 / bool / other dtypes on every call otherwise).  Labels are 1-D class
 ids (``sparse=True`` in the seed's vocabulary).
 
-Run ``python scripts/baselines.py`` for the self-check.
+Run ``python asv_bench/benchmarks/data/baselines.py`` for the self-check.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ many ties, as with real learned codes.
 Codes are produced directly as little-endian uint64 words (bit j of a code is bit j % 64 of
 word j // 64), which is fast even for 10^6 x 256 bits; converters give the views the baselines
 need (float32 +-1 matrices, faiss bytes).
+
+Shared by the asv benchmarks (``from .data.synthetic import ...``) and the scripts
+(``from benchmarks.data.synthetic import ...``, with ``asv_bench/`` on ``sys.path``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import fasttie as ft
+from .._common import import_fasttie
+
+ft = import_fasttie("datasets")  # under asv the commit under test; the scripts: the checkout
 
 _CHUNK_ROWS = 1 << 16
 
