@@ -364,8 +364,7 @@ def rescore_evaluate(query_codes, db_codes, query_vectors, db_vectors, *, candid
     for col in columns:
         if col.base == "NN-recall" and col.k > n_db:
             raise InputError(f"metric {col.name!r}: k must be at most n_db={n_db}", argument="metrics")
-    if ties in ("optimistic", "pessimistic") or spread:
-        raise InputError("extremes and spread are not available yet", argument=("ties", "spread"))
+    extremes = bool(spread) or ties in ("optimistic", "pessimistic")
     n_threads = resolve_threads(n_threads, n_queries * n_db)
 
     types = np.array([_SUPPORTED.get(c.base, _k.NN) for c in columns], dtype=np.int64)
@@ -379,6 +378,7 @@ def rescore_evaluate(query_codes, db_codes, query_vectors, db_vectors, *, candid
 
     kind = _KINDS[spec.kind]
     sums = np.zeros((n_queries, len(counts), len(columns)))
+    spread_sums = np.zeros((n_queries if extremes else 0, len(counts), len(columns), 4))
     hist_all = np.zeros((n_queries, n_bits + 1), dtype=np.int64)
     block = max(1, min(64, _BLOCK_BYTES // max(1, 2 * n_db)))
     q_words, db_words = read_only(packed_q.words), read_only(packed_db.words)
@@ -402,7 +402,8 @@ def rescore_evaluate(query_codes, db_codes, query_vectors, db_vectors, *, candid
             _k.rescore_block(q_vec[b_lo:b_hi], db_vec, offsets, ids, distances, kind, rel.query_labels,
                              rel.db_labels, rel.query_label_words, rel.db_label_words, rel.indptr, rel.indices,
                              rel.grades, truth[b_lo:b_hi], cuts, sures, tieds, ms, ties == "stable", types_ro,
-                             ks_ro, gains_ro, discount_ro, kmax, sums[b_lo:b_hi], 0, b_hi - b_lo)
+                             ks_ro, gains_ro, discount_ro, kmax, sums[b_lo:b_hi], extremes,
+                             spread_sums[b_lo:b_hi] if extremes else spread_sums, 0, b_hi - b_lo)
 
     run_blocks(run, n_queries, n_threads, blocks_per_thread=1)
 
@@ -411,19 +412,46 @@ def rescore_evaluate(query_codes, db_codes, query_vectors, db_vectors, *, candid
     empty_rows = relevant == 0
     results = []
     for ci, count in enumerate(counts):
-        per_query = _finalize(columns, sums[:, ci], totals, relevant, gains, count, ap_denominator, n_db)
-        for col in columns:
-            if col.base != "NN-recall" and empty == "skip":
-                per_query[col.name][empty_rows] = np.nan
-        mean = {name: float(np.nanmean(v)) if np.isfinite(v).any() else float("nan") for name, v in per_query.items()}
+        def values(raw):
+            per_query = _finalize(columns, raw, totals, relevant, gains, count, ap_denominator, n_db)
+            for col in columns:
+                if col.base != "NN-recall" and empty == "skip":
+                    per_query[col.name][empty_rows] = np.nan
+            return per_query
+
+        per_query = values(sums[:, ci])
+        spreads = {}
+        if extremes:
+            # the finalizers scale each sum by a positive per-query factor: so do its spread and extremes
+            std, low, high = (values(spread_sums[:, ci, :, t]) for t in (1, 2, 3))
+            if ties == "optimistic":
+                per_query = high
+            elif ties == "pessimistic":
+                per_query = low
+            if spread:
+                spreads = dict(tie_std=std, tie_min=low, tie_max=high, mean_tie_min=_means(low),
+                               mean_tie_max=_means(high),
+                               mean_tie_std={name: _mean_std(v) for name, v in std.items()})
+        mean = _means(per_query)
         settings = {"ties": ties, "candidates": asked_counts[ci], "gain": gain, "ap_denominator": ap_denominator,
                     "empty": empty, "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind,
                     "pipeline": "hamming candidates + float inner-product rescoring"}
-        result = Result(mean, per_query, n_queries, int(empty_rows.sum()) if needs_relevance else 0, settings)
+        result = Result(mean, per_query, n_queries, int(empty_rows.sum()) if needs_relevance else 0, settings,
+                        **spreads)
         results.append(result.keyed_as(asked))
     if single:
         return results[0]
     return RescoreSweep(asked_counts, results, {"ties": ties, "n_db": n_db, "n_bits": n_bits})
+
+
+def _means(per_query):
+    return {name: float(np.nanmean(v)) if np.isfinite(v).any() else float("nan") for name, v in per_query.items()}
+
+
+def _mean_std(std):
+    """Std of the mean over independent queries: sqrt(sum of variances) / kept queries."""
+    kept = np.isfinite(std)
+    return float(np.sqrt(np.sum(std[kept] ** 2)) / kept.sum()) if kept.any() else float("nan")
 
 
 def _grade_totals(spec, n_queries, n_db):

@@ -229,3 +229,63 @@ def test_bad_input_names_the_argument(kwargs, match):
     args.update(kwargs)
     with pytest.raises((ValueError, TypeError), match=match):
         ft.rescore_evaluate(**args)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["total", "min"]))
+def test_spread_is_the_std_and_range_over_every_choice(seed, ap_denominator):
+    rng = np.random.default_rng(seed)
+    q_codes, db_codes, q_vec, db_vec, grades, labels = random_case(rng)
+    candidates = int(rng.integers(1, len(db_codes) + 2))
+    metrics = _fitting(METRICS, len(db_codes))
+    res = ft.rescore_evaluate(q_codes, db_codes, q_vec, db_vec, candidates=candidates, metrics=metrics, spread=True,
+                              ap_denominator=ap_denominator, **labels)
+    want = oracle_values(q_codes, db_codes, q_vec, db_vec, grades, candidates, metrics, ap_denominator=ap_denominator)
+    for name in metrics:
+        got = {"mean": res.per_query[name], "min": res.tie_min[name], "max": res.tie_max[name],
+               "std": res.tie_std[name]}
+        for t, field_name in enumerate(("mean", "min", "max", "std")):
+            expected = [float(v[t]) for v in want[name]]
+            np.testing.assert_allclose(got[field_name], expected, rtol=0, atol=1e-9 if field_name == "std" else 1e-12,
+                                       err_msg=f"{name} {field_name}")
+        np.testing.assert_allclose(res.mean_tie_min[name], np.mean(res.tie_min[name]), rtol=0, atol=1e-15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["optimistic", "pessimistic"]))
+def test_optimistic_and_pessimistic_are_the_best_and_worst_choice(seed, ties):
+    rng = np.random.default_rng(seed)
+    q_codes, db_codes, q_vec, db_vec, grades, labels = random_case(rng)
+    candidates = int(rng.integers(1, len(db_codes) + 1))
+    metrics = _fitting(METRICS, len(db_codes))
+    res = ft.rescore_evaluate(q_codes, db_codes, q_vec, db_vec, candidates=candidates, metrics=metrics, ties=ties,
+                              **labels)
+    want = oracle_values(q_codes, db_codes, q_vec, db_vec, grades, candidates, metrics)
+    for name in metrics:
+        expected = [float(v[2] if ties == "optimistic" else v[1]) for v in want[name]]
+        np.testing.assert_allclose(res.per_query[name], expected, rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_larger_ties_spread_against_enumeration():
+    """Ties of up to 12 items with 3..9 places: the capped states of the walk are reached."""
+    rng = np.random.default_rng(21)
+    for _ in range(6):
+        n_db = 14
+        q_codes = np.zeros((1, 4), dtype=int)
+        db_codes = np.zeros((n_db, 4), dtype=int)
+        db_codes[:, 0] = rng.random(n_db) < 0.85  # most items at distance 1
+        q_vec = rng.integers(-3, 4, (1, 2)).astype(float)
+        db_vec = rng.integers(-3, 4, (n_db, 2)).astype(float)
+        ql, dl = np.array([1]), rng.integers(0, 2, n_db)
+        grades = (dl[None, :] == ql[:, None]).astype(int)
+        metrics = ["P@3", "nDCG@4", "AP@3", "RR", "Success@2", "NN-recall@3", "AP"]
+        for c in (4, 7, 10):
+            res = ft.rescore_evaluate(q_codes, db_codes, q_vec, db_vec, candidates=c, metrics=metrics, spread=True,
+                                      query_labels=ql, db_labels=dl)
+            want = oracle_values(q_codes, db_codes, q_vec, db_vec, grades, c, metrics)
+            for name in metrics:
+                mean, low, high, std = want[name][0]
+                assert abs(res.per_query[name][0] - float(mean)) < 1e-12, name
+                assert abs(res.tie_min[name][0] - float(low)) < 1e-12, name
+                assert abs(res.tie_max[name][0] - float(high)) < 1e-12, name
+                assert abs(res.tie_std[name][0] - std) < 1e-9, name

@@ -277,7 +277,7 @@ def walk_mean(order_dist, order_grade, order_truth, n_items, cut, sure, tied, m,
 @jit
 def rescore_block(query_vectors, db_vectors, offsets, ids, distances, kind, query_labels, db_labels,
                   query_label_words, db_label_words, indptr, listed_ids, listed_grades, truth_ids, cuts, sures,
-                  tieds, ms, stable, types, ks, gains, discount, kmax, out, start, stop):
+                  tieds, ms, stable, types, ks, gains, discount, kmax, out, spread, spread_out, start, stop):
     """Stage 2 and the walk of queries start..stop-1, at every candidate count.
 
     Parameters
@@ -298,6 +298,10 @@ def rescore_block(query_vectors, db_vectors, offsets, ids, distances, kind, quer
     types, ks, gains, discount, kmax : as :func:`walk_mean` (ks 0: the whole list, C).
     out : (n_queries, n_c, n_cols) float64
         Written: rows start..stop-1.
+    spread : bool
+        Also :func:`walk_spread` (not with ``stable``).
+    spread_out : (n_queries, n_c, n_cols, 4) float64
+        Written with ``spread``: rows start..stop-1.
     """
     n_c = cuts.shape[1]
     n_cols = types.shape[0]
@@ -356,6 +360,9 @@ def rescore_block(query_vectors, db_vectors, offsets, ids, distances, kind, quer
             else:
                 walk_mean(order_dist, order_grade, order_truth, n, cut, sure, tied, m, types, col_ks, gains,
                           discount, kmax, p, q, out[i, ci])
+                if spread:
+                    walk_spread(order_dist, order_grade, order_truth, n, cut, sure, tied, m, types, col_ks, gains,
+                                discount, spread_out[i, ci])
 
 
 @jit
@@ -396,3 +403,167 @@ def top_k_block(scores, base, top_scores, top_ids):
                     t -= 1
                 row[t] = s
                 ids[t] = base + j
+
+
+@jit
+def walk_spread(order_dist, order_grade, order_truth, n_items, cut, sure, tied, m, types, ks, gains, discount, out):
+    """Standard deviation, lowest and highest value of every column's sum over the choices of
+    the m tied candidates (of one query at one candidate count), by dynamic programming.
+
+    The walk of :func:`walk_mean` with a richer state: (h, a), h the tied items chosen so far
+    (capped at the column's cutoff K: from there on no item reaches rank K, so the contributions
+    are over), a what the column's contribution needs besides h: nothing (P, R, DCG, NN-recall),
+    the chosen tied relevant items so far (AP), whether a relevant item is in the list yet (RR,
+    Success). An item's contribution is a function of the state alone, so:
+
+    * moments: per state P(state), E[X 1{state}], E[X^2 1{state}], updated by each branch
+      (chosen with probability (m - h) / (T - u), or not) with the contribution c of the branch:
+      E[(X + c)^2] = E[X^2] + 2 c E[X] + c^2 P;
+    * extremes: per state the highest / lowest sum of any choice that reaches it; a branch is
+      taken only if the choice can still be completed (h <= m and m - h <= T - u: the remaining
+      tied items can fill the places left). A capped state is entered only where that holds,
+      and stays completable (choose what is needed among the remaining items).
+
+    Every choice is a path through the states and every path a choice, so the extremes are
+    exact; the moments are exact because the chain is the law of a uniform m-subset. Cost
+    O(items walked x states), states (K + 1) x (1, 2 or K + 1).
+
+    Parameters
+    ----------
+    As :func:`walk_mean` (``ks``: the cutoffs, whole list resolved to C).
+    out : (n_cols, 4) float64
+        Written: mean, standard deviation, lowest, highest of each column's sum.
+    """
+    n_cols = types.shape[0]
+    for c in range(n_cols):
+        kind = types[c]
+        k = ks[c]
+        cap = min(m, k)  # state index cap: h == cap is "k or more chosen" when m >= k
+        capped = m >= k
+        n_h = cap + 1
+        n_a = 1
+        if kind == AP_SUM:
+            n_a = n_h
+        elif kind == RR or kind == SUCCESS:
+            n_a = 2
+        p0 = np.zeros((n_h, n_a), dtype=np.float64)
+        p1 = np.zeros((n_h, n_a), dtype=np.float64)
+        p2 = np.zeros((n_h, n_a), dtype=np.float64)
+        hi = np.full((n_h, n_a), -np.inf, dtype=np.float64)
+        lo = np.full((n_h, n_a), np.inf, dtype=np.float64)
+        q0 = np.zeros((n_h, n_a), dtype=np.float64)
+        q1 = np.zeros((n_h, n_a), dtype=np.float64)
+        q2 = np.zeros((n_h, n_a), dtype=np.float64)
+        qhi = np.full((n_h, n_a), -np.inf, dtype=np.float64)
+        qlo = np.full((n_h, n_a), np.inf, dtype=np.float64)
+        p0[0, 0] = 1.0
+        hi[0, 0] = 0.0
+        lo[0, 0] = 0.0
+        s = 0
+        u = 0
+        s_rel = 0
+        for pos in range(n_items):
+            d = order_dist[pos]
+            if d > cut:
+                continue
+            if s >= k:
+                break
+            is_tied = d == cut
+            g = order_grade[pos]
+            rel = g > 0
+            if kind == NN:
+                counts = order_truth[pos] < k
+            else:
+                counts = rel
+            for h in range(n_h):
+                for a in range(n_a):
+                    q0[h, a] = 0.0
+                    q1[h, a] = 0.0
+                    q2[h, a] = 0.0
+                    qhi[h, a] = -np.inf
+                    qlo[h, a] = np.inf
+            left = tied - u
+            for h in range(n_h):
+                is_cap = capped and h == cap
+                for a in range(n_a):
+                    if hi[h, a] == -np.inf:
+                        continue  # unreachable
+                    # the contribution of this item if it is in the list, and the state after it
+                    contribution = 0.0
+                    new_a = a
+                    r = s + 1 + h
+                    if not is_cap and r <= k:
+                        if kind == HITS or kind == NN:
+                            contribution = 1.0 if counts else 0.0
+                        elif kind == DCG:
+                            contribution = gains[g] * discount[r] if rel else 0.0
+                        elif kind == AP_SUM:
+                            contribution = (1.0 + s_rel + a) / r if rel else 0.0
+                        elif a == 0 and rel:
+                            contribution = 1.0 / r if kind == RR else 1.0
+                    if kind == RR or kind == SUCCESS:
+                        if rel:
+                            new_a = 1
+                    if is_cap:
+                        new_a = 0
+                    if not is_tied:
+                        _branch(p0, p1, p2, hi, lo, h, a, q0, q1, q2, qhi, qlo, h, new_a, 1.0, contribution)
+                        continue
+                    if is_cap:  # stays capped whatever is chosen; no contribution
+                        _branch(p0, p1, p2, hi, lo, h, a, q0, q1, q2, qhi, qlo, h, a, 1.0, 0.0)
+                        continue
+                    chosen = (m - h) / np.float64(left)
+                    # chosen: h + 1 <= m and the rest can still be filled (m - h - 1 <= left - 1)
+                    if h + 1 <= m:
+                        to_h = min(h + 1, cap)
+                        to_a = new_a
+                        if kind == AP_SUM and rel:
+                            to_a = a + 1
+                        if capped and to_h == cap:
+                            to_a = 0
+                        _branch(p0, p1, p2, hi, lo, h, a, q0, q1, q2, qhi, qlo, to_h, to_a, chosen, contribution)
+                    # not chosen: the m - h places left fit in the left - 1 items after this one
+                    if m - h <= left - 1:
+                        _branch(p0, p1, p2, hi, lo, h, a, q0, q1, q2, qhi, qlo, h, a, 1.0 - chosen, 0.0)
+            for h in range(n_h):
+                for a in range(n_a):
+                    p0[h, a] = q0[h, a]
+                    p1[h, a] = q1[h, a]
+                    p2[h, a] = q2[h, a]
+                    hi[h, a] = qhi[h, a]
+                    lo[h, a] = qlo[h, a]
+            if is_tied:
+                u += 1
+            else:
+                s += 1
+                if rel:
+                    s_rel += 1
+        first = 0.0
+        second = 0.0
+        top = -np.inf
+        bottom = np.inf
+        for h in range(n_h):
+            for a in range(n_a):
+                first += p1[h, a]
+                second += p2[h, a]
+                if hi[h, a] > top:
+                    top = hi[h, a]
+                if lo[h, a] < bottom:
+                    bottom = lo[h, a]
+        out[c, 0] = first
+        # every choice gives the same sum: exactly 0 (the difference of the moments would leave ~1e-8)
+        out[c, 1] = 0.0 if top == bottom else np.sqrt(max(0.0, second - first * first))
+        out[c, 2] = bottom
+        out[c, 3] = top
+
+
+@jit(inline="always")
+def _branch(p0, p1, p2, hi, lo, h, a, q0, q1, q2, qhi, qlo, to_h, to_a, prob, c):
+    """Add the branch (h, a) -> (to_h, to_a), of probability prob and contribution c."""
+    q0[to_h, to_a] += prob * p0[h, a]
+    q1[to_h, to_a] += prob * (p1[h, a] + c * p0[h, a])
+    q2[to_h, to_a] += prob * (p2[h, a] + 2.0 * c * p1[h, a] + c * c * p0[h, a])
+    if hi[h, a] + c > qhi[to_h, to_a]:
+        qhi[to_h, to_a] = hi[h, a] + c
+    if lo[h, a] + c < qlo[to_h, to_a]:
+        qlo[to_h, to_a] = lo[h, a] + c
