@@ -289,3 +289,22 @@ def test_larger_ties_spread_against_enumeration():
                 assert abs(res.tie_min[name][0] - float(low)) < 1e-12, name
                 assert abs(res.tie_max[name][0] - float(high)) < 1e-12, name
                 assert abs(res.tie_std[name][0] - std) < 1e-9, name
+
+
+def test_min_oversampling_reads_the_sweep():
+    rng = np.random.default_rng(8)
+    q_codes, db_codes = rng.integers(0, 2, (5, 8)), rng.integers(0, 2, (300, 8))
+    q_vec, db_vec = rng.standard_normal((5, 6)), rng.standard_normal((300, 6))
+    sweep = ft.rescore_evaluate(q_codes, db_codes, q_vec, db_vec, candidates=[5, 10, 20, 40, 300],
+                                metrics=["NN-recall@5"], spread=True)
+    low, mean = sweep.curve("NN-recall@5", "min"), sweep.curve("NN-recall@5")
+    assert low[-1] == mean[-1] == 1.0  # the whole database: the exact float top 5
+    target = float(low[2])
+    want = min(c for c, v in zip(sweep.candidates, low) if v >= target) / 5
+    assert ft.min_oversampling(sweep, "NN-recall@5", target) == want
+    want = min(c for c, v in zip(sweep.candidates, mean) if v >= target) / 5
+    assert ft.min_oversampling(sweep, "NN-recall@5", target, ties="average") == want
+    assert ft.min_oversampling(sweep, "NN-recall@5", 1.1) is None
+    plain = ft.rescore_evaluate(q_codes, db_codes, q_vec, db_vec, candidates=[5, 10], metrics=["NN-recall@5"])
+    with pytest.raises(ValueError, match="spread=True"):
+        ft.min_oversampling(plain, "NN-recall@5", 0.5)

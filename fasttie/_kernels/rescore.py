@@ -468,6 +468,13 @@ def walk_spread(order_dist, order_grade, order_truth, n_items, cut, sure, tied, 
                 continue
             if s >= k:
                 break
+            if kind == RR or kind == SUCCESS:
+                open_state = False  # a state without a relevant item in the list yet, before the cap
+                for h in range(n_h):
+                    if hi[h, 0] != -np.inf and not (capped and h == cap):
+                        open_state = True
+                if not open_state:
+                    break
             is_tied = d == cut
             g = order_grade[pos]
             rel = g > 0
