@@ -287,6 +287,8 @@ def plot_oversampling(sweep, metrics, path=None, *, k=None, ceiling=None, title=
         if ceiling is not None and name in ceiling:
             ax.axhline(ceiling[name], linestyle="--", color="gray", label="float search (ceiling)")
         ax.set_xscale("log")
+        ax.set_xticks(x, [f"{v:g}" for v in x])
+        ax.minorticks_off()
         ax.set_xlabel(f"oversampling (candidates / {cutoff})")
         ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)

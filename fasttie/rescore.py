@@ -399,9 +399,15 @@ def rescore_evaluate(query_codes, db_codes, query_vectors, db_vectors, *, candid
             distances = np.empty(offsets[-1], dtype=np.int64)
             _k.collect_block(dist, limits, offsets, ids, distances, 0, b_hi - b_lo)
             rel = spec.rows(b_lo, b_hi)
-            _k.rescore_block(q_vec[b_lo:b_hi], db_vec, offsets, ids, distances, kind, rel.query_labels,
-                             rel.db_labels, rel.query_label_words, rel.db_label_words, rel.indptr, rel.indices,
-                             rel.grades, truth[b_lo:b_hi], cuts, sures, tieds, ms, ties == "stable", types_ro,
+            # read-only views throughout: one compiled signature per vector dtype, whatever the relevance kind
+            labels = (read_only(np.ascontiguousarray(x)) for x in (
+                rel.query_labels, rel.db_labels, rel.query_label_words, rel.db_label_words, rel.indptr,
+                rel.indices, rel.grades, truth[b_lo:b_hi], offsets, ids, distances, cuts, sures, tieds, ms))
+            (query_labels, db_labels, query_label_words, db_label_words, indptr, indices, grades, truth_rows,
+             offsets, ids, distances, cuts, sures, tieds, ms) = labels
+            _k.rescore_block(q_vec[b_lo:b_hi], db_vec, offsets, ids, distances, kind, query_labels,
+                             db_labels, query_label_words, db_label_words, indptr, indices,
+                             grades, truth_rows, cuts, sures, tieds, ms, ties == "stable", types_ro,
                              ks_ro, gains_ro, discount_ro, kmax, sums[b_lo:b_hi], extremes,
                              spread_sums[b_lo:b_hi] if extremes else spread_sums, 0, b_hi - b_lo)
 
