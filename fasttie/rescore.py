@@ -316,6 +316,14 @@ def rescore_evaluate(query_codes, db_codes, query_vectors, db_vectors, *, candid
     dropped. RR and Success carry a second chain with no relevant item included yet; AP@k uses
     E[chosen relevant above | H = h] = h u_rel / u.
 
+    ``spread=True`` and ``ties="optimistic"/"pessimistic"``: a dynamic program over the walk whose
+    state is h (capped at the cutoff k) and what the metric needs besides (RR, Success: a relevant
+    item listed yet; AP@k: the chosen relevant tied items so far). Every choice is a path and
+    every path a choice, so the extremes are exact, and the chain's moments give the variance.
+    Cost per query and count O(items walked x k) (x 2 for RR and Success, x k for AP@k): every
+    metric has an exact polynomial method, but AP and RR without a cutoff read the C candidates
+    (k = C), which costs far more than AP@k and RR@k at large C.
+
     Memory: per thread a (block, n_db) uint16 buffer of distances (about 32 MB), the collected
     items at distance <= d* of the largest count, and their scores; no n_queries x n_db array.
     The float database is read only for the collected items and, for NN-recall, for the exact
@@ -353,6 +361,9 @@ def rescore_evaluate(query_codes, db_codes, query_vectors, db_vectors, *, candid
         raise InputError(f"{{spread}}=True needs ties='average', got ties={ties!r}", argument="spread")
     packed_q, packed_db = pack_pair(query_codes, db_codes)
     n_queries, n_db, n_bits = packed_q.n, packed_db.n, packed_db.n_bits
+    if n_bits > np.iinfo(np.uint16).max:
+        raise InputError(f"{{query_codes}} have {n_bits} bits; rescore_evaluate keeps distances as uint16 "
+                         "(at most 65535 bits)", argument=("query_codes", "db_codes"))
     single, asked_counts, counts = _candidate_list(candidates, n_db)
     q_vec, db_vec = _vectors(query_vectors, db_vectors, n_queries, n_db)
     needs_relevance = any(c.base != "NN-recall" for c in columns)

@@ -308,3 +308,33 @@ def test_min_oversampling_reads_the_sweep():
     plain = ft.rescore_evaluate(q_codes, db_codes, q_vec, db_vec, candidates=[5, 10], metrics=["NN-recall@5"])
     with pytest.raises(ValueError, match="spread=True"):
         ft.min_oversampling(plain, "NN-recall@5", 0.5)
+
+
+def test_queries_without_a_relevant_item_follow_empty():
+    rng = np.random.default_rng(4)
+    q_codes, db_codes = rng.integers(0, 2, (3, 8)), rng.integers(0, 2, (40, 8))
+    q_vec, db_vec = rng.standard_normal((3, 4)), rng.standard_normal((40, 4))
+    ql, dl = np.array([0, 1, 7]), rng.integers(0, 2, 40)  # class 7: nothing relevant
+    metrics = ["nDCG@5", "RR", "NN-recall@5"]
+    zero = ft.rescore_evaluate(q_codes, db_codes, q_vec, db_vec, candidates=10, metrics=metrics, query_labels=ql,
+                               db_labels=dl)
+    skip = ft.rescore_evaluate(q_codes, db_codes, q_vec, db_vec, candidates=10, metrics=metrics, query_labels=ql,
+                               db_labels=dl, empty="skip")
+    assert zero.n_empty == skip.n_empty == 1
+    assert zero.per_query["nDCG@5"][2] == 0 and np.isnan(skip.per_query["nDCG@5"][2])
+    assert skip.mean["RR"] == pytest.approx(zero.per_query["RR"][:2].mean(), abs=1e-15)
+    np.testing.assert_array_equal(skip.per_query["NN-recall@5"], zero.per_query["NN-recall@5"])  # never empty
+
+
+def test_codes_wider_than_64_bits_match_the_oracle():
+    rng = np.random.default_rng(12)
+    q_vec, db_vec = rng.standard_normal((4, 200)), rng.standard_normal((60, 200))
+    q_codes, db_codes = q_vec > 0, db_vec > 0
+    ql, dl = rng.integers(0, 3, 4), rng.integers(0, 3, 60)
+    grades = (ql[:, None] == dl[None, :]).astype(int)
+    metrics = ["P@3", "nDCG@5", "RR", "NN-recall@5"]
+    res = ft.rescore_evaluate(q_codes, db_codes, q_vec, db_vec, candidates=7, metrics=metrics, query_labels=ql,
+                              db_labels=dl, ties="stable")
+    want = oracle_values(q_codes, db_codes, q_vec, db_vec, grades, 7, metrics, stable=True)
+    for name in metrics:
+        np.testing.assert_allclose(res.per_query[name], [float(v[0]) for v in want[name]], rtol=0, atol=1e-12)
