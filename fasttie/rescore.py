@@ -135,7 +135,8 @@ def float_top_k(query_vectors, db_vectors, k, n_threads=1):
             q_hi = min(q_lo + q_block, hi)
             for base in range(0, n_db, db_block):
                 scores = query_vectors[q_lo:q_hi] @ db_vectors[base:base + db_block].T
-                _k.top_k_block(scores, base, top[q_lo:q_hi], ids[q_lo:q_hi])
+                # float64 rows (exact for float32 scores): one compiled top_k_block for both dtypes
+                _k.top_k_block(scores.astype(np.float64, copy=False), base, top[q_lo:q_hi], ids[q_lo:q_hi])
 
     run_blocks(block, n_queries, n_threads, blocks_per_thread=1)
     return ids

@@ -355,7 +355,8 @@ def rescore_block(query_vectors, db_vectors, offsets, ids, distances, kind, quer
                 for t in range(n):
                     if dist_s[t] == cut:
                         dist_s[t] = cut - 1 if cut > 0 else -1
-                walk_mean(dist_s, order_grade, order_truth, n, cut, sure + m, 0, 0, types, col_ks, gains,
+                none = np.int64(0)  # typed: a literal 0 would compile a second walk_mean
+                walk_mean(dist_s, order_grade, order_truth, n, cut, sure + m, none, none, types, col_ks, gains,
                           discount, kmax, p, q, out[i, ci])
             else:
                 walk_mean(order_dist, order_grade, order_truth, n, cut, sure, tied, m, types, col_ks, gains,

@@ -7,6 +7,10 @@ import numpy as np
 
 import fasttie as ft
 from fasttie._kernels import rescore as k
+from fasttie.scoring import read_only
+
+# the array types the facade passes (read-only codes, C-contiguous blocks): a call with other
+# types would compile a second signature, which tests/test_warmup.py forbids for listed drivers
 
 
 def test_hamming_block_and_collect_match_numpy():
@@ -15,7 +19,7 @@ def test_hamming_block_and_collect_match_numpy():
     db = ft.pack_codes(rng.integers(0, 2, (5000, 130)))
     dist = np.empty((5, 5000), dtype=np.uint16)
     hist = np.zeros((5, 131), dtype=np.int64)
-    k.hamming_block(q.words, db.words, 0, 5, dist, hist)
+    k.hamming_block(read_only(q.words), read_only(db.words), 0, 5, dist, hist)
     want = np.bitwise_count(q.words[:, None, :] ^ db.words[None, :, :]).sum(axis=2)
     np.testing.assert_array_equal(dist, want)
     np.testing.assert_array_equal(hist, [np.bincount(row, minlength=131) for row in want])
@@ -31,8 +35,8 @@ def test_hamming_block_and_collect_match_numpy():
 def test_top_k_block_keeps_the_earlier_index_among_equal_scores():
     scores = np.array([[1.0, 3.0, 3.0, 2.0, 3.0, 0.5]])
     top, ids = np.full((1, 3), -np.inf), np.full((1, 3), 99, dtype=np.int64)
-    k.top_k_block(scores[:, :3], 0, top, ids)
-    k.top_k_block(scores[:, 3:], 3, top, ids)
+    k.top_k_block(np.ascontiguousarray(scores[:, :3]), 0, top, ids)
+    k.top_k_block(np.ascontiguousarray(scores[:, 3:]), 3, top, ids)
     assert ids.tolist() == [[1, 2, 4]]
 
 
