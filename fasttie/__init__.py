@@ -12,6 +12,7 @@ from .hamming import TieStats, evaluate, knn_recall, merge, search, tie_stats
 from .metrics import Metric, parse_metrics
 from .plots import plot_curves
 from .ranking import rank_evaluate
+from .rescore import RescoreSweep, min_oversampling, rescore_evaluate
 from .result import Result
 from .significance import Comparison, compare
 
@@ -20,6 +21,6 @@ __version__ = "0.1.0"
 __all__ = [
     "PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric",
     "parse_metrics", "lambdarank", "alpha_ndcg", "diversity_evaluate", "compare", "Comparison", "plot_curves",
-    "datasets", "trec", "tie_stats", "TieStats", "merge", "knn_recall", "InputError", "InputTypeError",
+    "datasets", "trec", "tie_stats", "TieStats", "merge", "knn_recall", "rescore_evaluate", "RescoreSweep", "min_oversampling", "InputError", "InputTypeError",
     "__version__",
 ]

@@ -12,13 +12,15 @@ and every distance bucket holds many ties, as with learned codes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
 from .codes import PackedCodes, pack_codes
 from .errors import InputError
 
-__all__ = ["digits_hashing", "itq", "synthetic_hashing"]
+__all__ = ["BinarizedEmbeddings", "binarized_embeddings", "digits_hashing", "itq", "synthetic_hashing"]
 
 _ROWS_PER_CHUNK = 1 << 16
 
@@ -203,4 +205,83 @@ def digits_hashing(n_bits: int = 32, n_queries: int = 200, *, n_iter: int = 50,
         pack_codes(codes[db_rows], name="database"),
         labels[query_rows],
         labels[db_rows],
+    )
+
+
+@dataclass
+class BinarizedEmbeddings:
+    """Float embeddings and their sign-quantized codes (:func:`binarized_embeddings`).
+
+    Attributes
+    ----------
+    query_vectors, db_vectors : ndarray of float32, shapes (n_queries, dim), (n_db, dim)
+        Unit vectors (inner product = cosine similarity).
+    query_codes, db_codes : PackedCodes
+        One bit per dimension: set where the coordinate is > 0 (sentence-transformers'
+        ``quantize_embeddings(..., precision="ubinary")``, Qdrant's binary quantization).
+    query_labels, db_labels : ndarray of int64
+        The cluster each vector was drawn from.
+    """
+
+    query_vectors: np.ndarray
+    db_vectors: np.ndarray
+    query_codes: PackedCodes
+    db_codes: PackedCodes
+    query_labels: np.ndarray
+    db_labels: np.ndarray
+
+
+def binarized_embeddings(n_db: int = 20000, n_queries: int = 200, dim: int = 256, n_clusters: int = 100, *,
+                         noise: float = 2.0, seed: int = 0) -> BinarizedEmbeddings:
+    """Synthetic text-embedding-like vectors and their one-bit-per-dimension codes.
+
+    Clustered Gaussian vectors: each cluster has a centre drawn from N(0, I); each vector is its
+    centre plus N(0, noise^2 I), normalized to unit length, and its code is the sign of each
+    coordinate. Nearby vectors then share most bits, and with many items per cluster the
+    Hamming distances (integers 0..dim) tie heavily, as with binarized sentence embeddings.
+
+    Parameters
+    ----------
+    n_db, n_queries : int
+        Database and query vectors (queries are drawn like the database, not from it).
+    dim : int
+        Dimensions, which are also the code bits.
+    n_clusters : int
+        Clusters, drawn uniformly (the labels: relevant = same cluster).
+    noise : float
+        Spread of a cluster around its centre, relative to the spread of the centres.
+    seed : int
+
+    Returns
+    -------
+    BinarizedEmbeddings
+
+    Examples
+    --------
+    >>> import fasttie as ft
+    >>> data = ft.datasets.binarized_embeddings(n_db=100, n_queries=3, dim=64, seed=1)
+    >>> data.db_vectors.shape, data.db_codes.n_bits, data.query_labels.shape
+    ((100, 64), 64, (3,))
+    """
+    for name, value in (("n_db", n_db), ("n_queries", n_queries), ("dim", dim), ("n_clusters", n_clusters)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise InputError(f"{{{name}}} must be an integer >= 1, got {value!r}", argument=name)
+    if not noise >= 0:
+        raise InputError(f"{{noise}} must be >= 0, got {noise!r}", argument="noise")
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((n_clusters, dim)).astype(np.float32)
+    labels = rng.integers(0, n_clusters, n_queries + n_db)
+    vectors = np.empty((n_queries + n_db, dim), dtype=np.float32)
+    for start in range(0, len(labels), _ROWS_PER_CHUNK):
+        stop = min(len(labels), start + _ROWS_PER_CHUNK)
+        block = centres[labels[start:stop]] + np.float32(noise) * rng.standard_normal((stop - start, dim),
+                                                                                        dtype=np.float32)
+        block /= np.linalg.norm(block, axis=1, keepdims=True)
+        vectors[start:stop] = block
+    codes = pack_codes(vectors > 0)
+    return BinarizedEmbeddings(
+        query_vectors=vectors[:n_queries], db_vectors=vectors[n_queries:],
+        query_codes=PackedCodes(np.ascontiguousarray(codes.words[:n_queries]), dim),
+        db_codes=PackedCodes(np.ascontiguousarray(codes.words[n_queries:]), dim),
+        query_labels=labels[:n_queries], db_labels=labels[n_queries:],
     )

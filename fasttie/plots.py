@@ -13,13 +13,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .rescore import RescoreSweep
 from .result import Result
 from .errors import InputError, InputTypeError
 
 if TYPE_CHECKING:  # matplotlib is optional (the plot extra)
     from matplotlib.figure import Figure
 
-__all__ = ["plot_curves"]
+    from .rescore import RescoreSweep
+
+__all__ = ["plot_curves", "plot_oversampling"]
 
 KINDS = ("pr", "p_at_n", "r_at_n")
 # kind -> (x key, y key, x label, y label, subplot title, log x)
@@ -201,3 +204,109 @@ def _convention(methods):
         f"ties={s('ties')}, empty={s('empty')} ({joined(lambda r: r.n_empty)} empty), "
         f"{joined(lambda r: r.n_queries)} queries x {s('n_db')} database codes, {s('n_bits')} bits"
     )
+
+
+def plot_oversampling(sweep: RescoreSweep, metrics: str | Sequence[str], path: str | os.PathLike[str] | None = None, *,
+                      k: int | None = None, ceiling: Mapping[str, float] | None = None, title: str | None = None,
+                      size: tuple[float, float] = (900, 400), dpi: float = 100) -> Figure:
+    """Metric against the oversampling factor of a binary-quantization pipeline, with the band of
+    the tied-candidate choices and the float-search ceiling.
+
+    Parameters
+    ----------
+    sweep : RescoreSweep
+        From :func:`fasttie.rescore_evaluate` with a list of candidate counts; with
+        ``spread=True`` each curve is drawn inside its band, the lowest and highest mean over
+        the choices of the tied candidates (``mean_tie_min``, ``mean_tie_max``).
+    metrics : str or sequence of str
+        Keys of the sweep, one subplot each.
+    path : str or os.PathLike, optional
+        Save the figure there (``.png`` or ``.pdf``).
+    k : int, optional
+        The oversampling factor is candidates / k; default each metric's cutoff.
+    ceiling : dict of str to float, optional
+        Per metric the value of the exact float search (every item rescored:
+        ``rescore_evaluate(..., candidates=n_db)``), drawn as a dashed line.
+    title : str, optional
+    size : (int, int), default (900, 400)
+        Pixels.
+    dpi : int or float, default 100
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        ``sweep`` is not a RescoreSweep.
+    ValueError
+        A metric the sweep lacks, a metric without a cutoff and no ``k``, a bad path, size or dpi.
+
+    Examples
+    --------
+    >>> import numpy as np, fasttie as ft
+    >>> from fasttie.plots import plot_oversampling
+    >>> data = ft.datasets.binarized_embeddings(n_db=300, n_queries=5, dim=32, seed=0)
+    >>> sweep = ft.rescore_evaluate(data.query_codes, data.db_codes, data.query_vectors, data.db_vectors,
+    ...                             candidates=[10, 20, 40], metrics="nDCG@10", query_labels=data.query_labels,
+    ...                             db_labels=data.db_labels, spread=True)
+    >>> figure = plot_oversampling(sweep, "nDCG@10")
+    >>> figure.axes[0].get_xlabel()
+    'oversampling (candidates / 10)'
+    """
+    if not isinstance(sweep, RescoreSweep):
+        raise InputTypeError(f"{{sweep}} must be a RescoreSweep (rescore_evaluate with a list of candidates), "
+                             f"got {type(sweep).__name__}", argument="sweep")
+    if path is not None:
+        path = os.fspath(path)
+        if os.path.splitext(path)[1].lower() not in _FORMATS:
+            raise InputError(f"cannot save a plot as {path!r}: use a .png or .pdf file name")
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not names:
+        raise InputError("{metrics} is empty", argument="metrics")
+    for name in names:
+        if name not in sweep.results[0].mean:
+            raise InputError(f"{{metrics}}: the sweep has no metric {name!r} (it has {list(sweep.results[0].mean)})",
+                             argument="metrics")
+    width, height = _check_size(size)
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not dpi > 0:
+        raise InputError(f"dpi must be a positive number, got {dpi!r}")
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("matplotlib is needed for plots: pip install 'fasttie[plot]'") from None
+
+    figure = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, len(names), squeeze=False)[0]
+    order = np.argsort(sweep.candidates, kind="stable")
+    for ax, name in zip(axes, names):
+        cutoff = k
+        if cutoff is None:
+            found = name.rsplit("@", 1)
+            if len(found) != 2 or not found[1].strip().isdigit():
+                raise InputError(f"{{k}} is needed: metric {name!r} has no cutoff", argument="k")
+            cutoff = int(found[1])
+        x = np.asarray(sweep.candidates, dtype=np.float64)[order] / cutoff
+        ax.plot(x, sweep.curve(name)[order], marker=".", label="average over tie choices")
+        if sweep.results[0].mean_tie_min:
+            ax.fill_between(x, sweep.curve(name, "min")[order], sweep.curve(name, "max")[order], alpha=0.25,
+                            label="worst / best tie choice")
+        if ceiling is not None and name in ceiling:
+            ax.axhline(ceiling[name], linestyle="--", color="gray", label="float search (ceiling)")
+        ax.set_xscale("log")
+        ax.set_xticks(x, [f"{v:g}" for v in x])
+        ax.minorticks_off()
+        ax.set_xlabel(f"oversampling (candidates / {cutoff})")
+        ax.set_ylabel(name)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+    settings = sweep.settings
+    figure.suptitle(title if title is not None else
+                    f"Hamming candidates + float rescoring: {sweep.results[0].n_queries} queries x "
+                    f"{settings.get('n_db', '?')} items, {settings.get('n_bits', '?')} bits", fontsize="medium")
+    if path is not None:
+        figure.savefig(path, dpi=dpi, format=os.path.splitext(path)[1][1:].lower())
+    return figure

@@ -25,6 +25,7 @@ from .gradients import lambdarank
 from .hamming import evaluate, search
 from .parallel import available_threads
 from .ranking import rank_evaluate
+from .rescore import rescore_evaluate
 
 # the cache's state per door lives with the kernels (fasttie._kernels.cached), where the front doors read it
 __all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "door_kernels", "door_state", "kernel_at",
@@ -135,6 +136,11 @@ def warmup(progress: Callable[[str, float], object] | None = None) -> dict[str, 
     # dicts (pytrec_eval's layout) take a join of their own (fasttie.trec.dict_join)
     calls["trec.evaluate dicts"] = lambda: trec.evaluate({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 2.0, "d2": 2.0}},
                                                          ["AP", "nDCG@10", "P@5"])
+    # float32 vectors (embeddings); float64 ones compile a second variant on first use
+    vectors = rng.standard_normal((54, 8)).astype(np.float32)
+    calls["rescore_evaluate"] = lambda: rescore_evaluate(
+        q, db, vectors[:4], vectors[4:], candidates=[5, 10], metrics=("nDCG@10", "RR", "NN-recall@5"),
+        query_labels=mh_q, db_labels=mh_db, spread=True)
     calls["lambdarank"] = lambda: lambdarank(y_true, y_pred, sizes)
     subtopics = rng.integers(0, 2, (50, 3))
     calls["alpha_ndcg"] = lambda: alpha_ndcg(subtopics, y_pred, sizes, k=[5, 10], ties="trec", doc_ids=np.arange(50))

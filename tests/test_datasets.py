@@ -70,3 +70,16 @@ def test_digits_hashing_split_and_quality():
     assert ft.evaluate(q, db, ql, dl, metrics=["AP"]).mean["AP"] > 0.5
     with pytest.raises(ValueError, match="n_bits"):
         ft.datasets.digits_hashing(65)
+
+
+def test_binarized_embeddings_are_unit_vectors_and_their_signs():
+    data = ft.datasets.binarized_embeddings(n_db=50, n_queries=4, dim=70, n_clusters=3, seed=2)
+    assert data.db_vectors.dtype == np.float32 and data.db_vectors.shape == (50, 70)
+    np.testing.assert_allclose(np.linalg.norm(data.db_vectors, axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_array_equal(ft.unpack_codes(data.db_codes), data.db_vectors > 0)
+    np.testing.assert_array_equal(ft.unpack_codes(data.query_codes), data.query_vectors > 0)
+    assert set(data.db_labels) <= {0, 1, 2} and data.query_labels.shape == (4,)
+    again = ft.datasets.binarized_embeddings(n_db=50, n_queries=4, dim=70, n_clusters=3, seed=2)
+    np.testing.assert_array_equal(again.db_vectors, data.db_vectors)
+    with pytest.raises(ValueError, match="dim"):
+        ft.datasets.binarized_embeddings(dim=0)

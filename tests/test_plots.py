@@ -148,3 +148,31 @@ def test_radius_mean_retrieving_draws_the_precision_of_the_queries_that_retrieve
         plot_curves(methods, radius_mean="some")
     with pytest.raises(ValueError, match="label names a single Result"):
         plot_curves(methods, label="ITQ")
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    data = ft.datasets.binarized_embeddings(n_db=400, n_queries=6, dim=32, n_clusters=5, noise=3.0, seed=3)
+    return ft.rescore_evaluate(data.query_codes, data.db_codes, data.query_vectors, data.db_vectors,
+                               candidates=[40, 10, 20], metrics=["nDCG@10", "NN-recall@5"],
+                               query_labels=data.query_labels, db_labels=data.db_labels, spread=True)
+
+
+def test_oversampling_plot_draws_the_curve_band_and_ceiling(tmp_path, sweep):
+    from fasttie.plots import plot_oversampling
+
+    path = tmp_path / "over.png"
+    figure = plot_oversampling(sweep, ["nDCG@10", "NN-recall@5"], path, ceiling={"nDCG@10": 0.9}, size=(800, 300))
+    assert mpimg.imread(path).shape[:2] == (300, 800)
+    ax, ax2 = figure.axes
+    line = ax.get_lines()[0]
+    np.testing.assert_array_equal(line.get_xdata(), [1.0, 2.0, 4.0])  # sorted by candidates, / k
+    np.testing.assert_array_equal(line.get_ydata(), [sweep[c].mean["nDCG@10"] for c in (10, 20, 40)])
+    assert ax.get_lines()[1].get_ydata()[0] == 0.9  # the ceiling
+    assert ax.get_xlabel() == "oversampling (candidates / 10)" and ax2.get_xlabel() == "oversampling (candidates / 5)"
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert band.min() == pytest.approx(min(sweep[c].mean_tie_min["nDCG@10"] for c in (10, 20, 40)))
+    with pytest.raises(ValueError, match="no metric"):
+        plot_oversampling(sweep, "P@3")
+    with pytest.raises(TypeError, match="RescoreSweep"):
+        plot_oversampling(sweep.results[0], "nDCG@10")

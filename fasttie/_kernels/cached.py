@@ -33,6 +33,10 @@ FRONT_DOORS = {
                       "infap.infap_rankings", "tie_spread.list_spread", "tie_spread.list_spread_retrieved",
                       "tie_extremes.ratio_extremes_rankings", "infap.infap_extremes"),
     "lambdarank": ("lambdarank.lambdarank_queries",),
+    # rescore.rescore_block reads the float vectors in their own dtype (a float32 database is never
+    # copied to float64): one variant per dtype, warmup compiles float32's; the drivers listed have one
+    "rescore_evaluate": ("rescore.hamming_block", "rescore.collect_block", "rescore.top_k_block",
+                         "rescore.grade_totals"),
     "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries",
                    "diversity_ties.average_queries", "alpha_ndcg.first_duplicate"),
 }
