@@ -14,12 +14,15 @@ forms in docs/binary-quantization.md.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ._kernels import rescore as _k
-from .codes import pack_pair
+from .codes import PackedCodes, pack_pair
 from .errors import InputError, InputTypeError
 from .metrics import parse_metrics
 from .metrics.families import asked_names
@@ -117,7 +120,7 @@ def _vectors(query_vectors, db_vectors, n_queries, n_db):
     return read_only(np.ascontiguousarray(q)), read_only(np.ascontiguousarray(d))
 
 
-def float_top_k(query_vectors, db_vectors, k, n_threads=1):
+def float_top_k(query_vectors: np.ndarray, db_vectors: np.ndarray, k: int, n_threads: int = 1) -> np.ndarray:
     """Exact float top k per query by inner product over the whole database, ties in database
     index order: (n_queries, k) int64 ids, best first. Scores in the vectors' dtype by BLAS
     (the arithmetic of faiss ``IndexFlatIP``), database in blocks (no n_queries x n_db array)."""
@@ -183,21 +186,26 @@ class RescoreSweep:
     settings : dict
     """
 
-    candidates: list
-    results: list
-    settings: dict = field(default_factory=dict)
+    candidates: list[int]
+    results: list[Result]
+    settings: dict[str, Any] = field(default_factory=dict)
 
-    def __getitem__(self, candidates) -> Result:
+    def __getitem__(self, candidates: int) -> Result:
+        if candidates not in self.candidates:
+            raise KeyError(f"no result for {candidates!r} candidates; the sweep has {self.candidates}")
         return self.results[self.candidates.index(candidates)]
 
-    def curve(self, metric, which="mean"):
+    def curve(self, metric: str, which: str = "mean") -> np.ndarray:
         """ndarray of float64: the metric's mean at each candidate count; ``which``: "mean",
         "min" or "max" (the lowest / highest over the tie choices; needs spread=True)."""
-        field_name = {"mean": "mean", "min": "mean_tie_min", "max": "mean_tie_max"}[which]
+        field_name = {"mean": "mean", "min": "mean_tie_min", "max": "mean_tie_max"}.get(which)
+        if field_name is None:
+            raise InputError(f"{{which}} must be 'mean', 'min' or 'max', got {which!r}", argument="which")
         return np.array([getattr(r, field_name)[metric] for r in self.results], dtype=np.float64)
 
 
-def min_oversampling(sweep, metric, target, *, k=None, ties="pessimistic"):
+def min_oversampling(sweep: RescoreSweep, metric: str, target: float, *, k: int | None = None,
+                     ties: str = "pessimistic") -> float | None:
     """The smallest oversampling factor (candidates / k) of a sweep that reaches a target.
 
     Parameters
@@ -243,9 +251,12 @@ def min_oversampling(sweep, metric, target, *, k=None, ties="pessimistic"):
     return None
 
 
-def rescore_evaluate(query_codes, db_codes, query_vectors, db_vectors, *, candidates, metrics, query_labels=None,
-                     db_labels=None, qrels=None, ties="average", spread=False, gain="exp2",
-                     ap_denominator="total", empty="zero", n_threads=None):
+def rescore_evaluate(query_codes: npt.ArrayLike | PackedCodes, db_codes: npt.ArrayLike | PackedCodes,
+                     query_vectors: npt.ArrayLike, db_vectors: npt.ArrayLike, *, candidates: int | Sequence[int],
+                     metrics: str | Sequence[str], query_labels: npt.ArrayLike | None = None,
+                     db_labels: npt.ArrayLike | None = None, qrels: tuple[npt.ArrayLike, ...] | Any | None = None,
+                     ties: str = "average", spread: bool = False, gain: str = "exp2", ap_denominator: str = "total",
+                     empty: str = "zero", n_threads: int | None = None) -> Result | RescoreSweep:
     """Exact metrics of a binary-quantization pipeline: Hamming candidates, float rescoring.
 
     Stage 1 ranks the database by the Hamming distance of the codes and keeps ``candidates``
