@@ -50,7 +50,7 @@ _HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(c
 _SPLIT_QUERIES = 128
 _SPLIT_ALIGN = 1 << 13  # database rows per unit of the split: whole tiles of the bit-sliced and the tiled pass
 # bytes of relevant-item records per thread of the stable pass when GROUP queries of a class share
-# a sweep (16 x 8 bytes per relevant item): larger classes go one query at a time
+# a sweep (GROUP x 8 bytes per relevant item): larger classes go one query at a time
 _GROUP_SCRATCH = 128 << 20
 # progress: a conservative kernel speed (code pairs x 64-bit words per second per thread) to
 # size blocks of >= _BLOCK_SECONDS of estimated work between bar updates (about 0.2-0.5 s at
