@@ -70,6 +70,7 @@ def test_stable_groups_cut_classes_in_order():
         assert 1 <= len(members) <= GROUP and len(set(labels[members])) == 1
         assert list(members) == sorted(members)  # a class keeps the queries' order
     assert sorted(len(g) for g in groups) == [1, 5, 6, 8, 8]  # class 0: 21 = 8 + 8 + 5; class 2: 6; class 1: 1
+    assert [len(g) for g in groups] == [8, 8, 6, 5, 1]  # the largest first: the threads end on cheap blocks
     for kind in ("multihot", "listed"):  # their relevant items differ per query: one query per group
         order, group_ptr = engine.stable_groups(kind, labels, np.full(len(labels), 10))
         assert list(order) == list(range(len(labels))) and list(group_ptr) == list(range(len(labels) + 1))
