@@ -52,7 +52,6 @@ _SPLIT_ALIGN = 1 << 13  # database rows per unit of the split: whole tiles of th
 # bytes of relevant-item records per thread of the stable pass when GROUP queries of a class share
 # a sweep (GROUP x 8 bytes per relevant item): larger classes go one query at a time
 _GROUP_SCRATCH = 128 << 20
-_STABLE_BLOCKS = 16  # blocks of query groups per thread of the full stable pass (each block allocates its scratch)
 # progress: a conservative kernel speed (code pairs x 64-bit words per second per thread) to
 # size blocks of >= _BLOCK_SECONDS of estimated work between bar updates (about 0.2-0.5 s at
 # the measured 1-2.4e9), so the per-block cost (two parallel kernel launches, a few numpy
@@ -366,7 +365,9 @@ def stable_groups(kind, query_labels, n_relevant):
     database, up to GROUP at a time, while their records fit in _GROUP_SCRATCH; other queries
     (multi-hot or listed relevance, large classes) go one by one. The largest groups come first:
     a sweep costs as much as several queries alone, and threads take blocks of groups as they
-    finish, so the blocks left last are the cheap ones.
+    finish, so the blocks left last are the cheap ones. (Not more, smaller blocks: each block
+    allocates its scratch, up to _GROUP_SCRATCH, and a 20M database's 128 MB of records cost
+    their page faults again in every block.)
 
     Returns
     -------
@@ -554,8 +555,8 @@ def evaluate_chunks(
                 database.counts(c, hist, lo, hi)
                 fin.quantities(hist, quantities, scalars, err, lo, hi)
 
-        if full_stable:  # groups of uneven cost, the largest first: blocks of a few groups even the threads out
-            run_blocks(block_pass, len(c["group_ptr"]) - 1, n_threads, blocks_per_thread=_STABLE_BLOCKS)
+        if full_stable:  # groups of uneven cost, the largest first (see stable_groups)
+            run_blocks(block_pass, len(c["group_ptr"]) - 1, n_threads)
         elif ties != "stable" and database.splits_database(stop - start, n_threads):
             database.counts_by_slices(c, hist, n_threads)
             run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, err, lo, hi), stop - start, n_threads)
