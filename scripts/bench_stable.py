@@ -8,14 +8,19 @@ threads, two metric sets in one call each: "whole" = AP, AP@1000, nDCG@1000, P@1
 every relevant item: the full pass in index order), "top" = AP@1000, nDCG@1000, P@1000
 (cutoffs only: the counts, then a pass that grades only the items near enough to reach rank
 1000). The ratio is the median stable time over the median average time of the same metrics
-(target <= 2). "others" is the CPU other processes used meanwhile (cores): near 0 the timings
-are clean. The values of both modes are printed too (they differ only by the order inside ties).
+(target <= 2). The two modes' calls alternate (average, stable, average, ...), so a load that
+comes and goes on a shared machine falls on both alike; "CPU ratio" is the same ratio of the
+process's CPU seconds (at 1 thread the work done, whatever share of a core the process got).
+"others" is the CPU other processes used meanwhile (cores): near 0 the timings are clean. The
+values of both modes are printed too (they differ only by the order inside ties).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
+import time
 from pathlib import Path
 
 SCRIPTS_DIR = Path(__file__).resolve().parent
@@ -23,7 +28,7 @@ sys.path.insert(0, str(SCRIPTS_DIR))
 sys.path.insert(1, str(SCRIPTS_DIR.parent))
 
 import fasttie as ft  # noqa: E402
-from measure import Table, cpu_model, parse_int_list, timed  # noqa: E402
+from measure import LoadMeter, Table, cpu_model, parse_int_list  # noqa: E402
 
 METRIC_SETS = {"whole": ("AP", "AP@1000", "nDCG@1000", "P@1000"), "top": ("AP@1000", "nDCG@1000", "P@1000")}
 
@@ -39,26 +44,44 @@ def main(argv=None) -> int:
     print(f"command: python scripts/bench_stable.py --sizes {args.sizes} --n-queries {args.n_queries} "
           f"--bits {args.bits} --threads {args.threads} --repeats {args.repeats}")
     print(f"cpu: {cpu_model()}")
-    table = Table(["n_db", "metrics", "threads", "average s", "stable s", "stable / average", "others (cores)"])
+    table = Table(["n_db", "metrics", "threads", "average s", "stable s", "stable / average", "CPU ratio",
+                   "others (cores)"])
     for n_db in parse_int_list(args.sizes):
         queries, database, query_labels, db_labels = ft.datasets.synthetic_hashing(
             args.n_queries, n_db, args.bits, 10, flip=0.25, seed=0)
         for label, metrics in METRIC_SETS.items():
             for threads in parse_int_list(args.threads):
-                times = {}
+                calls = {}
                 for ties in ("average", "stable"):
                     def call(ties=ties, metrics=metrics, threads=threads):
                         return ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, ties=ties,
                                            n_threads=threads)
                     values = call()  # compile or load from the cache
-                    times[ties] = timed(call, args.repeats)
+                    calls[ties] = call
                     print(f"  n_db {n_db}, {label}, {threads} thread(s), {ties}: "
                           + ", ".join(f"{k} {v:.6f}" for k, v in values.mean.items()), flush=True)
-                others = max(times["average"][2].others, times["stable"][2].others)
-                table.add(n_db, label, threads, f"{times['average'][0]:.3f}", f"{times['stable'][0]:.3f}",
-                          f"{times['stable'][0] / times['average'][0]:.2f}", f"{others:.2f}")
+                wall, cpu, load = _alternating(calls, args.repeats)
+                table.add(n_db, label, threads, f"{wall['average']:.3f}", f"{wall['stable']:.3f}",
+                          f"{wall['stable'] / wall['average']:.2f}", f"{cpu['stable'] / cpu['average']:.2f}",
+                          f"{load.others:.2f}")
     table.print()
     return 0
+
+
+def _alternating(calls, repeats):
+    """Median wall and CPU seconds of each of ``calls`` (a dict of callables), called in turn
+    ``repeats`` times, and the LoadMeter that spans them all."""
+    wall = {name: [] for name in calls}
+    cpu = {name: [] for name in calls}
+    with LoadMeter() as load:
+        for _ in range(repeats):
+            for name, call in calls.items():
+                t0, c0 = time.perf_counter(), time.process_time()
+                call()
+                wall[name].append(time.perf_counter() - t0)
+                cpu[name].append(time.process_time() - c0)
+    return ({name: statistics.median(v) for name, v in wall.items()},
+            {name: statistics.median(v) for name, v in cpu.items()}, load)
 
 
 if __name__ == "__main__":

@@ -551,7 +551,12 @@ def fixed_order_optional_sums(hist_q, ranks, grades, item_gains, relevant, gains
 # queries of one class that share a sweep of the stable pass: the loop over them is unrolled, so
 # their codes stay in registers and each database code is loaded once for all of them. 200 x 1M
 # (64 bits, 10 classes, one thread): 0.86 ns per (query, item) one by one, 0.30 in sweeps of 16
-GROUP = 16
+# (AVX-512 machine). Eight, not 16: on an AVX2 EPYC (16 general registers) the 16-wide loop spills
+# its count pointers and runs 1.2 ns per (query, item) against 1.0 for eight (320 queries x 1M,
+# CPU time); eight queries' records fit the scratch budget for classes twice as large (a 20M
+# database's classes of 2M relevant items are swept, not scanned one query at a time), and classes
+# of 5-8 queries (64 queries, 10 classes) take one sweep of eight, not of 16 (docs/performance.md)
+GROUP = 8
 GROUP_MIN = 5  # smaller groups go one by one: a sweep costs about what four single passes do
 
 

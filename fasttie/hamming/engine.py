@@ -50,7 +50,7 @@ _HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(c
 _SPLIT_QUERIES = 128
 _SPLIT_ALIGN = 1 << 13  # database rows per unit of the split: whole tiles of the bit-sliced and the tiled pass
 # bytes of relevant-item records per thread of the stable pass when GROUP queries of a class share
-# a sweep (16 x 8 bytes per relevant item): larger classes go one query at a time
+# a sweep (GROUP x 8 bytes per relevant item): larger classes go one query at a time
 _GROUP_SCRATCH = 128 << 20
 # progress: a conservative kernel speed (code pairs x 64-bit words per second per thread) to
 # size blocks of >= _BLOCK_SECONDS of estimated work between bar updates (about 0.2-0.5 s at
@@ -363,7 +363,11 @@ class _Finalizer:
 def stable_groups(kind, query_labels, n_relevant):
     """The query groups of the full stable pass: queries of one class share sweeps of the
     database, up to GROUP at a time, while their records fit in _GROUP_SCRATCH; other queries
-    (multi-hot or listed relevance, large classes) go one by one.
+    (multi-hot or listed relevance, large classes) go one by one. The largest groups come first:
+    a sweep costs as much as several queries alone, and threads take blocks of groups as they
+    finish, so the blocks left last are the cheap ones. (Not more, smaller blocks: each block
+    allocates its scratch, up to _GROUP_SCRATCH, and a 20M database's 128 MB of records cost
+    their page faults again in every block.)
 
     Returns
     -------
@@ -381,7 +385,11 @@ def stable_groups(kind, query_labels, n_relevant):
     new_class = np.r_[True, labels[1:] != labels[:-1]]
     class_start = np.flatnonzero(new_class)[np.cumsum(new_class) - 1]  # where each query's class run starts
     group_start = np.flatnonzero((np.arange(n) - class_start) % GROUP == 0)
-    return order, np.r_[group_start, n].astype(np.int64)
+    group_stop = np.r_[group_start[1:], n]
+    sizes = group_stop - group_start
+    by_size = np.argsort(-sizes, kind="stable")
+    order = np.concatenate([order[group_start[g]:group_stop[g]] for g in by_size])
+    return order, np.r_[0, np.cumsum(sizes[by_size])].astype(np.int64)
 
 
 def class_sizes(spec):
@@ -547,7 +555,7 @@ def evaluate_chunks(
                 database.counts(c, hist, lo, hi)
                 fin.quantities(hist, quantities, scalars, err, lo, hi)
 
-        if full_stable:
+        if full_stable:  # groups of uneven cost, the largest first (see stable_groups)
             run_blocks(block_pass, len(c["group_ptr"]) - 1, n_threads)
         elif ties != "stable" and database.splits_database(stop - start, n_threads):
             database.counts_by_slices(c, hist, n_threads)

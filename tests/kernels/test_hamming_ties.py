@@ -1,4 +1,4 @@
-"""The full stable pass of class labels sweeps the database once for up to 16 queries of a class.
+"""The full stable pass of class labels sweeps the database once for up to 8 queries of a class.
 
 fasttie.hamming.engine.stable_groups orders the queries by class and cuts each class into groups;
 hamming_ties._scan_class_group counts and records a whole group per database item. Its values
@@ -46,7 +46,7 @@ def _assert_grouped_is_per_query(q, db, ql, dl, threads=(1, 2, 3)):
 @pytest.mark.parametrize("n_bits", [12, 64, 128, 200])
 def test_groups_are_bitwise_single_queries_and_the_argsort_order(n_bits):
     rng = np.random.default_rng(n_bits)
-    q, db, ql, dl = _inputs(41, 300, n_bits, 3, rng)  # classes of about 14: groups of 16 and remainders
+    q, db, ql, dl = _inputs(41, 300, n_bits, 3, rng)  # classes of about 14: groups of 8 and remainders
     order, group_ptr = engine.stable_groups("class", ql, np.full(len(ql), 300))
     assert np.diff(group_ptr).max() >= GROUP_MIN  # the sweep of a group runs
     together = _assert_grouped_is_per_query(q, db, ql, dl)
@@ -69,7 +69,8 @@ def test_stable_groups_cut_classes_in_order():
     for members in groups:
         assert 1 <= len(members) <= GROUP and len(set(labels[members])) == 1
         assert list(members) == sorted(members)  # a class keeps the queries' order
-    assert sorted(len(g) for g in groups) == [1, 5, 6, 16]  # class 0: 21 = 16 + 5; class 2: 6; class 1: 1
+    assert sorted(len(g) for g in groups) == [1, 5, 6, 8, 8]  # class 0: 21 = 8 + 8 + 5; class 2: 6; class 1: 1
+    assert [len(g) for g in groups] == [8, 8, 6, 5, 1]  # the largest first: the threads end on cheap blocks
     for kind in ("multihot", "listed"):  # their relevant items differ per query: one query per group
         order, group_ptr = engine.stable_groups(kind, labels, np.full(len(labels), 10))
         assert list(order) == list(range(len(labels))) and list(group_ptr) == list(range(len(labels) + 1))
