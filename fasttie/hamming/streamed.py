@@ -7,8 +7,10 @@ database of its own (:func:`fasttie.hamming.engine.counts_of`: its class sort, i
 int32, all tile-sized), and the tiles' counts by (distance, grade) add up. The counts are
 integers, so the sum is the counts of the whole database and the metrics, finalized by the same
 code, are bitwise those of the in-memory pass. Memory beyond the inputs: one tile's temporaries
-and one block's counts (``ties="stable"`` also keeps each tile's counts of the block and the
-ranks of the relevant items it ranks, as :mod:`fasttie.dask` does).
+and one block's counts. ``ties="stable"`` also keeps each tile's counts of the block and, as
+:mod:`fasttie.dask` does, the ranks of the relevant items it ranks (every one for metrics
+without a cutoff), for sub-blocks of queries whose ranks fit in _RANK_BUDGET (each reads the
+database once more; a query whose own ranks pass it is a sub-block alone).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_que
 __all__ = ["TILE_ROWS", "evaluate_streamed", "listed_rows"]
 
 TILE_ROWS = 1 << 23  # database rows per tile: 64 MB of one-word codes, a few times that of temporaries
+_RANK_BUDGET = 256 << 20  # bytes of ranks (ties="stable") per sub-block of queries
 
 
 def evaluate_streamed(query_codes, database: ShardedCodes, query_labels, db_labels, relevance, parsed, metrics, *,
@@ -94,7 +97,12 @@ def evaluate_streamed(query_codes, database: ShardedCodes, query_labels, db_labe
                     per_tile.append(counts)
             if on_counts is not None:
                 on_counts(q0, q1, hist, n_threads)
-            yield hist, None if per_tile is None else _ranks(read, q0, q1, tiles, hist, per_tile, depth, n_db, n_bits)
+            if per_tile is None:
+                yield hist, None
+                continue
+            for a, b in _rank_blocks(hist, depth, n_db, n_bits):  # the ranks of a sub-block within _RANK_BUDGET
+                yield hist[a:b], _ranks(read, q0 + a, q0 + b, tiles, hist[a:b], [c[a:b] for c in per_tile], depth,
+                                        n_db, n_bits)
 
     try:
         result = result_from_blocks(blocks(), n_queries, n_db, n_bits, n_grades, kind, metrics, ties=ties,
@@ -147,6 +155,21 @@ class _Reader:
         elapsed = max(time.perf_counter() - self.started, 1e-9)
         self.bar.set_postfix_str(f"{self.bytes / elapsed / 1e6:.0f} MB/s of codes", refresh=False)
         self.bar.update(n_queries * (tile[2] - tile[1]))
+
+
+def _rank_blocks(hist, depth, n_db, n_bits):
+    """[(a, b)]: consecutive sub-blocks of a block's queries whose relevant items to rank (16
+    bytes each) fit in _RANK_BUDGET, a query alone where its own do not; each sub-block reads
+    the database once more."""
+    limits = rank_limits(hist.sum(axis=2), depth, n_db, n_bits)
+    n_relevant = (hist[:, :, 1:].sum(axis=2) * ranked_distances(limits, n_bits + 1)).sum(axis=1)
+    blocks, start, held = [], 0, 0
+    for i, n in enumerate(n_relevant.tolist()):
+        if i > start and held + n > _RANK_BUDGET // 16:
+            blocks.append((start, i))
+            start, held = i, 0
+        held += n
+    return blocks + [(start, len(n_relevant))]
 
 
 def _ranks(read, q0, q1, tiles, hist, per_tile, depth, n_db, n_bits):

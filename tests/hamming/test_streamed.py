@@ -56,7 +56,7 @@ def tiles(monkeypatch):
 
 
 @pytest.mark.parametrize("ties", ["average", "stable", "pessimistic"])
-def test_memory_mapped_file_is_streamed_bitwise(tmp_path, tiles, ties):
+def test_memory_mapped_file_is_streamed_bitwise(tmp_path, tiles, ties, monkeypatch):
     queries, db, query_labels, db_labels = _case(1)
     np.save(tmp_path / "db.npy", db)
     np.save(tmp_path / "labels.npy", db_labels.astype(np.int32))
@@ -64,6 +64,11 @@ def test_memory_mapped_file_is_streamed_bitwise(tmp_path, tiles, ties):
     packed = _pack(mapped)
     assert np.shares_memory(packed.words, mapped) and not packed.words.flags.writeable
     labels = np.load(tmp_path / "labels.npy", mmap_mode="r")
+    if ties == "stable":  # ranks of at most 1,000 items a sub-block: the queries' ranks in several passes
+        monkeypatch.setattr(streamed, "_RANK_BUDGET", 16 * 1000)
+        blocks = streamed._rank_blocks(ft.tie_stats(_pack(queries), _pack(db.copy()), query_labels, db_labels).counts,
+                                       len(db), len(db), 64)
+        assert len(blocks) == len(queries) and blocks[0] == (0, 1)  # ~600 relevant items per query
     streamed_result = ft.evaluate(_pack(queries), packed, query_labels, labels, metrics=METRICS, ties=ties)
     assert max(tiles) == 700 and sum(tiles) == len(db)  # counted tile by tile, never whole
     in_memory = ft.evaluate(_pack(queries), _pack(db.copy()), query_labels, db_labels, metrics=METRICS, ties=ties)
