@@ -164,7 +164,7 @@ def pack_codes(
     >>> int(p.words[0, 0])
     5
     """
-    if _is_shard_list(codes):
+    if is_shard_list(codes):
         return ShardedCodes(codes, packed=packed, n_bits=n_bits, bitorder=bitorder, name=name)
     if isinstance(codes, (PackedCodes, ShardedCodes)):
         if n_bits is not None and n_bits != codes.n_bits:
@@ -289,7 +289,7 @@ def memory_mapped(array) -> bool:
     return isinstance(array, mmap.mmap)
 
 
-def _is_shard_list(codes) -> bool:
+def is_shard_list(codes) -> bool:
     """A list or tuple of 2-D numpy arrays and paths: a database in shards (a nested list of
     numbers is a matrix, and a list of 2-D arrays would be 3-D, so neither is ambiguous)."""
     if not isinstance(codes, (list, tuple)) or not codes:
@@ -321,7 +321,7 @@ class ShardedCodes:
     def __init__(self, shards, *, packed=False, n_bits=None, bitorder="big", name="codes"):
         if bitorder not in ("big", "little"):
             raise InputError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
-        if not _is_shard_list(shards) and not (isinstance(shards, (list, tuple)) and shards
+        if not is_shard_list(shards) and not (isinstance(shards, (list, tuple)) and shards
                                                and all(isinstance(s, PackedCodes) for s in shards)):
             raise InputTypeError(f"{name}: shards must be a non-empty list of 2-D numpy arrays, .npy paths or "
                                  "PackedCodes")

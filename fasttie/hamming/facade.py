@@ -9,7 +9,7 @@ import numpy as np
 from .. import _device
 from .._kernels.knn import knn, radius_counts, radius_fill
 from .._kernels.modes import HAMMING_TIES
-from ..codes import PackedCodes, ShardedCodes, _is_shard_list, memory_mapped, pack_codes, pack_pair
+from ..codes import PackedCodes, ShardedCodes, is_shard_list, memory_mapped, pack_codes, pack_pair
 from ..conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from ..errors import InputError
 from ..metrics.families import asked_names
@@ -189,10 +189,12 @@ def evaluate(
     spread = check_spread(spread, parsed, ties=ties, ap_denominator=ap_denominator, empty=empty,
                           device="cuda" if on_gpu else "cpu")
     streamed = _streamed(database)
+    if streamed is not None and on_gpu:
+        if not isinstance(database, PackedCodes):
+            raise InputError("a sharded database is streamed on the CPU: use device='cpu', or concatenate the "
+                             "shards (np.concatenate) for the GPU")
+        streamed = None  # memory-mapped words: the GPU pass copies them to the device in chunks
     if streamed is not None:
-        if on_gpu:
-            raise InputError("a memory-mapped or sharded database is streamed on the CPU: use device='cpu', or "
-                             "load it (np.asarray) for device='cuda'")
         return evaluate_streamed(
             pack_codes(queries, name="queries").to_host(), streamed, *_host_labels(query_labels, db_labels, relevance),
             parsed, metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
@@ -229,7 +231,7 @@ def evaluate(
 def _streamed(database):
     """The database as ShardedCodes where it is read tile by tile (sharded, or packed words that
     are a memory-mapped file), else None."""
-    if _is_shard_list(database):
+    if is_shard_list(database):
         database = pack_codes(database, name="database")
     if isinstance(database, PackedCodes) and not database.on_device and memory_mapped(database.words):
         return ShardedCodes([database], name="database")

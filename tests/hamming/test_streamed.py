@@ -205,3 +205,9 @@ def test_errors(tmp_path):
         ft.evaluate(np.ones((2, 3)), [np.ones((100, 3), dtype=np.int8), bad], [0, 1], np.zeros(105, dtype=int))
     with pytest.raises(ValueError, match="cannot read"):
         ft.pack_codes([tmp_path / "missing.npy"])
+
+
+def test_a_sharded_database_is_refused_on_the_gpu():
+    queries, db, query_labels, db_labels = _case(8, n_db=50)
+    with pytest.raises(ValueError, match="streamed on the CPU"):
+        ft.evaluate(_pack(queries), [db[:20], db[20:]], query_labels, db_labels, device="cuda")
