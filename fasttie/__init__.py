@@ -4,7 +4,7 @@ Importing fasttie compiles nothing: kernels compile (or load from the cache) on 
 """
 
 from . import datasets, trec
-from .codes import PackedCodes, pack_codes, unpack_codes
+from .codes import PackedCodes, ShardedCodes, pack_codes, unpack_codes
 from .diversity import alpha_ndcg, diversity_evaluate
 from .errors import InputError, InputTypeError
 from .gradients import lambdarank
@@ -19,7 +19,7 @@ from .significance import Comparison, compare
 __version__ = "0.1.0"
 
 __all__ = [
-    "PackedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric",
+    "PackedCodes", "ShardedCodes", "pack_codes", "unpack_codes", "evaluate", "search", "rank_evaluate", "Result", "Metric",
     "parse_metrics", "lambdarank", "alpha_ndcg", "diversity_evaluate", "compare", "Comparison", "plot_curves",
     "datasets", "trec", "tie_stats", "TieStats", "merge", "knn_recall", "rescore_evaluate", "RescoreSweep", "min_oversampling", "InputError", "InputTypeError",
     "__version__",

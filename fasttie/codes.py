@@ -7,6 +7,9 @@ distance is the popcount of the xor of the words, whatever ``n_bits`` is.
 
 from __future__ import annotations
 
+import mmap
+import os
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +18,7 @@ from . import _device
 from .errors import InputError, InputTypeError
 from .validation import numeric_array
 
-__all__ = ["PackedCodes", "pack_codes", "pack_pair", "unpack_codes"]
+__all__ = ["PackedCodes", "ShardedCodes", "pack_codes", "pack_pair", "unpack_codes"]
 
 _ROWS_PER_CHUNK = 1 << 16  # pack large matrices in slices: temporaries stay small
 _REVERSE_BITS = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.uint8)
@@ -115,8 +118,10 @@ def pack_codes(
 
     Parameters
     ----------
-    codes : array_like, shape (n, n_bits), or PackedCodes
-        Without ``packed``: a matrix of ±1 (any numeric dtype), of 0/1, or bool. A value
+    codes : array_like, shape (n, n_bits), PackedCodes, or list of arrays or .npy paths
+        A list (or tuple) of 2-D numpy arrays or of ``.npy`` paths (each opened with
+        ``mmap_mode="r"``) is a database in row shards, in order: the result is then a
+        :class:`ShardedCodes`, packed tile by tile while it is evaluated. Without ``packed``: a matrix of ±1 (any numeric dtype), of 0/1, or bool. A value
         other than -1, 0 and 1, NaN, or a mix of -1 and 0 (a ``sign(0)`` hazard) is an error.
         A uint8 matrix is always read as one bit per entry, never guessed to be packed bytes.
         A matrix on a GPU (CuPy, torch CUDA: ``__cuda_array_interface__``) is checked and
@@ -135,8 +140,12 @@ def pack_codes(
 
     Returns
     -------
-    PackedCodes
-        Words of shape (n, ceil(n_bits / 64)), zero padding bits.
+    PackedCodes or ShardedCodes
+        Words of shape (n, ceil(n_bits / 64)), zero padding bits. Bytes that already are the
+        words' layout (``packed=True``, ``bitorder="little"``, ``n_bits`` a multiple of 64, a
+        C-contiguous array on a little-endian host) are not copied: the words are a read-only
+        view of them, so a memory-mapped ``.npy`` stays on disk and :func:`fasttie.evaluate`
+        streams it tile by tile. A list of shards gives a :class:`ShardedCodes`.
 
     Raises
     ------
@@ -155,7 +164,9 @@ def pack_codes(
     >>> int(p.words[0, 0])
     5
     """
-    if isinstance(codes, PackedCodes):
+    if is_shard_list(codes):
+        return ShardedCodes(codes, packed=packed, n_bits=n_bits, bitorder=bitorder, name=name)
+    if isinstance(codes, (PackedCodes, ShardedCodes)):
         if n_bits is not None and n_bits != codes.n_bits:
             raise InputError(f"{name} has {codes.n_bits} bits but {{n_bits}}={n_bits} was asked for",
                              argument="n_bits")
@@ -243,6 +254,10 @@ def _pack_bytes(raw, n_bits, bitorder, name) -> PackedCodes:
             f"got {array.shape}", argument="n_bits")
     if array.shape[0] == 0:
         raise InputError(f"{name} is empty; need at least one code")
+    if _is_word_layout(array, n_bits, bitorder):  # no padding bits, no reordering: a view of the bytes
+        words = array.view("<u8")
+        words.flags.writeable = False
+        return PackedCodes(words, n_bits)
     words = np.empty((array.shape[0], _n_words(n_bits)), dtype=np.uint64)
     spare = 8 * n_bytes - n_bits
     # mask of the padding bits of the last byte, in the caller's bit order
@@ -259,11 +274,140 @@ def _pack_bytes(raw, n_bits, bitorder, name) -> PackedCodes:
     return PackedCodes(words, n_bits)
 
 
+def _is_word_layout(array, n_bits, bitorder) -> bool:
+    """Whether packed bytes are already uint64 words, least significant bit first, no padding."""
+    return (bitorder == "little" and n_bits % 64 == 0 and sys.byteorder == "little"
+            and isinstance(array, np.ndarray) and array.flags.c_contiguous)
+
+
+def memory_mapped(array) -> bool:
+    """Whether a numpy array's memory is (a view of) a memory-mapped file."""
+    while isinstance(array, np.ndarray):
+        if isinstance(array, np.memmap):
+            return True
+        array = array.base
+    return isinstance(array, mmap.mmap)
+
+
+def is_shard_list(codes) -> bool:
+    """A list or tuple of 2-D numpy arrays and paths: a database in shards (a nested list of
+    numbers is a matrix, and a list of 2-D arrays would be 3-D, so neither is ambiguous)."""
+    if not isinstance(codes, (list, tuple)) or not codes:
+        return False
+    return all(isinstance(c, (str, os.PathLike)) or (isinstance(c, np.ndarray) and c.ndim == 2) for c in codes)
+
+
+class ShardedCodes:
+    """A database of codes in row shards (arrays or memory-mapped ``.npy`` files), read tile by tile.
+
+    Build it with :func:`pack_codes` of a list: ``ft.pack_codes(["part0.npy", "part1.npy"],
+    packed=True, n_bits=64, bitorder="little")``. :func:`fasttie.evaluate` takes it as its
+    database and counts it a tile of at most ``2**23`` rows at a time, within one shard, so
+    no whole-database array is ever made: each tile is packed as :func:`pack_codes` would pack
+    it (a view for bytes in the words' layout, else a copy of the tile alone) and checked then
+    (an error names the shard and its rows). The results are bitwise those of the concatenated
+    database in memory.
+
+    Attributes
+    ----------
+    shards : tuple of ndarray or PackedCodes
+        The shards in order (paths opened with ``np.load(path, mmap_mode="r")``).
+    n_bits : int
+        Code length in bits.
+    starts : ndarray of int64, shape (n_shards + 1,)
+        First row of each shard in the whole database, then the number of codes.
+    """
+
+    def __init__(self, shards, *, packed=False, n_bits=None, bitorder="big", name="codes"):
+        if bitorder not in ("big", "little"):
+            raise InputError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
+        if not is_shard_list(shards) and not (isinstance(shards, (list, tuple)) and shards
+                                               and all(isinstance(s, PackedCodes) for s in shards)):
+            raise InputTypeError(f"{name}: shards must be a non-empty list of 2-D numpy arrays, .npy paths or "
+                                 "PackedCodes")
+        opened = []
+        for index, shard in enumerate(shards):
+            if isinstance(shard, (str, os.PathLike)):
+                try:
+                    shard = np.load(shard, mmap_mode="r", allow_pickle=False)
+                except (OSError, ValueError) as error:
+                    raise InputError(f"{name} shard {index} ({os.fspath(shards[index])}): cannot read it as a "
+                                     f".npy file ({error})") from None
+                if shard.ndim != 2:
+                    raise InputError(f"{name} shard {index} must be 2-D, got shape {shard.shape}")
+            opened.append(self._first_look(shard, index, packed, n_bits, bitorder, name))
+        widths = {s.n_bits if isinstance(s, PackedCodes) else (n_bits if packed else s.shape[1]) for s in opened}
+        if len(widths) != 1:
+            raise InputError(f"{name}: the shards have different code lengths {sorted(widths)}; pack them with "
+                             "the same {n_bits}", argument="n_bits")
+        self.shards, self.n_bits = tuple(opened), widths.pop()
+        self.packed, self.bitorder, self.name = packed, bitorder, name
+        self.starts = np.concatenate([[0], np.cumsum([len(s) for s in opened])]).astype(np.int64)
+        if self.starts[-1] == 0:
+            raise InputError(f"{name} is empty (every shard has 0 rows); need at least one code")
+
+    @staticmethod
+    def _first_look(shard, index, packed, n_bits, bitorder, name):
+        """A shard as PackedCodes where that costs no copy, else the array, its shape checked."""
+        if isinstance(shard, PackedCodes):
+            if shard.on_device:
+                raise InputError(f"{name} shard {index} is on a GPU; sharded codes are read on the host")
+            return shard
+        if packed:
+            if n_bits is None:
+                raise InputError(f"{name}: packed=True needs {{n_bits}} (the code length in bits)", argument="n_bits")
+            if shard.dtype != np.uint8:
+                raise InputTypeError(f"{name} shard {index}: packed bytes must be uint8, got dtype {shard.dtype}")
+            if shard.shape[1] != (n_bits + 7) // 8:
+                raise InputError(f"{name} shard {index}: packed bytes for {{n_bits}}={n_bits} must have shape "
+                                 f"(n, {(n_bits + 7) // 8}), got {shard.shape}", argument="n_bits")
+            if len(shard) and _is_word_layout(shard, n_bits, bitorder):
+                return pack_codes(shard, packed=True, n_bits=n_bits, bitorder=bitorder, name=name)
+        elif n_bits is not None and shard.shape[1] != n_bits:
+            raise InputError(f"{name} shard {index} has {shard.shape[1]} bit columns but {{n_bits}}={n_bits}",
+                             argument="n_bits")
+        return shard
+
+    @property
+    def n(self) -> int:
+        """Number of codes, all shards together."""
+        return int(self.starts[-1])
+
+    @property
+    def n_words(self) -> int:
+        """Number of uint64 words per code."""
+        return _n_words(self.n_bits)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        return f"ShardedCodes(n={self.n}, n_bits={self.n_bits}, shards={len(self.shards)})"
+
+    def tile(self, shard: int, start: int, stop: int) -> PackedCodes:
+        """Rows ``start..stop-1`` of the whole database, all within shard ``shard``, packed as
+        :func:`pack_codes` packs them (a view where the shard's bytes are the words' layout);
+        a packing error names the shard and the rows."""
+        codes, base = self.shards[shard], int(self.starts[shard])
+        if not base <= start <= stop <= int(self.starts[shard + 1]):
+            raise IndexError(f"rows {start}..{stop - 1} are not within shard {shard}")
+        if isinstance(codes, PackedCodes):
+            return codes[start - base : stop - base]
+        try:
+            return pack_codes(codes[start - base : stop - base], packed=self.packed, n_bits=self.n_bits,
+                              bitorder=self.bitorder, name=self.name)
+        except (ValueError, TypeError) as error:
+            raise type(error)(f"{self.name} shard {shard} (rows {start}..{stop - 1}): {error}") from None
+
+
 def pack_pair(queries, database, keep_device=False):
     """Pack queries and database; their code lengths must agree. Codes on a GPU stay there with
     ``keep_device`` (the GPU passes), else they are copied to the host."""
     query_codes = pack_codes(queries, name="queries")
     db_codes = pack_codes(database, name="database")
+    if isinstance(query_codes, ShardedCodes) or isinstance(db_codes, ShardedCodes):
+        raise InputTypeError("codes in shards (a list of arrays or files, ShardedCodes) are read tile by tile by "
+                             "fasttie.evaluate only; concatenate them (np.concatenate) for this call")
     if not keep_device:
         query_codes, db_codes = query_codes.to_host(), db_codes.to_host()
     if query_codes.n_bits != db_codes.n_bits:

@@ -25,7 +25,8 @@ from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError
 from .hamming.engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_counts, shard_ranks
 from .hamming.stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query
-from .hamming import stats
+from .hamming import stats, streamed
+from .hamming.streamed import listed_rows
 from .ranking import rank_evaluate as evaluate_lists
 from .relevance import make_relevance
 from .spread import check_spread
@@ -191,7 +192,7 @@ class _Plan:
         labels = None if self.query_labels is None else self.query_labels[q0:q1]
         out = []
         for position, (index, lo, shard, rows, shard_labels) in enumerate(self.shards):
-            local = None if self.listed is None else _listed_rows(self.listed, q0, q1, lo, lo + rows)
+            local = None if self.listed is None else listed_rows(self.listed, q0, q1, lo, lo + rows)
             args = (index, lo, shard, shard_labels, words, self.queries.n_bits, labels, local, self.options)
             out.append(task(*args) if extra is None else task(*args, *extra[position]))
         return out
@@ -310,21 +311,6 @@ def _listed(relevance, n_queries, n_db):
     return spec.indptr, spec.indices, spec.grades
 
 
-def _listed_rows(listed, q0, q1, lo, hi):
-    """Queries q0..q1-1 of the global CSR, restricted to database rows lo..hi-1, ids made local."""
-    indptr, indices, grades = listed
-    keep_ptr = [0]
-    keep_ids, keep_grades = [], []
-    for q in range(q0, q1):
-        ids = indices[indptr[q] : indptr[q + 1]]
-        a, b = np.searchsorted(ids, [lo, hi])
-        keep_ids.append(ids[a:b] - lo)
-        keep_grades.append(grades[indptr[q] + a : indptr[q] + b])
-        keep_ptr.append(keep_ptr[-1] + (b - a))
-    return (np.array(keep_ptr, dtype=np.int64), np.concatenate(keep_ids).astype(np.int64),
-            np.concatenate(keep_grades).astype(np.int64))
-
-
 def _load(block):
     return np.load(block, mmap_mode="r") if isinstance(block, str) else block
 
@@ -344,10 +330,19 @@ def _shard_stats(index, lo, codes, labels, query_words, n_bits, query_labels, li
     """TieStats of one shard for one block of queries (runs in a Dask task)."""
     codes = _load(codes)
     database = _shard_codes(index, lo, codes, options)
+    labels = None if labels is None else _load(labels)
     try:
         queries = PackedCodes(np.ascontiguousarray(query_words), n_bits)
-        return stats.tie_stats(queries, database, query_labels, None if labels is None else _load(labels),
-                         relevance=listed, n_threads=options["threads"])
+        # tile by tile, as fasttie.evaluate reads a memory-mapped database: a shard's temporaries
+        # (class sort, labels as int32) stay a tile's
+        parts = []
+        for start in range(0, database.n, streamed.TILE_ROWS):
+            stop = min(start + streamed.TILE_ROWS, database.n)
+            parts.append(stats.tie_stats(
+                queries, database[start:stop], query_labels, None if labels is None else labels[start:stop],
+                relevance=None if listed is None else listed_rows(listed, 0, queries.n, start, stop),
+                n_threads=options["threads"]))
+        return stats.merge(parts)
     except (ValueError, TypeError) as error:
         raise type(error)(f"database shard {index} (rows {lo}..{lo + len(codes) - 1}): {error}") from None
 

@@ -5,6 +5,7 @@ import pytest
 
 import fasttie as ft
 from fasttie._kernels.popcount import distance
+from fasttie.codes import memory_mapped
 
 N_BITS = [1, 7, 8, 63, 64, 65, 1024]
 
@@ -96,3 +97,57 @@ def test_packed_byte_errors():
         ft.pack_codes(np.full((1, 2), 255, dtype=np.uint8), packed=True, n_bits=12)
     with pytest.raises(ValueError, match="bitorder"):
         ft.pack_codes(raw, packed=True, n_bits=12, bitorder="middle")
+
+
+@pytest.mark.parametrize("n_bits", [64, 128])
+def test_bytes_in_the_words_layout_are_not_copied(tmp_path, n_bits):
+    """Little-endian bytes of whole words (faiss's layout) become the words as a read-only view:
+    a memory-mapped .npy stays on disk; other layouts are copied into new words."""
+    rng = np.random.default_rng(n_bits)
+    bits = rng.integers(0, 2, (20, n_bits)).astype(np.uint8)
+    np.save(tmp_path / "codes.npy", np.packbits(bits, axis=1, bitorder="little"))
+    mapped = np.load(tmp_path / "codes.npy", mmap_mode="r")
+    packed = ft.pack_codes(mapped, packed=True, n_bits=n_bits, bitorder="little")
+    assert np.shares_memory(packed.words, mapped) and not packed.words.flags.writeable
+    assert memory_mapped(packed.words) and memory_mapped(packed[3:9].words)
+    np.testing.assert_array_equal(ft.unpack_codes(packed), bits)
+    big = np.packbits(bits, axis=1)
+    for copied in (ft.pack_codes(big, packed=True, n_bits=n_bits),  # MSB first: every byte reordered
+                   ft.pack_codes(np.asfortranarray(mapped), packed=True, n_bits=n_bits, bitorder="little")):
+        assert not np.shares_memory(copied.words, mapped) and not np.shares_memory(copied.words, big)
+        np.testing.assert_array_equal(ft.unpack_codes(copied), bits)
+    odd = np.packbits(bits[:, :60], axis=1, bitorder="little")  # padding: words of their own
+    assert not np.shares_memory(ft.pack_codes(odd, packed=True, n_bits=60, bitorder="little").words, odd)
+    assert not memory_mapped(ft.pack_codes(np.array(mapped), packed=True, n_bits=n_bits, bitorder="little").words)
+
+
+def test_sharded_codes(tmp_path):
+    """A list of arrays or .npy paths is a database in shards, packed tile by tile."""
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2, (30, 70)).astype(np.uint8)
+    np.save(tmp_path / "a.npy", 2 * bits[:10].astype(np.int8) - 1)
+    sharded = ft.pack_codes([tmp_path / "a.npy", bits[10:25].astype(bool), bits[25:]])
+    assert isinstance(sharded, ft.ShardedCodes) and (sharded.n, sharded.n_bits, sharded.n_words) == (30, 70, 2)
+    np.testing.assert_array_equal(sharded.starts, [0, 10, 25, 30])
+    assert repr(sharded) == "ShardedCodes(n=30, n_bits=70, shards=3)" and len(sharded) == 30
+    tiles = [sharded.tile(1, 10, 18), sharded.tile(1, 18, 25), sharded.tile(0, 0, 10), sharded.tile(2, 25, 30)]
+    np.testing.assert_array_equal(np.concatenate([ft.unpack_codes(t) for t in tiles]),
+                                  bits[np.r_[10:25, 0:10, 25:30]])
+    assert ft.pack_codes(sharded) is sharded
+    with pytest.raises(IndexError, match="not within shard 0"):
+        sharded.tile(0, 5, 12)
+    with pytest.raises(ValueError, match="n_bits"):
+        ft.pack_codes(sharded, n_bits=64)
+    with pytest.raises(ValueError, match="every shard has 0 rows"):
+        ft.pack_codes([np.zeros((0, 4))])
+    with pytest.raises(TypeError, match="uint8"):
+        ft.pack_codes([np.zeros((2, 8), dtype=np.int8)], packed=True, n_bits=64)
+    with pytest.raises(ValueError, match="needs n_bits"):
+        ft.pack_codes([np.zeros((2, 8), dtype=np.uint8)], packed=True)
+    with pytest.raises(ValueError, match="4 bit columns but n_bits=5"):
+        ft.pack_codes([np.zeros((2, 4))], n_bits=5)
+    with pytest.raises(TypeError, match="shards must be"):
+        ft.ShardedCodes([])
+    bad = ft.pack_codes([np.ones((3, 4)), np.full((2, 4), 2.0)])  # values checked when the tile is read
+    with pytest.raises(ValueError, match=r"codes shard 1 \(rows 3\.\.4\)"):
+        bad.tile(1, 3, 5)

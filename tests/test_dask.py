@@ -329,3 +329,43 @@ def test_ranks_from_the_shards_are_sorted_per_query(offset):
     for q in range(5):
         got = list(zip(ranks[indptr[q]:indptr[q + 1]], grades[indptr[q]:indptr[q + 1]]))
         assert got == sorted(expected[q]), q
+
+
+@pytest.mark.parametrize("kind", ["class", "listed"])
+def test_memory_mapped_shards_are_counted_tile_by_tile(tmp_path, monkeypatch, kind):
+    """A task counts its shard a tile at a time (as ft.evaluate streams a memory-mapped database):
+    the same counts, so the same values, bitwise; listed ids are made local to each tile."""
+    dask = pytest.importorskip("dask")
+    from fasttie.hamming import stats, streamed
+
+    monkeypatch.setattr(streamed, "TILE_ROWS", 400)
+    seen = []
+    original = stats.tie_stats
+
+    def counting(queries, database, *args, **kwargs):
+        seen.append(database.n)
+        return original(queries, database, *args, **kwargs)
+
+    monkeypatch.setattr(stats, "tie_stats", counting)
+    queries, database, query_labels, db_labels = DATA
+    raw = database.words.view(np.uint8)  # the words' bytes: read by the tasks without a copy
+    paths, label_paths = [], []
+    for i, (lo, hi) in enumerate([(0, 1000), (1000, 1001), (1001, 3000)]):
+        paths.append(str(tmp_path / f"codes_{i}.npy"))
+        label_paths.append(str(tmp_path / f"labels_{i}.npy"))
+        np.save(paths[-1], raw[lo:hi])
+        np.save(label_paths[-1], db_labels[lo:hi])
+    if kind == "class":
+        relevance = dict(query_labels=query_labels, db_labels=db_labels)
+        sharded = dict(query_labels=query_labels, db_labels=label_paths)
+    else:
+        rng = np.random.default_rng(8)
+        sizes = rng.integers(0, 60, 24)
+        indices = np.concatenate([rng.choice(3000, s, replace=False) for s in sizes])
+        relevance = sharded = dict(relevance=(np.r_[0, np.cumsum(sizes)], indices, rng.integers(1, 4, len(indices))))
+    expected = ft.evaluate(queries, database, **relevance, metrics=METRICS)
+    with dask.config.set(scheduler="threads"):
+        got = fd.evaluate(queries, paths, **sharded, metrics=METRICS, packed=True, n_bits=64, bitorder="little",
+                          query_chunk=10)
+    _same(expected, got)
+    assert max(seen) == 400 and sum(seen) == 3 * 3000  # three query blocks, each reading every tile

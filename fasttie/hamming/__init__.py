@@ -8,6 +8,7 @@ One concept per module, each layer importing only the ones below it:
 ``stats``       :class:`TieStats`, :func:`tie_stats`, :func:`merge`: the mergeable counts (the
                 only place that builds them)
 ``gpu``         the passes on an NVIDIA GPU (numba-cuda), finalized by the engine
+``streamed``    a database in files (memory-mapped, sharded) counted tile by tile, then finalized
 ``engine``      the CPU passes over the database by query blocks, counts -> metric values
 ``stable``      the plan of a stable pass over a database in parts (Dask shards, GPU chunks)
 ==============  ==============================================================================

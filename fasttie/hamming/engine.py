@@ -144,21 +144,27 @@ def metrics_for_curves(curves, n_db, n_bits):
 
 def progress_bar(progress, n_queries, n_db, n_words, n_threads):
     """(tqdm bar or None, queries per block or None) for the ``progress`` option."""
-    if isinstance(progress, str):
-        if progress != "auto":
-            raise InputError(f"progress must be True, False or 'auto', got {progress!r}")
-    elif not isinstance(progress, (bool, np.bool_)):
-        raise InputTypeError(f"progress must be True, False or 'auto', got {progress!r}")
-    seconds_per_query = n_db * n_words / (_PAIR_WORDS_PER_S * n_threads)
-    if progress == "auto":
-        isatty = getattr(sys.stderr, "isatty", None)
-        progress = n_queries * seconds_per_query > _AUTO_SECONDS and bool(isatty and isatty())
-    if not progress:
+    if not wants_progress(progress, n_queries, n_db, n_words, n_threads):
         return None, None
     from tqdm import tqdm
 
     bar = tqdm(total=n_queries, unit="query", desc="fasttie", file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
     return bar, progress_block(n_db, n_words, n_threads)
+
+
+def wants_progress(progress, n_queries, n_db, n_words, n_threads):
+    """Whether ``progress`` (True, False or "auto") shows a bar: "auto" when the estimated run
+    time passes _AUTO_SECONDS and stderr is a terminal."""
+    if isinstance(progress, str):
+        if progress != "auto":
+            raise InputError(f"progress must be True, False or 'auto', got {progress!r}")
+    elif not isinstance(progress, (bool, np.bool_)):
+        raise InputTypeError(f"progress must be True, False or 'auto', got {progress!r}")
+    if progress != "auto":
+        return bool(progress)
+    seconds_per_query = n_db * n_words / (_PAIR_WORDS_PER_S * n_threads)
+    isatty = getattr(sys.stderr, "isatty", None)
+    return n_queries * seconds_per_query > _AUTO_SECONDS and bool(isatty and isatty())
 
 
 def progress_block(n_db, n_words, n_threads):

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _device
 from .._kernels.knn import knn, radius_counts, radius_fill
 from .._kernels.modes import HAMMING_TIES
-from ..codes import pack_pair
+from ..codes import PackedCodes, ShardedCodes, is_shard_list, memory_mapped, pack_codes, pack_pair
 from ..conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from ..errors import InputError
 from ..metrics.families import asked_names
@@ -21,6 +21,7 @@ from ..spread import check_spread
 from .spreads import spread_callbacks, with_spreads
 from . import gpu
 from .engine import evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar
+from .streamed import evaluate_streamed
 
 __all__ = ["evaluate", "search"]
 
@@ -59,10 +60,16 @@ def evaluate(
     ----------
     queries, database : array_like of shape (n, n_bits), or PackedCodes
         ±1 (any numeric dtype), 0/1 or bool codes, or :func:`fasttie.pack_codes` output
-        (which also wraps bytes packed elsewhere). Both need the same ``n_bits``.
+        (which also wraps bytes packed elsewhere). Both need the same ``n_bits``. A database
+        whose words are a memory-mapped file (``pack_codes`` of a ``np.load(path,
+        mmap_mode="r")`` of bytes with ``bitorder="little"``: no copy), a
+        :class:`~fasttie.ShardedCodes`, or a list of 2-D arrays or ``.npy`` paths (its row
+        shards) is streamed: read tile by tile, never whole, with bitwise the same results
+        (docs/scale-out.md).
     query_labels, db_labels : array_like, optional
         1-D integer class ids (relevant = same class, grade 1), or 2-D multi-hot 0/1 matrices
-        (grade = number of shared labels, relevant = grade > 0).
+        (grade = number of shared labels, relevant = grade > 0). For a streamed database,
+        ``db_labels`` may be memory-mapped, or a list of per-shard arrays or ``.npy`` paths.
     relevance : tuple or scipy.sparse matrix, optional
         Instead of labels: per query the relevant database ids, as ``(indptr, indices)`` or
         ``(indptr, indices, grades)`` (CSR, integer grades >= 1; a grade 0 entry counts as not
@@ -181,6 +188,17 @@ def evaluate(
     on_gpu = _on_gpu(device)
     spread = check_spread(spread, parsed, ties=ties, ap_denominator=ap_denominator, empty=empty,
                           device="cuda" if on_gpu else "cpu")
+    streamed = _streamed(database)
+    if streamed is not None and on_gpu:
+        if not isinstance(database, PackedCodes):
+            raise InputError("a sharded database is streamed on the CPU: use device='cpu', or concatenate the "
+                             "shards (np.concatenate) for the GPU")
+        streamed = None  # memory-mapped words: the GPU pass copies them to the device in chunks
+    if streamed is not None:
+        return evaluate_streamed(
+            pack_codes(queries, name="queries").to_host(), streamed, *_host_labels(query_labels, db_labels, relevance),
+            parsed, metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
+            spread=spread, n_threads=n_threads, progress=progress)
     query_codes, db_codes = pack_pair(queries, database, keep_device=on_gpu)
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     query_labels, db_labels, relevance = _host_labels(query_labels, db_labels, relevance)
@@ -208,6 +226,16 @@ def evaluate(
                 "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind}
     result = hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
     return with_spreads(result, parsed, spread_of, extremes_of).keyed_as(asked_names(metrics, diversity=False))
+
+
+def _streamed(database):
+    """The database as ShardedCodes where it is read tile by tile (sharded, or packed words that
+    are a memory-mapped file), else None."""
+    if is_shard_list(database):
+        database = pack_codes(database, name="database")
+    if isinstance(database, PackedCodes) and not database.on_device and memory_mapped(database.words):
+        return ShardedCodes([database], name="database")
+    return database if isinstance(database, ShardedCodes) else None
 
 
 def _on_gpu(device):
