@@ -26,7 +26,7 @@ take it from the Python function that calls them (:func:`.bitsliced.workspace`,
 :func:`.histogram.tiled_workspace`), which took 0.9 s off the bit-sliced pass's first call.
 
 ``@jit(_nrt=False)`` marks helpers called once per database item that take arrays and branch
-(:func:`.hamming_ties._count_and_record`, the ``_next_near`` scans): numba counts references to
+(:func:`.hamming_ties.count_and_record`, the ``_next_near`` scans): numba counts references to
 their array arguments around each call (inlined or not), an atomic increment and decrement per
 array that its pruning pass leaves in such loops, 20-70 ns per item where the work is about 1 ns.
 Without NRT they may not allocate (numba refuses to compile one that does).

@@ -10,7 +10,7 @@
   Queries of one class share their relevant items, so up to :data:`GROUP` of them go through
   one sweep of the database. When every metric has a cutoff, the pass ranks only the items at
   distances that reach it; where few queries share sweeps, :mod:`.stable_top` instead counts
-  and grades only the items near enough (:func:`_scan_top` here, shared with the stable pass
+  and grades only the items near enough (:func:`scan_top` here, shared with the stable pass
   of a database shard, :func:`stable_ranks`).
 """
 
@@ -148,15 +148,15 @@ def _item_grade(kind, j, query_label, db_labels, query_label_row, db_label_words
 
 
 _DISTANCE_BITS = np.uint64(16)  # a record packs (items before it at its distance) << 16 | distance
-_DISTANCE_MASK = np.uint64(0xFFFF)
+DISTANCE_MASK = np.uint64(0xFFFF)
 
 
 @jit(_nrt=False)  # per item: see _jit.py on reference counting
-def _count_and_record(j, d, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor, count,
+def count_and_record(j, d, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor, count,
                       records, record_grades, m):
     """Count item j at distance d and, when it is relevant, record (items at d before it) << 16
     | d and its grade; returns the records and the cursor in the listed ids. Items may be
-    passed over (:func:`_scan_top`).
+    passed over (:func:`scan_top`).
 
     Parameters
     ----------
@@ -248,7 +248,7 @@ def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_ro
     """
     n_db = db_words.shape[0]
     n_words = db_words.shape[1]
-    m = np.int64(0)  # typed: a literal 0 would compile _count_and_record twice
+    m = np.int64(0)  # typed: a literal 0 would compile count_and_record twice
     if kind == CLASS and n_words == 1:  # the common case, branch-free
         q0 = query[0]
         for j in range(np.uint64(n_db)):
@@ -262,7 +262,7 @@ def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_ro
         return m
     cursor = np.int64(0)
     for j in range(np.uint64(n_db)):
-        m, cursor = _count_and_record(j, distance(query, db_words, j, n_words), kind, query_label, db_labels,
+        m, cursor = count_and_record(j, distance(query, db_words, j, n_words), kind, query_label, db_labels,
                                       label_row, db_label_words, ids, id_grades, cursor, count, records,
                                       record_grades, m)
     return m
@@ -333,7 +333,7 @@ def _next_near(word, db_words, j, limit):
 
 
 @jit(inline="always")
-def _scan_top(query, db_words, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades, limit, count,
+def scan_top(query, db_words, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades, limit, count,
               records, record_grades):
     """:func:`_scan_in_index_order` over the items at distance <= ``limit`` only: the others are
     neither counted nor graded. Returns the relevant items recorded.
@@ -375,14 +375,14 @@ def _scan_top(query, db_words, kind, query_label, db_labels, label_row, db_label
         word = query[0]
         j = _next_near(word, db_words, np.uint64(0), limit)
         while j < n_db:
-            m, cursor = _count_and_record(j, popcount64(word ^ db_words[j, 0]), kind, query_label, db_labels, label_row,
+            m, cursor = count_and_record(j, popcount64(word ^ db_words[j, 0]), kind, query_label, db_labels, label_row,
                                     db_label_words, ids, id_grades, cursor, count, records, record_grades, m)
             j = _next_near(word, db_words, j + np.uint64(1), limit)
         return m
     for j in range(np.uint64(n_db)):
         d = distance(query, db_words, j, n_words)
         if d <= limit:
-            m, cursor = _count_and_record(j, d, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades,
+            m, cursor = count_and_record(j, d, kind, query_label, db_labels, label_row, db_label_words, ids, id_grades,
                                     cursor, count, records, record_grades, m)
     return m
 
@@ -432,14 +432,14 @@ def place_records(kind, records, record_grades, n_found, top, first, rel_first, 
     """
     if kind == CLASS:  # one scattered store per item instead of three (2.2x faster)
         for p in range(n_found):
-            d = records[p] & _DISTANCE_MASK
+            d = records[p] & DISTANCE_MASK
             if d <= top:
                 slot = rel_first[d]
                 rel_first[d] = slot + 1
                 ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
         return
     for p in range(n_found):
-        d = records[p] & _DISTANCE_MASK
+        d = records[p] & DISTANCE_MASK
         if d > top:
             continue
         slot = rel_first[d]
@@ -609,7 +609,7 @@ def _scan_class_group(query_words, rows, n_rows, db_words, db_labels, label, cou
 
 
 @jit(inline="always")
-def _top_distance(hist_q, depth, first):
+def top_distance(hist_q, depth, first):
     """first[d] = items before distance d; returns the distance that holds rank ``depth`` >= 1
     (the last one a metric at cutoff ``depth`` looks at), as uint64."""
     n_dist, n_grades = hist_q.shape
@@ -688,12 +688,12 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
         for d in range(n_dist):
             rel_first[d] = 0
         for p in range(n_found):
-            rel_first[records[p] & _DISTANCE_MASK] += 1
+            rel_first[records[p] & DISTANCE_MASK] += 1
         for d in range(n_dist):
             hist_q[d, 1] = rel_first[d]
     else:
         for p in range(n_found):
-            hist_q[records[p] & _DISTANCE_MASK, record_grades[p]] += 1
+            hist_q[records[p] & DISTANCE_MASK, record_grades[p]] += 1
     n_rel = np.int64(0)
     for d in range(n_dist):
         rel_first[d] = n_rel
@@ -702,7 +702,7 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
             at_d += hist_q[d, g]
         hist_q[d, 0] = np.int64(count[d]) - at_d
         n_rel += at_d
-    top = _top_distance(hist_q, depth, first)
+    top = top_distance(hist_q, depth, first)
     n_ranked = n_rel if top == np.uint64(n_dist - 1) else rel_first[top + np.uint64(1)]  # relevant items up to top
     place_records(kind, records, record_grades, n_found, top, first, rel_first, gains, ranks, grades, item_gains)
     finalize_fixed_order(
@@ -908,7 +908,7 @@ def stable_ranks(
         else:
             for d in range(n_dist):
                 count[d] = np.uint64(0)
-            n_found = _scan_top(
+            n_found = scan_top(
                 query_words[i], db_words, kind, query_labels[i] if kind == CLASS else np.int32(0), db_labels,
                 query_label_words[i] if kind == MULTIHOT else query_label_words[0], db_label_words,
                 listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]], limits[i], count,
@@ -916,7 +916,7 @@ def stable_ranks(
             )
         base = out_indptr[i]
         for p in range(n_found):
-            d = records[p] & _DISTANCE_MASK
+            d = records[p] & DISTANCE_MASK
             out_ranks[base + p] = first[i, d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
             out_grades[base + p] = record_grades[p]
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._jit import jit, jit_pair
 from .hamming_ties import (
-    _DISTANCE_MASK, _count_and_record, _scan_top, _top_distance, class_grades,
+    DISTANCE_MASK, count_and_record, scan_top, top_distance, class_grades,
     finalize_fixed_order, fixed_order_optional_sums, place_records,
 )
 from .modes import CLASS, MULTIHOT
@@ -35,7 +35,7 @@ def _next_near_two(word_0, word_1, db_words, j, limit_0, limit_1):
 @jit(inline="always")
 def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, row_0, row_1, db_label_words, ids_0,
                   id_grades_0, ids_1, id_grades_1, limit_0, limit_1, count, records, record_grades):
-    """:func:`.hamming_ties._scan_top` of two queries (one-word codes) in one sweep; row q of count / records /
+    """:func:`.hamming_ties.scan_top` of two queries (one-word codes) in one sweep; row q of count / records /
     record_grades is query q's. Returns the relevant items recorded for each.
 
     Parameters
@@ -77,7 +77,7 @@ def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, r
         Relevant items recorded per query.
     """
     n_db = db_words.shape[0]
-    m_0 = np.int64(0)  # typed, as in _scan_top
+    m_0 = np.int64(0)  # typed, as in scan_top
     m_1 = np.int64(0)
     cursor_0 = np.int64(0)
     cursor_1 = np.int64(0)
@@ -86,11 +86,11 @@ def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, r
         x = db_words[j, 0]
         d = popcount64(word_0 ^ x)
         if d <= limit_0:
-            m_0, cursor_0 = _count_and_record(j, d, kind, label_0, db_labels, row_0, db_label_words, ids_0, id_grades_0,
+            m_0, cursor_0 = count_and_record(j, d, kind, label_0, db_labels, row_0, db_label_words, ids_0, id_grades_0,
                                         cursor_0, count[0], records[0], record_grades[0], m_0)
         d = popcount64(word_1 ^ x)
         if d <= limit_1:
-            m_1, cursor_1 = _count_and_record(j, d, kind, label_1, db_labels, row_1, db_label_words, ids_1, id_grades_1,
+            m_1, cursor_1 = count_and_record(j, d, kind, label_1, db_labels, row_1, db_label_words, ids_1, id_grades_1,
                                         cursor_1, count[1], records[1], record_grades[1], m_1)
         j = _next_near_two(word_0, word_1, db_words, j + np.uint64(1), limit_0, limit_1)
     return m_0, m_1
@@ -150,7 +150,7 @@ def _finalize_top(kind, hist_q, first, records, record_grades, n_found, top, gai
     for d in range(rel_first.shape[0]):
         rel_first[d] = 0
     for p in range(n_found):
-        rel_first[records[p] & _DISTANCE_MASK] += 1
+        rel_first[records[p] & DISTANCE_MASK] += 1
     below = np.int64(0)
     for d in range(rel_first.shape[0]):
         at_d = rel_first[d]
@@ -236,7 +236,7 @@ def _finalize_stable_top_kernel(optional_sums):
         rel_first = np.empty(n_dist, dtype=np.int64)
         capacity = np.int64(0)
         for i in range(start, stop):
-            top = _top_distance(hist[i], depth, first[0])
+            top = top_distance(hist[i], depth, first[0])
             found = np.int64(0)
             for d in range(n_dist):
                 for g in range(1, n_grades):
@@ -255,7 +255,7 @@ def _finalize_stable_top_kernel(optional_sums):
             tops = np.empty(2, dtype=np.uint64)
             found = np.empty(2, dtype=np.int64)
             for h in range(n_pair):
-                tops[h] = _top_distance(hist[i + h], depth, first[h])
+                tops[h] = top_distance(hist[i + h], depth, first[h])
                 for d in range(n_dist):
                     count[h, d] = np.uint64(0)
             if n_pair == 2 and db_words.shape[1] == 1:
@@ -272,7 +272,7 @@ def _finalize_stable_top_kernel(optional_sums):
             else:
                 for h in range(n_pair):
                     q = i + h
-                    found[h] = _scan_top(
+                    found[h] = scan_top(
                         query_words[q], db_words, kind, query_labels[q] if kind == CLASS else np.int32(0), db_labels,
                         query_label_words[q] if kind == MULTIHOT else query_label_words[0], db_label_words,
                         listed_ids[indptr[q] : indptr[q + 1]], listed_grades[indptr[q] : indptr[q + 1]], tops[h],

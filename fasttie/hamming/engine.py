@@ -44,7 +44,7 @@ from ..scoring import check_options, divide, gain_table, metric_values, read_onl
 from ..errors import InputError, InputTypeError
 from ..validation import check_empty_policy, check_err_grades
 
-_HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
+HIST_BUDGET = 64 << 20  # bytes of histograms per query chunk: memory stays O(chunk x bits)
 # fewer queries a thread than this: the passes that gather each tile's items by class split the
 # database over the threads, not the queries (each thread's block would gather every tile again)
 _SPLIT_QUERIES = 128
@@ -273,11 +273,11 @@ class _DatabasePass:
         """Whether :meth:`counts_by_slices` counts ``n_queries`` queries on ``n_threads`` threads:
         a pass that gathers each tile's items by class (bit-sliced or tiled), too few queries a
         thread to pay for gathering every tile once per thread, a database of a tile a thread, and
-        the threads' counts within _HIST_BUDGET."""
+        the threads' counts within HIST_BUDGET."""
         hist_bytes = n_queries * (self.n_bits + 1) * self.spec.n_grades * 8
         return (self.class_pass is not None and self.spec.kind != "multihot" and n_threads > 1
                 and n_queries < _SPLIT_QUERIES * n_threads and len(self.db_words) >= _SPLIT_ALIGN * n_threads
-                and (n_threads - 1) * hist_bytes <= _HIST_BUDGET)
+                and (n_threads - 1) * hist_bytes <= HIST_BUDGET)
 
     def counts_by_slices(self, c, hist, n_threads):
         """hist = counts by (distance, grade) of all the chunk's queries, the database split into
@@ -524,8 +524,8 @@ def radius_ranks(database, c, hist, limit, n_threads):
 
 
 def _chunk_size(n_queries, n_bits, n_grades, block=None):
-    """Queries per chunk: at most _HIST_BUDGET bytes of counts, whole pairs, the progress block."""
-    chunk = max(2, min(n_queries, _HIST_BUDGET // ((n_bits + 1) * n_grades * 8)) // 2 * 2)
+    """Queries per chunk: at most HIST_BUDGET bytes of counts, whole pairs, the progress block."""
+    chunk = max(2, min(n_queries, HIST_BUDGET // ((n_bits + 1) * n_grades * 8)) // 2 * 2)
     return chunk if block is None else min(chunk, block)
 
 

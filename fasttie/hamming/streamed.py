@@ -28,7 +28,7 @@ from ..parallel import resolve_threads
 from ..relevance import make_relevance
 from ..scoring import gain_table
 from .engine import (
-    _HIST_BUDGET, counts_of, metrics_for_curves, rank_depth, result_from_blocks, shard_ranks,
+    HIST_BUDGET, counts_of, metrics_for_curves, rank_depth, result_from_blocks, shard_ranks,
     wants_progress,
 )
 from .spreads import spread_callbacks, with_spreads
@@ -67,7 +67,7 @@ def evaluate_streamed(query_codes, database: ShardedCodes, query_labels, db_labe
     tiles = [(shard, start, min(start + tile_rows, int(database.starts[shard + 1])))
              for shard in range(len(database.shards))
              for start in range(int(database.starts[shard]), int(database.starts[shard + 1]), tile_rows)]
-    # queries per block: each block reads the database once, its counts within _HIST_BUDGET (with
+    # queries per block: each block reads the database once, its counts within HIST_BUDGET (with
     # ties="stable", every tile's counts, for the rank bases)
     per_query = (n_bits + 1) * n_grades * 8 * (len(tiles) + 1 if ties == "stable" else 1)
     chunk = _block_size(n_queries, per_query)
@@ -189,8 +189,8 @@ def _ranks(read, q0, q1, tiles, hist, per_tile, depth, n_db, n_bits):
 
 
 def _block_size(n_queries, bytes_per_query):
-    """Queries per block: all of them where their counts fit in _HIST_BUDGET, else as many as fit."""
-    return max(1, min(n_queries, _HIST_BUDGET // bytes_per_query))
+    """Queries per block: all of them where their counts fit in HIST_BUDGET, else as many as fit."""
+    return max(1, min(n_queries, HIST_BUDGET // bytes_per_query))
 
 
 def _label_tiles(db_labels, database):

@@ -168,3 +168,41 @@ def test_a_planted_upward_import_fails(tmp_path, monkeypatch):
     assert any("imports fasttie.result inside a function" in p for p in problems), problems
     with pytest.raises(AssertionError, match="circle|higher layer|inside a function"):
         test_every_import_points_down_and_closes_no_circle()
+
+
+def private_names_crossing(package: Path) -> list[str]:
+    """``from X import _name`` where ``_name`` is a function, class or constant of another module
+    (a private module, ``from . import _device``, is a module's own business, not a name)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = path.parent
+            for _ in range(max(node.level - 1, 0)):
+                base = base.parent
+            source = base.joinpath(*(node.module or "").split(".")) if node.level else None
+            for alias in node.names:
+                name = alias.name
+                if not name.startswith("_") or name.startswith("__"):
+                    continue
+                if source is not None and ((source / f"{name}.py").exists() or (source / name).is_dir()):
+                    continue
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno} imports {name}")
+    return found
+
+
+def test_no_private_name_crosses_a_module():
+    """A name shared between modules is public in the module that defines it (no leading
+    underscore): what other modules use is what a reader must not change lightly."""
+    found = private_names_crossing(PACKAGE)
+    assert not found, "make these names public where they are defined:\n" + "\n".join(found)
+
+
+def test_a_planted_private_import_fails(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_private.py").write_text("_helper = 1\n")
+    (package / "user.py").write_text("from . import _private\nfrom ._private import _helper\n")
+    assert private_names_crossing(package) == ["pkg/user.py:2 imports _helper"]
