@@ -26,6 +26,7 @@ from .errors import InputError, InputTypeError
 from .hamming import gpu, stats
 from .hamming.engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_counts, shard_ranks
 from .hamming.stable import rank_limits, ranked_distances, ranks_by_query
+from .hamming.streamed import listed_rows
 from .relevance import make_relevance
 from .scoring import check_options
 from ._kernels.modes import HAMMING_TIES
@@ -452,7 +453,7 @@ class _Coverage:
         indptr, indices, grades = spec.indptr, spec.indices, spec.grades
         if self.keep is None:  # contiguous rows from this rank's start
             lo = int(self.starts[self.comm.rank])
-            return _listed_rows((indptr, indices, grades), n_queries, lo, lo + self.local_rows)
+            return listed_rows((indptr, indices, grades), 0, n_queries, lo, lo + self.local_rows)
         order = np.argsort(self.global_ids, kind="stable")
         sorted_ids = self.global_ids[order]
         pos = np.searchsorted(sorted_ids, indices)
@@ -479,20 +480,6 @@ class _Coverage:
             if got is not None:
                 out = got
         return out
-
-
-def _listed_rows(listed, n_queries, lo, hi):
-    """Every query's listed ids restricted to database rows lo..hi-1, made local."""
-    indptr, indices, grades = listed
-    keep_ptr, keep_ids, keep_grades = [0], [], []
-    for q in range(n_queries):
-        ids = indices[indptr[q] : indptr[q + 1]]
-        a, b = np.searchsorted(ids, [lo, hi])
-        keep_ids.append(ids[a:b] - lo)
-        keep_grades.append(grades[indptr[q] + a : indptr[q] + b])
-        keep_ptr.append(keep_ptr[-1] + (b - a))
-    return (np.array(keep_ptr, dtype=np.int64), np.concatenate(keep_ids).astype(np.int64),
-            np.concatenate(keep_grades).astype(np.int64))
 
 
 def _gathered_ranks(comm, piece, n_queries):
