@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -118,15 +118,7 @@ def plot_curves(results: Result | Mapping[str, Result], path: str | os.PathLike[
                                                        if missing[0] == "precision_by_radius_retrieving" else "")
             )
 
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("matplotlib is needed for plots: pip install 'fasttie[plot]'") from None
-
-    figure = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.subplots(1, len(kinds), squeeze=False)[0]
+    figure, axes = _panels(width, height, dpi, len(kinds))
     for ax, kind in zip(axes, kinds):
         x_key, y_key, x_label, y_label, subtitle, log_x = layout[kind]
         for label, result in methods.items():
@@ -272,15 +264,7 @@ def plot_oversampling(sweep: RescoreSweep, metrics: str | Sequence[str], path: s
     width, height = _check_size(size)
     if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not dpi > 0:
         raise InputError(f"dpi must be a positive number, got {dpi!r}")
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("matplotlib is needed for plots: pip install 'fasttie[plot]'") from None
-
-    figure = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.subplots(1, len(names), squeeze=False)[0]
+    figure, axes = _panels(width, height, dpi, len(names))
     order = np.argsort(sweep.candidates, kind="stable")
     for ax, name in zip(axes, names):
         cutoff = k
@@ -310,3 +294,16 @@ def plot_oversampling(sweep: RescoreSweep, metrics: str | Sequence[str], path: s
     if path is not None:
         figure.savefig(path, dpi=dpi, format=os.path.splitext(path)[1][1:].lower())
     return figure
+
+
+def _panels(width: float, height: float, dpi: float, n_panels: int) -> tuple[Figure, Any]:
+    """A figure of ``width`` x ``height`` pixels with ``n_panels`` axes side by side, drawn by the
+    Agg canvas (no display needed)."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("matplotlib is needed for plots: pip install 'fasttie[plot]'") from None
+    figure = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure, figure.subplots(1, n_panels, squeeze=False)[0]
