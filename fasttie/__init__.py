@@ -12,7 +12,7 @@ from .hamming import TieStats, evaluate, knn_recall, merge, search, tie_stats
 from .metrics import Metric, parse_metrics
 from .plots import plot_curves
 from .ranking import rank_evaluate
-from .rescore import RescoreSweep, min_oversampling, rescore_evaluate
+from .hamming.rescore import RescoreSweep, min_oversampling, rescore_evaluate
 from .result import Result
 from .significance import Comparison, compare
 

@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .rescore import RescoreSweep
+from .hamming.rescore import RescoreSweep
 from .result import Result
 from .errors import InputError, InputTypeError
 
 if TYPE_CHECKING:  # matplotlib is optional (the plot extra)
     from matplotlib.figure import Figure
-
-    from .rescore import RescoreSweep
 
 __all__ = ["plot_curves", "plot_oversampling"]
 

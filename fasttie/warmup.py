@@ -25,7 +25,7 @@ from .gradients import lambdarank
 from .hamming import evaluate, search
 from .parallel import available_threads
 from .ranking import rank_evaluate
-from .rescore import rescore_evaluate
+from .hamming.rescore import rescore_evaluate
 
 # the cache's state per door lives with the kernels (fasttie._kernels.cached), where the front doors read it
 __all__ = ["FRONT_DOORS", "cache_status", "compile_in_helper", "door_kernels", "door_state", "kernel_at",

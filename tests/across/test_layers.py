@@ -23,7 +23,7 @@ LAYERS = [
     ["fasttie.codes", "fasttie.relevance", "fasttie.result", "fasttie.scoring", "fasttie.finalize_plan"],
     ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.spread", "fasttie.extremes", "fasttie.hamming.spreads"],
     ["fasttie.hamming.facade", "fasttie.hamming.gpu", "fasttie.hamming.stats", "fasttie.hamming.streamed",
-     "fasttie.hamming", "fasttie.ranking", "fasttie.gradients", "fasttie.diversity", "fasttie.rescore"],
+     "fasttie.hamming.rescore", "fasttie.hamming", "fasttie.ranking", "fasttie.gradients", "fasttie.diversity"],
     ["fasttie.trec", "fasttie.report", "fasttie.plots", "fasttie.significance", "fasttie.paper_table", "fasttie.loaders",
      "fasttie.datasets"],
     ["fasttie.dask", "fasttie.warmup", "fasttie.compat", "fasttie.ir_measures", "fasttie.torch", "fasttie.torchmetrics"],

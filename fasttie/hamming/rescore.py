@@ -21,15 +21,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._kernels import rescore as _k
-from .codes import PackedCodes, pack_pair
-from .errors import InputError, InputTypeError
-from .metrics import parse_metrics
-from .metrics.families import asked_names
-from .parallel import resolve_threads, run_blocks
-from .relevance import make_relevance
-from .result import Result
-from .scoring import gain_table, read_only
+from .._kernels import rescore as _k
+from ..codes import PackedCodes, pack_pair
+from ..errors import InputError, InputTypeError
+from ..metrics import parse_metrics
+from ..metrics.families import asked_names
+from ..parallel import resolve_threads, run_blocks
+from ..relevance import make_relevance
+from ..result import Result
+from ..scoring import gain_table, read_only
 
 __all__ = ["rescore_evaluate", "RescoreSweep", "min_oversampling"]
 
