@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._kernels import rescore as _k
+from .._kernels.modes import HAMMING_TIES
 from ..codes import PackedCodes, pack_pair
 from ..errors import InputError, InputTypeError
 from ..metrics import parse_metrics
@@ -29,11 +30,10 @@ from ..metrics.families import asked_names
 from ..parallel import resolve_threads, run_blocks
 from ..relevance import make_relevance
 from ..result import Result
-from ..scoring import gain_table, read_only
+from ..scoring import check_options, gain_table, read_only
 
 __all__ = ["rescore_evaluate", "RescoreSweep", "min_oversampling"]
 
-TIE_MODES = ("average", "stable", "optimistic", "pessimistic")
 _NN = re.compile(r"^\s*nn[-_ ]?recall\s*@\s*(\d+)\s*$", re.IGNORECASE)
 _SUPPORTED = {"P": _k.HITS, "R": _k.HITS, "nDCG": _k.DCG, "DCG": _k.DCG, "AP": _k.AP_SUM, "RR": _k.RR,
               "Success": _k.SUCCESS}
@@ -356,11 +356,7 @@ def rescore_evaluate(query_codes: npt.ArrayLike | PackedCodes, db_codes: npt.Arr
     {'P@1': 0.3333, 'RR': 0.3333}
     """
     columns, asked = _columns(metrics)
-    if ties not in TIE_MODES:
-        raise (InputTypeError if not isinstance(ties, str) else InputError)(
-            f"{{ties}} must be one of {TIE_MODES}, got {ties!r}", argument="ties")
-    if gain not in ("exp2", "linear"):
-        raise InputError(f"{{gain}} must be 'exp2' or 'linear', got {gain!r}", argument="gain")
+    check_options(ties=ties, tie_modes=HAMMING_TIES, gain=gain)
     if ap_denominator not in ("total", "min"):
         raise InputError(f"{{ap_denominator}} must be 'total' or 'min', got {ap_denominator!r}",
                          argument="ap_denominator",
