@@ -17,8 +17,8 @@ _EXTRA = {"matplotlib": "plot", "scipy": "stats", "sklearn": "test", "pandas": "
 # doctest item (module, or module.object) -> the optional package its examples need
 _NEEDS = {
     "fasttie.plots": "matplotlib",
-    "fasttie.significance.compare": "scipy",
-    "fasttie.significance.paired_t_interval": "scipy",
+    "fasttie.report.significance.compare": "scipy",
+    "fasttie.report.significance.paired_t_interval": "scipy",
     "fasttie.datasets.digits_hashing": "sklearn",
     "fasttie.dask": "dask",
     "fasttie.trec.records.Run.from_frame": "pandas",
@@ -28,7 +28,7 @@ _NEEDS = {
 # modules whose import needs the extra itself
 collect_ignore = []
 if importlib.util.find_spec("numba_cuda") is None:
-    collect_ignore.append("fasttie/_kernels_cuda.py")
+    collect_ignore.append("fasttie/_kernels/cuda.py")
 if importlib.util.find_spec("ir_measures") is None:  # its measures subclass ir_measures' (the test extra)
     collect_ignore.append("fasttie/ir_measures.py")
 if importlib.util.find_spec("torchmetrics") is None:  # its metrics subclass torchmetrics' (the torch extra)

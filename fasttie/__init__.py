@@ -7,14 +7,14 @@ from . import datasets, trec
 from .codes import PackedCodes, ShardedCodes, pack_codes, unpack_codes
 from .diversity import alpha_ndcg, diversity_evaluate
 from .errors import InputError, InputTypeError
-from .gradients import lambdarank
+from .lists.lambdarank import lambdarank
 from .hamming import TieStats, evaluate, knn_recall, merge, search, tie_stats
 from .metrics import Metric, parse_metrics
 from .plots import plot_curves
-from .ranking import rank_evaluate
+from .lists.facade import rank_evaluate
 from .hamming.rescore import RescoreSweep, min_oversampling, rescore_evaluate
 from .result import Result
-from .significance import Comparison, compare
+from .report.significance import Comparison, compare
 
 __version__ = "0.1.0"
 

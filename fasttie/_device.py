@@ -101,7 +101,7 @@ def launch(kernel, grid_size, block, shared, *args):
 
 def grid(n_threads) -> int:
     """Blocks for a grid-stride kernel over n_threads items: enough to fill the GPU, one in the simulator."""
-    from ._kernels_cuda import THREADS  # imports numba.cuda: only once a GPU call runs
+    from ._kernels.cuda import THREADS  # imports numba.cuda: only once a GPU call runs
 
     return max(1, min(-(-n_threads // THREADS), 32 * multiprocessors(cuda_module())))
 
@@ -117,7 +117,7 @@ def pack_words(codes, n_bits, name):
     (words, n_bits) : a (n, ceil(n_bits / 64)) uint64 device array and the code length
     """
     cuda = require_gpu()
-    from . import _kernels_cuda as k  # imports numba.cuda: only once a GPU call runs
+    from ._kernels import cuda as k  # imports numba.cuda: only once a GPU call runs
 
     array = device_view(codes)
     if array.ndim != 2:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .errors import InputError, InputTypeError
-from .score_floor import ScoreFloor, evaluate_with_floor
+from .lists.score_floor import ScoreFloor, evaluate_with_floor
 
 __all__ = ["CONVENTIONS", "Convention", "convention_options", "takes_convention"]
 
@@ -53,7 +53,7 @@ class Convention:
         The library's metric names -> fasttie's (for the docs table).
     score_floor : ScoreFloor or None
         Items the library never finds for some metrics because of their score
-        (:class:`fasttie.score_floor.ScoreFloor`); :func:`fasttie.rank_evaluate` applies it.
+        (:class:`fasttie.lists.score_floor.ScoreFloor`); :func:`fasttie.rank_evaluate` applies it.
     """
 
     lists: dict | None
@@ -228,7 +228,7 @@ def takes_convention(door: str, floor_rows: Callable[..., dict[str, Any]] | None
     floor_rows : callable, optional
         How the door takes items out of retrieval for a convention's ``score_floor``:
         ``floor_rows(at_most, arguments) -> dict`` of the arguments that change
-        (:func:`fasttie.score_floor.evaluate_with_floor`). A door without it ignores the floor.
+        (:func:`fasttie.lists.score_floor.evaluate_with_floor`). A door without it ignores the floor.
 
     Returns
     -------

@@ -27,9 +27,9 @@ from .hamming.engine import hashing_metrics, metrics_for_curves, rank_depth, res
 from .hamming.stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query
 from .hamming import stats, streamed
 from .hamming.streamed import listed_rows
-from .ranking import rank_evaluate as evaluate_lists
+from .lists.facade import rank_evaluate as evaluate_lists
 from .relevance import make_relevance
-from .spread import check_spread
+from .finalize.spread import check_spread
 from .trec import Qrels, Run, evaluate as evaluate_run
 from .trec.readers import as_qrels
 

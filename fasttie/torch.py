@@ -28,7 +28,7 @@ from .hamming.engine import hashing_metrics, metrics_for_curves, rank_depth, res
 from .hamming.stable import rank_limits, ranked_distances, ranks_by_query
 from .hamming.streamed import listed_rows
 from .relevance import make_relevance
-from .scoring import check_options
+from .finalize.values import check_options
 from ._kernels.modes import HAMMING_TIES
 
 __all__ = ["evaluate_distributed"]

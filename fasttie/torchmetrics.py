@@ -43,7 +43,7 @@ from .codes import PackedCodes
 from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError, InputTypeError
 from .hamming.stats import TieStats, padded, tie_stats
-from .ranking import rank_evaluate
+from .lists.facade import rank_evaluate
 from .relevance import make_relevance
 
 __all__ = [

@@ -21,10 +21,10 @@ from ._device import available
 from ._kernels import _jit
 from ._kernels.cached import FRONT_DOORS, cache_status, door_kernels, door_state, kernel_at, kernel_cached
 from .diversity import alpha_ndcg
-from .gradients import lambdarank
+from .lists.lambdarank import lambdarank
 from .hamming import evaluate, search
 from .parallel import available_threads
-from .ranking import rank_evaluate
+from .lists.facade import rank_evaluate
 from .hamming.rescore import rescore_evaluate
 
 # the cache's state per door lives with the kernels (fasttie._kernels.cached), where the front doors read it

@@ -166,8 +166,8 @@ def _demo_wall(cache_dir):
 
 
 def _drop_gpu_kernels(cache_dir):
-    """Remove the cached GPU kernels (files of fasttie/_kernels_cuda.py) and keep the CPU ones."""
-    for path in Path(cache_dir).rglob("*_kernels_cuda*"):
+    """Remove the cached GPU kernels (files of fasttie/_kernels/cuda.py) and keep the CPU ones."""
+    for path in Path(cache_dir).rglob("cuda.*"):
         path.unlink()
 
 

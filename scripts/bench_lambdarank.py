@@ -75,7 +75,7 @@ def main(argv=None) -> int:
 
     import numba
 
-    from fasttie.gradients import lambdarank
+    from fasttie.lists.lambdarank import lambdarank
     from fasttie.parallel import available_threads
 
     argv_shown = sys.argv[1:] if argv is None else argv

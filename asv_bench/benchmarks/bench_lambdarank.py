@@ -19,7 +19,7 @@ from ._common import best_seconds, import_fasttie, sized
 from .data.lambdarank import LGB_SETTINGS, make_lambdarank_data, numpy_lambdarank
 
 import_fasttie("lambdarank")
-from fasttie.gradients import lambdarank  # noqa: E402
+from fasttie.lists.lambdarank import lambdarank  # noqa: E402
 
 N_DOCS = 100
 N_NUMPY = sized(200, 10)

@@ -42,7 +42,7 @@ N_SCALARS = 4
 # the interpolated precisions follow, one slot per recall level asked: scalars[IPREC + l] holds
 # the l-th level (ascending) on entry and the interpolated precision at it on exit (written by the
 # optional sums only); a row has N_SCALARS + len(levels) slots
-# (:meth:`fasttie.finalize_plan.FinalizePlan.new_scalars`)
+# (:meth:`fasttie.finalize.plan.FinalizePlan.new_scalars`)
 IPREC = N_SCALARS
 # the optional sums of the finalizer, a bit mask (each costs a walk over the relevant items, or
 # for WAP a division per relevant item of a fixed order)

@@ -13,7 +13,7 @@ import sys
 import fasttie as ft
 
 from ..errors import InputError
-from ..loaders import load_array, load_codes, load_relevance, split_key
+from .loaders import load_array, load_codes, load_relevance, split_key
 from ..metrics import parse_metric
 from ..plots import plot_curves
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ..result import Result
-from ..significance import compare
+from ..report.significance import compare
 
 from .common import (
     UsageError, check_output_path, check_plot, chosen_hashing_metrics, load_codes_option, load_relevance_inputs, named_file,

@@ -10,8 +10,8 @@ import time
 import fasttie.dask as fdask
 
 from ..errors import InputError
-from ..loaders import load_array, load_relevance
-from ..report import format_csv, format_table
+from .loaders import load_array, load_relevance
+from ..report.tables import format_csv, format_table
 from .common import (
     RESULT_EXTENSIONS, UsageError, check_output_path, check_plot, evaluate_options, chosen_hashing_metrics,
     load_codes_option, load_relevance_inputs, note, write_plot, run_evaluate, file_stem, cli_words,

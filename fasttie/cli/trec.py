@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..metrics import COUNTS, FIXED_ORDER_ONLY, aggregate, base_of
 from ..metrics.families import asked_names
 from ..metrics.trec_eval_measures import is_trec_eval_measure, measure_named, select_trec_eval
-from ..report import format_trec, format_trec_csv
+from ..report.tables import format_trec, format_trec_csv
 from ..result import Result
 from .common import TREC_OPTIONS, RESULT_EXTENSIONS, UsageError, check_output_path, cli_words, resolve_metrics
 

@@ -57,7 +57,7 @@ from ..metrics.diversity_names import (
 )
 from ..parallel import resolve_threads, run_blocks
 from ..result import Result
-from ..scoring import read_only
+from ..finalize.values import read_only
 from ..validation import mean_of_kept
 
 # the public functions, then names of the grammar and of the input checks that stay importable

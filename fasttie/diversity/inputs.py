@@ -18,7 +18,7 @@ import numpy as np
 
 from .._kernels.alpha_ndcg import first_duplicate, pack_subtopics
 from ..errors import InputError, InputTypeError
-from ..scoring import group_sizes, read_only
+from ..finalize.values import group_sizes, read_only
 from ..validation import numeric_array
 
 TIE_RULES = ("stable", "trec", "pyndeval", "average")

@@ -8,7 +8,7 @@ into base quantities and metric values, and :func:`result_from_counts` into a
 path, which all finalize the same integer counts. The radius metrics (precision, recall, F1 and
 AP within a Hamming radius) are computed here, from the counts (and for AP under a fixed order
 the ranks of the relevant items), since only Hamming ranking has distances;
-:mod:`fasttie.scoring` takes their values as it takes ERR's.
+:mod:`fasttie.finalize.values` takes their values as it takes ERR's.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from ..metrics.families import asked_names
 from ..result import Result
 from ..relevance import make_relevance
 from ..parallel import resolve_threads, run_blocks
-from ..finalize_plan import finalize_plan
-from ..scoring import check_options, divide, gain_table, metric_values, read_only
+from ..finalize.plan import finalize_plan
+from ..finalize.values import check_options, divide, gain_table, metric_values, read_only
 from ..errors import InputError, InputTypeError
 from ..validation import check_empty_policy, check_err_grades
 
@@ -456,7 +456,7 @@ def radius_values(metrics, hist, total, *, ties="average", ap_denominator="retri
     -------
     dict of name -> (ndarray of float64 shape (n,), ndarray of float64 shape (n,))
         Per metric its values and the chance that nothing relevant is within the radius (0 or 1,
-        for ``empty="skip_missed"``): the ``radius_values`` of :func:`fasttie.scoring.metric_values`.
+        for ``empty="skip_missed"``): the ``radius_values`` of :func:`fasttie.finalize.values.metric_values`.
     """
     radius_metrics = [m for m in metrics if m.radius is not None]
     if not radius_metrics:
@@ -572,7 +572,7 @@ def evaluate_chunks(
         if ties == "stable" and fin.radius_ap is not None:  # AP within a radius: the ranks within it
             ranked = radius_ranks(database, c, hist, min(fin.radius_ap, n_bits), n_threads)
         values, chunk_empty = fin.values(quantities, scalars, hist, err, ranked)
-        if on_counts is not None:  # spread=True reads the same counts (fasttie.spread)
+        if on_counts is not None:  # spread=True reads the same counts (fasttie.finalize.spread)
             on_counts(start, stop, hist, n_threads)
         n_empty += int(chunk_empty.sum())
         for name, v in values.items():

@@ -16,8 +16,8 @@ from ..metrics.families import asked_names
 from ..parallel import resolve_threads, run_blocks
 from ..relevance import make_relevance
 from ..result import Result
-from ..scoring import check_options, gain_table, read_only
-from ..spread import check_spread
+from ..finalize.values import check_options, gain_table, read_only
+from ..finalize.spread import check_spread
 from .spreads import spread_callbacks, with_spreads
 from . import gpu
 from .engine import evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar

@@ -3,7 +3,7 @@
 Everything fasttie reports for a Hamming ranking comes from per-query counts of database items
 by (Hamming distance, grade) (:class:`fasttie.TieStats`) and, for ``ties="stable"``, the
 global ranks of the relevant items in database index order. This module computes both on the
-GPU (kernels in :mod:`fasttie._kernels_cuda`, device arrays in :mod:`fasttie._device`); the
+GPU (kernels in :mod:`fasttie._kernels.cuda`, device arrays in :mod:`fasttie._device`); the
 finalizers are the CPU code every other path uses, so ``ft.evaluate(..., device="cuda")`` gives
 bitwise the results of the CPU (counts and ranks are integers). ``ft.search(...,
 device="cuda")`` takes the same rank pass.
@@ -152,7 +152,7 @@ class _Pass:
 
     def ranks(self, queries, spec_rows, n_queries, split, split_size, limits, emit, first_slot, out_a, out_b, k_=0,
               offsets=None):
-        """The stable rank pass (see :func:`fasttie._kernels_cuda.rank_kernel`); ``offsets``: the
+        """The stable rank pass (see :func:`fasttie._kernels.cuda.rank_kernel`); ``offsets``: the
         (items, relevant items) offsets of :func:`_chunk_offsets` for a chunk, None for a whole database."""
         cuda, k = self.cuda, self.k
         n_splits = split.shape[0]
@@ -449,7 +449,7 @@ def _relevant_ranks(database, queries, rows, hist, per_chunk, whole, limits):
 
 def _kernels():
     """The GPU kernels (their module imports numba.cuda: loaded once a GPU call runs)."""
-    from .. import _kernels_cuda
+    from .._kernels import cuda as _kernels_cuda
 
     return _kernels_cuda
 

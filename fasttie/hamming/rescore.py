@@ -30,7 +30,7 @@ from ..metrics.families import asked_names
 from ..parallel import resolve_threads, run_blocks
 from ..relevance import make_relevance
 from ..result import Result
-from ..scoring import check_options, gain_table, read_only
+from ..finalize.values import check_options, gain_table, read_only
 
 __all__ = ["rescore_evaluate", "RescoreSweep", "min_oversampling"]
 

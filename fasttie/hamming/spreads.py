@@ -1,11 +1,11 @@
 """``spread=True`` / ``"range"`` on the Hamming doors: the callbacks that read each block's counts
-for the standard deviation (:mod:`fasttie.spread`) and the extremes (:mod:`fasttie.extremes`),
+for the standard deviation (:mod:`fasttie.finalize.spread`) and the extremes (:mod:`fasttie.finalize.extremes`),
 and the Result they fill."""
 
 from __future__ import annotations
 
-from ..extremes import hamming_extremes, with_extremes
-from ..spread import hamming_spread, with_spread
+from ..finalize.extremes import hamming_extremes, with_extremes
+from ..finalize.spread import hamming_spread, with_spread
 from .engine import result_from_blocks
 
 
@@ -15,7 +15,7 @@ def spread_callbacks(spread, parsed, gains, n_db, n_bits, relevance, options):
     Parameters
     ----------
     spread : bool or "range"
-        As :func:`fasttie.spread.check_spread` returns it.
+        As :func:`fasttie.finalize.spread.check_spread` returns it.
     parsed : list of Metric
     gains : ndarray of float64
         The gain of each grade.

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..metrics.families import asked_names
-from ..scoring import gain_table
-from ..spread import check_spread
+from ..finalize.values import gain_table
+from ..finalize.spread import check_spread
 from .spreads import spread_callbacks, with_spreads
 from .engine import counts_of, hashing_metrics, result_from_counts
 

@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..metrics.families import asked_names
 from ..parallel import resolve_threads
 from ..relevance import make_relevance
-from ..scoring import gain_table
+from ..finalize.values import gain_table
 from .engine import (
     HIST_BUDGET, counts_of, metrics_for_curves, rank_depth, result_from_blocks, shard_ranks,
     wants_progress,

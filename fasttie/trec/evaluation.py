@@ -18,10 +18,10 @@ from ..diversity.inputs import TIE_RULES, empty_value
 from ..errors import InputError, InputTypeError
 from ..metrics import GRADED, aggregate, diversity_settings, parse_metrics, split_metric_names
 from ..metrics.families import asked_names
-from ..ranking import rank_lists
+from ..lists.facade import rank_lists
 from ..result import Result
-from ..score_floor import merged_results
-from ..scoring import check_options
+from ..lists.score_floor import merged_results
+from ..finalize.values import check_options
 from ..validation import check_empty_policy, mean_of_kept
 from .dict_join import align_dicts
 from .join import Aligned, align
@@ -63,7 +63,7 @@ def ascending_tie_keys(aligned: Aligned, ties: str) -> np.ndarray:
 
 def _every_judged(relevance_level) -> bool:
     """Whether ``relevance_level`` is 0, every judged document relevant (trec_eval ``-l 0``);
-    a negative level is refused here, any other value is :func:`fasttie.ranking.rank_lists`' to
+    a negative level is refused here, any other value is :func:`fasttie.lists.facade.rank_lists`' to
     check."""
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, numbers.Real) \
             or not relevance_level <= 0:

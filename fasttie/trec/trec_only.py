@@ -15,7 +15,7 @@ from .._kernels.trec_gain import (
 )
 from ..errors import InputError
 from ..parallel import resolve_threads, run_blocks
-from ..scoring import read_only
+from ..finalize.values import read_only
 from .join import Aligned
 
 __all__ = ["trec_only_columns"]

@@ -63,7 +63,7 @@ def test_the_checked_modules_exist_and_are_many():
     files = checked_files()
     assert len(files) >= 20, files  # the public faces, not a token list
     assert not [f for f in files if not (ROOT / f).is_file()], "pyproject.toml [tool.mypy] files names no file"
-    for face in ("fasttie/result.py", "fasttie/ranking.py", "fasttie/trec/evaluation.py", "fasttie/significance.py"):
+    for face in ("fasttie/result.py", "fasttie/lists/facade.py", "fasttie/trec/evaluation.py", "fasttie/report/significance.py"):
         assert face in files
 
 

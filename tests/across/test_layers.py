@@ -18,21 +18,20 @@ PACKAGE = Path(__file__).resolve().parents[2] / "fasttie"
 # bottom first: a module may import its own layer or a lower one. A package listed here holds
 # all of its modules, unless one of them is listed on its own.
 LAYERS = [
-    ["fasttie.errors", "fasttie._kernels", "fasttie._kernels_cuda", "fasttie._device"],
-    ["fasttie.validation", "fasttie.parallel", "fasttie.metrics", "fasttie.conventions", "fasttie.score_floor"],
-    ["fasttie.codes", "fasttie.relevance", "fasttie.result", "fasttie.scoring", "fasttie.finalize_plan"],
-    ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.spread", "fasttie.extremes", "fasttie.hamming.spreads"],
+    ["fasttie.errors", "fasttie._kernels", "fasttie._device"],
+    ["fasttie.validation", "fasttie.parallel", "fasttie.metrics", "fasttie.conventions", "fasttie.lists.score_floor"],
+    ["fasttie.codes", "fasttie.relevance", "fasttie.result", "fasttie.finalize.values", "fasttie.finalize.plan"],
+    ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.finalize", "fasttie.hamming.spreads"],
     ["fasttie.hamming.facade", "fasttie.hamming.gpu", "fasttie.hamming.stats", "fasttie.hamming.streamed",
-     "fasttie.hamming.rescore", "fasttie.hamming", "fasttie.ranking", "fasttie.gradients", "fasttie.diversity"],
-    ["fasttie.trec", "fasttie.report", "fasttie.plots", "fasttie.significance", "fasttie.paper_table", "fasttie.loaders",
-     "fasttie.datasets"],
+     "fasttie.hamming.rescore", "fasttie.hamming", "fasttie.lists", "fasttie.diversity"],
+    ["fasttie.trec", "fasttie.report", "fasttie.plots", "fasttie.cli.loaders", "fasttie.datasets"],
     ["fasttie.dask", "fasttie.warmup", "fasttie.compat", "fasttie.ir_measures", "fasttie.torch", "fasttie.torchmetrics"],
     ["fasttie.cli", "fasttie.__main__", "fasttie"],
 ]
 
 
 # fasttie modules that may be imported inside a function: their import loads an optional package
-LAZY = {"fasttie._kernels_cuda": "its kernels are compiled by numba.cuda (the optional cuda extra) when it is imported"}
+LAZY = {"fasttie._kernels.cuda": "its kernels are compiled by numba.cuda (the optional cuda extra) when it is imported"}
 
 
 def layer_of(module: str) -> int:

@@ -33,13 +33,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # test folders that mirror no module (see the module docstring)
 UNMIRRORED = {"measures", "conformance", "across"}
 
-# modules tested under another module's name, with why
-ELSEWHERE = {
-    # the GPU kernels are only ever run by the GPU pass; they are checked bitwise against the CPU's
-    # counts and ranks there (in numba-cuda's simulator where no GPU is present)
-    "fasttie/_kernels_cuda.py": "tests/hamming/test_gpu.py",
-}
-
 
 def _test_name(name: str) -> str:
     return "test_" + name.removeprefix("_") + ".py"
@@ -75,9 +68,8 @@ def mirror_problems(package: Path, tests: Path) -> list[str]:
     folder that names no module of its package."""
     problems = []
     for test, module in expected_tests(package).items():
-        where = ELSEWHERE.get(module, f"tests/{test}")
-        if not (tests.parent / where).is_file():
-            problems.append(f"{module} has no test file {where}")
+        if not (tests / test).is_file():
+            problems.append(f"{module} has no test file tests/{test}")
     for test in sorted(tests.rglob("test_*.py")):
         parts = test.relative_to(tests).parts
         if parts[0] in UNMIRRORED or test.parent.name == "data":

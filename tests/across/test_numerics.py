@@ -11,7 +11,7 @@ from scipy.stats import hypergeom
 
 from fasttie._kernels.finalize import AP_NUM, AP_RET, DCG, HITS, N_QUANTITIES, N_SCALARS, RR, finalize_ties_optional
 from fasttie._kernels.tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
-from fasttie.scoring import discount_table
+from fasttie.finalize.values import discount_table
 
 mpmath.mp.dps = 40
 

@@ -71,6 +71,8 @@ for grades in (rng.integers(0, 4, 60), rng.integers(0, 4, 60).astype(np.float32)
     ft.alpha_ndcg(rng.integers(0, 2, (60, 3)).astype(bool), rng.random(60).astype(np.float32), [20, 40], k=3)
 rows, with_cfunc_wrapper = {}, []
 for info in pkgutil.iter_modules(kernels.__path__):
+    if info.name == "cuda":
+        continue  # numba.cuda's kernels, compiled on a GPU call only (tests/hamming/test_gpu.py)
     module = importlib.import_module(f"fasttie._kernels.{info.name}")
     for name, obj in vars(module).items():
         if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.__module__ == module.__name__:

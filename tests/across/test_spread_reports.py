@@ -15,7 +15,7 @@ import pytest
 
 import fasttie as ft
 from fasttie import cli as _cli
-from fasttie.report import format_csv, format_trec_csv
+from fasttie.report.tables import format_csv, format_trec_csv
 
 pytest.importorskip("scipy")  # ft.compare's t-test
 

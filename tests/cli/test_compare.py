@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-from fasttie.loaders import load_array
+from fasttie.cli.loaders import load_array
 from fasttie.result import Result
 
 from cli.shared import run_main, label_args
@@ -32,7 +32,7 @@ def methods(data):
 
 
 def test_compare_methods_equals_library(data, methods, capsys):
-    from fasttie.significance import compare
+    from fasttie.report.significance import compare
 
     metrics = ["AP@50", "P@10"]
     argv = ["compare", "--database", data["paths"]["database"], "--query-labels", data["paths"]["query_labels"],
@@ -51,7 +51,7 @@ def test_compare_methods_equals_library(data, methods, capsys):
 
 
 def test_compare_result_files(data, methods, capsys):
-    from fasttie.significance import compare
+    from fasttie.report.significance import compare
 
     files = {}
     for name, path in methods.items():
@@ -77,7 +77,7 @@ def test_compare_spread_files_bh_and_bootstrap_options(data, methods, capsys):
     """Result files written with --spread carry each query's tie extremes: the pairs get their
     exact range over every pair of tie orders; --correction bh, --bootstrap and --resamples
     reach the library."""
-    from fasttie.significance import compare
+    from fasttie.report.significance import compare
 
     files = {}
     for name in ("clean", "noisy"):

@@ -9,7 +9,7 @@ import pytest
 
 import fasttie as ft
 from fasttie import cli
-from fasttie.loaders import load_array, load_relevance
+from fasttie.cli.loaders import load_array, load_relevance
 from fasttie.result import Result
 
 from cli.shared import N_QUERIES, N_DB, METRICS, run_main, label_args, library, parse_table

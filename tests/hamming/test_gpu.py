@@ -22,7 +22,7 @@ pytest.importorskip("numba_cuda", reason="device='cuda' needs numba-cuda (pip in
 from numba import cuda as numba_cuda  # noqa: E402
 
 from fasttie.hamming import gpu as cuda  # noqa: E402
-from fasttie import _kernels_cuda as kernels  # noqa: E402
+from fasttie._kernels import cuda as kernels  # noqa: E402
 from fasttie.relevance import make_relevance  # noqa: E402
 
 METRICS = ["AP", "AP@10", "nDCG@20", "DCG@5", "P@5", "R@10", "RR", "Rprec", "ACG@5", "WAP@10", "P(radius=3)"]
@@ -290,7 +290,7 @@ def test_gpu_kernels_load_from_the_cache_in_a_new_process(tmp_path):
         ft.evaluate(q, db, ql, dl, metrics=["AP", "P@5"], device="cuda")
         ft.evaluate(q, db, ql, dl, metrics=["AP"], ties="stable", device="cuda")
         kernels = [x for x in gc.get_objects() if type(x).__name__ == "CUDADispatcher"
-                   and getattr(getattr(x, "py_func", None), "__module__", None) == "fasttie._kernels_cuda"]
+                   and getattr(getattr(x, "py_func", None), "__module__", None) == "fasttie._kernels.cuda"]
         print("STATS", sum(sum(k.stats.cache_misses.values()) for k in kernels),
               sum(sum(k.stats.cache_hits.values()) for k in kernels))
     """)

@@ -16,7 +16,7 @@ import pytest
 
 import fasttie as ft
 import fasttie.hamming.engine as engine
-import fasttie.ranking as ranking
+import fasttie.lists.facade as ranking
 from kernels.test_stable_top import _inputs
 
 WHOLE = ["AP", "AP@9", "nDCG@20", "P@10", "RR", "Rprec", "ERR@10", "R@30"]

@@ -7,7 +7,7 @@ import numpy as np
 
 import fasttie as ft
 from fasttie._kernels import rescore as k
-from fasttie.scoring import read_only
+from fasttie.finalize.values import read_only
 
 # the array types the facade passes (read-only codes, C-contiguous blocks): a call with other
 # types would compile a second signature, which tests/test_warmup.py forbids for listed drivers

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 import fasttie as ft
 import oracle
 from fasttie.metrics import aggregate
-from fasttie.report import format_trec
+from fasttie.report.tables import format_trec
 
 NAMES = ["NumQ", "NumRel", "SetAP", "GMAP"]
 

@@ -316,7 +316,7 @@ def test_grammar():
                          metrics=["mAP(radius=2)"])
     assert list(result.mean) == ["mAP(radius=2)"]
     # the report states what moves AP within a radius (the tie order, the denominator), and not for F1
-    from fasttie.report import convention
+    from fasttie.report.tables import convention
 
     settings = {"ties": "average", "ap_denominator": "min", "empty": "zero"}
     assert convention("AP(radius=2)", settings, 0, 5).startswith("denominator = min(k, R); distance <= 2; ties = average")

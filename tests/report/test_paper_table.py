@@ -1,4 +1,4 @@
-"""The table for a paper (fasttie.paper_table through Comparison.to_*), the effect sizes and
+"""The table for a paper (fasttie.report.paper_table through Comparison.to_*), the effect sizes and
 confidence intervals of compare(), and the randomised Tukey HSD test, against independent
 references:
 
@@ -31,14 +31,14 @@ from hypothesis import strategies as st
 
 import fasttie as ft
 from fasttie import cli
-from fasttie.paper_table import escape_latex, escape_markdown
+from fasttie.report.paper_table import escape_latex, escape_markdown
 from fasttie.result import Result
-from fasttie.significance import compare, paired_t_interval, randomization_test, randomized_tukey_hsd
+from fasttie.report.significance import compare, paired_t_interval, randomization_test, randomized_tukey_hsd
 
 stats = pytest.importorskip("scipy.stats")  # compare() runs the t-test
 
 # the module, even where the package exports a function under its name
-sig = importlib.import_module("fasttie.significance")
+sig = importlib.import_module("fasttie.report.significance")
 
 
 # ---- independent references -----------------------------------------------------------------

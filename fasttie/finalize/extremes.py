@@ -26,13 +26,13 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from ._kernels import tie_extremes as _k
-from ._kernels.infap import INFAP_EXTREME_STATES, NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_extremes
-from .errors import InputError
-from .metrics import NOT_BOUNDED_BY_GRADE_ORDER, Metric, aggregate, grade_order_bounds, over_retrieved
-from .parallel import resolve_threads, run_blocks
-from .result import Result
-from .scoring import read_only
+from .._kernels import tie_extremes as _k
+from .._kernels.infap import INFAP_EXTREME_STATES, NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_extremes
+from ..errors import InputError
+from ..metrics import NOT_BOUNDED_BY_GRADE_ORDER, Metric, aggregate, grade_order_bounds, over_retrieved
+from ..parallel import resolve_threads, run_blocks
+from ..result import Result
+from .values import read_only
 
 __all__ = ["check_extremes", "hamming_extremes", "list_extremes", "with_extremes"]
 
@@ -109,7 +109,7 @@ def list_extremes(parsed: list[Metric], rows: Any, evaluate: Callable[..., Mappi
     Parameters
     ----------
     parsed : list of Metric
-    rows : the grouped rows of :func:`fasttie.ranking.rank_lists` (``offsets``, ``y_true``,
+    rows : the grouped rows of :func:`fasttie.lists.facade.rank_lists` (``offsets``, ``y_true``,
         ``y_pred``, ``judged``, ``pooled``, ``judged_view()``).
     evaluate : callable
         ``evaluate(metrics, ties, order=None)``: per-query values (canonical names) of the rows,

@@ -9,26 +9,26 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from ._kernels.err import err_rankings
-from ._kernels.finalize import N_QUANTITIES
-from ._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
-from ._kernels.radix_sort import argsort_ascending
-from ._kernels.score_ties import (
+from .._kernels.err import err_rankings
+from .._kernels.finalize import N_QUANTITIES
+from .._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
+from .._kernels.radix_sort import argsort_ascending
+from .._kernels.score_ties import (
     AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_fixed_rankings, finalize_fixed_rankings_optional,
     finalize_rankings, finalize_rankings_optional,
 )
-from .metrics import aggregate, parse_metrics, passes
-from .metrics.doors import LISTS, check_door
-from .metrics.families import asked_names
-from .result import Result
-from .extremes import list_extremes, with_extremes
-from .spread import check_spread, list_spread, with_spread
-from .parallel import resolve_threads, run_blocks
-from .finalize_plan import err_columns, finalize_plan
-from .scoring import WHOLE_LIST, apply_empty, check_options, group_sizes, metric_values, read_only
-from .conventions import LISTS as _LISTS_DOOR, takes_convention
-from .errors import InputError, InputTypeError
-from .validation import check_empty_policy, check_err_grades, first_not_finite, numeric_array
+from ..metrics import aggregate, parse_metrics, passes
+from ..metrics.doors import LISTS, check_door
+from ..metrics.families import asked_names
+from ..result import Result
+from ..finalize.extremes import list_extremes, with_extremes
+from ..finalize.spread import check_spread, list_spread, with_spread
+from ..parallel import resolve_threads, run_blocks
+from ..finalize.plan import err_columns, finalize_plan
+from ..finalize.values import WHOLE_LIST, apply_empty, check_options, group_sizes, metric_values, read_only
+from ..conventions import LISTS as _LISTS_DOOR, takes_convention
+from ..errors import InputError, InputTypeError
+from ..validation import check_empty_policy, check_err_grades, first_not_finite, numeric_array
 
 __all__ = ["rank_evaluate"]
 
@@ -51,7 +51,7 @@ def _kernel(plan, fixed):
 def _floor_rows(at_most, arguments) -> dict:
     """A convention's score floor on rank_evaluate's ``arguments``: ``y_true`` 0 at every row
     scored <= ``at_most``, whose positive grades join the query's ``unretrieved`` (R keeps them);
-    the rows stay ranked. :func:`fasttie.score_floor.evaluate_with_floor` calls it."""
+    the rows stay ranked. :func:`fasttie.lists.score_floor.evaluate_with_floor` calls it."""
     y_true, y_pred, sizes, _, _ = _grouped(arguments["y_true"], arguments["y_pred"], arguments["group"],
                                             arguments["qid"])
     moved = (y_pred <= at_most) & (y_true > 0)  # rows grouped by query, in output order
@@ -115,7 +115,7 @@ def rank_evaluate(
         "sentence_transformers" (:data:`fasttie.conventions.CONVENTIONS`; docs/metrics.md,
         "Conventions"). Options passed explicitly win over the preset. "torchmetrics" also
         takes every row scored <= 0 out of retrieval for AP, P, R and RR, as torchmetrics does
-        (its grade counts in R; :class:`fasttie.score_floor.ScoreFloor`).
+        (its grade counts in R; :class:`fasttie.lists.score_floor.ScoreFloor`).
     ties : {"average", "stable", "optimistic", "pessimistic", "trec", "pyndeval"}
         "stable": equal scores keep input order; "trec": score descending, then document id
         descending (trec_eval), needs ``doc_ids``; "pyndeval": score descending, then document
@@ -258,13 +258,13 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
         },
         query_ids=query_ids,
     )
-    if spread is True:  # the same ties, walked once more for the variances (fasttie.spread)
+    if spread is True:  # the same ties, walked once more for the variances (fasttie.finalize.spread)
         spread_of = list_spread(parsed, rows.offsets, rows.y_pred, rows.y_true,
                                 lambda grades, own: _gains(grades, gain if own is None else own), relevance_level,
                                 lambda level: _unretrieved(unretrieved, n_queries, level)[2], n_threads,
                                 ap_denominator)
         result = with_spread(result, parsed, *spread_of)
-    if spread:  # the extremes over tie orders (fasttie.extremes): the rows under other orders
+    if spread:  # the extremes over tie orders (fasttie.finalize.extremes): the rows under other orders
 
         def evaluate(names, mode, order=None):
             at = slice(None) if order is None else order

@@ -1,4 +1,4 @@
-"""fasttie.loaders: the command line's array files (.npy memory-mapped, .npz by key), packed
+"""fasttie.cli.loaders: the command line's array files (.npy memory-mapped, .npz by key), packed
 codes and listed relevance read back to what was saved, and each bad file a one-line error
 naming the option."""
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-from fasttie.loaders import load_array, load_codes, load_relevance, split_key
+from fasttie.cli.loaders import load_array, load_codes, load_relevance, split_key
 
 
 def test_split_key():

@@ -8,11 +8,11 @@ import numbers
 import numpy as np
 import numpy.typing as npt
 
-from ._kernels.lambdarank import lambdarank_queries
-from .parallel import resolve_threads, run_blocks
-from .scoring import group_sizes, read_only
-from .errors import InputError, InputTypeError
-from .validation import first_not_finite, numeric_array
+from .._kernels.lambdarank import lambdarank_queries
+from ..parallel import resolve_threads, run_blocks
+from ..finalize.values import group_sizes, read_only
+from ..errors import InputError, InputTypeError
+from ..validation import first_not_finite, numeric_array
 
 __all__ = ["lambdarank"]
 

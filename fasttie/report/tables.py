@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from .metrics import COUNTS, GEOMETRIC_FLOOR, RATIO_BASES, base_of, parse_metrics
-from .result import Result, canonical_name
+from ..metrics import COUNTS, GEOMETRIC_FLOOR, RATIO_BASES, base_of, parse_metrics
+from ..result import Result, canonical_name
 
 __all__ = ["convention", "format_csv", "format_table", "format_trec", "format_trec_csv"]
 

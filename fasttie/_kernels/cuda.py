@@ -28,8 +28,8 @@ from functools import lru_cache
 
 from numba import config, cuda, int32, uint64
 
-from ._kernels._jit import CACHE
-from ._kernels.modes import CLASS, LISTED, MULTIHOT  # noqa: F401 (the GPU path reads them here)
+from ._jit import CACHE
+from .modes import CLASS, LISTED, MULTIHOT  # noqa: F401 (the GPU path reads them here)
 
 THREADS = 128  # threads per block of the small grid-stride kernels; queries per block at most
 # (threads per block, queries per thread) of the histogram pass, by code words: measured on an H100 (10,000 x

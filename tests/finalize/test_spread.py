@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import fasttie as ft
 from fasttie._kernels import tie_spread as kernels
-from fasttie.scoring import read_only
+from fasttie.finalize.values import read_only
 
 
 # ---------------------------------------------------------------- the oracle: one fixed order
@@ -363,7 +363,7 @@ def test_long_hamming_ties_closed_forms_against_direct_sums():
     rng = np.random.default_rng(11)
     q, db = rng.choice([-1, 1], (4, 16)), rng.choice([-1, 1], (200_000, 16))
     stats = ft.tie_stats(q, db, rng.integers(0, 3, 4), rng.integers(0, 3, 200_000))
-    # read-only, as fasttie.spread passes them: the kernel keeps its one compiled signature
+    # read-only, as fasttie.finalize.spread passes them: the kernel keeps its one compiled signature
     kinds = read_only(np.array([kernels.AP, kernels.DCG, kernels.RR, kernels.HITS], dtype=np.int64))
     cutoffs = read_only(np.array([0, 0, 0, 100_000], dtype=np.int64))
     gains = read_only(np.array([0.0, 1.0]))

@@ -15,8 +15,8 @@ import zipfile
 
 import numpy as np
 
-from .codes import PackedCodes, pack_codes
-from .errors import InputError, InputTypeError
+from ..codes import PackedCodes, pack_codes
+from ..errors import InputError, InputTypeError
 
 __all__ = ["load_array", "load_codes", "load_relevance", "split_key"]
 

@@ -1,4 +1,4 @@
-"""fasttie.finalize_plan: the one plan both doors finalize by. The ratios AP_RET / WAP_RET (the
+"""fasttie.finalize.plan: the one plan both doors finalize by. The ratios AP_RET / WAP_RET (the
 hypergeometric sums of AP@k over the retrieved relevant items) are left out only where no value
 reads them (forcing them on changes no value, bitwise), and are read where the plan asks for them
 (forcing them off changes values); the plan names the kernel variant and ERR's columns."""
@@ -12,9 +12,9 @@ import pytest
 
 import fasttie as ft
 import fasttie.hamming.engine as engine
-import fasttie.ranking as ranking
+import fasttie.lists.facade as ranking
 from fasttie.errors import InputError
-from fasttie.finalize_plan import finalize_plan
+from fasttie.finalize.plan import finalize_plan
 from fasttie.metrics import parse_metrics
 
 

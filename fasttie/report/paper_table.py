@@ -1,10 +1,10 @@
-"""Tables of a :class:`fasttie.significance.Comparison` for papers: LaTeX, Markdown, HTML, pandas.
+"""Tables of a :class:`fasttie.report.significance.Comparison` for papers: LaTeX, Markdown, HTML, pandas.
 
 Every format shows the same cells, built once by :func:`table_cells`: one row per method
 (lettered a, b, c, ...), one column per metric, the mean with the best value of each column
 in bold and, as superscripts, the letters of the methods it beats significantly (ranx's
 convention); optionally the tie range of each mean, ``[low, high]``. This module draws; the
-tests and their numbers live in :mod:`fasttie.significance`.
+tests and their numbers live in :mod:`fasttie.report.significance`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError, InputTypeError
-from .result import Result
+from ..errors import InputError, InputTypeError
+from ..result import Result
 
 if TYPE_CHECKING:  # pandas is optional (the frame extra)
     import pandas as pd
 
-# a fasttie.significance.Comparison, not imported here: significance imports this module
+# a fasttie.report.significance.Comparison, not imported here: significance imports this module
 _Comparison = Any
 
 __all__ = [

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from .errors import InputError, InputTypeError
-from .metrics.families import asked_names, parse_metric
+from ..errors import InputError, InputTypeError
+from ..metrics.families import asked_names, parse_metric
 
 __all__ = ["ScoreFloor", "evaluate_with_floor", "merged_results"]
 

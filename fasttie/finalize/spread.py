@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._kernels import tie_spread as _k
-from .errors import InputError
+from .._kernels import tie_spread as _k
+from ..errors import InputError
 from .extremes import check_extremes
-from .metrics import Metric, over_retrieved, passes
-from .parallel import resolve_threads, run_blocks
-from .result import Result, mean_tie_std_of
-from .scoring import read_only
+from ..metrics import Metric, over_retrieved, passes
+from ..parallel import resolve_threads, run_blocks
+from ..result import Result, mean_tie_std_of
+from .values import read_only
 
 __all__ = ["RANGE", "SPREAD_BASES", "check_spread", "hamming_spread", "list_spread", "with_spread"]
 

@@ -1,4 +1,4 @@
-"""fasttie.report: the table, CSV and trec_eval lines print a Result's values, read back to the
+"""fasttie.report.tables: the table, CSV and trec_eval lines print a Result's values, read back to the
 same floats (CSV: bitwise, through Python's csv module), with the conventions of each metric."""
 
 import csv
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-from fasttie.report import convention, format_csv, format_table, format_trec, format_trec_csv
+from fasttie.report.tables import convention, format_csv, format_table, format_trec, format_trec_csv
 from fasttie.result import Result
 
 METRICS = ["AP", "nDCG@5", "P@3", "NumRet", "GMAP", "NumQ"]

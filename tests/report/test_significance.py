@@ -1,4 +1,4 @@
-"""Paired significance tests of fasttie.significance against independent references.
+"""Paired significance tests of fasttie.report.significance against independent references.
 
 - t-test: scipy.stats.ttest_rel, and a closed form (t = mean / (sd / sqrt n), two-sided Student-t
   tail through the regularized incomplete beta function).
@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 import fasttie as ft
-from fasttie.significance import adjust_pvalues, bootstrap_interval, compare, paired_t_test, randomization_test
+from fasttie.report.significance import adjust_pvalues, bootstrap_interval, compare, paired_t_test, randomization_test
 from fasttie.result import Result
 from oracle import orderings, plain_metric
 
 # the module itself, even if the package exports the function under the same name
-cmp = importlib.import_module("fasttie.significance")
+cmp = importlib.import_module("fasttie.report.significance")
 
 
 def exact_sign_flip_p(diffs):

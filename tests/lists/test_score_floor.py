@@ -1,4 +1,4 @@
-"""fasttie.score_floor: a floor applied at the door. The metrics on the rule's bases see every item
+"""fasttie.lists.score_floor: a floor applied at the door. The metrics on the rule's bases see every item
 scored at or below the floor as not retrieved (grade 0 in the ranking, its grade counted in R),
 as written here query by query on tie-free random lists; the other metrics of the call are the
 plain call's, bitwise; keys keep the order asked and the settings record the rule."""
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-from fasttie.ranking import _floor_rows
-from fasttie.score_floor import ScoreFloor, evaluate_with_floor
+from fasttie.lists.facade import _floor_rows
+from fasttie.lists.score_floor import ScoreFloor, evaluate_with_floor
 
 RULE = ScoreFloor(bases=frozenset({"P", "R", "RR"}), at_most=0.25)
 ASKED = ["nDCG@3", "P@3", "AP", "R@4", "RR"]

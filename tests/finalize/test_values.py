@@ -1,4 +1,4 @@
-"""fasttie.scoring: the helpers between the finalizer and the values. The discount table is the
+"""fasttie.finalize.values: the helpers between the finalizer and the values. The discount table is the
 prefix sums of 1/log2(1 + i) (math.fsum), gains are 2^g - 1 or g, a division by zero gives 0, the
 finalizer's columns are the sorted cutoffs asked (one per RBP persistence), group sizes are
 checked, and the empty policy sets exactly the empty queries of the metrics it concerns."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fasttie.metrics import parse_metrics
-from fasttie.scoring import (WHOLE_LIST, _column_of, apply_empty, check_options, cutoff_list, dcg_depth, discount_table,
+from fasttie.finalize.values import (WHOLE_LIST, _column_of, apply_empty, check_options, cutoff_list, dcg_depth, discount_table,
                              divide, gain_table, group_sizes, read_only, reads_ratio)
 
 

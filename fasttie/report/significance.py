@@ -9,7 +9,7 @@ intervals of each mean difference, and bootstrap intervals of each method's mean
 results carry their exact tie extremes (``spread=True`` or ``"range"``), each difference also
 gets its exact range over every pair of tie orders of the two methods: when that range holds 0,
 the tie order alone can decide the comparison. Tables for papers (LaTeX, Markdown, HTML, pandas)
-are drawn by :mod:`fasttie.paper_table`.
+are drawn by :mod:`fasttie.report.paper_table`.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import numpy as np
 import numpy.typing as npt
 
 from . import paper_table
-from .metrics import parse_metrics
-from .result import Result
-from .errors import InputError, InputTypeError
-from .validation import mean_of_kept
+from ..metrics import parse_metrics
+from ..result import Result
+from ..errors import InputError, InputTypeError
+from ..validation import mean_of_kept
 
 if TYPE_CHECKING:  # pandas is optional (the frame extra)
     import pandas as pd

@@ -1,4 +1,4 @@
-"""fasttie.lambdarank (fasttie/gradients.py): LambdaRank gradients and hessians.
+"""fasttie.lambdarank (fasttie/lists/lambdarank.py): LambdaRank gradients and hessians.
 
 References (none of them uses fasttie's kernel):
 
@@ -26,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fasttie._kernels.lambdarank import lambdarank_queries
-from fasttie.gradients import lambdarank
+from fasttie.lists.lambdarank import lambdarank
 
 mpmath.mp.dps = 50
 

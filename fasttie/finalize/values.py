@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels.finalize import (
+from .._kernels.finalize import (
     AP_AT_R, AP_NUM, AP_RET, BPREF_SUM, DCG, GSUM, HITS, HITS_AT_R, IDCG, IPREC, IPREC_TREC_EVAL_9, JUDGED, MISS,
     OPTIONAL_BPREF, OPTIONAL_IPREC, OPTIONAL_RBP, OPTIONAL_WAP, RBP, RBP_REL, RESIDUAL, RR, TOTAL_RELEVANT, WAP_NUM,
     WAP_RET,
 )
-from ._kernels.tie_math import discount_prefix
-from .metrics import (DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GRADED, KEPT_WHEN_EMPTY, PERSISTENT,
+from .._kernels.tie_math import discount_prefix
+from ..metrics import (DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GRADED, KEPT_WHEN_EMPTY, PERSISTENT,
                       STANDARD_RECALL_LEVELS, UNDEFINED_WHEN_EMPTY, over_retrieved)
-from .errors import InputError, InputTypeError
+from ..errors import InputError, InputTypeError
 
 _CHOICES = {
     "ap_denominator": ("retrieved", "total", "min"),
@@ -189,7 +189,7 @@ def metric_values(metrics, quantities, scalars, n_items, ap_denominator, empty, 
     total = scalars[:, TOTAL_RELEVANT]
     n_items = np.asarray(n_items)
     column = _column_of(metrics)
-    levels = recall_levels(metrics).tolist()  # as the scalars hold them (fasttie.finalize_plan)
+    levels = recall_levels(metrics).tolist()  # as the scalars hold them (fasttie.finalize.plan)
     emptiness = empty_queries(metrics, quantities, scalars)
     values = {}
     for metric in metrics:
@@ -251,7 +251,7 @@ def reads_ratio(metric, ap_denominator: str, n_items):
     """Whether a metric's value on a list of ``n_items`` is the tie walk's ratio: AP@k, WAP@k or
     GMAP@k over the retrieved relevant items with k below the list's end. At or past the end,
     hits@k is the list's hits, which the counts fix, and the value is numerator / hits.
-    :func:`fasttie.finalize_plan.finalize_plan` asks the kernels for the ratios by this rule at
+    :func:`fasttie.finalize.plan.finalize_plan` asks the kernels for the ratios by this rule at
     the longest list.
 
     Parameters

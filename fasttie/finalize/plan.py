@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels.finalize import IPREC, N_SCALARS
-from .scoring import (WHOLE_LIST, cutoff_list, dcg_depth, discount_table, optional_sums, read_only, reads_ratio,
+from .._kernels.finalize import IPREC, N_SCALARS
+from .values import (WHOLE_LIST, cutoff_list, dcg_depth, discount_table, optional_sums, read_only, reads_ratio,
                       recall_levels)
 
 __all__ = ["FinalizePlan", "err_columns", "finalize_plan"]
@@ -29,7 +29,7 @@ class FinalizePlan:
     ----------
     cutoffs : ndarray of int64, shape (K,)
         Sorted cutoff columns, a cutoff repeated for each RBP persistence asked at it
-        (:func:`fasttie.scoring.cutoff_list`); read-only.
+        (:func:`fasttie.finalize.values.cutoff_list`); read-only.
     log_p : ndarray of float64, shape (K,)
         Log of each column's RBP persistence; read-only.
     optional : int
@@ -37,10 +37,10 @@ class FinalizePlan:
     need_ratio : bool
         Whether the tie walk computes AP_RET / WAP_RET, E[numerator / hits@k]: only for AP@k,
         WAP@k or GMAP@k over the retrieved relevant items with k below ``depth`` (at or past the
-        end of every list hits@k is fixed and :func:`fasttie.scoring.metric_values` divides the
+        end of every list hits@k is fixed and :func:`fasttie.finalize.values.metric_values` divides the
         numerator by it instead).
     discount : ndarray of float64, shape (D + 1,)
-        DCG discount prefix sums to the depth the DCG metrics need (:func:`fasttie.scoring.dcg_depth`);
+        DCG discount prefix sums to the depth the DCG metrics need (:func:`fasttie.finalize.values.dcg_depth`);
         read-only.
     err_cutoffs : ndarray of int64, shape (E,)
         Sorted cutoffs of the ERR metrics (WHOLE_LIST for ERR without @k); read-only, empty
@@ -48,7 +48,7 @@ class FinalizePlan:
     err_column : dict of int -> int
         Cutoff -> its column in ``err_cutoffs``.
     levels : ndarray of float64, shape (L,)
-        The recall levels of interpolated precision, ascending (:func:`fasttie.scoring.recall_levels`;
+        The recall levels of interpolated precision, ascending (:func:`fasttie.finalize.values.recall_levels`;
         empty without IPrec or 11pt); :meth:`new_scalars` hands them to the kernels.
     """
 
@@ -120,7 +120,7 @@ def finalize_plan(metrics, ties, ap_denominator, depth) -> FinalizePlan:
     Raises
     ------
     fasttie.errors.InputError
-        Interpolated precision under ``ties="average"`` (see :func:`fasttie.scoring.optional_sums`).
+        Interpolated precision under ``ties="average"`` (see :func:`fasttie.finalize.values.optional_sums`).
     """
     cutoffs, log_p = cutoff_list(metrics)
     need_ratio = bool(any(reads_ratio(m, ap_denominator, depth) for m in metrics))

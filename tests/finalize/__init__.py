@@ -1,0 +1,1 @@
+"""Tests of fasttie.finalize, one file per module."""

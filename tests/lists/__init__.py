@@ -1,0 +1,1 @@
+"""Tests of fasttie.lists, one file per module."""

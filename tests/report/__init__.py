@@ -1,0 +1,1 @@
+"""Tests of fasttie.report, one file per module."""
