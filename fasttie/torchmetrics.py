@@ -39,6 +39,7 @@ from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 from torchmetrics.utilities.distributed import gather_all_tensors
 
+from ._kernels.modes import HAMMING_TIES
 from .codes import PackedCodes
 from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError, InputTypeError
@@ -268,9 +269,8 @@ class _RankedRetrieval(Metric):
         if not (aggregation in _AGGREGATIONS or callable(aggregation)):
             raise InputError(f"{{aggregation}} must be one of {_AGGREGATIONS} or a callable, got {aggregation!r}",
                              argument="aggregation")
-        if ties not in ("average", "optimistic", "pessimistic", "stable"):
-            raise InputError(f"{{ties}} must be 'average', 'optimistic', 'pessimistic' or 'stable', got {ties!r}",
-                             argument="ties")
+        if ties not in HAMMING_TIES:
+            raise InputError(f"{{ties}} must be one of {HAMMING_TIES}, got {ties!r}", argument="ties")
         self.empty_target_action = empty_target_action
         self.ignore_index = ignore_index
         self.top_k = top_k

@@ -19,6 +19,7 @@ import numpy as np
 from . import trec
 from ._device import available
 from ._kernels import _jit
+from ._kernels.modes import HAMMING_TIES
 from ._kernels.cached import FRONT_DOORS, cache_status, door_kernels, door_state, kernel_at, kernel_cached
 from .diversity import alpha_ndcg
 from .lists.lambdarank import lambdarank
@@ -91,7 +92,7 @@ def warmup(progress: Callable[[str, float], object] | None = None) -> dict[str, 
     metrics = ("AP", "AP@10", "nDCG@10", "P@10", "RR", "ERR@10")
     ranked = metrics + ("infAP",)  # ranked lists only
     calls: dict[str, Callable[..., object]] = {}
-    for ties in ("average", "stable", "optimistic", "pessimistic"):
+    for ties in HAMMING_TIES:
         calls[f"evaluate {ties}"] = lambda t=ties, **device: evaluate(q, db, ql, dl, metrics=metrics, ties=t,
                                                                          **device)
     wide_q, wide_db = rng.integers(0, 2, (4, 128)), rng.integers(0, 2, (50, 128))
@@ -119,7 +120,7 @@ def warmup(progress: Callable[[str, float], object] | None = None) -> dict[str, 
     calls["evaluate spread retrieved"] = lambda: evaluate(q, db, ql, dl, metrics=("AP@10",), spread=True)
     calls["evaluate spread range"] = lambda: evaluate(q, db, ql, dl, metrics=metrics[:5], spread="range")
     calls["search"] = lambda **device: (search(q, db, 5, **device), search(q, db, radius=20, **device))
-    for ties in ("average", "stable", "optimistic", "pessimistic"):
+    for ties in HAMMING_TIES:
         calls[f"rank_evaluate {ties}"] = lambda t=ties: rank_evaluate(y_true, y_pred, sizes, metrics=ranked, ties=t)
     calls["rank_evaluate trec"] = lambda: rank_evaluate(
         y_true, y_pred, sizes, metrics=ranked, ties="trec", doc_ids=np.arange(50))

@@ -13,7 +13,11 @@ AVERAGE, OPTIMISTIC, PESSIMISTIC, FIXED = 0, 1, 2, 3
 CLASS, MULTIHOT, LISTED = 0, 1, 2
 
 TIE_CODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": FIXED,
-             "trec": FIXED}
-HAMMING_TIES = ("average", "optimistic", "pessimistic", "stable")  # fasttie.evaluate's choices
-LIST_TIES = HAMMING_TIES + ("trec",)  # fasttie.rank_evaluate's
+             "trec": FIXED, "pyndeval": FIXED}
+
+# the tie modes each front door takes, in the order its documentation and the command line list
+# them (the demo's columns): every door, the CLI and warmup read these, none spells them again
+HAMMING_TIES = ("average", "stable", "optimistic", "pessimistic")  # evaluate, search, rescore_evaluate, torch
+LIST_TIES = HAMMING_TIES + ("trec", "pyndeval")  # rank_evaluate: also trec_eval's and ndeval's orders
+TREC_TIES = ("trec", "pyndeval") + HAMMING_TIES  # trec.evaluate, trec_eval's order first (its default)
 KIND_CODES = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}

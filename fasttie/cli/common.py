@@ -12,6 +12,7 @@ import sys
 
 import fasttie as ft
 
+from .._kernels.modes import HAMMING_TIES
 from ..errors import InputError
 from .loaders import load_array, load_codes, load_relevance, split_key
 from ..metrics import parse_metric
@@ -23,7 +24,7 @@ from ..plots import plot_curves
 DEMO_METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000", "R@1000", "P(radius=12)", "P(radius=20)")
 # digits: a 1,597-image database with about 160 images per class, so cutoffs at 100
 DIGITS_METRICS = ("AP", "AP@100", "nDCG@100", "P@100", "R@100", "P(radius=2)", "P(radius=6)")
-TIE_MODES = ("average", "stable", "optimistic", "pessimistic")
+TIE_MODES = HAMMING_TIES  # the demo's columns: evaluate's tie modes
 # the field's usual report: mAP over the whole list and at 1000, nDCG@1000, P@1000, P within radius 2
 DEFAULT_METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000", "P(radius=2)")
 # trec_eval's default measures, in the order it prints them (its runid aside)

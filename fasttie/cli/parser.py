@@ -35,8 +35,7 @@ def _add_metrics(parser, default_text, door):
 
 def _add_conventions(parser, *, ties, ap_denominator, gain):
     group = parser.add_argument_group("conventions")
-    group.add_argument("--ties", default=ties, choices=("average", "stable", "optimistic", "pessimistic", "trec")
-                       if ties == "trec" else TIE_MODES, help=f"order inside ties (default {ties})")
+    group.add_argument("--ties", default=ties, choices=(*TIE_MODES, "trec") if ties == "trec" else TIE_MODES, help=f"order inside ties (default {ties})")
     group.add_argument("--ap-denominator", default=ap_denominator, choices=("retrieved", "total", "min"),
                        help=f"AP@k denominator: relevant retrieved in the top k, R, or min(k, R) (default {ap_denominator})")
     group.add_argument("--gain", default=gain, choices=("exp2", "linear"),

@@ -204,7 +204,7 @@ def _printed_names(args):
     notes = []
     if left_out:
         notes.append(f"trec_eval measures fasttie does not compute, left out: {', '.join(left_out)}")
-    if args.ties not in ("trec", "stable", "optimistic", "pessimistic"):
+    if args.ties == "average":  # the one mode without a single order
         fixed = [key for key, metric in keys.items() if base_of(metric) in FIXED_ORDER_ONLY]
         if fixed:
             notes.append(f"left out under --ties {args.ties} (interpolated precision, G and relstring need one "

@@ -13,9 +13,9 @@ from .._kernels.err import err_rankings
 from .._kernels.finalize import N_QUANTITIES
 from .._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from .._kernels.radix_sort import argsort_ascending
+from .._kernels.modes import FIXED, LIST_TIES, TIE_CODES
 from .._kernels.score_ties import (
-    AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC, finalize_fixed_rankings, finalize_fixed_rankings_optional,
-    finalize_rankings, finalize_rankings_optional,
+    finalize_fixed_rankings, finalize_fixed_rankings_optional, finalize_rankings, finalize_rankings_optional,
 )
 from ..metrics import aggregate, parse_metrics, passes
 from ..metrics.doors import LISTS, check_door
@@ -32,8 +32,6 @@ from ..validation import check_empty_policy, check_err_grades, first_not_finite,
 
 __all__ = ["rank_evaluate"]
 
-_TIE_MODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": FIXED, "trec": FIXED,
-              "pyndeval": FIXED}
 
 
 _ro = read_only
@@ -207,7 +205,7 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
     (:func:`fasttie.trec.evaluate`'s trec_eval order, from a run read without repeats), not
     document ids: they are not checked for repeats."""
     parsed = parse_metrics(metrics)
-    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=_TIE_MODES)
+    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=LIST_TIES)
     if empty == "skip_missed":
         raise InputError("empty='skip_missed' (HashNet's protocol) is for fasttie.evaluate; choose "
                          "empty='zero', 'skip', 'one' or 'error'")
@@ -346,7 +344,7 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
         scalars = plan.new_scalars(n_queries)
         arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
         extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
-        if _TIE_MODES[ties] == FIXED:  # no ties: the rows with a grade or a judgment are enough
+        if TIE_CODES[ties] == FIXED:  # no ties: the rows with a grade or a judgment are enough
             kernel = _kernel(plan, fixed=True)
 
             def finalize(lo, hi):
@@ -356,7 +354,7 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
             kernel = _kernel(plan, fixed=False)
 
             def finalize(lo, hi):
-                kernel(*arrays, float(level), _TIE_MODES[ties], *extras, plan.cutoffs, plan.log_p, plan.discount,
+                kernel(*arrays, float(level), TIE_CODES[ties], *extras, plan.cutoffs, plan.log_p, plan.discount,
                        plan.need_ratio, plan.optional, quantities, scalars, lo, hi)
         run_blocks(finalize, n_queries, resolve_threads(n_threads, 16 * len(y_true)))
         values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
@@ -379,7 +377,7 @@ def _err_values(metrics, y_true, y_pred, offsets, keys, ties, empty, unretrieved
     cutoffs, column = err_columns(metrics)
     out = np.empty((n_queries, len(cutoffs)))
     arrays = [_ro(a) for a in (offsets, y_pred, y_true, keys)]
-    run_blocks(lambda lo, hi: err_rankings(*arrays, _TIE_MODES[ties], _ro(cutoffs), out, lo, hi),
+    run_blocks(lambda lo, hi: err_rankings(*arrays, TIE_CODES[ties], _ro(cutoffs), out, lo, hi),
                n_queries, resolve_threads(n_threads, 16 * len(y_true)))
     positive = np.maximum.reduceat(y_true, offsets[:-1]) > 0
     if unretrieved is not None:
@@ -401,7 +399,7 @@ def _infap_values(metric, y_true, y_pred, offsets, keys, ties, empty, unretrieve
     n_queries = len(offsets) - 1
     sums = np.empty(n_queries)
     arrays = [_ro(a) for a in (offsets, y_pred, states, keys)]
-    run_blocks(lambda lo, hi: infap_rankings(*arrays, _TIE_MODES[ties], sums, lo, hi),
+    run_blocks(lambda lo, hi: infap_rankings(*arrays, TIE_CODES[ties], sums, lo, hi),
                n_queries, resolve_threads(n_threads, 16 * len(y_true)))
     relevant = np.add.reduceat((states == RELEVANT).astype(np.int64), offsets[:-1]) + _unretrieved(
         unretrieved, n_queries, level)[2]

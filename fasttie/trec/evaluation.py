@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._kernels.modes import TREC_TIES
 from .._kernels.trec_order import trec_tie_keys
 from ..diversity.inputs import TIE_RULES, empty_value
 from ..errors import InputError, InputTypeError
@@ -362,7 +363,7 @@ def evaluate(
             result.mean[name] = mean_of_kept(values)
         result.settings.update(diversity_settings(diversity.values()))
     if trec_only:
-        check_options(ties=ties, tie_modes=("trec", "pyndeval", "stable", "average", "optimistic", "pessimistic"),
+        check_options(ties=ties, tie_modes=TREC_TIES,
                       empty=empty)
         keys = ascending_tie_keys(aligned, ties) if ties in ("trec", "pyndeval") else None
         values, is_empty = trec_only_columns(aligned, trec_only, ties, relevance_level, keys,

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._kernels.modes import TREC_TIES
 from ..errors import InputError
 from .dict_join import align_dicts
 from .evaluation import ascending_tie_keys
@@ -22,7 +23,7 @@ from .readers import as_qrels
 
 __all__ = ["relstring"]
 
-_ORDERS = ("trec", "pyndeval", "stable", "optimistic", "pessimistic")
+_ORDERS = tuple(t for t in TREC_TIES if t != "average")  # relstring is one order's text: no average
 
 
 def relstring(qrels: Any, run: Any, *, length: int = 10, ties: str = "trec", complete: bool = False,

@@ -62,7 +62,7 @@ def trec_only_columns(aligned: Aligned, metrics: dict, ties: str, relevance_leve
     score = np.ascontiguousarray(aligned.score, dtype=np.float64)
     judged = np.ascontiguousarray(aligned.judged, dtype=np.bool_)
     keys = np.zeros(0, dtype=np.int64) if keys is None else np.ascontiguousarray(keys, dtype=np.int64)
-    mode = TIE_CODES["trec" if ties == "pyndeval" else ties]
+    mode = TIE_CODES[ties]
     relevant = judged & (grade >= relevance_level)
     missed = [np.asarray(g, dtype=np.float64) for g in aligned.unretrieved]
     query = np.repeat(np.arange(n_queries), aligned.sizes)
