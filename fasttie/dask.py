@@ -17,18 +17,22 @@ on ``threads_per_task`` threads (default 1): a worker's threads are Dask's, neve
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .codes import PackedCodes, pack_codes
 from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError
-from .hamming.engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_counts, shard_ranks
-from .hamming.stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query
+from .hamming.engine import hashing_metrics, result_from_counts, shard_ranks, stable_depth
+from .hamming.stable import InProcess, gathered_ranks, plan_ranks
 from .hamming import stats, streamed
 from .hamming.streamed import listed_rows
 from .lists.facade import rank_evaluate as evaluate_lists
 from .relevance import make_relevance
+from .result import Result
 from .finalize.spread import check_spread
 from .trec import Qrels, Run, evaluate as evaluate_run
 from .trec.readers import as_qrels
@@ -48,26 +52,26 @@ def _dask():
 # mirrors fasttie.evaluate's signature on purpose (same inputs and options), plus the sharding options
 @takes_convention(_HAMMING_DOOR)
 def evaluate(
-    queries,
-    database,
-    query_labels=None,
-    db_labels=None,
+    queries: npt.ArrayLike | PackedCodes,
+    database: Any,
+    query_labels: npt.ArrayLike | None = None,
+    db_labels: npt.ArrayLike | None = None,
     *,
-    relevance=None,
-    metrics=("AP",),
-    ties="average",
-    ap_denominator="retrieved",
-    gain="exp2",
-    empty="zero",
-    curves=False,
-    spread=False,
-    packed=False,
-    n_bits=None,
-    bitorder="big",
-    query_chunk=None,
-    threads_per_task=1,
-    split_every=8,
-):
+    relevance: Any = None,
+    metrics: str | Sequence[str] = ("AP",),
+    ties: str = "average",
+    ap_denominator: str = "retrieved",
+    gain: str = "exp2",
+    empty: str = "zero",
+    curves: bool | Sequence[int] = False,
+    spread: bool | str = False,
+    packed: bool = False,
+    n_bits: int | None = None,
+    bitorder: str = "big",
+    query_chunk: int | None = None,
+    threads_per_task: int = 1,
+    split_every: int = 8,
+) -> Result:
     """:func:`fasttie.evaluate` over a database sharded along rows, on the active Dask scheduler.
 
     Parameters
@@ -126,16 +130,16 @@ def evaluate(
                                                  empty=empty, curves=curves, spread=spread)
 
     n_db = plan.n_db
-    curve_metrics, _ = metrics_for_curves(curves, n_db, plan.queries.n_bits)
-    counted, ranked = plan.stable(rank_depth(hashing_metrics(metrics) + curve_metrics, n_db))
+    counted, ranked = plan.stable(stable_depth(hashing_metrics(metrics), curves, n_db, plan.queries.n_bits))
     return result_from_counts(counted, metrics, ties="stable", ap_denominator=ap_denominator, gain=gain, empty=empty,
                               curves=curves, n_threads=None, ranked=ranked)
 
 
 def tie_stats(
-    queries, database, query_labels=None, db_labels=None, *, relevance=None, packed=False, n_bits=None,
-    bitorder="big", query_chunk=None, threads_per_task=1, split_every=8,
-):
+    queries: npt.ArrayLike | PackedCodes, database: Any, query_labels: npt.ArrayLike | None = None,
+    db_labels: npt.ArrayLike | None = None, *, relevance: Any = None, packed: bool = False, n_bits: int | None = None,
+    bitorder: str = "big", query_chunk: int | None = None, threads_per_task: int = 1, split_every: int = 8,
+) -> stats.TieStats:
     """:func:`fasttie.tie_stats` of a sharded database, summed by a Dask tree reduction.
 
     Parameters and errors as in :func:`evaluate`.
@@ -222,14 +226,17 @@ class _Plan:
         for (q0, q1), shard_stats in zip(self.blocks, per_block):
             total = stats.merge(shard_stats)
             totals.append(total)
-            limits = rank_limits(total.counts.sum(axis=2), depth, self.n_db, self.queries.n_bits)
-            ranked = ranked_distances(limits, total.counts.shape[1])  # the distances whose items get ranks
-            bases = part_rank_bases([part.counts.sum(axis=2) for part in shard_stats])
-            extra = [(base, (part.counts[:, :, 1:].sum(axis=2) * ranked).sum(axis=1).astype(np.int64), limits)
-                     for base, part in zip(bases, shard_stats)]
+            plan = plan_ranks(_DRIVER, [part.counts for part in shard_stats], total.counts, depth, self.n_db,
+                              self.queries.n_bits)
+            extra = [(first, n_relevant, plan.limits) for first, n_relevant in zip(plan.firsts, plan.n_relevant)]
             rank_tasks.append(self._tasks(_shard_ranks, q0, q1, extra))
-        pieces = dask.compute(*rank_tasks)
-        return stats.stack(totals), _sorted_ranks(pieces, self.blocks, self.queries.n)
+        pieces = dask.compute(*rank_tasks)  # every block's shards ranked at once
+        blocks = [gathered_ranks(_DRIVER, block_pieces, q1 - q0) for (q0, q1), block_pieces in zip(self.blocks, pieces)]
+        return stats.stack(totals), _stacked(blocks)
+
+
+# the shards' counts and ranks come back to the driver, which sums them
+_DRIVER = InProcess()
 
 
 def _shard_ranks(index, lo, codes, labels, query_words, n_bits, query_labels, listed, options, first, n_relevant,
@@ -241,19 +248,11 @@ def _shard_ranks(index, lo, codes, labels, query_words, n_bits, query_labels, li
                        n_relevant, options["threads"], limits)
 
 
-def _sorted_ranks(pieces, blocks, n_queries):
-    """One (indptr, ranks, grades) of all queries, ranks ascending per query, from per-block,
-    per-shard pieces (ranks are distinct within a query: any sort gives the same order)."""
-    queries, ranks, grades = [], [], []
-    for (q0, q1), shard_pieces in zip(blocks, pieces):
-        for indptr, shard_rank, shard_grade in shard_pieces:
-            queries.append(np.repeat(np.arange(q0, q1), np.diff(indptr)))
-            ranks.append(shard_rank)
-            grades.append(shard_grade)
-    query_of = np.concatenate(queries) if queries else np.zeros(0, dtype=np.int64)
-    ranks = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.int64)
-    grades = np.concatenate(grades) if grades else np.zeros(0, dtype=np.int64)
-    return ranks_by_query(query_of, ranks, grades, n_queries)
+def _stacked(blocks):
+    """One (indptr, ranks, grades) of all queries from those of consecutive blocks of queries."""
+    sizes = np.concatenate([np.diff(indptr) for indptr, _, _ in blocks])
+    indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return indptr, np.concatenate([r for _, r, _ in blocks]), np.concatenate([g for _, _, g in blocks])
 
 
 def _computed(array):
@@ -347,8 +346,9 @@ def _shard_stats(index, lo, codes, labels, query_words, n_bits, query_labels, li
         raise type(error)(f"database shard {index} (rows {lo}..{lo + len(codes) - 1}): {error}") from None
 
 
-def rank_evaluate(frame, metrics=("AP", "nDCG@10", "P@10", "RR"), *, query="query_id", label="relevance",
-                  score="score", doc=None, grouped=False, threads_per_task=1, **options):
+def rank_evaluate(frame: Any, metrics: str | Sequence[str] = ("AP", "nDCG@10", "P@10", "RR"), *, query: str = "query_id",
+                  label: str = "relevance", score: str = "score", doc: str | None = None, grouped: bool = False,
+                  threads_per_task: int = 1, **options: Any) -> Result:
     """:func:`fasttie.rank_evaluate` of a (dask) DataFrame of scored rows, one partition at a time.
 
     Parameters
@@ -415,8 +415,9 @@ def _rank_partition(part, metrics, query, label, score, doc, threads, options):
     return result.to_frame()
 
 
-def trec_evaluate(qrels, runs, metrics, *, threads_per_task=1, query="query_id", doc="doc_id", score="score",
-                  grouped=False, **options):
+def trec_evaluate(qrels: Any, runs: Any, metrics: str | Sequence[str], *, threads_per_task: int = 1,
+                  query: str = "query_id", doc: str = "doc_id", score: str = "score", grouped: bool = False,
+                  **options: Any) -> Any:
     """:func:`fasttie.trec.evaluate` of many run files against one qrels, one Dask task per run,
     or of one run held in a (dask) DataFrame, one task per partition.
 

@@ -17,17 +17,22 @@ Needs the optional extra ``fasttie[torch]``; works on any backend that reduces i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _device
 from .codes import PackedCodes, pack_codes
 from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError, InputTypeError
 from .hamming import gpu, stats
-from .hamming.engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_counts, shard_ranks
-from .hamming.stable import rank_limits, ranked_distances, ranks_by_query
+from .hamming.engine import hashing_metrics, result_from_counts, shard_ranks, stable_depth
+from .hamming.stable import gathered_ranks, plan_ranks
 from .hamming.streamed import listed_rows
 from .relevance import make_relevance
+from .result import Result
 from .finalize.values import check_options
 from ._kernels.modes import HAMMING_TIES
 
@@ -50,23 +55,23 @@ def _torch():
 
 @takes_convention(_HAMMING_DOOR)
 def evaluate_distributed(
-    queries,
-    db_shard,
-    query_labels=None,
-    db_labels_shard=None,
+    queries: npt.ArrayLike | PackedCodes,
+    db_shard: npt.ArrayLike | PackedCodes,
+    query_labels: npt.ArrayLike | None = None,
+    db_labels_shard: npt.ArrayLike | None = None,
     *,
-    relevance=None,
-    metrics=("AP",),
-    ties="average",
-    ap_denominator="retrieved",
-    gain="exp2",
-    empty="zero",
-    curves=False,
-    n_threads=None,
-    group=None,
-    db_offset=None,
-    n_db=None,
-):
+    relevance: Any = None,
+    metrics: str | Sequence[str] = ("AP",),
+    ties: str = "average",
+    ap_denominator: str = "retrieved",
+    gain: str = "exp2",
+    empty: str = "zero",
+    curves: bool | Sequence[int] = False,
+    n_threads: int | None = None,
+    group: Any = None,
+    db_offset: int | None = None,
+    n_db: int | None = None,
+) -> Result:
     """:func:`fasttie.evaluate` of a database sharded over the ranks of a ``torch.distributed`` group.
 
     Call it on every rank of ``group`` (a collective call, like ``all_reduce``), each with all
@@ -161,6 +166,7 @@ def evaluate_distributed(
         info[_FAILED], failure = 1, error
     table = comm.all_gather(info)
     _raise_failures(table[:, _FAILED], failure, comm.rank, "input")
+    assert local is not None  # a rank whose inputs failed has raised, on every rank
     _check_agreement(table)
     plan = _Coverage(table, comm, local)
 
@@ -174,8 +180,9 @@ def evaluate_distributed(
     if flags[0]:
         failed = comm.all_gather(np.array([failure is not None], dtype=np.int64))[:, 0]
         _raise_failures(failed, failure, comm.rank, "database shard")
-    total = stats.TieStats(comm.all_reduce(stats.padded(counts, int(flags[1])), "sum"), local.n_bits,
-                           _KINDS[local.kind])
+    assert counts is not None  # a rank whose counts failed has raised, on every rank
+    transport = _RankTransport(comm, plan, int(flags[1]))
+    total = stats.TieStats(transport.sum([counts]), local.n_bits, _KINDS[local.kind])
     if ties != "stable":
         return total.finalize(metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
                               curves=curves, n_threads=n_threads)
@@ -183,18 +190,44 @@ def evaluate_distributed(
     # 3. stable: the ranks before this shard, this shard's relevant items ranked, all ranks gathered
     if plan.n_db == 0:
         raise InputError("the database is empty (every shard has 0 rows); need at least one code")
-    curve_metrics, _ = metrics_for_curves(curves, plan.n_db, local.n_bits)
-    depth = rank_depth(parsed + curve_metrics, plan.n_db)
-    items = total.counts.sum(axis=2)
-    limits = rank_limits(items, depth, plan.n_db, local.n_bits)
-    mine = counts.sum(axis=2)
-    earlier = plan.earlier_items(mine)
-    first = (np.cumsum(items, axis=1) - items) + earlier
-    n_relevant = (counts[:, :, 1:].sum(axis=2) * ranked_distances(limits, items.shape[1])).sum(axis=1)
-    piece = local.ranks(plan, first, n_relevant.astype(np.int64), limits, n_threads)
-    ranked = _gathered_ranks(comm, piece, local.queries.n)
+    depth = stable_depth(parsed, curves, plan.n_db, local.n_bits)
+    mine = plan_ranks(transport, [counts], total.counts, depth, plan.n_db, local.n_bits)
+    piece = local.ranks(plan, mine.firsts[0], mine.n_relevant[0], mine.limits, n_threads)
+    ranked = gathered_ranks(transport, [piece], local.queries.n)
     return result_from_counts(total, metrics, ties="stable", ap_denominator=ap_denominator, gain=gain, empty=empty,
                               curves=curves, n_threads=n_threads, ranked=ranked)
+
+
+class _RankTransport:
+    """The stable pass's transport (:class:`fasttie.hamming.stable.Transport`) over
+    torch.distributed: each rank holds one part, its rows."""
+
+    def __init__(self, comm, coverage, n_grades):
+        self.comm, self.coverage, self.n_grades = comm, coverage, n_grades
+
+    def sum(self, parts):
+        (counts,) = parts
+        return self.comm.all_reduce(stats.padded(counts, self.n_grades), "sum")
+
+    def before(self, parts):
+        (items,) = parts
+        return [self.coverage.earlier_items(items)]
+
+    def gather(self, pieces):
+        """Every rank's piece: one all_gather of the sizes, one of the pieces padded to the largest."""
+        ((indptr, ranks, grades),) = pieces
+        comm, n_queries = self.comm, len(indptr) - 1
+        sizes = comm.all_gather(np.array([len(ranks)]))[:, 0]
+        width = int(sizes.max())
+        payload = np.zeros(n_queries + 2 * width, dtype=np.int64)
+        payload[:n_queries] = np.diff(indptr)
+        payload[n_queries : n_queries + len(ranks)] = ranks
+        payload[n_queries + width : n_queries + width + len(grades)] = grades
+        out = []
+        for row, size in zip(comm.all_gather(payload), sizes):
+            row_ptr = np.concatenate([[0], np.cumsum(row[:n_queries])]).astype(np.int64)
+            out.append((row_ptr, row[n_queries : n_queries + size], row[n_queries + width : n_queries + width + size]))
+        return out
 
 
 class _Comm:
@@ -480,21 +513,3 @@ class _Coverage:
             if got is not None:
                 out = got
         return out
-
-
-def _gathered_ranks(comm, piece, n_queries):
-    """Every rank's (indptr, ranks, grades) on every rank, as one (indptr, ranks, grades) sorted per query."""
-    indptr, ranks, grades = piece
-    sizes = comm.all_gather(np.array([len(ranks)]))[:, 0]
-    width = int(sizes.max())
-    payload = np.zeros(n_queries + 2 * width, dtype=np.int64)
-    payload[:n_queries] = np.diff(indptr)
-    payload[n_queries : n_queries + len(ranks)] = ranks
-    payload[n_queries + width : n_queries + width + len(grades)] = grades
-    table = comm.all_gather(payload)
-    query_of, all_ranks, all_grades = [], [], []
-    for row, size in zip(table, sizes):
-        query_of.append(np.repeat(np.arange(n_queries), row[:n_queries]))
-        all_ranks.append(row[n_queries : n_queries + size])
-        all_grades.append(row[n_queries + width : n_queries + width + size])
-    return ranks_by_query(np.concatenate(query_of), np.concatenate(all_ranks), np.concatenate(all_grades), n_queries)

@@ -309,28 +309,6 @@ def test_trec_run_as_a_dask_dataframe(npartitions):
         fd.trec_evaluate(qrels, dd.from_pandas(broken, npartitions=npartitions, sort=False), names, score="sim")
 
 
-@pytest.mark.parametrize("offset", [0, 2**61])  # 2**61: the (query, rank) key would overflow, np.lexsort sorts
-def test_ranks_from_the_shards_are_sorted_per_query(offset):
-    rng = np.random.default_rng(5)
-    blocks = [(0, 3), (3, 5)]
-    pieces, expected = [], {q: [] for q in range(5)}
-    for q0, q1 in blocks:
-        shard_pieces = []
-        for _ in range(3):  # shards
-            sizes = rng.integers(0, 6, q1 - q0)
-            ranks = rng.choice(10**6, sizes.sum(), replace=False).astype(np.int64) + offset
-            grades = rng.integers(1, 4, sizes.sum())
-            indptr = np.r_[0, np.cumsum(sizes)]
-            for b, q in enumerate(range(q0, q1)):
-                expected[q] += list(zip(ranks[indptr[b]:indptr[b + 1]], grades[indptr[b]:indptr[b + 1]]))
-            shard_pieces.append((indptr, ranks, grades))
-        pieces.append(shard_pieces)
-    indptr, ranks, grades = fd._sorted_ranks(pieces, blocks, 5)
-    for q in range(5):
-        got = list(zip(ranks[indptr[q]:indptr[q + 1]], grades[indptr[q]:indptr[q + 1]]))
-        assert got == sorted(expected[q]), q
-
-
 @pytest.mark.parametrize("kind", ["class", "listed"])
 def test_memory_mapped_shards_are_counted_tile_by_tile(tmp_path, monkeypatch, kind):
     """A task counts its shard a tile at a time (as ft.evaluate streams a memory-mapped database):

@@ -10,7 +10,10 @@ One concept per module, each layer importing only the ones below it:
 ``gpu``         the passes on an NVIDIA GPU (numba-cuda), finalized by the engine
 ``streamed``    a database in files (memory-mapped, sharded) counted tile by tile, then finalized
 ``engine``      the CPU passes over the database by query blocks, counts -> metric values
-``stable``      the plan of a stable pass over a database in parts (Dask shards, GPU chunks)
+``stable``      a stable pass over a database in parts, written once over a transport (Dask,
+                torch.distributed, streamed tiles; GPU chunks use its rank bases)
+``spreads``     ``spread=True``'s callbacks on the counts (standard deviations, extremes)
+``rescore``     :func:`fasttie.rescore_evaluate`: Hamming candidates rescored by float vectors
 ==============  ==============================================================================
 """
 

@@ -423,6 +423,13 @@ def rank_depth(metrics, n_db):
     return min(max((m.k for m in ranked), default=1), n_db)
 
 
+def stable_depth(metrics, curves, n_db, n_bits):
+    """The ranks a stable pass over parts orders for ``metrics`` (parsed, :func:`hashing_metrics`)
+    and the ``curves`` option: :func:`rank_depth` of both (every back end asks it this way)."""
+    curve_metrics, _ = metrics_for_curves(curves, n_db, n_bits)
+    return rank_depth(list(metrics) + curve_metrics, n_db)
+
+
 def radius_values(metrics, hist, total, *, ties="average", ap_denominator="retrieved", ranked=None):
     """Values of the radius metrics (``P(radius=r)``, ``R(radius=r)``, ``F1(radius=r)``,
     ``AP(radius=r)``, ``NumRet(radius=r)``) of one block of queries.

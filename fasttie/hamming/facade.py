@@ -4,12 +4,16 @@ inputs, then hand the work to :mod:`fasttie.hamming.engine` (metrics), :mod:`fas
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from .. import _device
 from .._kernels.knn import knn, radius_counts, radius_fill
 from .._kernels.modes import HAMMING_TIES
-from ..codes import PackedCodes, ShardedCodes, is_shard_list, memory_mapped, pack_codes, pack_pair
+from ..codes import PackedCodes, ShardedCodes, is_shard_list, memory_mapped, pack_codes, pack_pair, pack_whole
 from ..conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from ..errors import InputError
 from ..metrics.families import asked_names
@@ -31,20 +35,20 @@ _ro = read_only
 # fasttie.dask.evaluate mirrors this signature on purpose (same inputs and options)
 @takes_convention(_HAMMING_DOOR)
 def evaluate(
-    queries,
-    database,
-    query_labels=None,
-    db_labels=None,
+    queries: npt.ArrayLike | PackedCodes,
+    database: npt.ArrayLike | PackedCodes | ShardedCodes | Sequence[Any],
+    query_labels: npt.ArrayLike | None = None,
+    db_labels: npt.ArrayLike | None = None,
     *,
-    relevance=None,
-    metrics=("AP",),
+    relevance: tuple[npt.ArrayLike, ...] | Any | None = None,
+    metrics: str | Sequence[str] = ("AP",),
     ties: str = "average",
     ap_denominator: str = "retrieved",
     gain: str = "exp2",
     empty: str = "zero",
     n_threads: int | None = None,
-    curves=False,
-    progress=False,
+    curves: bool | Sequence[int] = False,
+    progress: bool = False,
     device: str = "cpu",
     spread: bool | str = False,
 ) -> Result:
@@ -195,8 +199,9 @@ def evaluate(
                              "shards (np.concatenate) for the GPU")
         streamed = None  # memory-mapped words: the GPU pass copies them to the device in chunks
     if streamed is not None:
+        host_query_labels, host_db_labels, host_relevance = _host_labels(query_labels, db_labels, relevance)
         return evaluate_streamed(
-            pack_codes(queries, name="queries").to_host(), streamed, *_host_labels(query_labels, db_labels, relevance),
+            pack_whole(queries, "queries").to_host(), streamed, host_query_labels, host_db_labels, host_relevance,
             parsed, metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
             spread=spread, n_threads=n_threads, progress=progress)
     query_codes, db_codes = pack_pair(queries, database, keep_device=on_gpu)
@@ -255,7 +260,8 @@ def _host_labels(query_labels, db_labels, relevance):
     return to_host(query_labels), to_host(db_labels), relevance
 
 
-def search(queries, database, k=None, *, radius=None, n_threads=None, device="cpu"):
+def search(queries: npt.ArrayLike | PackedCodes, database: npt.ArrayLike | PackedCodes, k: int | None = None, *, radius: int | None = None,
+           n_threads: int | None = None, device: str = "cpu") -> tuple[np.ndarray, ...]:
     """Exact Hamming nearest neighbours, ties broken by database index.
 
     Like faiss ``IndexBinaryFlat.search`` / ``range_search``, but deterministic: the result is

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._device import grid, launch, require_gpu, to_device
 from ..errors import InputError
-from .engine import hashing_metrics, metrics_for_curves, rank_depth, result_from_blocks
+from .engine import hashing_metrics, result_from_blocks, stable_depth
 from .stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query
 
 __all__ = ["counts", "evaluate", "knn", "radius_search"]
@@ -377,8 +377,7 @@ def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain
     stable = ties == "stable"
     depth = None
     if stable:
-        curve_metrics, _ = metrics_for_curves(curves, n_db, n_bits)
-        depth = rank_depth(hashing_metrics(metrics) + curve_metrics, n_db)
+        depth = stable_depth(hashing_metrics(metrics), curves, n_db, n_bits)
 
     def work(start, stop):
         rows = spec.rows(start, stop)

@@ -1,25 +1,122 @@
-"""The plan of a stable pass over a database in parts: the same for Dask shards and for the
-chunks of a database too large for the GPU's memory.
+"""A stable pass over a database in parts, written once for every back end that holds one.
 
 ``ties="stable"`` ranks ties in database index order, so each relevant item needs its global
 rank: the items at smaller distances, wherever they are, and those before it at its distance.
-With the database in parts (shards, chunks) in index order, a part needs per query and distance
-how many items come before its own first one (:func:`part_rank_bases`); metrics with cutoffs
-only need the items at the distances that reach their deepest rank (:func:`rank_limits`); and
-the ranks the parts return are merged per query in rank order (:func:`ranks_by_query`). Counts
-are integers, so every layout gives the ranks of one pass over the whole database.
+With the database in parts (Dask shards, torch.distributed ranks, the tiles of a streamed
+database, GPU chunks) in index order, the parts exchange three things, a :class:`Transport`:
+
+1. ``sum``: the whole database's counts per query and distance (and grade), from every part's;
+2. ``before``: for each part, the items of the parts before it at each distance (an exclusive
+   prefix over the parts);
+3. ``gather``: the ranks every part gives its relevant items, collected.
+
+:func:`plan_ranks` turns the counts into what each part needs to rank its items (the items
+ranked before its first one, its relevant items, the distances to rank), the back end ranks
+them (a Dask task, a torch rank, a tile or chunk pass), and :func:`gathered_ranks` merges the
+pieces per query in rank order. Metrics with cutoffs only need the items at the distances that
+reach their deepest rank (:func:`rank_limits`). Counts are integers, so every layout gives the
+ranks of one pass over the whole database. :class:`InProcess` is the transport of parts held by
+one process (Dask's driver, a streamed database's tiles, GPU chunks); torch.distributed's is in
+:mod:`fasttie.torch`.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from .._kernels.radix_sort import argsort_ascending
 
-__all__ = ["part_rank_bases", "rank_limits", "ranked_distances", "ranks_by_query"]
+__all__ = ["InProcess", "PartRanks", "Transport", "gathered_ranks", "part_rank_bases", "plan_ranks", "rank_limits",
+           "ranked_distances", "ranks_by_query"]
+
+Piece = tuple[np.ndarray, np.ndarray, np.ndarray]  # (indptr, ranks, grades) int64 of one part: its relevant items per query, in index order
 
 
-def rank_limits(items, depth, n_db, n_bits):
+class Transport(Protocol):
+    """What the parts of a database exchange in a stable pass. A process passes the parts it
+    holds, in database index order: all of them (one process), or its own (one rank of many)."""
+
+    def sum(self, parts: list[np.ndarray]) -> np.ndarray:
+        """The whole database's counts from the held parts' (n_queries, n_dist, ...) int64."""
+
+    def before(self, parts: list[np.ndarray]) -> list[np.ndarray]:
+        """For each held part, the items of the parts before it, (n_queries, n_dist) int64."""
+
+    def gather(self, pieces: list[Piece]) -> list[Piece]:
+        """Every part's pieces, from the held parts' (in any order)."""
+
+
+class InProcess:
+    """The transport of parts that one process holds: the sums are plain sums."""
+
+    def sum(self, parts: list[np.ndarray]) -> np.ndarray:
+        return np.sum(np.stack(parts), axis=0)
+
+    def before(self, parts: list[np.ndarray]) -> list[np.ndarray]:
+        counts = np.stack(parts)
+        return list(np.cumsum(counts, axis=0) - counts)
+
+    def gather(self, pieces: list[Piece]) -> list[Piece]:
+        return list(pieces)
+
+
+@dataclass
+class PartRanks:
+    """What each held part needs to rank its relevant items (:func:`plan_ranks`).
+
+    firsts : per part, (n_queries, n_dist) int64, the items ranked before the part's first item
+        at each distance; n_relevant : per part, (n_queries,) int64, its relevant items at the
+        distances ranked; limits : (n_queries,) int64, the largest distance ranked per query.
+    """
+
+    firsts: list[np.ndarray]
+    n_relevant: list[np.ndarray]
+    limits: np.ndarray
+
+
+def plan_ranks(transport: Transport, parts: list[np.ndarray], total: np.ndarray, depth: int, n_db: int,
+               n_bits: int) -> PartRanks:
+    """Each held part's rank bases, relevant items and the distances to rank.
+
+    Parameters
+    ----------
+    transport : Transport
+    parts : list of ndarray of int64, shape (n_queries, n_bits + 1, n_grades)
+        Counts of the held parts, in database index order (grade 0: not relevant).
+    total : ndarray of int64, shape (n_queries, n_bits + 1, n_grades)
+        ``transport.sum(parts)`` (the caller finalizes it too).
+    depth : int
+        The deepest rank a metric looks at (:func:`fasttie.hamming.engine.rank_depth`).
+    n_db, n_bits : int
+
+    Returns
+    -------
+    PartRanks
+    """
+    items = total.sum(axis=2)
+    limits = rank_limits(items, depth, n_db, n_bits)
+    ranked = ranked_distances(limits, items.shape[1])
+    smaller = np.cumsum(items, axis=1) - items  # every part's items at smaller distances
+    bases = transport.before([part.sum(axis=2) for part in parts])
+    n_relevant = [(part[:, :, 1:].sum(axis=2) * ranked).sum(axis=1).astype(np.int64) for part in parts]
+    return PartRanks([smaller + base for base in bases], n_relevant, limits)
+
+
+def gathered_ranks(transport: Transport, pieces: list[Piece], n_queries: int) -> Piece:
+    """(indptr, ranks, grades) int64 of every query's relevant items, ranks ascending per query,
+    from the held parts' pieces (the ranks each part gave its items, :data:`Piece`)."""
+    query_of, ranks, grades = [], [], []
+    for indptr, part_ranks, part_grades in transport.gather(pieces):
+        query_of.append(np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(indptr)))
+        ranks.append(part_ranks)
+        grades.append(part_grades)
+    return ranks_by_query(np.concatenate(query_of), np.concatenate(ranks), np.concatenate(grades), n_queries)
+
+
+def rank_limits(items: np.ndarray, depth: int, n_db: int, n_bits: int) -> np.ndarray:
     """Per query the largest distance whose items are ranked.
 
     Parameters
@@ -41,12 +138,12 @@ def rank_limits(items, depth, n_db, n_bits):
     return (np.cumsum(items, axis=1) < depth).sum(axis=1).astype(np.int64)
 
 
-def ranked_distances(limits, n_dist):
+def ranked_distances(limits: np.ndarray, n_dist: int) -> np.ndarray:
     """(n_queries, n_dist) bool: the distances whose items are ranked (those up to the limit)."""
     return np.arange(n_dist)[None, :] <= np.asarray(limits)[:, None]
 
 
-def part_rank_bases(per_part):
+def part_rank_bases(per_part: list[np.ndarray]) -> np.ndarray:
     """Items ranked before each part's first item, per query and distance.
 
     Parameters
@@ -64,7 +161,7 @@ def part_rank_bases(per_part):
     return (np.cumsum(total, axis=1) - total)[None] + (np.cumsum(counts, axis=0) - counts)
 
 
-def ranks_by_query(query_of, ranks, grades, n_queries):
+def ranks_by_query(query_of: np.ndarray, ranks: np.ndarray, grades: np.ndarray, n_queries: int) -> Piece:
     """(indptr, ranks, grades) int64 of every query's items, ranks ascending per query, from the
     items of the parts in any order (ranks are distinct within a query)."""
     query_of = np.asarray(query_of, dtype=np.int64)

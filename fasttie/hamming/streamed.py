@@ -27,12 +27,9 @@ from ..metrics.families import asked_names
 from ..parallel import resolve_threads
 from ..relevance import make_relevance
 from ..finalize.values import gain_table
-from .engine import (
-    HIST_BUDGET, counts_of, metrics_for_curves, rank_depth, result_from_blocks, shard_ranks,
-    wants_progress,
-)
+from .engine import HIST_BUDGET, counts_of, result_from_blocks, shard_ranks, stable_depth, wants_progress
 from .spreads import spread_callbacks, with_spreads
-from .stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query
+from .stable import InProcess, gathered_ranks, plan_ranks, rank_limits, ranked_distances
 
 __all__ = ["TILE_ROWS", "evaluate_streamed", "listed_rows"]
 
@@ -71,8 +68,7 @@ def evaluate_streamed(query_codes, database: ShardedCodes, query_labels, db_labe
     # ties="stable", every tile's counts, for the rank bases)
     per_query = (n_bits + 1) * n_grades * 8 * (len(tiles) + 1 if ties == "stable" else 1)
     chunk = _block_size(n_queries, per_query)
-    curve_metrics, _ = metrics_for_curves(curves, n_db, n_bits)
-    depth = rank_depth(parsed + curve_metrics, n_db)
+    depth = stable_depth(parsed, curves, n_db, n_bits)
     threads = resolve_threads(n_threads, n_queries * n_db)
     bar = None
     if wants_progress(progress, n_queries, n_db, database.n_words, threads):
@@ -173,19 +169,16 @@ def _rank_blocks(hist, depth, n_db, n_bits):
 
 
 def _ranks(read, q0, q1, tiles, hist, per_tile, depth, n_db, n_bits):
-    """(indptr, ranks, grades) of the block's relevant items in database index order: each
-    tile's rank bases from the counts of the tiles before it (:mod:`fasttie.hamming.stable`)."""
-    limits = rank_limits(hist.sum(axis=2), depth, n_db, n_bits)
-    ranked = ranked_distances(limits, n_bits + 1)
-    bases = part_rank_bases([counts.sum(axis=2) for counts in per_tile])
-    query_of, ranks, grades = [], [], []
-    for tile, base, counts in zip(tiles, bases, per_tile):
-        n_relevant = (counts[:, :, 1:].sum(axis=2) * ranked).sum(axis=1).astype(np.int64)
-        indptr, tile_ranks, tile_grades = read.ranks(q0, q1, tile, base, n_relevant, limits)
-        query_of.append(np.repeat(np.arange(q1 - q0), np.diff(indptr)))
-        ranks.append(tile_ranks)
-        grades.append(tile_grades)
-    return ranks_by_query(np.concatenate(query_of), np.concatenate(ranks), np.concatenate(grades), q1 - q0)
+    """(indptr, ranks, grades) of the block's relevant items in database index order: the tiles
+    are the parts of a stable pass (:mod:`fasttie.hamming.stable`), all held here."""
+    plan = plan_ranks(_TILES, per_tile, hist, depth, n_db, n_bits)
+    pieces = [read.ranks(q0, q1, tile, first, n_relevant, plan.limits)
+              for tile, first, n_relevant in zip(tiles, plan.firsts, plan.n_relevant)]
+    return gathered_ranks(_TILES, pieces, q1 - q0)
+
+
+# the tiles are read one after another by this process: their sums are plain sums
+_TILES = InProcess()
 
 
 def _block_size(n_queries, bytes_per_query):

@@ -1,12 +1,18 @@
 """fasttie.hamming.stable: a database in parts (shards, GPU chunks) ranks every item where one
 stable sort of the whole database (distance, then index: numpy's lexsort) ranks it, for random
 cuts into parts; the rank limits are the distances holding the deepest rank, and the ranks the
-parts return are merged per query as a plain sort of (query, rank) pairs merges them."""
+parts return are merged per query as a plain sort of (query, rank) pairs merges them. The
+protocol over a transport, run in process, gives evaluate(ties="stable")'s values bitwise."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from fasttie.hamming.stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query
+import fasttie as ft
+from fasttie.hamming.engine import hashing_metrics, rank_depth, result_from_counts, shard_ranks
+from fasttie.hamming.stable import (InProcess, gathered_ranks, part_rank_bases, plan_ranks, rank_limits,
+                                    ranked_distances, ranks_by_query)
+from fasttie.hamming.stats import merge, tie_stats
 
 
 def _case(seed):
@@ -71,3 +77,53 @@ def test_ranks_by_query_merge_as_a_sort(seed, span):
     assert sorted_ranks.tolist() == [t[1] for t in expected] and sorted_grades.tolist() == [t[2] for t in expected]
     counts = np.bincount(query_of, minlength=n_queries)
     assert np.array_equal(indptr, np.concatenate(([0], np.cumsum(counts))))
+
+
+# the protocol: counts of the parts -> plan_ranks -> each part ranks its items -> gathered_ranks,
+# over the in-process transport, gives evaluate(ties="stable")'s values bitwise for any cut into
+# parts (Dask, torch.distributed and streamed tiles run this same code over their transports)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_parts=st.integers(1, 5),
+       metrics=st.sampled_from([["AP", "nDCG", "RR"], ["AP@10", "P@5", "nDCG@20"], ["AP@10", "R@200"]]))
+def test_the_protocol_over_parts_in_process_is_one_stable_pass(seed, n_parts, metrics):
+    rng = np.random.default_rng(seed)
+    n_q, n_db, n_bits = int(rng.integers(1, 8)), int(rng.integers(n_parts, 120)), int(rng.choice([8, 16, 64]))
+    queries = rng.integers(0, 2, (n_q, n_bits)).astype(np.uint8)
+    database = rng.integers(0, 2, (n_db, n_bits)).astype(np.uint8)
+    query_labels, db_labels = rng.integers(0, 3, n_q), rng.integers(0, 3, n_db)
+    cuts = np.sort(rng.choice(np.arange(1, n_db), n_parts - 1, replace=False)) if n_parts > 1 else []
+    parts = np.split(np.arange(n_db), cuts)
+    held = [tie_stats(queries, database[p], query_labels, db_labels[p], n_threads=1) for p in parts]
+    transport = InProcess()
+    total = merge(held)
+    assert np.array_equal(transport.sum([s.counts for s in held]), total.counts)
+    plan = plan_ranks(transport, [s.counts for s in held], total.counts, rank_depth(hashing_metrics(metrics), n_db),
+                      n_db, n_bits)
+    pieces = [shard_ranks(queries, database[p], query_labels, db_labels[p], None, first, n_relevant, 1, plan.limits)
+              for p, first, n_relevant in zip(parts, plan.firsts, plan.n_relevant)]
+    ranked = gathered_ranks(transport, pieces, n_q)
+    got = result_from_counts(total, metrics, ties="stable", ap_denominator="retrieved", gain="exp2", empty="zero",
+                             curves=False, n_threads=1, ranked=ranked)
+    expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, ties="stable", n_threads=1)
+    for name in metrics:
+        assert np.array_equal(got.per_query[name], expected.per_query[name]), name
+
+
+@pytest.mark.parametrize("offset", [0, 2**61])  # 2**61: the (query, rank) key would overflow, np.lexsort sorts
+def test_gathered_ranks_sort_the_parts_pieces_per_query(offset):
+    rng = np.random.default_rng(5)
+    n_queries, pieces, expected = 4, [], {q: [] for q in range(4)}
+    for _ in range(3):  # parts
+        sizes = rng.integers(0, 6, n_queries)
+        ranks = rng.choice(10**6, sizes.sum(), replace=False).astype(np.int64) + offset
+        grades = rng.integers(1, 4, sizes.sum())
+        indptr = np.r_[0, np.cumsum(sizes)]
+        for q in range(n_queries):
+            expected[q] += list(zip(ranks[indptr[q]:indptr[q + 1]], grades[indptr[q]:indptr[q + 1]]))
+        pieces.append((indptr, ranks, grades))
+    indptr, ranks, grades = gathered_ranks(InProcess(), pieces, n_queries)
+    for q in range(n_queries):
+        got = list(zip(ranks[indptr[q]:indptr[q + 1]], grades[indptr[q]:indptr[q + 1]]))
+        assert got == sorted(expected[q]), q
