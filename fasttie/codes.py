@@ -11,6 +11,8 @@ import mmap
 import os
 import sys
 from dataclasses import dataclass
+from collections.abc import Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -41,7 +43,7 @@ class PackedCodes:
         Code length in bits, ``n_bits <= 64 * n_words``.
     """
 
-    words: np.ndarray
+    words: Any  # ndarray of uint64, or a numba device array (on_device)
     n_bits: int
 
     def __post_init__(self):
@@ -111,9 +113,15 @@ def _bytes_to_words(little_bytes: np.ndarray, n_bits: int) -> np.ndarray:
     return padded.view("<u8").astype(np.uint64, copy=False).reshape(n, n_words)
 
 
+@overload
+def pack_codes(codes: np.ndarray | PackedCodes, *, packed: bool = ..., n_bits: int | None = ..., bitorder: str = ...,
+               name: str = ...) -> PackedCodes: ...
+@overload
+def pack_codes(codes: list | tuple | ShardedCodes, *, packed: bool = ..., n_bits: int | None = ..., bitorder: str = ...,
+               name: str = ...) -> PackedCodes | ShardedCodes: ...
 def pack_codes(
-    codes, *, packed: bool = False, n_bits: int | None = None, bitorder: str = "big", name: str = "codes"
-) -> PackedCodes:
+    codes: Any, *, packed: bool = False, n_bits: int | None = None, bitorder: str = "big", name: str = "codes"
+) -> PackedCodes | ShardedCodes:
     """Pack binary codes into uint64 words once, for repeated evaluation.
 
     Parameters
@@ -173,8 +181,8 @@ def pack_codes(
         return codes
     if _device.is_device_array(codes):
         if packed:  # bytes are small: packed on the host, the words go back to the device
-            words = _pack_bytes(_device.to_host(codes), n_bits, bitorder, name).words
-            return PackedCodes(_device.to_device(words), n_bits)
+            on_host = _pack_bytes(_device.to_host(codes), n_bits, bitorder, name)
+            return PackedCodes(_device.to_device(on_host.words), on_host.n_bits)
         return PackedCodes(*_device.pack_words(codes, n_bits, name))
     if packed:
         return _pack_bytes(codes, n_bits, bitorder, name)
@@ -280,7 +288,7 @@ def _is_word_layout(array, n_bits, bitorder) -> bool:
             and isinstance(array, np.ndarray) and array.flags.c_contiguous)
 
 
-def memory_mapped(array) -> bool:
+def memory_mapped(array: Any) -> bool:
     """Whether a numpy array's memory is (a view of) a memory-mapped file."""
     while isinstance(array, np.ndarray):
         if isinstance(array, np.memmap):
@@ -289,7 +297,7 @@ def memory_mapped(array) -> bool:
     return isinstance(array, mmap.mmap)
 
 
-def is_shard_list(codes) -> bool:
+def is_shard_list(codes: Any) -> bool:
     """A list or tuple of 2-D numpy arrays and paths: a database in shards (a nested list of
     numbers is a matrix, and a list of 2-D arrays would be 3-D, so neither is ambiguous)."""
     if not isinstance(codes, (list, tuple)) or not codes:
@@ -318,7 +326,8 @@ class ShardedCodes:
         First row of each shard in the whole database, then the number of codes.
     """
 
-    def __init__(self, shards, *, packed=False, n_bits=None, bitorder="big", name="codes"):
+    def __init__(self, shards: Sequence[Any], *, packed: bool = False, n_bits: int | None = None, bitorder: str = "big",
+                 name: str = "codes") -> None:
         if bitorder not in ("big", "little"):
             raise InputError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
         if not is_shard_list(shards) and not (isinstance(shards, (list, tuple)) and shards
@@ -336,7 +345,15 @@ class ShardedCodes:
                 if shard.ndim != 2:
                     raise InputError(f"{name} shard {index} must be 2-D, got shape {shard.shape}")
             opened.append(self._first_look(shard, index, packed, n_bits, bitorder, name))
-        widths = {s.n_bits if isinstance(s, PackedCodes) else (n_bits if packed else s.shape[1]) for s in opened}
+        widths: set[int] = set()
+        for shard in opened:
+            if isinstance(shard, PackedCodes):
+                widths.add(shard.n_bits)
+            elif packed:
+                assert n_bits is not None  # packed bytes without n_bits are refused by _first_look
+                widths.add(n_bits)
+            else:
+                widths.add(int(shard.shape[1]))
         if len(widths) != 1:
             raise InputError(f"{name}: the shards have different code lengths {sorted(widths)}; pack them with "
                              "the same {n_bits}", argument="n_bits")
@@ -400,14 +417,21 @@ class ShardedCodes:
             raise type(error)(f"{self.name} shard {shard} (rows {start}..{stop - 1}): {error}") from None
 
 
-def pack_pair(queries, database, keep_device=False):
+def pack_whole(codes: Any, name: str) -> PackedCodes:
+    """:func:`pack_codes` of codes a call takes in one piece (queries; either side of a call that
+    reads no shards): codes in shards are refused, naming ``name``."""
+    packed = pack_codes(codes, name=name)
+    if isinstance(packed, ShardedCodes):
+        raise InputTypeError(f"{name} in shards (a list of arrays or files, ShardedCodes): only fasttie.evaluate's "
+                             "database is read tile by tile; concatenate them (np.concatenate) for this call")
+    return packed
+
+
+def pack_pair(queries: Any, database: Any, keep_device: bool = False) -> tuple[PackedCodes, PackedCodes]:
     """Pack queries and database; their code lengths must agree. Codes on a GPU stay there with
     ``keep_device`` (the GPU passes), else they are copied to the host."""
-    query_codes = pack_codes(queries, name="queries")
-    db_codes = pack_codes(database, name="database")
-    if isinstance(query_codes, ShardedCodes) or isinstance(db_codes, ShardedCodes):
-        raise InputTypeError("codes in shards (a list of arrays or files, ShardedCodes) are read tile by tile by "
-                             "fasttie.evaluate only; concatenate them (np.concatenate) for this call")
+    query_codes = pack_whole(queries, "queries")
+    db_codes = pack_whole(database, "database")
     if not keep_device:
         query_codes, db_codes = query_codes.to_host(), db_codes.to_host()
     if query_codes.n_bits != db_codes.n_bits:

@@ -22,7 +22,9 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +57,7 @@ def available_threads() -> int:
         return os.cpu_count() or 1
 
 
-def resolve_threads(n_threads, work) -> int:
+def resolve_threads(n_threads: int | None, work: int) -> int:
     """Threads for one call: the caller's ``n_threads`` (validated), else one thread for small
     calls (benchmark loops, tests), where waking threads costs more than it saves, else
     :func:`available_threads`. Results do not depend on it."""
@@ -76,7 +78,7 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
-def run_blocks(kernel_call, n_items: int, n_threads: int, *, granule: int = 1,
+def run_blocks(kernel_call: Callable[[int, int], Any], n_items: int, n_threads: int, *, granule: int = 1,
                blocks_per_thread: int = _BLOCKS_PER_THREAD) -> None:
     """Call ``kernel_call(start, stop)`` on consecutive blocks that cover ``range(n_items)``.
 

@@ -151,3 +151,17 @@ def test_sharded_codes(tmp_path):
     bad = ft.pack_codes([np.ones((3, 4)), np.full((2, 4), 2.0)])  # values checked when the tile is read
     with pytest.raises(ValueError, match=r"codes shard 1 \(rows 3\.\.4\)"):
         bad.tile(1, 3, 5)
+
+
+def test_queries_in_shards_are_refused_naming_them(tmp_path):
+    # only evaluate's database is read tile by tile; queries in shards get a TypeError naming them
+    # and the fix, on the streamed path and the in-memory one alike
+    rng = np.random.default_rng(0)
+    shards = [rng.integers(0, 2, (5, 64)).astype(np.uint8) for _ in range(2)]
+    database = [np.packbits(s, axis=1, bitorder="little") for s in shards]
+    with pytest.raises(TypeError, match="queries in shards.*np.concatenate"):
+        ft.evaluate(shards, database, [0] * 10, [0] * 10, metrics=["AP"])
+    with pytest.raises(TypeError, match="queries in shards.*np.concatenate"):
+        ft.evaluate(shards, np.concatenate(shards), [0] * 10, [0] * 10, metrics=["AP"])
+    with pytest.raises(TypeError, match="database in shards"):
+        ft.search(np.concatenate(shards), shards, k=2)
