@@ -175,15 +175,17 @@ def parse_asm(asm):
     return instructions, labels
 
 
-def innermost_loops(instructions, labels):
+def innermost_loops(instructions, labels, innermost=True):
     """[(first, last)] index ranges of the innermost loops: a jump back to a label before it,
-    whose range holds no other such loop."""
+    whose range holds no other such loop (every loop where ``innermost`` is false)."""
     loops = []
     for i, ins in enumerate(instructions):
         if ins.mnemonic.startswith("j") and ins.operands and ins.operands[0] in labels:
             target = labels[ins.operands[0]]
             if target <= i:
                 loops.append((target, i))
+    if not innermost:
+        return loops
     return [a for a in loops if not any(b != a and a[0] <= b[0] and b[1] <= a[1] for b in loops)]
 
 
@@ -309,6 +311,8 @@ def hot_loops(asm, kernel_name, n_words):
     iteration (see the module docstring)."""
     instructions, labels = parse_asm(asm)
     loops = [(a, instructions[a:b + 1]) for a, b in innermost_loops(instructions, labels)]
+    if not any(popcount_words(i) for _, body in loops for i in body):  # popcounts in loops with loops inside
+        loops = [(a, instructions[a:b + 1]) for a, b in innermost_loops(instructions, labels, innermost=False)]
     vector_pop = [(a, body) for a, body in loops if any(popcount_words(i) and i.width != "gpr" for i in body)]
     scalar_pop = [(a, body) for a, body in loops if any(popcount_words(i) for i in body)]
     increments = [(a, body) for a, body in loops if any(memory_increments(i) for i in body)]
@@ -343,6 +347,8 @@ def hot_loops(asm, kernel_name, n_words):
         result.append(Loop("counting", body, n_inc((start, body)),
                            f"{n_inc((start, body))} increments, one pair each ({copies} copies x 2 queries)", start))
     else:  # generic rule (AVX-512 passes): not checked on this machine
+        if not scalar_pop:
+            raise RuntimeError(f"no loop of {kernel_name} does a popcount: is the assembly read right?")
         start, body = max(vector_pop or scalar_pop, key=n_pop)
         result.append(Loop("hot loop (generic rule)", body, n_pop((start, body)) / n_words,
                            f"{n_pop((start, body)):g} popcounts / {n_words} words (generic rule, unchecked)", start))
@@ -403,7 +409,6 @@ def template(ins):
     if ins.mnemonic.startswith(("j", "push", "pop", "call", "ret", "leave")) or not ins.operands:
         return None  # branches are fused with the flag-setting instruction; the stack is not to be moved
     ops = list(ins.operands)
-    memory_dest = "(" in ops[-1]
     # a memory source of an operation: time the operation on a register (its load is counted apart)
     if classify(ins) not in ("load", "store", "mem inc") and not ins.mnemonic.startswith("lea"):
         for k, op in enumerate(ops[:-1]):
@@ -480,7 +485,7 @@ def _asm_loop(text, constraints):
     return loop
 
 
-def _best_rate(loop, per_call, buffer, seconds, tries=7):
+def _best_rate(loop, per_call, buffer, seconds, tries=15):
     """Instructions per second of ``loop`` (``per_call`` instructions an iteration): the best of
     ``tries`` runs of about ``seconds`` each."""
     loop(buffer, 10)
@@ -694,6 +699,10 @@ def _fmt_rate(x):
     return f"{x / 1e9:.2f}" if x >= 1e8 else f"{x / 1e9:.3f}"
 
 
+def _fmt_fraction(x):
+    return f"{x:.2f}" if x >= 0.1 else f"{x:.3f}"
+
+
 def show_loops(name, loops, rates):
     print(f"\nhot loops of {name}:")
     for loop in loops:
@@ -736,7 +745,7 @@ def main(argv=None) -> int:
 
     import fasttie as ft
 
-    seconds = 0.005 if args.quick else 0.05
+    seconds = 0.003 if args.quick else 0.02
     rates = IssueRates(seconds)
     with LoadMeter() as setup_load:
         rates.clock_hz = rates.clock()
@@ -784,7 +793,7 @@ def main(argv=None) -> int:
                         per_pair_class[cls] += count / loop.pairs_per_iteration
                 per_pair_ops = sum(per_pair_class.values())
                 ceiling, ceiling_low = n_threads / overlap, n_threads / no_overlap
-                code_bytes = 8 * n_words if n_bits >= 64 else n_bits // 8
+                code_bytes = 8 * n_words  # codes of up to 64 bits lie in one uint64 word
                 if name.startswith("hist_segments_one_word"):
                     per_block = min(32, kernel_call.queries_per_block())
                     pair_bytes = code_bytes / per_block
@@ -795,9 +804,8 @@ def main(argv=None) -> int:
                 kernel_rate, kernel_load = timed_rate(kernel_call, pairs, args.repeats)
                 del kernel_call
 
-                def whole(threads=n_threads):
-                    return ft.evaluate(queries, database, data.query_labels, data.db_labels, metrics=METRICS,
-                                       n_threads=threads)
+                def whole(threads=n_threads, labels=(data.query_labels, data.db_labels)):
+                    return ft.evaluate(queries, database, *labels, metrics=METRICS, n_threads=threads)
 
                 whole()
                 evaluate_rate, evaluate_load = timed_rate(whole, pairs, args.repeats)
@@ -827,8 +835,8 @@ def main(argv=None) -> int:
             for cls, count in loop.per_class.items():
                 counts[cls] += count / loop.pairs_per_iteration
         print("    " + ", ".join(f"{cls} {counts[cls]:.2f}" for cls in CLASSES if counts[cls]))
-    print("\nissue rates measured (G instructions/s, best of 7; inline assembly in numba loops, "
-          f"independent destinations): " + ", ".join(f"`{k}` {v / 1e9:.2f}" for k, v in sorted(rates.rates.items())))
+    print("\nissue rates measured (G instructions/s, best of 15; inline assembly in numba loops, "
+          "independent destinations): " + ", ".join(f"`{k}` {v / 1e9:.2f}" for k, v in sorted(rates.rates.items())))
     print()
     print("| bits | codes | queries | threads | ops/pair (popcount) | pop/pair | ceiling G pairs/s (no-overlap) "
           "| memory ceiling | kernel G pairs/s (fraction) | evaluate (fraction) | distance-only (fraction) | others |")
@@ -837,9 +845,9 @@ def main(argv=None) -> int:
         codes = f"{r['codes'] / 1e6:g}M" if r["codes"] >= 1e6 else f"{r['codes']:,}"
         print(f"| {r['bits']} | {codes} | {r['queries']} | {r['threads']} | {r['ops']:.2f} ({r['popcount']:.2f}) "
               f"| {r['pop_words']:.2f} | {_fmt_rate(r['ceiling'])} ({_fmt_rate(r['no_overlap'])}) "
-              f"| {_fmt_rate(r['memory'])} | {_fmt_rate(r['kernel_rate'])} ({r['kernel_fraction']:.2f}) "
-              f"| {_fmt_rate(r['evaluate_rate'])} ({r['evaluate_fraction']:.2f}) "
-              f"| {_fmt_rate(r['floor_rate'])} ({r['floor_fraction']:.2f}) | {r['others']:.2f} |")
+              f"| {_fmt_rate(r['memory'])} | {_fmt_rate(r['kernel_rate'])} ({_fmt_fraction(r['kernel_fraction'])}) "
+              f"| {_fmt_rate(r['evaluate_rate'])} ({_fmt_fraction(r['evaluate_fraction'])}) "
+              f"| {_fmt_rate(r['floor_rate'])} ({_fmt_fraction(r['floor_fraction'])}) | {r['others']:.2f} |")
     return 0
 
 
