@@ -721,7 +721,7 @@ def show_loops(name, loops, rates):
         for ins in loop.instructions:
             rate = rates.rate(ins)
             shown = f"{rate / 1e9:6.2f} G/s" if rate else "   (fused)" if ins.mnemonic.startswith("j") else "       -"
-            print(f"    {ins.text:<48} {classify(ins):<9} {shown}")
+            print(f"    {ins.mnemonic:<12} {', '.join(ins.operands):<28} {classify(ins):<9} {shown}")
         print("    cycles an iteration by class: " + ", ".join(
             f"{cls} {times[cls] * rates.clock_hz:.2f}" for cls in CLASSES if times.get(cls)))
 
