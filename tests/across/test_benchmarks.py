@@ -3,6 +3,11 @@ with ordinary imports, without loading anything from ``scripts/`` or putting it 
 makes no data at import, and under ``FASTTIE_ASV_QUICK=1`` (the quick run of ``.ci/run``) asks
 for small sizes only.
 
+The roofline script (``scripts/bench_roofline.py``) runs end to end in its quick mode, and what
+it reads from the kernels' assembly is checked: popcounts in every width's hot loops, one 64-bit
+popcount per word of a code and pair (the division by the pairs an iteration handles), and
+fractions of the ceiling in (0, 1.5).
+
 The package is imported in a fresh interpreter, from ``asv_bench/`` as asv does, so this
 process's ``sys.path`` and ``sys.modules`` stay as they are.
 """
@@ -11,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +96,36 @@ def test_no_benchmark_loads_a_file_by_path():
     by path (importlib's spec_from_file_location), so asv and the scripts see the same modules."""
     for path in (ASV / "benchmarks").rglob("*.py"):
         assert "spec_from_file_location" not in path.read_text(encoding="utf-8"), path
+
+
+def _roofline_rows(output: str) -> list[dict]:
+    lines = [line for line in output.splitlines() if line.startswith("| ")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    rows = []
+    for line in lines[2:]:  # past the header and its rule
+        rows.append(dict(zip(header, (cell.strip() for cell in line.strip("|").split("|")))))
+    return rows
+
+
+def _value_and_bracket(cell: str) -> tuple[float, float]:
+    """"4.88 (0.50)" -> (4.88, 0.5)."""
+    value, bracket = re.fullmatch(r"([0-9.]+) \(([0-9.]+)\)", cell).groups()
+    return float(value), float(bracket)
+
+
+def test_roofline_quick_mode_reads_the_hot_loops_and_prints_fractions():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_roofline.py"), "--quick", "--bits", "64,128",
+                           "--threads", "1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _roofline_rows(done.stdout)
+    assert [int(row["bits"]) for row in rows] == [64, 128], done.stdout
+    for row in rows:
+        ops, popcount_ops = _value_and_bracket(row["ops/pair (popcount)"])
+        assert popcount_ops > 0 and ops > popcount_ops, row
+        assert float(row["pop/pair"]) == int(row["bits"]) // 64, row  # one 64-bit popcount a word and pair
+        ceiling, no_overlap = _value_and_bracket(row["ceiling G pairs/s (no-overlap)"])
+        assert 0 < no_overlap <= ceiling, row
+        for column in ("kernel G pairs/s (fraction)", "evaluate (fraction)", "distance-only (fraction)"):
+            rate, fraction = _value_and_bracket(row[column])
+            assert rate > 0 and 0 < fraction < 1.5, (column, row)
