@@ -3,13 +3,14 @@
 The doors (:func:`fasttie.evaluate`, :func:`fasttie.rank_evaluate`, :func:`fasttie.trec.evaluate`)
 compute every metric's expectation over tie orders; :mod:`fasttie._kernels.tie_spread` computes,
 from the same ties, the expectation and the variance of each metric's numerator (hits, gain
-sums, DCG, the AP numerator, the reciprocal rank). A metric is that numerator over a
+sums, DCG, the AP and WAP numerators, the reciprocal rank). A metric is that numerator over a
 denominator no tie order changes (k, R, min(k, R), the ideal DCG), so its standard deviation
 is the metric's value times sqrt(Var) / E of its numerator (0 where the numerator is always 0).
-AP@k over the relevant items retrieved divides by hits@k, which the tie order moves: its kernel
-returns the metric's own mean and variance (a hypergeometric mixture over the cut tie), and the
-same formula gives its standard deviation. docs/ties.md, "How far a metric moves with the tie order", gives the formulas and says why the
-other metrics are refused.
+AP@k and WAP@k over the relevant items retrieved divide by hits@k, which the tie order moves:
+their kernel returns the metric's own mean and variance (a hypergeometric mixture over the cut
+tie), and the same formula gives its standard deviation. docs/ties.md, "How far a metric moves
+with the tie order", gives the formulas and says why the other metrics are refused (GMAP: its
+variance is not a function of the moments of AP these kernels compute).
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ the first m of its ranks inside the cutoff):
   rank inside the cutoff and 0 past it;
 * the AP numerator: pair and triple sums over the tie's ranks, linear in m by running sums
   (or O(1) from harmonic sums for long ties, see :func:`_ap_tie_closed`);
+* the WAP numerator: given the tie's relevant ranks, a linear permutation statistic of its
+  relevant grades, so Var = g_mean^2 Var(AP term with beta / g_mean before) + SS / (r - 1) E[Q]
+  (:func:`_wap_tie`), and WAP@k over the relevant items retrieved (WAP_RET) the mixture below
+  over x with a random x-subset of the grades (:func:`_wap_cut_tie`);
 * RR: the explicit distribution of the first relevant rank inside the first tie holding one;
 * AP@k over the relevant items retrieved (AP_RET): hits@k divides the numerator, so given the
   number x of the cut tie's relevant items inside the top k, the ties before it and the cut
