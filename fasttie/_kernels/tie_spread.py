@@ -374,9 +374,20 @@ def _ap_cut_tie(s, n, r, j, before, mean_before, var_before, direct_limit):
 
 
 @jit
-def _rank_sums(s, m):
-    """(sum w^2, sum a w^2, sum_{x<x'} w w', sum_{x<x'} a w w') over a tie's first m ranks after s
-    items, w = 1 / (s + x), a = x - 1: positive terms, summed rank by rank (O(m))."""
+def _rank_sums(s, m, direct):
+    """(sum w^2, sum a w^2, sum_{x<x'} w w', sum_{x<x'} a w w', and bounds on the absolute errors of
+    the last three) over a tie's first m ranks after s items, w = 1 / (s + x), a = x - 1: positive
+    terms summed rank by rank where ``direct`` (O(m), no error to speak of), else in O(1) by
+    a w = 1 - (s + 1) w from h, l (section 7) and sum w^2, which cancel about log10(s / m) digits
+    deep in the list (8 eps times the sizes of the terms bounds that)."""
+    if not direct:
+        c = s + 1.0
+        h = harmonic_diff(s, m)
+        ell = shifted_harmonic(s, m, h)
+        h2 = _trigamma_diff(s, m)
+        p00 = (h * h - h2) / 2.0
+        return (h2, h - c * h2, p00, ell - c * p00, 8.0 * _EPS * (h + c * h2), 8.0 * _EPS * (h * h + h2),
+                8.0 * _EPS * (ell + c * (h * h + h2)))
     s2 = 0.0
     s2a = 0.0
     p00 = 0.0
@@ -392,25 +403,28 @@ def _rank_sums(s, m):
         p10 += w * run1
         run0 += w
         run1 += a * w
-    return s2, s2a, p00, p10
+    return s2, s2a, p00, p10, 0.0, 0.0, 0.0
 
 
 @jit
-def _order_spread(n, r, sums, e0, v0):
-    """E[Q] of a tie of n items, r relevant (docs/ties.md, "WAP"): Q = sum_l (Omega_l - mean)^2
+def _order_spread(n, r, sums, e0, v0, lost0):
+    """(E[Q], a bound on its rounding error) of a tie of n items, r relevant (docs/ties.md, "WAP"):
+    Q = sum_l (Omega_l - mean)^2
     over the relevant ranks l = 1..r in rank order, Omega_l = the sum of the weights of the l-th
     relevant rank and those after it; ``sums`` from :func:`_rank_sums` (the weights inside the
     cutoff), e0 and v0 the mean and variance of sum_l l w_{p_l} (the AP term with nothing
-    relevant before). E[sum_l Omega_l^2] = E[sum_{l, l'} min(l, l') w_{p_l} w_{p_l'}] is a
+    relevant before), lost0 the bound on v0's error. E[sum_l Omega_l^2] = E[sum_{l, l'} min(l, l') w_{p_l} w_{p_l'}] is a
     hypergeometric sum over one and two relevant ranks."""
     if r < 2:
-        return 0.0
-    s2, s2a, p00, p10 = sums
+        return 0.0, 0.0
+    s2, s2a, p00, p10, lost_s2a, lost_p00, lost_p10 = sums
     pi1 = r / n
     pi2 = r * (r - 1.0) / (n * (n - 1.0))
     p1, _, p, _ = _pair_probabilities(n, r)
     squares = pi1 * (s2 + p1 * s2a) + 2.0 * pi2 * (p00 + p * p10)
-    return max(squares - (v0 + e0 * e0) / r, 0.0)
+    second = (v0 + e0 * e0) / r
+    lost = pi1 * p1 * lost_s2a + 2.0 * pi2 * (lost_p00 + p * lost_p10) + lost0 / r + 4.0 * _EPS * (squares + second)
+    return max(squares - second, 0.0), lost
 
 
 @jit
@@ -449,8 +463,9 @@ def _wap_tie(s, n, r, m, grade_before, grade_sum, grade_square, direct):
     if r >= 2 and grade_square > 0.0:
         e0, v0, lost0 = _ap_term(s, n, r, m, 0.0, direct)
         coefficient = grade_square / (r - 1.0)
-        var += coefficient * _order_spread(n, r, _rank_sums(s, m), e0, v0)
-        lost += coefficient * lost0 / r
+        spread, lost_q = _order_spread(n, r, _rank_sums(s, m, direct), e0, v0, lost0)
+        var += coefficient * spread
+        lost += coefficient * lost_q
     return mean, var, lost
 
 
@@ -463,7 +478,7 @@ def _wap_mixture(s, j, before, grade_before, r, grade_sum, grade_square, mean_be
     pool = grade_square / (r - 1.0) if r > 1 else 0.0  # the relevant grades' sample variance
     dh = harmonic_diff(s, j)
     lh = shifted_harmonic(s, j, dh)
-    sums = _rank_sums(s, j) if r > 1 and grade_square > 0.0 else (0.0, 0.0, 0.0, 0.0)
+    sums = _rank_sums(s, j if r > 1 and grade_square > 0.0 else 0, direct)
     mean = 0.0
     within = 0.0
     lost = 0.0
@@ -487,8 +502,9 @@ def _wap_mixture(s, j, before, grade_before, r, grade_sum, grade_square, mean_be
             if pool > 0.0:
                 sum_var = x * (r - x) / r * pool
                 e0, v0, b0 = _ap_term(s, j, x, j, 0.0, direct)
-                v += sum_var / (x * x) * v0 + pool * _order_spread(j, x, sums, e0, v0)
-                bound += sum_var / (x * x) * b0 + pool * b0 / x
+                spread, lost_q = _order_spread(j, x, sums, e0, v0, b0)
+                v += sum_var / (x * x) * v0 + pool * spread
+                bound += sum_var / (x * x) * b0 + pool * lost_q
                 slope = dh / j + (lh * (x - 1.0) / (j * (j - 1.0)) if j > 1 else 0.0)  # d E[X] / d subset sum
                 v += slope * slope * sum_var
         conditional[x - lo] = (mean_before + e) / hits
