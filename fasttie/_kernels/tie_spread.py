@@ -298,10 +298,10 @@ def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct, g
     if r == 0:
         return 0.0, 0.0, 0.0
     if direct:
-        e, v = _ap_tie_direct(s, n, r, m, before)
+        e, v = _ap_tie_direct(s, n, r, m, float(before))
         lost = 0.0
     else:
-        e, v, lost = _ap_tie_closed(s, n, r, m, before)
+        e, v, lost = _ap_tie_closed(s, n, r, m, float(before))
     if r == n:  # a tie of relevant items only has one value; its E[X^2] - E[X]^2 is rounding
         return e, 0.0, 0.0
     return e, v, lost
@@ -326,9 +326,9 @@ def _ap_mixture(s, j, before, mean_before, var_before, weights, lo, hi, total, x
         v = 0.0
         bound = 0.0
         if x > 0 and direct:
-            e, v = _ap_tie_direct(s, j, x, j, before)
+            e, v = _ap_tie_direct(s, j, x, j, float(before))
         elif x > 0:
-            e, v, bound = _ap_tie_closed(s, j, x, j, before)
+            e, v, bound = _ap_tie_closed(s, j, x, j, float(before))
         if x == j:  # all relevant: one arrangement; its E[X^2] - E[X]^2 is rounding
             v = 0.0
             bound = 0.0
