@@ -11,6 +11,10 @@ the first m of its ranks inside the cutoff):
   rank inside the cutoff and 0 past it;
 * the AP numerator: pair and triple sums over the tie's ranks, linear in m by running sums
   (or O(1) from harmonic sums for long ties, see :func:`_ap_tie_closed`);
+* the WAP numerator: given the tie's relevant ranks, a linear permutation statistic of its
+  relevant grades, so Var = g_mean^2 Var(AP term with beta / g_mean before) + SS / (r - 1) E[Q]
+  (:func:`_wap_tie`), and WAP@k over the relevant items retrieved (WAP_RET) the mixture below
+  over x with a random x-subset of the grades (:func:`_wap_cut_tie`);
 * RR: the explicit distribution of the first relevant rank inside the first tie holding one;
 * AP@k over the relevant items retrieved (AP_RET): hits@k divides the numerator, so given the
   number x of the cut tie's relevant items inside the top k, the ties before it and the cut
@@ -30,7 +34,7 @@ import numpy as np
 from ._jit import jit, jit_variants
 from .tie_math import harmonic_diff, hypergeometric_weights, shifted_harmonic
 
-HITS, GAINS, DCG, AP, RR, RPREC, AP_RET = 0, 1, 2, 3, 4, 5, 6
+HITS, GAINS, DCG, AP, RR, RPREC, AP_RET, WAP, WAP_RET = 0, 1, 2, 3, 4, 5, 6, 7, 8
 
 # ties of at most this many items (DCG: ranks inside the cutoff) are summed rank by rank, without
 # cancellation; longer ones take the closed forms, unless these may have lost more than
@@ -238,13 +242,14 @@ def _discount_spread(s, n, m, tables, direct):
 
 
 @jit
-def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct):
+def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct, grade_before, grade_sum,
+              grade_square):
     """(E, Var, bound on the absolute error of Var) of one tie's part of a numerator.
 
     Parameters
     ----------
     kind : int64
-        HITS, GAINS, DCG, AP or RPREC.
+        HITS, GAINS, DCG, AP, WAP or RPREC.
     s : int64
         Items before the tie.
     n : int64
@@ -263,6 +268,11 @@ def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct):
         Double-double discount prefix sums (DCG).
     direct : bool
         Sum rank by rank instead of the closed forms.
+    grade_before : float64
+        Sum of the values before the tie (WAP).
+    grade_sum, grade_square : float64
+        Sum and centred sum of squares of the relevant items' values (WAP; the other items
+        count 0).
 
     Returns
     -------
@@ -282,14 +292,16 @@ def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct):
         if n == 1:
             return gain_sum * total, 0.0, 0.0
         return gain_sum / n * total, gain_square / (n - 1.0) * spread, gain_square / (n - 1.0) * lost
+    if kind == WAP:
+        return _wap_tie(s, n, r, m, grade_before, grade_sum, grade_square, direct)
     # AP
     if r == 0:
         return 0.0, 0.0, 0.0
     if direct:
-        e, v = _ap_tie_direct(s, n, r, m, before)
+        e, v = _ap_tie_direct(s, n, r, m, float(before))
         lost = 0.0
     else:
-        e, v, lost = _ap_tie_closed(s, n, r, m, before)
+        e, v, lost = _ap_tie_closed(s, n, r, m, float(before))
     if r == n:  # a tie of relevant items only has one value; its E[X^2] - E[X]^2 is rounding
         return e, 0.0, 0.0
     return e, v, lost
@@ -314,9 +326,9 @@ def _ap_mixture(s, j, before, mean_before, var_before, weights, lo, hi, total, x
         v = 0.0
         bound = 0.0
         if x > 0 and direct:
-            e, v = _ap_tie_direct(s, j, x, j, before)
+            e, v = _ap_tie_direct(s, j, x, j, float(before))
         elif x > 0:
-            e, v, bound = _ap_tie_closed(s, j, x, j, before)
+            e, v, bound = _ap_tie_closed(s, j, x, j, float(before))
         if x == j:  # all relevant: one arrangement; its E[X^2] - E[X]^2 is rounding
             v = 0.0
             bound = 0.0
@@ -361,12 +373,177 @@ def _ap_cut_tie(s, n, r, j, before, mean_before, var_before, direct_limit):
     return mean, var
 
 
+@jit
+def _rank_sums(s, m, direct):
+    """(sum w^2, sum a w^2, sum_{x<x'} w w', sum_{x<x'} a w w', and bounds on the absolute errors of
+    the last three) over a tie's first m ranks after s items, w = 1 / (s + x), a = x - 1: positive
+    terms summed rank by rank where ``direct`` (O(m), no error to speak of), else in O(1) by
+    a w = 1 - (s + 1) w from h, l (section 7) and sum w^2, which cancel about log10(s / m) digits
+    deep in the list (8 eps times the sizes of the terms bounds that)."""
+    if not direct:
+        c = s + 1.0
+        h = harmonic_diff(s, m)
+        ell = shifted_harmonic(s, m, h)
+        h2 = _trigamma_diff(s, m)
+        p00 = (h * h - h2) / 2.0
+        return (h2, h - c * h2, p00, ell - c * p00, 8.0 * _EPS * (h + c * h2), 8.0 * _EPS * (h * h + h2),
+                8.0 * _EPS * (ell + c * (h * h + h2)))
+    s2 = 0.0
+    s2a = 0.0
+    p00 = 0.0
+    p10 = 0.0
+    run0 = 0.0  # sum of w over the ranks before
+    run1 = 0.0  # sum of a w over the ranks before
+    for x in range(1, m + 1):
+        a = x - 1.0
+        w = 1.0 / (s + x)
+        s2 += w * w
+        s2a += a * w * w
+        p00 += w * run0
+        p10 += w * run1
+        run0 += w
+        run1 += a * w
+    return s2, s2a, p00, p10, 0.0, 0.0, 0.0
+
+
+@jit
+def _order_spread(n, r, sums, e0, v0, lost0):
+    """(E[Q], a bound on its rounding error) of a tie of n items, r relevant (docs/ties.md, "WAP"):
+    Q = sum_l (Omega_l - mean)^2
+    over the relevant ranks l = 1..r in rank order, Omega_l = the sum of the weights of the l-th
+    relevant rank and those after it; ``sums`` from :func:`_rank_sums` (the weights inside the
+    cutoff), e0 and v0 the mean and variance of sum_l l w_{p_l} (the AP term with nothing
+    relevant before), lost0 the bound on v0's error. E[sum_l Omega_l^2] = E[sum_{l, l'} min(l, l') w_{p_l} w_{p_l'}] is a
+    hypergeometric sum over one and two relevant ranks."""
+    if r < 2:
+        return 0.0, 0.0
+    s2, s2a, p00, p10, lost_s2a, lost_p00, lost_p10 = sums
+    pi1 = r / n
+    pi2 = r * (r - 1.0) / (n * (n - 1.0))
+    p1, _, p, _ = _pair_probabilities(n, r)
+    squares = pi1 * (s2 + p1 * s2a) + 2.0 * pi2 * (p00 + p * p10)
+    second = (v0 + e0 * e0) / r
+    lost = pi1 * p1 * lost_s2a + 2.0 * pi2 * (lost_p00 + p * lost_p10) + lost0 / r + 4.0 * _EPS * (squares + second)
+    return max(squares - second, 0.0), lost
+
+
+@jit
+def _ap_term(s, n, r, m, before, direct):
+    """(E, Var, rounding bound) of the AP term of a tie (``before`` may be fractional), rank by rank
+    where ``direct``, else by the closed forms; Var 0 where every item is relevant."""
+    if direct:
+        e, v = _ap_tie_direct(s, n, r, m, before)
+        lost = 0.0
+    else:
+        e, v, lost = _ap_tie_closed(s, n, r, m, before)
+    if r == n:
+        return e, 0.0, 0.0
+    return e, v, lost
+
+
+@jit
+def _wap_tie(s, n, r, m, grade_before, grade_sum, grade_square, direct):
+    """(E, Var, rounding bound) of a tie's part of the WAP numerator, X = sum over its ranks x <= m
+    of w_x Z_x (beta + G_x + g_x): the relevant items' grades (sum ``grade_sum``, centred sum of
+    squares ``grade_square``) uniformly permuted with the tie's zeros, beta = ``grade_before``.
+
+    The relevant ranks and the order of the grades on them are independent. Given the ranks
+    p_1 < ... < p_r, E[X | ranks] = g_mean (AP term with beta / g_mean relevant before) and X is
+    a linear permutation statistic of the grades on the weights Omega_l (sum of w_{p_l'} over
+    l' >= l), variance grade_square / (r - 1) times Q (:func:`_order_spread`). So
+    Var X = g_mean^2 Var AP(beta / g_mean) + grade_square / (r - 1) E[Q]: the AP term's precise
+    sums, and a sum of positive terms."""
+    if r == 0:
+        return 0.0, 0.0, 0.0
+    g_mean = grade_sum / r
+    e, v, lost = _ap_term(s, n, r, m, grade_before / g_mean, direct)
+    mean = g_mean * e
+    var = g_mean * g_mean * v
+    lost *= g_mean * g_mean
+    if r >= 2 and grade_square > 0.0:
+        e0, v0, lost0 = _ap_term(s, n, r, m, 0.0, direct)
+        coefficient = grade_square / (r - 1.0)
+        spread, lost_q = _order_spread(n, r, _rank_sums(s, m, direct), e0, v0, lost0)
+        var += coefficient * spread
+        lost += coefficient * lost_q
+    return mean, var, lost
+
+
+@jit
+def _wap_mixture(s, j, before, grade_before, r, grade_sum, grade_square, mean_before, var_before, weights, lo, hi,
+                 total, x_min, direct):
+    """:func:`_ap_mixture` for WAP: (E, Var, rounding bound) of :func:`_wap_cut_tie`."""
+    conditional = np.empty(hi - lo + 1, dtype=np.float64)  # E[WAP@k | x]
+    g_mean = grade_sum / r
+    pool = grade_square / (r - 1.0) if r > 1 else 0.0  # the relevant grades' sample variance
+    dh = harmonic_diff(s, j)
+    lh = shifted_harmonic(s, j, dh)
+    sums = _rank_sums(s, j if r > 1 and grade_square > 0.0 else 0, direct)
+    mean = 0.0
+    within = 0.0
+    lost = 0.0
+    for x in range(lo, hi + 1):
+        hits = before + x
+        conditional[x - lo] = 0.0
+        if hits == 0:  # WAP@k = 0: no relevant item in the top k
+            continue
+        p = weights[x - x_min] / total
+        e = 0.0
+        v = 0.0
+        bound = 0.0
+        if x > 0:
+            # the top part: a tie of j ranks holding a uniformly random x-subset of the relevant
+            # grades; given the subset, :func:`_wap_tie`; over subsets, E[mean grade] = g_mean,
+            # Var(subset sum) = x (r - x) / r * pool, E[subset's centred squares] = (x - 1) pool
+            e1, v1, b1 = _ap_term(s, j, x, j, grade_before / g_mean, direct)
+            e = g_mean * e1
+            v = g_mean * g_mean * v1
+            bound = g_mean * g_mean * b1
+            if pool > 0.0:
+                sum_var = x * (r - x) / r * pool
+                e0, v0, b0 = _ap_term(s, j, x, j, 0.0, direct)
+                spread, lost_q = _order_spread(j, x, sums, e0, v0, b0)
+                v += sum_var / (x * x) * v0 + pool * spread
+                bound += sum_var / (x * x) * b0 + pool * lost_q
+                slope = dh / j + (lh * (x - 1.0) / (j * (j - 1.0)) if j > 1 else 0.0)  # d E[X] / d subset sum
+                v += slope * slope * sum_var
+        conditional[x - lo] = (mean_before + e) / hits
+        mean += p * conditional[x - lo]
+        within += p * (var_before + v) / (hits * hits)
+        lost += p * bound / (hits * hits)
+    between = 0.0
+    for x in range(lo, hi + 1):
+        d = conditional[x - lo] - mean
+        between += weights[x - x_min] / total * d * d
+    return mean, within + between, lost
+
+
+@jit
+def _wap_cut_tie(s, n, r, j, before, grade_before, grade_sum, grade_square, mean_before, var_before,
+                 direct_limit):
+    """(E, Var) of WAP@k over the relevant items retrieved, k cutting a tie after j of its n ranks:
+    :func:`_ap_cut_tie` with the WAP numerator, whose top part given x holds a uniformly random
+    x-subset of the tie's relevant grades (:func:`_wap_mixture`)."""
+    if r == 0:
+        if before == 0:
+            return 0.0, 0.0
+        return mean_before / before, var_before / (before * before)
+    weights = np.empty(min(r, j) + 1, dtype=np.float64)
+    lo, hi, total, x_min = hypergeometric_weights(n, r, j, weights)
+    mean, var, lost = _wap_mixture(s, j, before, grade_before, r, grade_sum, grade_square, mean_before, var_before,
+                                   weights, lo, hi, total, x_min, j <= direct_limit)
+    if lost > _CLOSED_TOLERANCE * var and j <= _DIRECT_MAX:
+        mean, var, _ = _wap_mixture(s, j, before, grade_before, r, grade_sum, grade_square, mean_before,
+                                    var_before, weights, lo, hi, total, x_min, np.bool_(True))
+    return mean, var
+
+
 def _query_spread_kernel(retrieved):
     """:func:`query_spread`, and with ``retrieved`` ``query_spread_retrieved``, which also takes
     AP_RET columns (:func:`_ap_cut_tie`): one source, two kernels (:func:`._jit.jit_variants`)."""
 
-    def query_spread(sizes, relevant, gain_sums, gain_squares, n_ties, total_relevant, kinds, cutoffs, tables,
-                     direct_limit, means, variances, q):
+    def query_spread(sizes, relevant, gain_sums, gain_squares, grade_sums, grade_squares, n_ties, total_relevant, kinds,
+                     cutoffs, tables, direct_limit, means, variances, q):
         """Expectation and variance of each (kind, cutoff) numerator of one query, from its ties in
         rank order (``sizes`` > 0 items, ``relevant`` of them relevant, gain sum and centred sum of
         squares of the gains), into ``means[q]`` and ``variances[q]``. A cutoff of 0 is the whole list.
@@ -385,14 +562,17 @@ def _query_spread_kernel(retrieved):
             Gain sum per tie.
         gain_squares : (>= n_ties,) float64
             Centred sum of squares of the gains per tie.
+        grade_sums, grade_squares : (>= n_ties,) float64
+            Sum and centred sum of squares of the relevant items' values per tie (WAP, whose
+            values are the grades; the other items count 0).
         n_ties : int
             Ties of the query.
         total_relevant : int64
             R, relevant items of the query (also those outside the list).
         kinds : (n_kinds,) int64, read-only
-            Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC; AP_RET (the ``_retrieved``
-            kernel only): AP@k over the relevant items retrieved, whose mean and variance it writes,
-            not its numerator's.
+            Numerator per column: HITS, GAINS, DCG, AP, WAP, RR or RPREC; AP_RET and WAP_RET (the
+            ``_retrieved`` kernel only): AP@k and WAP@k over the relevant items retrieved, whose mean
+            and variance it writes, not their numerators'.
         cutoffs : (n_kinds,) int64, read-only
             Cutoff per column; 0: the whole list (not read for RPREC).
         tables : (4, depth + 1) float64, read-only
@@ -424,9 +604,9 @@ def _query_spread_kernel(retrieved):
             cut_start = np.int64(0)
             cutoff = limit
             if retrieved:
-                if kind == AP_RET:  # the numerator up to the tie the cutoff cuts (if any), then _ap_cut_tie
-                    over_hits = True
-                    kind = AP
+                if kind == AP_RET or kind == WAP_RET:  # the numerator up to the tie the cutoff cuts (if
+                    over_hits = True                    # any), then _ap_cut_tie / _wap_cut_tie
+                    kind = AP if kind == AP_RET else WAP
                     for t in range(n_ties):
                         if cut_start + sizes[t] > limit:
                             cut = t
@@ -439,6 +619,7 @@ def _query_spread_kernel(retrieved):
             n_closed = 0
             s = np.int64(0)  # typed: a literal 0 would compile each callee once more for it
             before = np.int64(0)
+            grade_before = 0.0
             for t in range(n_ties):
                 n = sizes[t]
                 lost[t] = 0.0
@@ -454,18 +635,22 @@ def _query_spread_kernel(retrieved):
                         break
                 else:
                     direct = (m if kind == DCG else n) <= direct_limit
-                    e, v, lost[t] = _tie_term(kind, s, n, m, r, before, gain_sums[t], gain_squares[t], tables, direct)
+                    e, v, lost[t] = _tie_term(kind, s, n, m, r, before, gain_sums[t], gain_squares[t], tables, direct,
+                                              grade_before, grade_sums[t], grade_squares[t])
                     mean += e
                     var += v
                     total_lost += lost[t]
                     n_closed += lost[t] > 0.0
                 s += n
                 before += r
+                grade_before += grade_sums[t]
             hits = before  # relevant items before the limit (the redo below walks ``before`` again)
+            grades_hit = grade_before
             if total_lost > _CLOSED_TOLERANCE * var:  # the ties that may have lost too much, rank by rank
                 threshold = _CLOSED_TOLERANCE * var / n_closed
                 s = np.int64(0)
                 before = np.int64(0)
+                grade_before = 0.0
                 for t in range(n_ties):
                     n = sizes[t]
                     if s >= limit:
@@ -473,15 +658,20 @@ def _query_spread_kernel(retrieved):
                     m = min(n, limit - s)
                     if lost[t] > threshold and (m if kind == DCG else n) <= _DIRECT_MAX:
                         e, v, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
-                                            np.bool_(False))
+                                            np.bool_(False), grade_before, grade_sums[t], grade_squares[t])
                         e2, v2, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
-                                              np.bool_(True))
+                                              np.bool_(True), grade_before, grade_sums[t], grade_squares[t])
                         var += v2 - v
                     s += n
                     before += relevant[t]
+                    grade_before += grade_sums[t]
             if retrieved:
                 if over_hits:
-                    if cut >= 0:
+                    if cut >= 0 and kind == WAP:
+                        mean, var = _wap_cut_tie(cut_start, sizes[cut], relevant[cut], cutoff - cut_start, hits,
+                                                 grades_hit, grade_sums[cut], grade_squares[cut], mean, max(var, 0.0),
+                                                 direct_limit)
+                    elif cut >= 0:
                         mean, var = _ap_cut_tie(cut_start, sizes[cut], relevant[cut], cutoff - cut_start, hits, mean,
                                                 max(var, 0.0), direct_limit)
                     elif hits > 0:
@@ -511,8 +701,8 @@ def _hamming_spread_kernel(retrieved):
         gains : (n_grades,) float64, read-only
             Value of each grade: its gain, or the grade itself for grade sums.
         kinds : (n_kinds,) int64, read-only
-            Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC; AP_RET in the ``_retrieved``
-            kernel (:func:`query_spread`).
+            Numerator per column: HITS, GAINS, DCG, AP, WAP, RR or RPREC; AP_RET and WAP_RET in the
+            ``_retrieved`` kernel (:func:`query_spread`).
         cutoffs : (n_kinds,) int64, read-only
             Cutoff per column; 0: the whole list (not read for RPREC).
         tables : (4, depth + 1) float64, read-only
@@ -533,6 +723,8 @@ def _hamming_spread_kernel(retrieved):
         relevant = np.zeros(n_d, dtype=np.int64)
         gain_sums = np.zeros(n_d, dtype=np.float64)
         gain_squares = np.zeros(n_d, dtype=np.float64)
+        grade_sums = np.zeros(n_d, dtype=np.float64)
+        grade_squares = np.zeros(n_d, dtype=np.float64)
         for q in range(lo, hi):
             total_relevant = np.int64(0)
             for d in range(n_d):
@@ -545,18 +737,28 @@ def _hamming_spread_kernel(retrieved):
                     if g > 0:
                         r += hist[q, d, g]
                 squares = 0.0
+                r_sum = 0.0
+                r_squares = 0.0
                 if n > 0:
                     mean = g_sum / n
                     for g in range(n_g):
                         squares += hist[q, d, g] * (gains[g] - mean) * (gains[g] - mean)
+                    if r > 0:
+                        for g in range(1, n_g):
+                            r_sum += hist[q, d, g] * gains[g]
+                        r_mean = r_sum / r
+                        for g in range(1, n_g):
+                            r_squares += hist[q, d, g] * (gains[g] - r_mean) * (gains[g] - r_mean)
+                grade_sums[d] = r_sum
+                grade_squares[d] = r_squares
                 sizes[d] = n
                 relevant[d] = r
                 gain_sums[d] = g_sum
                 gain_squares[d] = squares
                 total_relevant += r
             (query_spread_retrieved if retrieved else query_spread)(
-                sizes, relevant, gain_sums, gain_squares, n_d, total_relevant, kinds, cutoffs, tables,
-                direct_limit, means, variances, q)
+                sizes, relevant, gain_sums, gain_squares, grade_sums, grade_squares, n_d, total_relevant, kinds,
+                cutoffs, tables, direct_limit, means, variances, q)
 
     return hamming_spread
 
@@ -587,8 +789,8 @@ def _list_spread_kernel(retrieved):
         extra_relevant : (n_queries,) int64, read-only
             Relevant items missing from each list.
         kinds : (n_kinds,) int64, read-only
-            Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC; AP_RET in the ``_retrieved``
-            kernel (:func:`query_spread`).
+            Numerator per column: HITS, GAINS, DCG, AP, WAP, RR or RPREC; AP_RET and WAP_RET in the
+            ``_retrieved`` kernel (:func:`query_spread`).
         cutoffs : (n_kinds,) int64, read-only
             Cutoff per column; 0: the whole list (not read for RPREC).
         tables : (4, depth + 1) float64, read-only
@@ -611,6 +813,8 @@ def _list_spread_kernel(retrieved):
             relevant = np.zeros(n_rows, dtype=np.int64)
             gain_sums = np.zeros(n_rows, dtype=np.float64)
             gain_squares = np.zeros(n_rows, dtype=np.float64)
+            grade_sums = np.zeros(n_rows, dtype=np.float64)
+            grade_squares = np.zeros(n_rows, dtype=np.float64)
             n_ties = 0
             total_relevant = extra_relevant[q]
             start = 0
@@ -628,6 +832,16 @@ def _list_spread_kernel(retrieved):
                 for i in range(start, stop):
                     d = gains[a + order[i]] - mean
                     squares += d * d
+                r_sum = 0.0
+                for i in range(start, stop):
+                    r_sum += gains[a + order[i]] * is_relevant[a + order[i]]
+                r_squares = 0.0
+                if r > 0:
+                    for i in range(start, stop):
+                        d = gains[a + order[i]] - r_sum / r
+                        r_squares += d * d * is_relevant[a + order[i]]
+                grade_sums[n_ties] = r_sum
+                grade_squares[n_ties] = r_squares
                 sizes[n_ties] = stop - start
                 relevant[n_ties] = r
                 gain_sums[n_ties] = g_sum
@@ -636,8 +850,8 @@ def _list_spread_kernel(retrieved):
                 n_ties += 1
                 start = stop
             (query_spread_retrieved if retrieved else query_spread)(
-                sizes, relevant, gain_sums, gain_squares, n_ties, total_relevant, kinds, cutoffs, tables,
-                direct_limit, means, variances, q)
+                sizes, relevant, gain_sums, gain_squares, grade_sums, grade_squares, n_ties, total_relevant, kinds,
+                cutoffs, tables, direct_limit, means, variances, q)
 
     return list_spread
 

@@ -3,13 +3,14 @@
 The doors (:func:`fasttie.evaluate`, :func:`fasttie.rank_evaluate`, :func:`fasttie.trec.evaluate`)
 compute every metric's expectation over tie orders; :mod:`fasttie._kernels.tie_spread` computes,
 from the same ties, the expectation and the variance of each metric's numerator (hits, gain
-sums, DCG, the AP numerator, the reciprocal rank). A metric is that numerator over a
+sums, DCG, the AP and WAP numerators, the reciprocal rank). A metric is that numerator over a
 denominator no tie order changes (k, R, min(k, R), the ideal DCG), so its standard deviation
 is the metric's value times sqrt(Var) / E of its numerator (0 where the numerator is always 0).
-AP@k over the relevant items retrieved divides by hits@k, which the tie order moves: its kernel
-returns the metric's own mean and variance (a hypergeometric mixture over the cut tie), and the
-same formula gives its standard deviation. docs/ties.md, "How far a metric moves with the tie order", gives the formulas and says why the
-other metrics are refused.
+AP@k and WAP@k over the relevant items retrieved divide by hits@k, which the tie order moves:
+their kernel returns the metric's own mean and variance (a hypergeometric mixture over the cut
+tie), and the same formula gives its standard deviation. docs/ties.md, "How far a metric moves
+with the tie order", gives the formulas and says why the other metrics are refused (GMAP: its
+variance is not a function of the moments of AP these kernels compute).
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ from .values import read_only
 __all__ = ["RANGE", "SPREAD_BASES", "check_spread", "hamming_spread", "list_spread", "with_spread"]
 
 _GRADES = -1  # ACG sums grades, not gains: the GAINS numerator of a pass whose gains are the grades
+_RETRIEVED = {_k.AP: _k.AP_RET, _k.WAP: _k.WAP_RET}  # over the relevant items retrieved: the metric itself
+_ON_GRADES = (_GRADES, _k.WAP, _k.WAP_RET)  # numerators over the grades (WAP's cumulated grades), not the gains
 # base -> numerator kind; None: no tie order changes the value (std 0); "Success": Bernoulli
 _KINDS = {
     "P": _k.HITS, "R": _k.HITS, "F1": _k.HITS, "Hits": _k.HITS, "NumRelRet": _k.HITS, "Rprec": _k.RPREC,
-    "ACG": _GRADES, "DCG": _k.DCG, "nDCG": _k.DCG, "RR": _k.RR, "AP": _k.AP,
+    "ACG": _GRADES, "DCG": _k.DCG, "nDCG": _k.DCG, "RR": _k.RR, "AP": _k.AP, "WAP": _k.WAP,
     "Success": "Success", "NumRet": None, "NumRel": None, "NumQ": None,
 }
 SPREAD_BASES = tuple(_KINDS)
@@ -77,8 +80,9 @@ def check_spread(spread: bool | str, parsed: list[Metric], *, ties: str, ap_deno
     if refused:
         raise InputError(
             f"spread=True has no exact method for {', '.join(refused)}: it is exact for P, R, F1, Hits, "
-            "Success, NumRelRet, ACG, DCG, nDCG, RR, Rprec, AP and AP@k (every ap_denominator), and the counts and "
-            "radius metrics (std 0) (docs/ties.md, 'How far a metric moves with the tie order'). Leave those "
+            "Success, NumRelRet, ACG, DCG, nDCG, RR, Rprec, AP, AP@k, WAP and WAP@k (every ap_denominator), and the "
+            "counts and radius metrics (std 0); GMAP's variance needs the whole distribution of AP over the tie "
+            "orders, not its moments (docs/ties.md, 'How far a metric moves with the tie order'). Leave those "
             "metrics out, or pass spread='range' for the extremes alone"
         )
     return True
@@ -92,13 +96,13 @@ def _supported(metric):
 
 def _plan(parsed, ap_denominator):
     """(kinds, cutoffs) int64 of the numerators the metrics need (``_GRADES`` for grade sums;
-    AP_RET for AP@k over the relevant items retrieved, the metric itself), and metric name ->
-    column."""
+    AP_RET / WAP_RET for AP@k / WAP@k over the relevant items retrieved, the metric itself), and
+    metric name -> column."""
     columns, plan = {}, {}
     for m in parsed:
         kind = None if m.radius is not None else _KINDS[m.base]
-        if kind == _k.AP and over_retrieved(m, ap_denominator):
-            kind = _k.AP_RET
+        if kind in _RETRIEVED and over_retrieved(m, ap_denominator):
+            kind = _RETRIEVED[kind]
         if isinstance(kind, int):
             key = (kind, 0 if m.k is None or kind == _k.RPREC else int(m.k))
             columns[m.name] = plan.setdefault(key, len(plan))
@@ -124,10 +128,11 @@ def _tables(kinds, cutoffs, longest):
 
 
 def _split(kinds, cutoffs, gains, grades):
-    """[(columns, kinds, cutoffs, values)]: the numerators over ``gains``, and ACG's over ``grades``."""
+    """[(columns, kinds, cutoffs, values)]: the numerators over ``gains``, and ACG's and WAP's over
+    ``grades``."""
     out = []
     for on_grades, values in ((False, gains), (True, grades)):
-        picked = np.flatnonzero((kinds == _GRADES) == on_grades)
+        picked = np.flatnonzero(np.isin(kinds, _ON_GRADES) == on_grades)
         if len(picked):
             picked_kinds = np.where(kinds[picked] == _GRADES, _k.GAINS, kinds[picked]).astype(np.int64)
             out.append((picked, read_only(picked_kinds), read_only(cutoffs[picked]),
@@ -136,9 +141,9 @@ def _split(kinds, cutoffs, gains, grades):
 
 
 def _kernel(kinds, plain, retrieved):
-    """The ``_retrieved`` variant of a spread kernel where a column is AP_RET: only those calls
-    compile its hypergeometric mixture."""
-    return retrieved if (kinds == _k.AP_RET).any() else plain
+    """The ``_retrieved`` variant of a spread kernel where a column is AP_RET or WAP_RET: only those
+    calls compile its hypergeometric mixtures."""
+    return retrieved if np.isin(kinds, (_k.AP_RET, _k.WAP_RET)).any() else plain
 
 
 def hamming_spread(parsed: list[Metric], gains: np.ndarray, n_db: int,

@@ -258,8 +258,9 @@ def test_tie_stats_finalize_spread_is_evaluates_bitwise(seed):
     assert not stats.finalize(["AP"]).tie_std
     with pytest.raises(ValueError, match="ties"):
         stats.finalize(["AP"], ties="optimistic", spread=True)
-    with pytest.raises(ValueError, match="WAP@20"):
-        stats.finalize(["WAP@20"], spread=True)  # over the retrieved relevant items: no exact method yet
+    with pytest.raises(ValueError, match="GMAP@20"):
+        stats.finalize(["WAP@20", "GMAP@20"], spread=True)  # GMAP: no exact method (docs/ties.md)
+    assert stats.finalize(["WAP@20"], spread=True).tie_std["WAP@20"].shape == (len(q),)
 
 
 def test_dask_spread_is_evaluates_bitwise():

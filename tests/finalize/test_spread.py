@@ -462,10 +462,10 @@ def test_refusals_name_the_metric_and_the_option():
     with pytest.raises(ValueError, match="ties"):
         ft.rank_evaluate(y_true, y_pred, group=sizes, metrics=["AP"], ties="stable", spread=True)
     q, db, ql, dl, _, _ = _hamming_case(0, False)
-    with pytest.raises(ValueError, match="no exact method for WAP@3, GMAP@3:"):
+    with pytest.raises(ValueError, match="no exact method for GMAP@3:.*docs/ties.md"):
         ft.evaluate(q, db, ql, dl, metrics=["AP@3", "WAP@3", "GMAP@3"], spread=True)  # the Hamming default: retrieved
-    with pytest.raises(ValueError, match="WAP@3"):
-        ft.evaluate(q, db, ql, dl, metrics=["WAP@3"], ap_denominator="total", spread=True)
+    with pytest.raises(ValueError, match="GMAP:"):
+        ft.evaluate(q, db, ql, dl, metrics=["WAP@3", "GMAP"], ap_denominator="total", spread=True)
     with pytest.raises(ValueError, match="ties"):
         ft.evaluate(q, db, ql, dl, metrics=["AP"], ties="optimistic", spread=True)
     with pytest.raises(ValueError, match="skip_missed"):
@@ -549,3 +549,165 @@ def test_command_line_prints_mean_and_spread(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["mean_tie_std"] == {"recip_rank": 0.25}
     assert cli.main(["trec", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "recip_rank", "--spread"]) == 2
     assert "ties" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- WAP and WAP@k (Hamming rankings)
+
+
+def wap_value(grades, k, denominator):
+    """WAP@k of one fixed order (grades in rank order, grade > 0 relevant), from its definition."""
+    n_relevant = sum(g > 0 for g in grades)
+    cut = len(grades) if k is None else min(k, len(grades))
+    cumulative, total, hits = 0, Fraction(0), 0
+    for rank, g in enumerate(grades[:cut], start=1):
+        cumulative += g
+        if g > 0:
+            hits += 1
+            total += Fraction(cumulative, rank)
+    if not n_relevant:
+        return Fraction(0)
+    if denominator == "retrieved":
+        return total / hits if hits else Fraction(0)
+    return total / (n_relevant if denominator == "total" or k is None else min(k, n_relevant))
+
+
+def wap_oracle(groups, grades, k, denominator):
+    """(mean, variance) of WAP@k over every tie order, Fractions."""
+    values = [wap_value([grades[i] for i in order], k, denominator) for order in tie_orders(groups)]
+    mean = sum(values) / len(values)
+    return mean, sum((v - mean) ** 2 for v in values) / len(values)
+
+
+def test_wap_oracle_on_a_hand_example():
+    # grades 2, 1, 0 tied at ranks 1-3, then a relevant item of grade 1 at rank 4; WAP over R = 3.
+    # Orders (W): 210 -> 2 + 3/2 + 4/4 = 9/2; 201 -> 2 + 1 + 1 = 4; 120 -> 1 + 3/2 + 1 = 7/2;
+    # 102 -> 1 + 1 + 1 = 3; 021 -> 1 + 1 + 1 = 3; 012 -> 1/2 + 1 + 1 = 5/2: W/3
+    mean, var = wap_oracle([[0, 1, 2], [3]], [2, 1, 0, 1], None, "total")
+    assert mean == Fraction(41, 36)
+    assert var == (Fraction(81 + 64 + 49 + 36 + 36 + 25, 4 * 6) - Fraction(41, 12) ** 2) / 9
+
+
+def _check_wap(q, db, ql, dl, ks, denominator):
+    names = ["WAP" if k is None else f"WAP@{k}" for k in ks]
+    res = ft.evaluate(q, db, ql, dl, metrics=names, ap_denominator=denominator, spread=True)
+    grades = np.asarray(ql) @ np.asarray(dl).T
+    distances = (np.asarray(q)[:, None, :] != np.asarray(db)[None, :, :]).sum(axis=2)
+    variances = {name: Fraction(0) for name in names}
+    for i in range(len(q)):
+        groups = groups_by_score((-distances[i]).tolist())
+        for k, name in zip(ks, names):
+            mean, var = wap_oracle(groups, grades[i].tolist(), k, denominator)
+            assert res.per_query[name][i] == pytest.approx(float(mean), abs=1e-12), (name, i)
+            assert res.tie_std[name][i] == pytest.approx(math.sqrt(var), abs=1e-12), (name, i, grades[i], groups)
+            variances[name] += var
+    for name in names:
+        assert res.mean_tie_std[name] == pytest.approx(math.sqrt(variances[name]) / len(q), abs=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("denominator", ["total", "min", "retrieved"])
+def test_wap_matches_every_tie_order(seed, denominator):
+    """Multi-hot labels (graded ties); cutoffs inside and at the end of ties and past the list."""
+    rng = np.random.default_rng(seed)
+    q, db = rng.choice([-1, 1], (3, 3)), rng.choice([-1, 1], (7, 3))
+    ql, dl = rng.integers(0, 2, (3, 4)), rng.integers(0, 2, (7, 4))
+    _check_wap(q, db, ql, dl, [None, 1, 2, 3, 4, 5, 6, 7, 9], denominator)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_db=st.integers(1, 7), n_bits=st.integers(1, 4), n_labels=st.integers(2, 4),
+       k=st.integers(1, 9), denominator=st.sampled_from(["total", "min", "retrieved"]))
+def test_wap_random_cases(seed, n_db, n_bits, n_labels, k, denominator):
+    rng = np.random.default_rng(seed)
+    q, db = rng.choice([-1, 1], (2, n_bits)), rng.choice([-1, 1], (n_db, n_bits))
+    ql, dl = rng.integers(0, 2, (2, n_labels)), rng.integers(0, 2, (n_db, n_labels))
+    _check_wap(q, db, ql, dl, [None, k], denominator)
+
+
+def test_wap_monte_carlo_on_long_graded_ties():
+    """Ties of hundreds of codes (the closed forms and the cut tie's mixture over long ties): the
+    standard deviation within sampling error of shuffled orders."""
+    rng = np.random.default_rng(3)
+    q, db = rng.choice([-1, 1], (2, 4)), rng.choice([-1, 1], (3000, 4))
+    ql, dl = rng.integers(0, 2, (2, 5)), (rng.random((3000, 5)) < 0.3).astype(int)
+    names = ["WAP", "WAP@1000"]
+    res = ft.evaluate(q, db, ql, dl, metrics=names, ap_denominator="retrieved", spread=True)
+    grades = ql @ dl.T
+    distances = (q[:, None, :] != db[None, :, :]).sum(axis=2)
+    for i in range(2):
+        samples = {name: [] for name in names}
+        for _ in range(400):
+            order = np.lexsort((rng.random(3000), distances[i]))
+            g = grades[i][order].astype(float)
+            cumulative = np.cumsum(g)
+            terms = np.where(g > 0, cumulative / np.arange(1, 3001), 0.0)
+            for name, k in (("WAP", 3000), ("WAP@1000", 1000)):
+                samples[name].append(terms[:k].sum() / max((g[:k] > 0).sum(), 1))
+        for name in names:
+            std = np.std(samples[name])
+            assert res.per_query[name][i] == pytest.approx(np.mean(samples[name]), abs=4 * std / math.sqrt(400) + 1e-12)
+            assert res.tie_std[name][i] == pytest.approx(std, rel=0.2)
+
+
+# ---------------------------------------------------------------- GMAP: not a function of AP's moments
+
+
+def _ap_distribution(ties, n_relevant):
+    """{AP: probability} of a ranked list of ties (items, relevant) over every tie order, AP over
+    ``n_relevant`` (the list's relevant items and the unretrieved ones), Fractions."""
+    per_tie = [list(itertools.combinations(range(n), r)) for n, r in ties]
+    total = math.prod(len(c) for c in per_tie)
+    out = {}
+    for combo in itertools.product(*per_tie):
+        start, hits, numerator = 0, 0, Fraction(0)
+        for (n, _), positions in zip(ties, combo):
+            for p in positions:
+                hits += 1
+                numerator += Fraction(hits, start + p + 1)
+            start += n
+        value = numerator / n_relevant
+        out[value] = out.get(value, 0) + Fraction(1, total)
+    return out
+
+
+def _sqrt_decimal(value, digits=60):
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = digits
+        return (Decimal(value.numerator) / Decimal(value.denominator)).sqrt()
+
+
+# docs/ties.md, section 9 ("GMAP"): ranks 1, 2 non-relevant, 3 relevant, then a tie
+# of two items holding one relevant (A: ranks 5-6 after one non-relevant item; B: ranks 4-5, then
+# two non-relevant items and a second such tie at ranks 8-9), with 6 (A) and 10 (B) relevant items
+# unretrieved
+GMAP_A = (((1, 0), (1, 0), (1, 1), (1, 0), (2, 1)), 8)
+GMAP_B = (((1, 0), (1, 0), (1, 1), (2, 1), (1, 0), (1, 0), (2, 1)), 13)
+
+
+def test_gmap_variance_is_not_a_function_of_the_moments_of_ap():
+    """Equal mean and variance of AP, different E[sqrt(AP)]: with a second query of AP 1 (no ties),
+    GMAP = sqrt(AP) of the first, whose variance E[AP] - E[sqrt(AP)]^2 differs."""
+    laws = [_ap_distribution(*case) for case in (GMAP_A, GMAP_B)]
+    means = [sum(v * p for v, p in law.items()) for law in laws]
+    variances = [sum((v - m) ** 2 * p for v, p in law.items()) for law, m in zip(laws, means)]
+    assert means == [Fraction(7, 80)] * 2 and variances == [Fraction(1, 57600)] * 2
+    assert len(laws[0]) == 2 and len(laws[1]) == 4 and min(min(law) for law in laws) > Fraction(1, 10**5)
+    roots = [sum(_sqrt_decimal(p * p) * _sqrt_decimal(v) for v, p in law.items()) for law in laws]  # E[sqrt(AP)]
+    assert abs(roots[0] - roots[1]) > 3e-8  # 0.2957200850... and 0.2957200549..., 60 digits each
+    gmap_variances = [float(_sqrt_decimal(m) ** 2 - r * r) for m, r in zip(means, roots)]
+    assert gmap_variances[0] == pytest.approx(4.96313e-5, rel=1e-5)
+    assert gmap_variances[1] == pytest.approx(4.96491e-5, rel=1e-5)
+    # fasttie's own mean and tie std of AP agree for the two lists, and GMAP stays refused
+    for ties, n_relevant in (GMAP_A, GMAP_B):
+        scores, y_true = [], []
+        for position, (n, r) in enumerate(ties):
+            scores += [-float(position)] * n
+            y_true += [1.0] * r + [0.0] * (n - r)
+        unretrieved = [[1.0] * (n_relevant - int(sum(y_true)))]
+        res = ft.rank_evaluate(y_true, scores, metrics=["AP"], unretrieved=unretrieved, spread=True)
+        assert res.mean["AP"] == pytest.approx(7 / 80, abs=1e-15)
+        assert res.tie_std["AP"][0] == pytest.approx(1 / 240, abs=1e-15)
+        with pytest.raises(ValueError, match="GMAP.*docs/ties.md"):
+            ft.rank_evaluate(y_true, scores, metrics=["GMAP"], unretrieved=unretrieved, spread=True)
