@@ -34,7 +34,7 @@ from .hamming.streamed import listed_rows
 from .relevance import make_relevance
 from .result import Result
 from .finalize.values import check_options
-from ._kernels.modes import HAMMING_TIES
+from .options import HAMMING_TIES
 
 __all__ = ["evaluate_distributed"]
 

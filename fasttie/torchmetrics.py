@@ -39,7 +39,7 @@ from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from ._kernels.modes import HAMMING_TIES
+from .options import HAMMING_TIES
 from .codes import PackedCodes
 from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError, InputTypeError

@@ -19,7 +19,7 @@ import numpy as np
 from . import trec
 from ._device import available
 from ._kernels import _jit
-from ._kernels.modes import HAMMING_TIES
+from .options import HAMMING_TIES
 from ._kernels.cached import FRONT_DOORS, cache_status, door_kernels, door_state, kernel_at, kernel_cached
 from .diversity import alpha_ndcg
 from .lists.lambdarank import lambdarank

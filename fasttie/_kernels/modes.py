@@ -1,5 +1,5 @@
 """Tie modes and relevance kinds: the codes the kernels take and the names the facades accept,
-in one table.
+in one table (each door's choices of tie modes: :mod:`fasttie.options`).
 
 A tie mode orders the items inside each tie: ``AVERAGE`` averages every order (the exact
 expectation), ``OPTIMISTIC`` / ``PESSIMISTIC`` split each tie by grade, higher / lower first, and
@@ -15,9 +15,4 @@ CLASS, MULTIHOT, LISTED = 0, 1, 2
 TIE_CODES = {"average": AVERAGE, "optimistic": OPTIMISTIC, "pessimistic": PESSIMISTIC, "stable": FIXED,
              "trec": FIXED, "pyndeval": FIXED}
 
-# the tie modes each front door takes, in the order its documentation and the command line list
-# them (the demo's columns): every door, the CLI and warmup read these, none spells them again
-HAMMING_TIES = ("average", "stable", "optimistic", "pessimistic")  # evaluate, search, rescore_evaluate, torch
-LIST_TIES = HAMMING_TIES + ("trec", "pyndeval")  # rank_evaluate: also trec_eval's and ndeval's orders
-TREC_TIES = ("trec", "pyndeval") + HAMMING_TIES  # trec.evaluate, trec_eval's order first (its default)
 KIND_CODES = {"class": CLASS, "multihot": MULTIHOT, "listed": LISTED}

@@ -12,7 +12,7 @@ import sys
 
 import fasttie as ft
 
-from .._kernels.modes import HAMMING_TIES
+from ..options import HAMMING_TIES
 from ..errors import InputError
 from .loaders import load_array, load_codes, load_relevance, split_key
 from ..metrics import parse_metric

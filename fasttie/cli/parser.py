@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
+from ..options import AP_DENOMINATORS, EMPTY_POLICIES, GAINS
 from ..metrics.doors import HAMMING, LISTS, metric_help
 from ..plots import RADIUS_MEANS
 from .common import (
@@ -36,13 +37,13 @@ def _add_metrics(parser, default_text, door):
 def _add_conventions(parser, *, ties, ap_denominator, gain):
     group = parser.add_argument_group("conventions")
     group.add_argument("--ties", default=ties, choices=(*TIE_MODES, "trec") if ties == "trec" else TIE_MODES, help=f"order inside ties (default {ties})")
-    group.add_argument("--ap-denominator", default=ap_denominator, choices=("retrieved", "total", "min"),
+    group.add_argument("--ap-denominator", default=ap_denominator, choices=AP_DENOMINATORS,
                        help=f"AP@k denominator: relevant retrieved in the top k, R, or min(k, R) (default {ap_denominator})")
-    group.add_argument("--gain", default=gain, choices=("exp2", "linear"),
+    group.add_argument("--gain", default=gain, choices=GAINS,
                        help=f"DCG gain: 2^g - 1 or g (default {gain})")
     hashing = ties != "trec"
     group.add_argument("--empty", default="zero",
-                       choices=("zero", "skip", "one", "error") + (("skip_missed",) if hashing else ()),
+                       choices=tuple(p for p in EMPTY_POLICIES if hashing or p != "skip_missed"),
                        help="queries without relevant items: score 0, skip (NaN, left out of means), 1, or error"
                        + ("; skip_missed: also skip a metric's queries with no relevant item retrieved in its top k "
                           "(HashNet's protocol)" if hashing else "") + " (default zero)")

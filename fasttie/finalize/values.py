@@ -17,13 +17,9 @@ from .._kernels.finalize import (
 from .._kernels.tie_math import discount_prefix
 from ..metrics import (DEFAULT_PERSISTENCE, FIXED_ORDER_ONLY, GRADED, KEPT_WHEN_EMPTY, PERSISTENT,
                       STANDARD_RECALL_LEVELS, UNDEFINED_WHEN_EMPTY, over_retrieved)
+from ..options import CHOICES
 from ..errors import InputError, InputTypeError
 
-_CHOICES = {
-    "ap_denominator": ("retrieved", "total", "min"),
-    "gain": ("exp2", "linear"),
-    "empty": ("zero", "skip", "one", "error", "skip_missed"),
-}
 _discount_cache = np.zeros(1)
 WHOLE_LIST = np.iinfo(np.int64).max  # the cutoff of metrics without @k
 # values that do not depend on the order (Judged and RBPResid: where every item is judged, Hamming ranking)
@@ -74,7 +70,7 @@ def read_only(array) -> np.ndarray:
 def check_options(*, ties, tie_modes, **options):
     """Raise ValueError/TypeError naming the option when a value is not one of its choices."""
     for name, value in (("ties", ties), *options.items()):
-        choices = tuple(tie_modes) if name == "ties" else _CHOICES[name]
+        choices = tuple(tie_modes) if name == "ties" else CHOICES[name]
         if not isinstance(value, str):
             raise InputTypeError(f"{{{name}}} must be a string, one of {choices}; got {value!r}", argument=name)
         if value not in choices:

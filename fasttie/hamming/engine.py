@@ -30,7 +30,8 @@ from .._kernels.hamming_ties import (
     finalize_stable, finalize_stable_optional, stable_ranks,
 )
 from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
-from .._kernels.modes import HAMMING_TIES, KIND_CODES, TIE_CODES
+from .._kernels.modes import KIND_CODES, TIE_CODES
+from ..options import HAMMING_TIES
 from .._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
 from ..codes import pack_pair
 from ..metrics import Metric, aggregate, parse_metrics

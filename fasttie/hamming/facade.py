@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from .. import _device
 from .._kernels.knn import knn, radius_counts, radius_fill
-from .._kernels.modes import HAMMING_TIES
+from ..options import HAMMING_TIES
 from ..codes import PackedCodes, ShardedCodes, is_shard_list, memory_mapped, pack_codes, pack_pair, pack_whole
 from ..conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from ..errors import InputError

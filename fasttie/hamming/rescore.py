@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._kernels import rescore as _k
-from .._kernels.modes import HAMMING_TIES
+from ..options import HAMMING_TIES
 from ..codes import PackedCodes, pack_pair
 from ..errors import InputError, InputTypeError
 from ..metrics import parse_metrics

@@ -13,7 +13,8 @@ from .._kernels.err import err_rankings
 from .._kernels.finalize import N_QUANTITIES
 from .._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from .._kernels.radix_sort import argsort_ascending
-from .._kernels.modes import FIXED, LIST_TIES, TIE_CODES
+from .._kernels.modes import FIXED, TIE_CODES
+from ..options import LIST_TIES
 from .._kernels.score_ties import (
     finalize_fixed_rankings, finalize_fixed_rankings_optional, finalize_rankings, finalize_rankings_optional,
 )

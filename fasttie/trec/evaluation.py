@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._kernels.modes import TREC_TIES
+from ..options import TREC_TIES
 from .._kernels.trec_order import trec_tie_keys
 from ..diversity.inputs import TIE_RULES, empty_value
 from ..errors import InputError, InputTypeError
@@ -282,6 +282,7 @@ def evaluate(
     >>> {k: round(v, 4) for k, v in evaluate(div, run, ["alpha_nDCG@[2,3]", "P@2"]).mean.items()}
     {'alpha_nDCG@2': 0.8801, 'alpha_nDCG@3': 0.9773, 'P@2': 1.0}
     """
+    check_options(ties=ties, tie_modes=TREC_TIES, ap_denominator=ap_denominator, gain=gain, empty=empty)
     metrics = metric_names_of(metrics, ties)
     ranking, diversity, trec_only, order = split_metric_names(metrics)
     unknown = set(options) - {"n_threads", "log_base", "spread"}
@@ -363,8 +364,6 @@ def evaluate(
             result.mean[name] = mean_of_kept(values)
         result.settings.update(diversity_settings(diversity.values()))
     if trec_only:
-        check_options(ties=ties, tie_modes=TREC_TIES,
-                      empty=empty)
         keys = ascending_tie_keys(aligned, ties) if ties in ("trec", "pyndeval") else None
         values, is_empty = trec_only_columns(aligned, trec_only, ties, relevance_level, keys,
                                              options.get("n_threads"))

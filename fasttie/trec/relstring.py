@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._kernels.modes import TREC_TIES
+from ..options import TREC_TIES
 from ..errors import InputError
 from .dict_join import align_dicts
 from .evaluation import ascending_tie_keys

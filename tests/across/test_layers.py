@@ -19,7 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "fasttie"
 # all of its modules, unless one of them is listed on its own.
 LAYERS = [
     ["fasttie.errors", "fasttie._kernels", "fasttie._device"],
-    ["fasttie.validation", "fasttie.parallel", "fasttie.metrics", "fasttie.conventions", "fasttie.lists.score_floor"],
+    ["fasttie.validation", "fasttie.parallel", "fasttie.metrics", "fasttie.conventions", "fasttie.options",
+     "fasttie.lists.score_floor"],
     ["fasttie.codes", "fasttie.relevance", "fasttie.result", "fasttie.finalize.values", "fasttie.finalize.plan"],
     ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.finalize", "fasttie.hamming.spreads"],
     ["fasttie.hamming.facade", "fasttie.hamming.gpu", "fasttie.hamming.stats", "fasttie.hamming.streamed",
