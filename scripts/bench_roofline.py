@@ -72,7 +72,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import statistics
 import sys
 import time
 from collections import Counter, defaultdict
@@ -93,7 +92,7 @@ from llvmlite import ir  # noqa: E402
 from numba import types  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
 
-from measure import LoadMeter, cpu_model, parse_int_list  # noqa: E402
+from measure import LoadMeter, cpu_model, parse_int_list, timed  # noqa: E402
 
 METRICS = ("AP", "AP@1000", "nDCG@1000", "P@1000")
 CLASSES = ("load", "logic", "popcount", "add/sad", "shift", "compare", "store", "mem inc", "other")
@@ -696,13 +695,8 @@ class EngineKernel:
 
 def timed_rate(fn, pairs, repeats):
     """(median pairs per second of ``repeats`` calls, others' CPU in cores meanwhile)."""
-    times = []
-    with LoadMeter() as load:
-        for _ in range(repeats):
-            t = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t)
-    return pairs / statistics.median(times), load.others
+    median, _, load = timed(fn, repeats)
+    return pairs / median, load.others
 
 
 # --------------------------------------------------------------------------------------------

@@ -150,7 +150,7 @@ def test_bad_spread_requests_name_the_fix():
     with pytest.raises(ValueError, match=r"nDCG\(gains=.*does not rise"):
         ft.rank_evaluate([1.0, 0], [1.0, 1], metrics=["nDCG(gains={0: 0, 1: 4, 2: 1})"], spread="range")
     with pytest.raises(ValueError, match="spread='range' for the extremes alone"):
-        ft.evaluate(np.ones((1, 8)), np.ones((4, 8)), [0], [0, 1, 0, 1], metrics=["AP@2", "WAP@2"], spread=True)
+        ft.evaluate(np.ones((1, 8)), np.ones((4, 8)), [0], [0, 1, 0, 1], metrics=["AP@2", "GMAP@2"], spread=True)
 
 
 def test_infap_walk_too_wide_is_refused():
