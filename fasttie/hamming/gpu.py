@@ -30,7 +30,7 @@ import numpy as np
 from .._device import grid, launch, require_gpu, to_device
 from ..errors import InputError
 from .engine import hashing_metrics, result_from_blocks, stable_depth
-from .stable import part_rank_bases, rank_limits, ranked_distances, ranks_by_query
+from .stable import part_rank_bases, rank_limits, ranks_by_query, relevant_ranked
 
 __all__ = ["counts", "evaluate", "knn", "radius_search"]
 
@@ -429,7 +429,7 @@ def _relevant_ranks(database, queries, rows, hist, per_chunk, whole, limits):
         first_slot = np.ascontiguousarray(rows.indptr[:-1], dtype=np.int64)
         size = int(rows.indptr[-1])
     else:
-        n_relevant = (hist[:, :, 1:].sum(axis=2) * ranked_distances(limits, hist.shape[1])).sum(axis=1)
+        n_relevant = relevant_ranked(hist, limits)
         first_slot = np.concatenate([[0], np.cumsum(n_relevant)[:-1]]).astype(np.int64)
         size = int(n_relevant.sum())
     if size * 16 > _RANK_BYTES and n > 1:

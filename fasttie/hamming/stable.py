@@ -30,7 +30,7 @@ import numpy as np
 from .._kernels.radix_sort import argsort_ascending
 
 __all__ = ["InProcess", "PartRanks", "Transport", "gathered_ranks", "part_rank_bases", "plan_ranks", "rank_limits",
-           "ranked_distances", "ranks_by_query"]
+           "ranked_distances", "ranks_by_query", "relevant_ranked"]
 
 Piece = tuple[np.ndarray, np.ndarray, np.ndarray]  # (indptr, ranks, grades) int64 of one part: its relevant items per query, in index order
 
@@ -98,11 +98,9 @@ def plan_ranks(transport: Transport, parts: list[np.ndarray], total: np.ndarray,
     """
     items = total.sum(axis=2)
     limits = rank_limits(items, depth, n_db, n_bits)
-    ranked = ranked_distances(limits, items.shape[1])
     smaller = np.cumsum(items, axis=1) - items  # every part's items at smaller distances
     bases = transport.before([part.sum(axis=2) for part in parts])
-    n_relevant = [(part[:, :, 1:].sum(axis=2) * ranked).sum(axis=1).astype(np.int64) for part in parts]
-    return PartRanks([smaller + base for base in bases], n_relevant, limits)
+    return PartRanks([smaller + base for base in bases], [relevant_ranked(part, limits) for part in parts], limits)
 
 
 def gathered_ranks(transport: Transport, pieces: list[Piece], n_queries: int) -> Piece:
@@ -136,6 +134,13 @@ def rank_limits(items: np.ndarray, depth: int, n_db: int, n_bits: int) -> np.nda
     if depth >= n_db:
         return np.full(len(items), n_bits, dtype=np.int64)
     return (np.cumsum(items, axis=1) < depth).sum(axis=1).astype(np.int64)
+
+
+def relevant_ranked(counts: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """(n_queries,) int64: the relevant items (grade > 0) of ``counts`` (n_queries, n_dist,
+    n_grades) at the distances ranked (up to ``limits``): the rank slots a pass fills."""
+    ranked = ranked_distances(limits, counts.shape[1])
+    return (counts[:, :, 1:].sum(axis=2) * ranked).sum(axis=1).astype(np.int64)
 
 
 def ranked_distances(limits: np.ndarray, n_dist: int) -> np.ndarray:

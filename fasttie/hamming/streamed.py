@@ -29,7 +29,7 @@ from ..relevance import make_relevance
 from ..finalize.values import gain_table
 from .engine import HIST_BUDGET, counts_of, result_from_blocks, shard_ranks, stable_depth, wants_progress
 from .spreads import spread_callbacks, with_spreads
-from .stable import InProcess, gathered_ranks, plan_ranks, rank_limits, ranked_distances
+from .stable import InProcess, gathered_ranks, plan_ranks, rank_limits, relevant_ranked
 
 __all__ = ["TILE_ROWS", "evaluate_streamed", "listed_rows"]
 
@@ -158,7 +158,7 @@ def _rank_blocks(hist, depth, n_db, n_bits):
     bytes each) fit in _RANK_BUDGET, a query alone where its own do not; each sub-block reads
     the database once more."""
     limits = rank_limits(hist.sum(axis=2), depth, n_db, n_bits)
-    n_relevant = (hist[:, :, 1:].sum(axis=2) * ranked_distances(limits, n_bits + 1)).sum(axis=1)
+    n_relevant = relevant_ranked(hist, limits)
     blocks, start, held = [], 0, 0
     for i, n in enumerate(n_relevant.tolist()):
         if i > start and held + n > _RANK_BUDGET // 16:
