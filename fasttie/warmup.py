@@ -8,8 +8,6 @@ for container images and cluster nodes that should not compile on a user's first
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -18,13 +16,12 @@ import numpy as np
 
 from . import trec
 from ._device import available
-from ._kernels import _jit
 from .options import HAMMING_TIES
 from ._kernels.cached import FRONT_DOORS, cache_status, door_kernels, door_state, kernel_at, kernel_cached
 from .diversity import alpha_ndcg
 from .lists.lambdarank import lambdarank
 from .hamming import evaluate, search
-from .parallel import available_threads
+from .hamming.cold_start import Helper, start_helper
 from .lists.facade import rank_evaluate
 from .hamming.rescore import rescore_evaluate
 
@@ -40,7 +37,7 @@ ft.evaluate(rng.integers(0, 2, (4, {n_bits})), rng.integers(0, 2, (50, {n_bits})
 """
 
 
-def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int) -> subprocess.Popen | None:
+def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int) -> Helper | None:
     """Start compiling ``evaluate``'s kernels for one tie mode in a helper process.
 
     numba compiles one function at a time per process, so a job that needs several sets of
@@ -57,15 +54,12 @@ def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int) -> subproc
 
     Returns
     -------
-    subprocess.Popen or None
+    fasttie.hamming.cold_start.Helper or None
         The helper (``wait()`` for it before the call that needs its kernels; if it failed, that
-        call compiles them itself), or None where it would not help: caching off, or fewer than
-        two usable CPUs.
+        call compiles them itself), or None where it would not help
+        (:func:`fasttie.hamming.cold_start.start_helper`: caching off, fewer than two usable CPUs).
     """
-    if not _jit.CACHE or available_threads() < 2:
-        return None
-    code = _HELPER_CALL.format(n_bits=int(n_bits), metrics=[str(m) for m in metrics], ties=str(ties))
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return start_helper(_HELPER_CALL.format(n_bits=int(n_bits), metrics=[str(m) for m in metrics], ties=str(ties)))
 
 
 def warmup(progress: Callable[[str, float], object] | None = None) -> dict[str, float]:

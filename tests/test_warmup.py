@@ -82,7 +82,7 @@ from fasttie._kernels import hamming_ties
 from fasttie.warmup import compile_in_helper, kernel_cached
 before = kernel_cached("hamming_ties.finalize_stable")
 helper = compile_in_helper("stable", ["AP", "P@10"], 64)
-helper.wait(timeout=600)
+helper.wait()
 after = kernel_cached("hamming_ties.finalize_stable")
 q, db, ql, dl = ft.datasets.synthetic_hashing(6, 300, 64, 3, seed=1)
 ft.evaluate(q, db, ql, dl, metrics=["AP", "P@10"], ties="stable")

@@ -8,7 +8,8 @@ import importlib
 from .cpu import bitsliced_pass
 from .histogram import tiled_kernel
 
-__all__ = ["FRONT_DOORS", "cache_status", "door_kernels", "door_state", "kernel_at", "kernel_cached"]
+__all__ = ["FRONT_DOORS", "cache_status", "door_kernels", "dispatcher_cached", "door_state", "kernel_at",
+           "kernel_cached"]
 
 # the driver kernels each front door calls (their callees are compiled into them); evaluate's
 # passes of one- and two-word codes, and its tiled pass, are those this CPU runs (:func:`door_kernels`)
@@ -80,7 +81,13 @@ def kernel_cached(path) -> bool | None:
     bool or None
         None where caching is off.
     """
-    cache = getattr(kernel_at(path), "_cache", None)
+    return dispatcher_cached(kernel_at(path))
+
+
+def dispatcher_cached(dispatcher) -> bool | None:
+    """Whether numba's cache holds a compiled signature of a kernel (a numba dispatcher); None
+    where caching is off."""
+    cache = getattr(dispatcher, "_cache", None)
     try:
         return bool(cache._cache_file._load_index())
     except AttributeError:  # caching off (a NullCache), or numba internals moved

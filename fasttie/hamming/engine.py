@@ -330,8 +330,9 @@ class _DatabasePass:
 class _Finalizer:
     """Metric values from counts: the tables every finalize call shares."""
 
-    def __init__(self, metrics, n_db, n_grades, ties, ap_denominator, gain, empty):
+    def __init__(self, metrics, n_db, n_grades, ties, ap_denominator, gain, empty, ready=None):
         self.metrics, self.n_db, self.ties = metrics, n_db, ties
+        self.ready = ready  # called before the first finalize: a helper compiling its kernels (hamming.cold_start)
         self.ap_denominator, self.empty = ap_denominator, empty
         self.plan = finalize_plan(metrics, ties, ap_denominator, n_db)
         # the ranks the stable passes order for the metrics of a ranked list; AP within a radius
@@ -352,6 +353,8 @@ class _Finalizer:
         # the optional sums (bpref, IPrec, RBP) and the ratios in kernels of their own: a call compiles only what it
         # needs (AP@k over the retrieved items, the default: the ratios)
         plan = self.plan
+        if self.ready is not None:
+            self.ready()
         _kernel(plan, "histograms")(hist, self.gains, TIE_CODES[self.ties], plan.cutoffs, plan.log_p,
                                          plan.discount, plan.need_ratio, plan.optional, quantities, scalars, lo, hi)
         if len(plan.err_cutoffs):
@@ -365,6 +368,12 @@ class _Finalizer:
                                ap_denominator=self.ap_denominator, ranked=ranked)
         return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator, self.empty,
                              radius_values=radius, err=err_values)
+
+
+def tie_walk_kernel(metrics, ties, ap_denominator, n_db):
+    """The tie walk's kernel (a numba dispatcher) that finalizing counts under ``ties`` (not
+    "stable") runs for ``metrics``: the variant their plan picks."""
+    return _kernel(finalize_plan(metrics, ties, ap_denominator, n_db), "histograms")
 
 
 def stable_groups(kind, query_labels, n_relevant):
@@ -539,10 +548,10 @@ def _chunk_size(n_queries, n_bits, n_grades, block=None):
 
 def evaluate_chunks(
     query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty, n_threads, bar=None, block=None,
-    on_counts=None,
+    on_counts=None, ready=None,
 ):
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
-    fin = _Finalizer(metrics, n_db, spec.n_grades, ties, ap_denominator, gain, empty)
+    fin = _Finalizer(metrics, n_db, spec.n_grades, ties, ap_denominator, gain, empty, ready)
     # stable order at every rank: one pass in index order; at the top ranks only: the counts, then a pass
     # that grades only the items near enough to reach them, unless queries of one class share sweeps of
     # the full pass (cheaper than the two passes per query)

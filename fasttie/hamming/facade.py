@@ -24,7 +24,10 @@ from ..finalize.values import check_options, gain_table, read_only
 from ..finalize.spread import check_spread
 from .spreads import spread_callbacks, with_spreads
 from . import gpu
-from .engine import evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar
+from .cold_start import finalize_in_helper
+from .engine import (
+    evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar, tie_walk_kernel,
+)
 from .streamed import evaluate_streamed
 
 __all__ = ["evaluate", "search"]
@@ -214,15 +217,22 @@ def evaluate(
     curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
 
-    n_threads = resolve_threads(n_threads, n_queries * n_db)
+    n_threads_asked, n_threads = n_threads, resolve_threads(n_threads, n_queries * n_db)
     bar, block = progress_bar(progress, n_queries, n_db, db_codes.words.shape[1], n_threads)
     on_counts, spread_of, extremes_of = spread_callbacks(
         spread, parsed, gain_table(gain, spec.n_grades), n_db, n_bits, spec.kind,
         dict(ap_denominator=ap_denominator, gain=gain, empty=empty))
+    helper = None  # on a cold cache the tie walk's kernels compile in a helper meanwhile (hamming.cold_start)
+    if ties != "stable":
+        helper = finalize_in_helper(
+            tie_walk_kernel(all_metrics, ties, ap_denominator, n_db), [m.name for m in parsed],
+            options=dict(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
+                         spread=spread),
+            n_db=n_db, n_bits=n_bits, n_grades=spec.n_grades, relevance=spec.kind, n_threads=n_threads_asked)
     try:
         per_query, n_empty = evaluate_chunks(
             query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty, n_threads, bar, block,
-            on_counts=on_counts,
+            on_counts=on_counts, ready=None if helper is None else helper.wait,
         )
     finally:
         if bar is not None:

@@ -1,0 +1,130 @@
+"""A cold first call compiles on two cores: the tie walk's kernels in a helper process.
+
+numba compiles one function at a time per process. On an empty cache, :func:`fasttie.evaluate`
+compiles two independent sets of kernels, the histogram pass (which depends on the code width
+and the relevance kind) and the tie walk that finalizes the counts (which depends on the
+metrics and options): one after the other, about 35 % and 60 % of the cold call. Where the
+walk's kernel is not cached and a second CPU is usable, :func:`finalize_in_helper` starts a
+Python process that compiles it, by finalizing made-up counts of the same shape, options and
+database size with :meth:`fasttie.TieStats.finalize` (the same kernel variant and signature),
+and caches it; meanwhile this process compiles the histogram pass, then waits for the helper
+and loads the walk from the cache. Nothing else changes: the values are this process's.
+
+A helper that fails or is not done after :data:`WAIT_SECONDS` changes nothing but the time
+(this process then compiles the walk itself). ``FASTTIE_COMPILE_HELPER=0`` turns helpers off;
+they never start where caching is off, with ``n_threads=1``, or on one usable CPU.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+from .._kernels import _jit
+from .._kernels.cached import dispatcher_cached
+from ..parallel import available_threads
+
+__all__ = ["Helper", "finalize_in_helper", "start_helper", "HELPER_ENV", "WAIT_SECONDS"]
+
+HELPER_ENV = "FASTTIE_COMPILE_HELPER"
+WAIT_SECONDS = 300.0  # a helper compiles for seconds; past this something is wrong: compile here
+
+_FINALIZE_CALL = """
+import numpy as np
+from fasttie.hamming.stats import TieStats
+counts = np.zeros((2, {n_bits} + 1, {n_grades}), dtype=np.int64)
+counts[:, 0, 0] = {n_db} - ({n_grades} - 1)  # the database's size picks the kernel variant (a cutoff inside it)
+counts[:, 1, 1:] = 1  # an item of every grade
+TieStats(counts, {n_bits}, {relevance!r}).finalize({metrics!r}, n_threads=1, **{options!r})
+"""
+
+
+class Helper:
+    """A helper process compiling kernels into the cache; :meth:`wait` once before using them."""
+
+    def __init__(self, process: subprocess.Popen):
+        self._process = process
+        self._lock = threading.Lock()
+        self._done = False
+
+    def wait(self) -> None:
+        """Block until the helper has finished (every thread that calls it: the first waits, the
+        others find it done); past :data:`WAIT_SECONDS` stop it and go on (this process compiles)."""
+        with self._lock:
+            if self._done:
+                return
+            try:
+                self._process.wait(timeout=WAIT_SECONDS)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._done = True
+
+    @property
+    def returncode(self) -> int | None:
+        """The helper's exit status (0: its kernels are cached), None while it runs."""
+        return self._process.poll()
+
+
+def start_helper(code: str, n_threads: int | None = None) -> Helper | None:
+    """Run ``code`` in a helper Python process where that can help a cold first call.
+
+    Parameters
+    ----------
+    code : str
+        Python source that makes the calls whose kernels the helper should compile and cache.
+    n_threads : int or None
+        The call's ``n_threads``: 1 keeps the call on one CPU (no helper).
+
+    Returns
+    -------
+    Helper or None
+        None where it would not help or is not wanted: caching off, fewer than two usable CPUs,
+        ``n_threads=1``, ``FASTTIE_COMPILE_HELPER=0``, inside a helper, or a process that could
+        not start.
+    """
+    if not _jit.CACHE or n_threads == 1 or os.environ.get(HELPER_ENV, "").strip() == "0":
+        return None
+    if available_threads() < 2:
+        return None
+    env = {**os.environ, HELPER_ENV: "0"}  # a helper starts no helpers of its own
+    try:
+        process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, env=env)
+    except OSError:  # no interpreter to start (an embedded Python): compile here
+        return None
+    return Helper(process)
+
+
+def finalize_in_helper(kernel, metrics, *, options, n_db, n_bits, n_grades, relevance, n_threads) -> Helper | None:
+    """Start compiling the tie walk's kernels of one :func:`fasttie.evaluate` call in a helper,
+    where ``kernel`` (the walk's variant that the call runs) is not cached.
+
+    Parameters
+    ----------
+    kernel : numba dispatcher
+        The tie walk's kernel the call's plan picks (only its cache is read here).
+    metrics : list of str
+        The metric names asked (canonical).
+    options : dict
+        ``ties``, ``ap_denominator``, ``gain``, ``empty``, ``curves``, ``spread`` of the call, as
+        :meth:`fasttie.TieStats.finalize` takes them.
+    n_db, n_bits, n_grades : int
+        Database size, code width and grades of the counts (the plan and the signature depend on them).
+    relevance : str
+        The relevance kind of the counts.
+    n_threads : int or None
+        The call's ``n_threads``.
+
+    Returns
+    -------
+    Helper or None
+    """
+    if n_db < n_grades - 1 or dispatcher_cached(kernel) is not False:
+        return None
+    code = _FINALIZE_CALL.format(n_bits=int(n_bits), n_grades=int(n_grades), n_db=int(n_db), relevance=relevance,
+                                 metrics=list(metrics), options=options)
+    return start_helper(code, n_threads)
+

@@ -1,0 +1,129 @@
+"""fasttie.hamming.cold_start: on a cold cache, evaluate's tie walk compiles in a helper process
+while the call compiles its histogram pass; the call then loads the walk from the cache and its
+values are those of a call that compiled everything itself."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import fasttie as ft
+from fasttie._kernels import _jit, hamming_ties
+from fasttie.hamming import cold_start
+from fasttie.hamming.engine import tie_walk_kernel
+from fasttie.metrics import parse_metrics
+
+# a fresh process: the compiles of fasttie's kernels in this process (numba's numba:compile
+# event fires only when a kernel is not in the cache) during one cold evaluate call
+COLD_CALL = r"""
+import json, sys
+from numba.core import event
+
+compiled = []
+
+
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        function = getattr(ev.data.get("dispatcher"), "py_func", None)
+        if getattr(function, "__module__", "").startswith("fasttie."):
+            compiled.append(function.__module__ + "." + function.__qualname__)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Compiles())
+import fasttie as ft
+q, db, ql, dl = ft.datasets.synthetic_hashing(6, 3000, 64, 3, seed=1)
+result = ft.evaluate(q, db, ql, dl, metrics=METRICS, spread=SPREAD)
+print("RESULT " + json.dumps({"compiled": compiled, "mean": {k: repr(v) for k, v in result.mean.items()},
+                              "tie_min": {k: repr(v) for k, v in (result.mean_tie_min or {}).items()}}))
+"""
+
+
+def _cold_call(folder, metrics, spread, **env_changes):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(folder), "FASTTIE_NUM_THREADS": "2", **env_changes}
+    env.pop("FASTTIE_NO_CACHE", None)
+    script = COLD_CALL.replace("METRICS", repr(metrics)).replace("SPREAD", repr(spread))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.split("RESULT ", 1)[1])
+
+
+@pytest.mark.parametrize("metrics, spread", [(["AP", "AP@100", "nDCG@100", "P@100"], False),
+                                             (["AP", "nDCG@10", "RR", "ERR@10"], "range")])
+def test_a_cold_call_loads_the_tie_walk_that_a_helper_compiled(tmp_path, metrics, spread):
+    helped = _cold_call(tmp_path / "helped", metrics, spread)
+    alone = _cold_call(tmp_path / "alone", metrics, spread, FASTTIE_COMPILE_HELPER="0")
+    walks = ("fasttie._kernels.hamming_ties.finalize", "fasttie._kernels.finalize.", "fasttie._kernels.err.",
+             "fasttie._kernels.tie_spread.", "fasttie._kernels.tie_extremes.")
+    assert [name for name in alone["compiled"] if name.startswith(walks)]  # the counter sees the walk compile
+    assert [name for name in helped["compiled"] if name.startswith(walks)] == []
+    assert any(name.startswith("fasttie._kernels.histogram.") for name in helped["compiled"])  # the pass, here
+    # bitwise the values of a call that compiled everything itself, and of this process's warm kernels
+    assert helped["mean"] == alone["mean"] and helped["tie_min"] == alone["tie_min"]
+    q, db, ql, dl = ft.datasets.synthetic_hashing(6, 3000, 64, 3, seed=1)
+    here = ft.evaluate(q, db, ql, dl, metrics=metrics, spread=spread)
+    assert helped["mean"] == {k: repr(v) for k, v in here.mean.items()}
+
+
+def _walk(metrics=("AP", "P@10"), n_db=3000):
+    return tie_walk_kernel(parse_metrics(list(metrics)), "average", "retrieved", n_db)
+
+
+def _start(kernel, n_threads=None, n_db=3000):
+    return cold_start.finalize_in_helper(kernel, ["AP", "P@10"], options={"ties": "average"}, n_db=n_db, n_bits=64,
+                                         n_grades=2, relevance="class", n_threads=n_threads)
+
+
+class _Cold:
+    """A stand-in for a kernel whose cache index is empty."""
+
+    class _cache:
+        class _cache_file:
+            @staticmethod
+            def _load_index():
+                return {}
+
+
+def test_no_helper_where_it_cannot_help_or_is_not_wanted(monkeypatch):
+    started = []
+    monkeypatch.setattr(cold_start.subprocess, "Popen", lambda *a, **k: started.append(a) or object())
+    monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
+    assert _walk() in (hamming_ties.finalize_histograms, hamming_ties.finalize_histograms_ratios)
+    assert _start(_Cold()) is not None and len(started) == 1  # cold, two CPUs: a helper
+    assert _start(_Cold(), n_threads=1) is None  # the call keeps to one CPU
+    assert _start(_Cold(), n_db=0) is None  # too few items for the made-up counts
+    monkeypatch.setenv("FASTTIE_COMPILE_HELPER", "0")
+    assert _start(_Cold()) is None
+    monkeypatch.delenv("FASTTIE_COMPILE_HELPER")
+    monkeypatch.setenv("FASTTIE_NUM_THREADS", "1")  # one CPU: the helper would only compete
+    assert _start(_Cold()) is None
+    monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
+    monkeypatch.setattr(_jit, "CACHE", False)  # nothing to share through
+    assert _start(_Cold()) is None
+    assert len(started) == 1
+
+
+def test_a_cached_walk_starts_no_helper(monkeypatch):
+    monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
+    q, db, ql, dl = ft.datasets.synthetic_hashing(3, 300, 64, 3, seed=1)
+    ft.evaluate(q, db, ql, dl, metrics=["AP", "P@10"])  # compiled or loaded here: the index lists it
+    if not _jit.CACHE:
+        pytest.skip("caching is off (FASTTIE_NO_CACHE): no index to read")
+    assert _start(_walk(n_db=300), n_db=300) is None
+
+
+def test_a_helper_that_fails_or_hangs_only_costs_time(monkeypatch):
+    monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
+    monkeypatch.setattr(_jit, "CACHE", True)
+    failed = cold_start.start_helper("raise SystemExit(3)")
+    failed.wait()
+    failed.wait()  # every later finalize finds it done
+    assert failed._process.returncode == 3
+    monkeypatch.setattr(cold_start, "WAIT_SECONDS", 0.5)
+    hung = cold_start.start_helper("import time; time.sleep(60)")
+    hung.wait()  # stopped after WAIT_SECONDS: the call compiles the walk itself
+    assert hung._process.returncode is not None and hung._process.returncode != 0
