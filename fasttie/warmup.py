@@ -113,6 +113,9 @@ def warmup(progress: Callable[[str, float], object] | None = None) -> dict[str, 
     # AP@k over the retrieved relevant items (the default here) takes the spread's _retrieved kernel
     calls["evaluate spread retrieved"] = lambda: evaluate(q, db, ql, dl, metrics=("AP@10",), spread=True)
     calls["evaluate spread range"] = lambda: evaluate(q, db, ql, dl, metrics=metrics[:5], spread="range")
+    # WAP's columns take the _wap variants (WAP@k over the retrieved relevant items: _retrieved_wap)
+    calls["evaluate spread WAP"] = lambda: evaluate(q, db, ql, dl, metrics=("WAP",), spread=True)
+    calls["evaluate spread WAP@k"] = lambda: evaluate(q, db, ql, dl, metrics=("WAP@10",), spread=True)
     calls["search"] = lambda **device: (search(q, db, 5, **device), search(q, db, radius=20, **device))
     for ties in HAMMING_TIES:
         calls[f"rank_evaluate {ties}"] = lambda t=ties: rank_evaluate(y_true, y_pred, sizes, metrics=ranked, ties=t)

@@ -20,6 +20,7 @@ FRONT_DOORS = {
                  "hamming_ties.finalize_stable", "hamming_ties.finalize_stable_optional", "stable_top.finalize_stable_top",
                  "stable_top.finalize_stable_top_optional",
                  "err.err_histograms", "tie_spread.hamming_spread", "tie_spread.hamming_spread_retrieved",
+                 "tie_spread.hamming_spread_wap", "tie_spread.hamming_spread_retrieved_wap",
                  "tie_extremes.ratio_extremes_histograms"),
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
     "rank_evaluate": ("score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",

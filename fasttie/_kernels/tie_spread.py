@@ -20,7 +20,8 @@ the first m of its ranks inside the cutoff):
   number x of the cut tie's relevant items inside the top k, the ties before it and the cut
   tie's top part (a tie of its j ranks inside the cutoff holding x relevant items) give the
   conditional mean and variance of AP@k, and the law of total variance sums them over the
-  hypergeometric x (:func:`_ap_cut_tie`). Only the ``_retrieved`` kernels compile it.
+  hypergeometric x (:func:`_ap_cut_tie`). Only the ``_retrieved`` kernels compile it, and only
+  the ``_wap`` ones the WAP code (:data:`SPREAD_VARIANTS`).
 
 The kernels return each query's expectation and variance per (kind, cutoff); the facade turns
 them into the standard deviation of the metric (the metric divided by its numerator's
@@ -241,70 +242,79 @@ def _discount_spread(s, n, m, tables, direct):
     return total, spread, 0.0
 
 
-@jit
-def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct, grade_before, grade_sum,
-              grade_square):
-    """(E, Var, bound on the absolute error of Var) of one tie's part of a numerator.
+def _tie_term_kernel(weighted):
+    """:func:`_tie_term`, and with ``weighted`` ``_tie_term_wap``, which also takes WAP columns
+    (:func:`_wap_tie`): one source, two kernels (:func:`._jit.jit_variants`)."""
 
-    Parameters
-    ----------
-    kind : int64
-        HITS, GAINS, DCG, AP, WAP or RPREC.
-    s : int64
-        Items before the tie.
-    n : int64
-        Items in the tie.
-    m : int64
-        Ranks of the tie inside the cutoff.
-    r : int64
-        Relevant items in the tie.
-    before : int64
-        Relevant items before the tie (AP).
-    gain_sum : float64
-        Sum of the tie's gains.
-    gain_square : float64
-        Centred sum of squares of the tie's gains.
-    tables : (4, depth + 1) float64, read-only
-        Double-double discount prefix sums (DCG).
-    direct : bool
-        Sum rank by rank instead of the closed forms.
-    grade_before : float64
-        Sum of the values before the tie (WAP).
-    grade_sum, grade_square : float64
-        Sum and centred sum of squares of the relevant items' values (WAP; the other items
-        count 0).
+    def _tie_term(kind, s, n, m, r, before, gain_sum, gain_square, tables, direct, grade_before, grade_sum,
+                  grade_square):
+        """(E, Var, bound on the absolute error of Var) of one tie's part of a numerator.
 
-    Returns
-    -------
-    E, Var, bound : float64
-        Expectation, variance and a bound on the variance's absolute error.
-    """
-    if kind == HITS or kind == RPREC:
-        v = (m * (n - m) / (n * (n - 1.0))) * (r * (n - r) / n) if n > 1 else 0.0
-        return m * (r / n), v, 0.0
-    if kind == GAINS:
-        v = (m * (n - m) / (n * (n - 1.0))) * gain_square if n > 1 else 0.0
-        return m * (gain_sum / n), v, 0.0
-    if kind == DCG:
-        if gain_sum == 0.0:
+        Parameters
+        ----------
+        kind : int64
+            HITS, GAINS, DCG, AP, RPREC, and WAP in ``_tie_term_wap``.
+        s : int64
+            Items before the tie.
+        n : int64
+            Items in the tie.
+        m : int64
+            Ranks of the tie inside the cutoff.
+        r : int64
+            Relevant items in the tie.
+        before : int64
+            Relevant items before the tie (AP).
+        gain_sum : float64
+            Sum of the tie's gains.
+        gain_square : float64
+            Centred sum of squares of the tie's gains.
+        tables : (4, depth + 1) float64, read-only
+            Double-double discount prefix sums (DCG).
+        direct : bool
+            Sum rank by rank instead of the closed forms.
+        grade_before : float64
+            Sum of the values before the tie (WAP).
+        grade_sum, grade_square : float64
+            Sum and centred sum of squares of the relevant items' values (WAP; the other items
+            count 0).
+
+        Returns
+        -------
+        E, Var, bound : float64
+            Expectation, variance and a bound on the variance's absolute error.
+        """
+        if kind == HITS or kind == RPREC:
+            v = (m * (n - m) / (n * (n - 1.0))) * (r * (n - r) / n) if n > 1 else 0.0
+            return m * (r / n), v, 0.0
+        if kind == GAINS:
+            v = (m * (n - m) / (n * (n - 1.0))) * gain_square if n > 1 else 0.0
+            return m * (gain_sum / n), v, 0.0
+        if kind == DCG:
+            if gain_sum == 0.0:
+                return 0.0, 0.0, 0.0
+            total, spread, lost = _discount_spread(s, n, m, tables, direct or m > tables.shape[1] - 1 - s)
+            if n == 1:
+                return gain_sum * total, 0.0, 0.0
+            return gain_sum / n * total, gain_square / (n - 1.0) * spread, gain_square / (n - 1.0) * lost
+        if weighted:  # a closure constant: the other kernel neither compiles nor links _wap_tie
+            if kind == WAP:
+                return _wap_tie(s, n, r, m, grade_before, grade_sum, grade_square, direct)
+        # AP
+        if r == 0:
             return 0.0, 0.0, 0.0
-        total, spread, lost = _discount_spread(s, n, m, tables, direct or m > tables.shape[1] - 1 - s)
-        if n == 1:
-            return gain_sum * total, 0.0, 0.0
-        return gain_sum / n * total, gain_square / (n - 1.0) * spread, gain_square / (n - 1.0) * lost
-    if kind == WAP:
-        return _wap_tie(s, n, r, m, grade_before, grade_sum, grade_square, direct)
-    # AP
-    if r == 0:
-        return 0.0, 0.0, 0.0
-    if direct:
-        e, v = _ap_tie_direct(s, n, r, m, float(before))
-        lost = 0.0
-    else:
-        e, v, lost = _ap_tie_closed(s, n, r, m, float(before))
-    if r == n:  # a tie of relevant items only has one value; its E[X^2] - E[X]^2 is rounding
-        return e, 0.0, 0.0
-    return e, v, lost
+        if direct:
+            e, v = _ap_tie_direct(s, n, r, m, float(before))
+            lost = 0.0
+        else:
+            e, v, lost = _ap_tie_closed(s, n, r, m, float(before))
+        if r == n:  # a tie of relevant items only has one value; its E[X^2] - E[X]^2 is rounding
+            return e, 0.0, 0.0
+        return e, v, lost
+
+    return _tie_term
+
+
+_tie_term, _tie_term_wap = jit_variants(_tie_term_kernel, {"": (False,), "_wap": (True,)})
 
 
 @jit
@@ -538,9 +548,20 @@ def _wap_cut_tie(s, n, r, j, before, grade_before, grade_sum, grade_square, mean
     return mean, var
 
 
-def _query_spread_kernel(retrieved):
-    """:func:`query_spread`, and with ``retrieved`` ``query_spread_retrieved``, which also takes
-    AP_RET columns (:func:`_ap_cut_tie`): one source, two kernels (:func:`._jit.jit_variants`)."""
+# the spread kernels' variants: AP_RET / WAP_RET columns (``retrieved``: the hypergeometric mixtures
+# of :func:`_ap_cut_tie`, :func:`_wap_cut_tie`), WAP and WAP_RET columns (``weighted``: :func:`_wap_tie`,
+# :func:`_wap_cut_tie`); a call compiles the variant its columns need, not the WAP code for AP@k
+SPREAD_VARIANTS = {"": (False, False), "_retrieved": (True, False), "_wap": (False, True),
+                   "_retrieved_wap": (True, True)}
+
+
+def _query_spread_kernel(retrieved, weighted):
+    """:func:`query_spread` and its variants (:data:`SPREAD_VARIANTS`): with ``retrieved`` it also
+    takes AP_RET columns (:func:`_ap_cut_tie`), with ``weighted`` WAP columns, with both WAP_RET
+    ones: one source, four kernels (:func:`._jit.jit_variants`). The callees are picked by the
+    flags inside the kernels (numba prunes the other branch), not bound in the closure: numba keys
+    a closure's cache entry by its pickled variables, and a kernel's pickle names its file's path,
+    which differs in every copy of the environment."""
 
     def query_spread(sizes, relevant, gain_sums, gain_squares, grade_sums, grade_squares, n_ties, total_relevant, kinds,
                      cutoffs, tables, direct_limit, means, variances, q):
@@ -570,9 +591,9 @@ def _query_spread_kernel(retrieved):
         total_relevant : int64
             R, relevant items of the query (also those outside the list).
         kinds : (n_kinds,) int64, read-only
-            Numerator per column: HITS, GAINS, DCG, AP, WAP, RR or RPREC; AP_RET and WAP_RET (the
-            ``_retrieved`` kernel only): AP@k and WAP@k over the relevant items retrieved, whose mean
-            and variance it writes, not their numerators'.
+            Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC; WAP in the ``_wap`` kernels;
+            AP_RET in the ``_retrieved`` ones, WAP_RET in ``_retrieved_wap``: AP@k and WAP@k over the
+            relevant items retrieved, whose mean and variance it writes, not their numerators'.
         cutoffs : (n_kinds,) int64, read-only
             Cutoff per column; 0: the whole list (not read for RPREC).
         tables : (4, depth + 1) float64, read-only
@@ -635,8 +656,9 @@ def _query_spread_kernel(retrieved):
                         break
                 else:
                     direct = (m if kind == DCG else n) <= direct_limit
-                    e, v, lost[t] = _tie_term(kind, s, n, m, r, before, gain_sums[t], gain_squares[t], tables, direct,
-                                              grade_before, grade_sums[t], grade_squares[t])
+                    e, v, lost[t] = (_tie_term_wap if weighted else _tie_term)(
+                        kind, s, n, m, r, before, gain_sums[t], gain_squares[t], tables, direct, grade_before,
+                        grade_sums[t], grade_squares[t])
                     mean += e
                     var += v
                     total_lost += lost[t]
@@ -657,20 +679,27 @@ def _query_spread_kernel(retrieved):
                         break
                     m = min(n, limit - s)
                     if lost[t] > threshold and (m if kind == DCG else n) <= _DIRECT_MAX:
-                        e, v, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
-                                            np.bool_(False), grade_before, grade_sums[t], grade_squares[t])
-                        e2, v2, _ = _tie_term(kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
-                                              np.bool_(True), grade_before, grade_sums[t], grade_squares[t])
+                        e, v, _ = (_tie_term_wap if weighted else _tie_term)(
+                            kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
+                            np.bool_(False), grade_before, grade_sums[t], grade_squares[t])
+                        e2, v2, _ = (_tie_term_wap if weighted else _tie_term)(
+                            kind, s, n, m, relevant[t], before, gain_sums[t], gain_squares[t], tables,
+                            np.bool_(True), grade_before, grade_sums[t], grade_squares[t])
                         var += v2 - v
                     s += n
                     before += relevant[t]
                     grade_before += grade_sums[t]
             if retrieved:
                 if over_hits:
-                    if cut >= 0 and kind == WAP:
-                        mean, var = _wap_cut_tie(cut_start, sizes[cut], relevant[cut], cutoff - cut_start, hits,
-                                                 grades_hit, grade_sums[cut], grade_squares[cut], mean, max(var, 0.0),
-                                                 direct_limit)
+                    wap_cut = False
+                    if weighted:  # a closure constant: the other kernels neither compile nor link _wap_cut_tie
+                        wap_cut = cut >= 0 and kind == WAP
+                        if wap_cut:
+                            mean, var = _wap_cut_tie(cut_start, sizes[cut], relevant[cut], cutoff - cut_start,
+                                                     hits, grades_hit, grade_sums[cut], grade_squares[cut], mean,
+                                                     max(var, 0.0), direct_limit)
+                    if wap_cut:
+                        pass  # WAP@k's mixture above
                     elif cut >= 0:
                         mean, var = _ap_cut_tie(cut_start, sizes[cut], relevant[cut], cutoff - cut_start, hits, mean,
                                                 max(var, 0.0), direct_limit)
@@ -683,12 +712,14 @@ def _query_spread_kernel(retrieved):
     return query_spread
 
 
-query_spread, query_spread_retrieved = jit_variants(_query_spread_kernel, {"": (False,), "_retrieved": (True,)})
+query_spread, query_spread_retrieved, query_spread_wap, query_spread_retrieved_wap = jit_variants(
+    _query_spread_kernel, SPREAD_VARIANTS)
 
 
-def _hamming_spread_kernel(retrieved):
-    """:func:`hamming_spread`, and with ``retrieved`` ``hamming_spread_retrieved``, which also takes AP_RET
-    columns: one source, two kernels (:func:`._jit.jit_variants`)."""
+def _hamming_spread_kernel(retrieved, weighted):
+    """:func:`hamming_spread` and its variants (:data:`SPREAD_VARIANTS`), each calling the
+    :func:`query_spread` variant of the same flags: one source, four kernels
+    (:func:`._jit.jit_variants`)."""
 
     def hamming_spread(hist, gains, kinds, cutoffs, tables, direct_limit, means, variances, lo, hi):
         """:func:`query_spread` of queries lo..hi-1 of Hamming counts ``hist[q, d, grade]``: every
@@ -701,8 +732,8 @@ def _hamming_spread_kernel(retrieved):
         gains : (n_grades,) float64, read-only
             Value of each grade: its gain, or the grade itself for grade sums.
         kinds : (n_kinds,) int64, read-only
-            Numerator per column: HITS, GAINS, DCG, AP, WAP, RR or RPREC; AP_RET and WAP_RET in the
-            ``_retrieved`` kernel (:func:`query_spread`).
+            Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC, and those of the kernel's
+            variant (:func:`query_spread`).
         cutoffs : (n_kinds,) int64, read-only
             Cutoff per column; 0: the whole list (not read for RPREC).
         tables : (4, depth + 1) float64, read-only
@@ -756,19 +787,22 @@ def _hamming_spread_kernel(retrieved):
                 gain_sums[d] = g_sum
                 gain_squares[d] = squares
                 total_relevant += r
-            (query_spread_retrieved if retrieved else query_spread)(
+            ((query_spread_retrieved_wap if weighted else query_spread_retrieved) if retrieved
+             else (query_spread_wap if weighted else query_spread))(
                 sizes, relevant, gain_sums, gain_squares, grade_sums, grade_squares, n_d, total_relevant, kinds,
                 cutoffs, tables, direct_limit, means, variances, q)
 
     return hamming_spread
 
 
-hamming_spread, hamming_spread_retrieved = jit_variants(_hamming_spread_kernel, {"": (False,), "_retrieved": (True,)})
+hamming_spread, hamming_spread_retrieved, hamming_spread_wap, hamming_spread_retrieved_wap = jit_variants(
+    _hamming_spread_kernel, SPREAD_VARIANTS)
 
 
-def _list_spread_kernel(retrieved):
-    """:func:`list_spread`, and with ``retrieved`` ``list_spread_retrieved``, which also takes AP_RET
-    columns: one source, two kernels (:func:`._jit.jit_variants`)."""
+def _list_spread_kernel(retrieved, weighted):
+    """:func:`list_spread` and its variants (:data:`SPREAD_VARIANTS`), each calling the
+    :func:`query_spread` variant of the same flags: one source, four kernels
+    (:func:`._jit.jit_variants`)."""
 
     def list_spread(offsets, scores, gains, is_relevant, extra_relevant, kinds, cutoffs, tables, direct_limit, means,
                     variances, lo, hi):
@@ -789,8 +823,8 @@ def _list_spread_kernel(retrieved):
         extra_relevant : (n_queries,) int64, read-only
             Relevant items missing from each list.
         kinds : (n_kinds,) int64, read-only
-            Numerator per column: HITS, GAINS, DCG, AP, WAP, RR or RPREC; AP_RET and WAP_RET in the
-            ``_retrieved`` kernel (:func:`query_spread`).
+            Numerator per column: HITS, GAINS, DCG, AP, RR or RPREC, and those of the kernel's
+            variant (:func:`query_spread`).
         cutoffs : (n_kinds,) int64, read-only
             Cutoff per column; 0: the whole list (not read for RPREC).
         tables : (4, depth + 1) float64, read-only
@@ -849,11 +883,13 @@ def _list_spread_kernel(retrieved):
                 total_relevant += r
                 n_ties += 1
                 start = stop
-            (query_spread_retrieved if retrieved else query_spread)(
+            ((query_spread_retrieved_wap if weighted else query_spread_retrieved) if retrieved
+             else (query_spread_wap if weighted else query_spread))(
                 sizes, relevant, gain_sums, gain_squares, grade_sums, grade_squares, n_ties, total_relevant, kinds,
                 cutoffs, tables, direct_limit, means, variances, q)
 
     return list_spread
 
 
-list_spread, list_spread_retrieved = jit_variants(_list_spread_kernel, {"": (False,), "_retrieved": (True,)})
+list_spread, list_spread_retrieved, list_spread_wap, list_spread_retrieved_wap = jit_variants(
+    _list_spread_kernel, SPREAD_VARIANTS)

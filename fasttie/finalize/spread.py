@@ -140,10 +140,13 @@ def _split(kinds, cutoffs, gains, grades):
     return out
 
 
-def _kernel(kinds, plain, retrieved):
-    """The ``_retrieved`` variant of a spread kernel where a column is AP_RET or WAP_RET: only those
-    calls compile its hypergeometric mixtures."""
-    return retrieved if np.isin(kinds, (_k.AP_RET, _k.WAP_RET)).any() else plain
+def _kernel(kinds, variants):
+    """The variant of a spread kernel that ``kinds`` need (:data:`.tie_spread.SPREAD_VARIANTS`):
+    ``_retrieved`` where a column is AP_RET or WAP_RET, ``_wap`` where one is WAP or WAP_RET; only
+    those calls compile the hypergeometric mixtures, only these the WAP code."""
+    retrieved = bool(np.isin(kinds, (_k.AP_RET, _k.WAP_RET)).any())
+    weighted = bool(np.isin(kinds, (_k.WAP, _k.WAP_RET)).any())
+    return variants[list(_k.SPREAD_VARIANTS.values()).index((retrieved, weighted))]
 
 
 def hamming_spread(parsed: list[Metric], gains: np.ndarray, n_db: int,
@@ -151,7 +154,8 @@ def hamming_spread(parsed: list[Metric], gains: np.ndarray, n_db: int,
     """A callback for the Hamming pass: ``(on_counts, finish)``; ``on_counts(start, stop, hist)``
     takes each block's counts, ``finish()`` returns (means, variances, columns)."""
     kinds, cutoffs, columns = _plan(parsed, ap_denominator)
-    kernel = _kernel(kinds, _k.hamming_spread, _k.hamming_spread_retrieved)
+    kernel = _kernel(kinds, (_k.hamming_spread, _k.hamming_spread_retrieved, _k.hamming_spread_wap,
+                             _k.hamming_spread_retrieved_wap))
     tables = read_only(_tables(kinds, cutoffs, n_db))
     parts = []
 
@@ -182,7 +186,8 @@ def list_spread(parsed: list[Metric], offsets: np.ndarray, scores: np.ndarray, g
     metrics. ``gain_of(grades, gain)`` maps grades to gains; ``extra_relevant_of(level)`` gives
     the relevant items missing from each list."""
     kinds, cutoffs, columns = _plan(parsed, ap_denominator)
-    kernel = _kernel(kinds, _k.list_spread, _k.list_spread_retrieved)
+    kernel = _kernel(kinds, (_k.list_spread, _k.list_spread_retrieved, _k.list_spread_wap,
+                             _k.list_spread_retrieved_wap))
     n_queries = len(offsets) - 1
     means, variances = np.zeros((n_queries, len(kinds))), np.zeros((n_queries, len(kinds)))
     longest = int(np.diff(offsets).max(initial=0))

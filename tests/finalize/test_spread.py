@@ -711,3 +711,19 @@ def test_gmap_variance_is_not_a_function_of_the_moments_of_ap():
         assert res.tie_std["AP"][0] == pytest.approx(1 / 240, abs=1e-15)
         with pytest.raises(ValueError, match="GMAP.*docs/ties.md"):
             ft.rank_evaluate(y_true, scores, metrics=["GMAP"], unretrieved=unretrieved, spread=True)
+
+
+@pytest.mark.parametrize("columns, suffix", [((kernels.AP, kernels.DCG, kernels.RR), ""),
+                                             ((kernels.AP_RET, kernels.HITS), "_retrieved"),
+                                             ((kernels.WAP, kernels.AP), "_wap"),
+                                             ((kernels.WAP_RET, kernels.AP), "_retrieved_wap"),
+                                             ((kernels.WAP, kernels.AP_RET), "_retrieved_wap")])
+def test_a_call_runs_the_spread_variant_its_columns_need(columns, suffix):
+    """Only calls with WAP columns compile the WAP code, only those with AP@k or WAP@k over the
+    retrieved relevant items the hypergeometric mixtures; every column's kind is in its variant."""
+    from fasttie.finalize.spread import _kernel
+
+    variants = (kernels.hamming_spread, kernels.hamming_spread_retrieved, kernels.hamming_spread_wap,
+                kernels.hamming_spread_retrieved_wap)
+    chosen = _kernel(np.array(columns, dtype=np.int64), variants)
+    assert chosen.py_func.__name__ == "hamming_spread" + suffix

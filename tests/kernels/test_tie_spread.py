@@ -186,9 +186,9 @@ def test_list_kernel_takes_wap_columns():
     kinds = read_only(np.array([kernels.WAP, kernels.WAP_RET, kernels.WAP_RET], dtype=np.int64))
     cutoffs = read_only(np.array([0, 3, 6], dtype=np.int64))
     means, variances = np.zeros((1, 3)), np.zeros((1, 3))
-    kernels.list_spread_retrieved(read_only(np.array([0, 7], dtype=np.int64)), read_only(scores), read_only(grades),
-                                  read_only((grades > 0).astype(np.int64)), read_only(np.zeros(1, dtype=np.int64)),
-                                  kinds, cutoffs, read_only(np.zeros((4, 1))), kernels.DIRECT_LIMIT, means, variances, 0, 1)
+    kernels.list_spread_retrieved_wap(read_only(np.array([0, 7], dtype=np.int64)), read_only(scores), read_only(grades),
+                                      read_only((grades > 0).astype(np.int64)), read_only(np.zeros(1, dtype=np.int64)),
+                                      kinds, cutoffs, read_only(np.zeros((4, 1))), kernels.DIRECT_LIMIT, means, variances, 0, 1)
     values = {3: [], 6: [], 0: []}
     for a in itertools.permutations([2, 1, 0]):
         for b in itertools.permutations([3, 1, 0]):
@@ -223,7 +223,7 @@ def test_long_graded_hamming_ties_closed_forms_against_direct_sums():
     out = []
     for limit in (kernels.DIRECT_LIMIT, 10**9):
         means, variances = np.zeros((4, 4)), np.zeros((4, 4))
-        kernels.hamming_spread_retrieved(counts, grades, kinds, cutoffs, read_only(np.zeros((4, 1))), limit, means, variances, 0, 4)
+        kernels.hamming_spread_retrieved_wap(counts, grades, kinds, cutoffs, read_only(np.zeros((4, 1))), limit, means, variances, 0, 4)
         out.append((means, variances))
     assert counts.sum(axis=2).max() > 10_000 and counts.shape[2] > 2
     np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12)
