@@ -86,6 +86,29 @@ class FinalizePlan:
         hypergeometric sums): "optional" or "plain"."""
         return "optional" if self.optional else "plain"
 
+    def kernel(self, plain, optional, ratios=None, *, fixed=False):
+        """The one picker of a door's finalize kernels: of a door's variants (numba dispatchers
+        made from one source, :func:`fasttie._kernels._jit.jit_variants`), the one this plan runs.
+
+        Parameters
+        ----------
+        plain, optional : numba dispatchers
+            Without and with the optional sums (bpref, interpolated precision, RBP, WAP's sums).
+        ratios : numba dispatcher, optional
+            The tie walk with the ratios alone; a door without one runs ``optional`` for them.
+        fixed : bool, default False
+            A fixed order's kernels (ties in index or key order): their ratios cost nothing, so
+            only the optional sums pick (:attr:`fixed_variant`).
+
+        Returns
+        -------
+        numba dispatcher
+        """
+        variant = self.fixed_variant if fixed else self.variant
+        if variant == "ratios":
+            return optional if ratios is None else ratios
+        return optional if variant == "optional" else plain
+
     def err_index(self, metric) -> int:
         """The column of ERR metric ``metric`` in ``err_cutoffs``."""
         return self.err_column[WHOLE_LIST if metric.k is None else metric.k]

@@ -72,12 +72,11 @@ def _kernel(plan, pass_):
     the full ("stable") or top ("stable_top") stable pass or of ranks given ("ranked"). Looked up
     at each call (a test may wrap a kernel of this module)."""
     if pass_ == "histograms":
-        return {"plain": finalize_histograms, "ratios": finalize_histograms_ratios,
-                "optional": finalize_histograms_optional}[plan.variant]
+        return plan.kernel(finalize_histograms, finalize_histograms_optional, finalize_histograms_ratios)
     plain, optional = {"stable": (finalize_stable, finalize_stable_optional),
                        "stable_top": (finalize_stable_top, finalize_stable_top_optional),
                        "ranked": (finalize_ranked_queries, finalize_ranked_queries_optional)}[pass_]
-    return optional if plan.fixed_variant == "optional" else plain
+    return plan.kernel(plain, optional, fixed=True)
 
 
 def hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):

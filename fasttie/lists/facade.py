@@ -43,8 +43,8 @@ def _kernel(plan, fixed):
     walk's (average, optimistic, pessimistic), whose optional kernel computes the ratios too (no
     ratios-only kernel here). Looked up at each call (a test may wrap a kernel of this module)."""
     if fixed:
-        return finalize_fixed_rankings_optional if plan.fixed_variant == "optional" else finalize_fixed_rankings
-    return finalize_rankings if plan.variant == "plain" else finalize_rankings_optional
+        return plan.kernel(finalize_fixed_rankings, finalize_fixed_rankings_optional, fixed=True)
+    return plan.kernel(finalize_rankings, finalize_rankings_optional)
 
 
 def _floor_rows(at_most, arguments) -> dict:

@@ -85,6 +85,12 @@ def test_the_variant_follows_the_optional_sums_and_the_ratios():
     assert plan(["AP@3"], ap_denominator="total").variant == "plain"
     assert plan(["AP@3", "Bpref"]).variant == "optional" and plan(["AP@3", "Bpref"]).need_ratio
     assert plan(["RBP(p=0.5)"]).fixed_variant == "optional" and plan(["AP@3"]).fixed_variant == "plain"
+    # the one picker of every door's kernels: a door without a ratios-only kernel runs the optional one
+    assert plan(["AP@3"]).kernel("plain", "optional", "ratios") == "ratios"
+    assert plan(["AP@3"]).kernel("plain", "optional") == "optional"
+    assert plan(["AP@3"]).kernel("plain", "optional", "ratios", fixed=True) == "plain"
+    assert plan(["AP@10"]).kernel("plain", "optional", "ratios") == "plain"
+    assert plan(["AP@3", "Bpref"]).kernel("plain", "optional", "ratios", fixed=True) == "optional"
     with pytest.raises(InputError, match="interpolated precision"):
         plan(["IPrec@0.5"], ties="average")
 
