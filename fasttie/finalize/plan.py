@@ -109,6 +109,14 @@ class FinalizePlan:
             return optional if ratios is None else ratios
         return optional if variant == "optional" else plain
 
+    def arguments(self, *, fixed=False) -> tuple:
+        """The plan's part of a finalize kernel's arguments, in the order every kernel takes them:
+        ``(cutoffs, log_p, discount, need_ratio, optional)`` for a tie walk, without ``need_ratio``
+        for a fixed order's kernels (``fixed``: their ratios cost nothing)."""
+        if fixed:
+            return self.cutoffs, self.log_p, self.discount, self.optional
+        return self.cutoffs, self.log_p, self.discount, self.need_ratio, self.optional
+
     def err_index(self, metric) -> int:
         """The column of ERR metric ``metric`` in ``err_cutoffs``."""
         return self.err_column[WHOLE_LIST if metric.k is None else metric.k]

@@ -109,10 +109,33 @@ def dcg_depth(metrics, n: int) -> int:
     return max(1, min(n, n if None in cutoffs else max(cutoffs, default=1)))
 
 
-def gain_table(gain: str, n_grades: int) -> np.ndarray:
-    """Gain of each integer grade 0..n_grades-1, float64 (never a narrow integer type)."""
-    grades = np.arange(n_grades, dtype=np.float64)
+def gains_of(grades, gain) -> np.ndarray:
+    """The one gain rule of every door: the gain of each grade, float64.
+
+    Parameters
+    ----------
+    grades : array_like of float
+    gain : {"linear", "exp2"} or dict
+        "linear": the grade itself; "exp2": 2**grade - 1; a {grade: gain} table (trec_eval's
+        ``ndcg_p``, a metric's ``gains=``): the gains it lists, other grades keep their own value.
+
+    Returns
+    -------
+    ndarray of float64
+        "linear" on float64 grades returns them, not a copy.
+    """
+    grades = np.asarray(grades, dtype=np.float64)
+    if isinstance(gain, dict):
+        table = np.array(sorted(gain.items()), dtype=np.float64).reshape(-1, 2)
+        at = np.clip(np.searchsorted(table[:, 0], grades), 0, len(table) - 1)
+        return np.where(table[at, 0] == grades, table[at, 1], grades)
     return np.exp2(grades) - 1.0 if gain == "exp2" else grades
+
+
+def gain_table(gain: str, n_grades: int) -> np.ndarray:
+    """Gain of each integer grade 0..n_grades-1 (:func:`gains_of`), float64 (never a narrow
+    integer type)."""
+    return gains_of(np.arange(n_grades, dtype=np.float64), gain)
 
 
 def divide(numerator, denominator):

@@ -309,8 +309,8 @@ class _DatabasePass:
         _kernel(plan, "stable")(
             c["query_words"], self.db_words, KIND_CODES[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"],
-            c["order"], c["group_ptr"], fin.depth, hist, fin.gains, plan.cutoffs, plan.log_p, plan.discount,
-            plan.optional, quantities, scalars, plan.err_cutoffs, err, lo, hi,
+            c["order"], c["group_ptr"], fin.depth, hist, fin.gains, *plan.arguments(fixed=True), quantities,
+            scalars, plan.err_cutoffs, err, lo, hi,
         )
 
     def stable_top_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
@@ -321,8 +321,7 @@ class _DatabasePass:
         _kernel(plan, "stable_top")(
             c["query_words"], self.db_words, KIND_CODES[self.spec.kind], c["query_labels"], self.db_labels,
             c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], fin.depth, hist,
-            fin.gains, plan.cutoffs, plan.log_p, plan.discount, plan.optional, quantities, scalars, plan.err_cutoffs,
-            err, lo, hi,
+            fin.gains, *plan.arguments(fixed=True), quantities, scalars, plan.err_cutoffs, err, lo, hi,
         )
 
 
@@ -354,8 +353,8 @@ class _Finalizer:
         plan = self.plan
         if self.ready is not None:
             self.ready()
-        _kernel(plan, "histograms")(hist, self.gains, TIE_CODES[self.ties], plan.cutoffs, plan.log_p,
-                                         plan.discount, plan.need_ratio, plan.optional, quantities, scalars, lo, hi)
+        _kernel(plan, "histograms")(hist, self.gains, TIE_CODES[self.ties], *plan.arguments(), quantities, scalars,
+                                    lo, hi)
         if len(plan.err_cutoffs):
             err_histograms(hist, TIE_CODES[self.ties], plan.err_cutoffs, err, lo, hi)
 
@@ -710,8 +709,8 @@ def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, met
             plan = fin.plan
             kernel = _kernel(plan, "ranked")
             run_blocks(lambda lo, hi: kernel(
-                hist, local, rank_part, grade_part, fin.gains, plan.cutoffs, plan.log_p, plan.discount, plan.optional,
-                quantities, scalars, plan.err_cutoffs, err, lo, hi,
+                hist, local, rank_part, grade_part, fin.gains, *plan.arguments(fixed=True), quantities, scalars,
+                plan.err_cutoffs, err, lo, hi,
             ), len(hist), threads)
             ranked = (local, rank_part, grade_part)
         values, chunk_empty = fin.values(quantities, scalars, hist, err, ranked)

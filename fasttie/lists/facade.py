@@ -26,7 +26,9 @@ from ..finalize.extremes import list_extremes, with_extremes
 from ..finalize.spread import check_spread, list_spread, with_spread
 from ..parallel import resolve_threads, run_blocks
 from ..finalize.plan import err_columns, finalize_plan
-from ..finalize.values import WHOLE_LIST, apply_empty, check_options, group_sizes, metric_values, read_only
+from ..finalize.values import (
+    WHOLE_LIST, apply_empty, check_options, gains_of, group_sizes, metric_values, read_only,
+)
 from ..conventions import LISTS as _LISTS_DOOR, takes_convention
 from ..errors import InputError, InputTypeError
 from ..validation import check_empty_policy, check_err_grades, first_not_finite, numeric_array
@@ -259,7 +261,7 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
     )
     if spread is True:  # the same ties, walked once more for the variances (fasttie.finalize.spread)
         spread_of = list_spread(parsed, rows.offsets, rows.y_pred, rows.y_true,
-                                lambda grades, own: _gains(grades, gain if own is None else own), relevance_level,
+                                lambda grades, own: gains_of(grades, gain if own is None else own), relevance_level,
                                 lambda level: _unretrieved(unretrieved, n_queries, level)[2], n_threads,
                                 ap_denominator)
         result = with_spread(result, parsed, *spread_of)
@@ -337,7 +339,7 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
         level = relevance_level if rel is None else rel
         metric_gain = dict(metric_gain) if isinstance(metric_gain, tuple) else metric_gain
         extra_offsets, extra_grades, extra_relevant, extra_nonrel = _unretrieved(unretrieved, n_queries, level)
-        gains, extra_gains = (_gains(grades, gain if metric_gain is None else metric_gain)
+        gains, extra_gains = (gains_of(grades, gain if metric_gain is None else metric_gain)
                               for grades in (y_true, extra_grades))
         longest = int((np.diff(offsets) + np.diff(extra_offsets)).max())
         plan = finalize_plan(group_metrics, ties, ap_denominator, longest)
@@ -345,18 +347,12 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
         scalars = plan.new_scalars(n_queries)
         arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
         extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
-        if TIE_CODES[ties] == FIXED:  # no ties: the rows with a grade or a judgment are enough
-            kernel = _kernel(plan, fixed=True)
+        fixed = TIE_CODES[ties] == FIXED  # no ties: the rows with a grade or a judgment are enough
+        kernel = _kernel(plan, fixed=fixed)
+        mode = () if fixed else (TIE_CODES[ties],)
 
-            def finalize(lo, hi):
-                kernel(*arrays, float(level), *extras, plan.cutoffs, plan.log_p, plan.discount, plan.optional,
-                       quantities, scalars, lo, hi)
-        else:
-            kernel = _kernel(plan, fixed=False)
-
-            def finalize(lo, hi):
-                kernel(*arrays, float(level), TIE_CODES[ties], *extras, plan.cutoffs, plan.log_p, plan.discount,
-                       plan.need_ratio, plan.optional, quantities, scalars, lo, hi)
+        def finalize(lo, hi):
+            kernel(*arrays, float(level), *mode, *extras, *plan.arguments(fixed=fixed), quantities, scalars, lo, hi)
         run_blocks(finalize, n_queries, resolve_threads(n_threads, 16 * len(y_true)))
         values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
         per_query.update(values)
@@ -407,16 +403,6 @@ def _infap_values(metric, y_true, y_pred, offsets, keys, ties, empty, unretrieve
     is_empty = relevant == 0
     values = np.divide(sums, relevant, out=np.zeros(n_queries), where=~is_empty)
     return apply_empty(values, metric, is_empty, empty), is_empty
-
-
-def _gains(grades, gain):
-    """Gain of each grade: "linear" (the grade), "exp2" (2**g - 1) or a {grade: gain} table, where
-    grades it does not list keep their own value (trec_eval's ndcg_p)."""
-    if isinstance(gain, dict):
-        table = np.array(sorted(gain.items()), dtype=np.float64).reshape(-1, 2)
-        at = np.clip(np.searchsorted(table[:, 0], grades), 0, len(table) - 1)
-        return np.where(table[at, 0] == grades, table[at, 1], grades)
-    return (np.exp2(grades) - 1.0) if gain == "exp2" else grades
 
 
 def _grouped(y_true, y_pred, group, qid):

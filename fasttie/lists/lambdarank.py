@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from .._kernels.lambdarank import lambdarank_queries
 from ..parallel import resolve_threads, run_blocks
-from ..finalize.values import group_sizes, read_only
+from ..finalize.values import gain_table, group_sizes, read_only
 from ..errors import InputError, InputTypeError
 from ..validation import first_not_finite, numeric_array
 
@@ -238,9 +238,9 @@ def _gain_table(gain, max_label):
                     f"exp2 gain supports labels up to {_MAX_EXP2_LABEL}, got {max_label}; "
                     "use gain='linear' or pass a gain table"
                 )
-            return np.exp2(np.arange(max_label + 1, dtype=np.float64)) - 1.0
+            return gain_table(gain, max_label + 1)
         if gain == "linear":
-            return np.arange(min(max_label, _DENSE_LABELS) + 1, dtype=np.float64)
+            return gain_table(gain, min(max_label, _DENSE_LABELS) + 1)
         raise InputError(f"gain must be 'exp2', 'linear' or an array of per-label gains, got {gain!r}")
     table = numeric_array(gain, "gain", "'exp2', 'linear' or a numeric array of per-label gains").astype(np.float64)
     if table.ndim != 1:

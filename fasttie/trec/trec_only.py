@@ -15,7 +15,7 @@ from .._kernels.trec_gain import (
 )
 from ..errors import InputError
 from ..parallel import resolve_threads, run_blocks
-from ..finalize.values import read_only
+from ..finalize.values import gains_of, read_only
 from .join import Aligned
 
 __all__ = ["trec_only_columns"]
@@ -122,12 +122,7 @@ def _gains_and_ideal(grade, judged, missed, offsets, table):
     """trec_eval's gain of each retrieved row (0 when unjudged), and per query the gains of every
     judged document, retrieved or not, sorted descending (its ideal ranking)."""
     def gain(grades):
-        if table is None:
-            return grades.copy()
-        out = grades.copy()
-        for level, value in table.items():
-            out[grades == level] = value
-        return out
+        return gains_of(grades, "linear" if table is None else table)
 
     gains = np.where(judged, gain(grade), 0.0)
     ideals = [np.sort(np.concatenate([gains[lo:hi][judged[lo:hi]], gain(extra)]))[::-1]

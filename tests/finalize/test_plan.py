@@ -106,3 +106,28 @@ def test_err_columns_give_each_err_metric_its_own_values(door):
         together = evaluate(names, "average")
         for name in names:
             assert np.array_equal(together[name], evaluate([name], "average")[name], equal_nan=True), name
+
+
+def test_the_plan_spreads_its_arguments_in_the_order_every_kernel_takes_them():
+    """FinalizePlan.arguments is the one place the plan's tables enter a kernel: its order is the
+    order of the parameters of every door's finalize kernels (named as the plan's fields)."""
+    import inspect
+
+    from fasttie._kernels import hamming_ties, score_ties, stable_top
+
+    walks = [hamming_ties.finalize_histograms, hamming_ties.finalize_histograms_ratios,
+             hamming_ties.finalize_histograms_optional, score_ties.finalize_rankings,
+             score_ties.finalize_rankings_optional]
+    fixed = [hamming_ties.finalize_stable, hamming_ties.finalize_stable_optional, stable_top.finalize_stable_top,
+             hamming_ties.finalize_ranked_queries, score_ties.finalize_fixed_rankings,
+             score_ties.finalize_fixed_rankings_optional]
+    plan = finalize_plan(parse_metrics(["AP@3", "Bpref", "RBP(p=0.5)"]), "average", "retrieved", 10)
+    for kernels, is_fixed in ((walks, False), (fixed, True)):
+        passed = plan.arguments(fixed=is_fixed)
+        names = ["cutoffs", "log_p", "discount", "optional"] if is_fixed else [
+            "cutoffs", "log_p", "discount", "need_ratio", "optional"]
+        assert [value is getattr(plan, name) for value, name in zip(passed, names)] == [True] * len(names)
+        for kernel in kernels:
+            parameters = list(inspect.signature(kernel.py_func).parameters)
+            at = parameters.index("cutoffs")
+            assert parameters[at : at + len(names)] == names, kernel.py_func.__name__
