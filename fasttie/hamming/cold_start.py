@@ -12,7 +12,8 @@ and loads the walk from the cache. Nothing else changes: the values are this pro
 
 A helper that fails or is not done after :data:`WAIT_SECONDS` changes nothing but the time
 (this process then compiles the walk itself). ``FASTTIE_COMPILE_HELPER=0`` turns helpers off;
-they never start where caching is off, with ``n_threads=1``, or on one usable CPU.
+they never start where caching is off, with ``n_threads=1``, on one usable CPU, or where
+``sys.executable`` is no interpreter (a bundled application).
 """
 
 from __future__ import annotations
@@ -82,17 +83,20 @@ def start_helper(code: str, n_threads: int | None = None) -> Helper | None:
     -------
     Helper or None
         None where it would not help or is not wanted: caching off, fewer than two usable CPUs,
-        ``n_threads=1``, ``FASTTIE_COMPILE_HELPER=0``, inside a helper, or a process that could
-        not start.
+        ``n_threads=1``, ``FASTTIE_COMPILE_HELPER=0``, inside a helper, in a bundled application
+        (``sys.frozen``) or an embedded Python without an interpreter to start, or a process
+        that could not start.
     """
     if not _jit.CACHE or n_threads == 1 or os.environ.get(HELPER_ENV, "").strip() == "0":
         return None
     if available_threads() < 2:
         return None
+    if getattr(sys, "frozen", False) or not sys.executable:  # a bundled app or an embedded Python: its
+        return None                                          # executable is not an interpreter to run -c
     env = {**os.environ, HELPER_ENV: "0"}  # a helper starts no helpers of its own
     try:
-        process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, env=env)
+        process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     except OSError:  # no interpreter to start (an embedded Python): compile here
         return None
     return Helper(process)

@@ -102,6 +102,9 @@ def test_no_helper_where_it_cannot_help_or_is_not_wanted(monkeypatch):
     monkeypatch.setenv("FASTTIE_NUM_THREADS", "1")  # one CPU: the helper would only compete
     assert _start(_Cold()) is None
     monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # a bundled app: -c would start the app itself
+    assert _start(_Cold()) is None
+    monkeypatch.delattr(sys, "frozen")
     monkeypatch.setattr(_jit, "CACHE", False)  # nothing to share through
     assert _start(_Cold()) is None
     assert len(started) == 1
