@@ -352,3 +352,27 @@ class ExactKnn:
         self.distances = self.torch.cdist(query.double(), reference.double())
         values, indices = self.torch.topk(self.distances, k, dim=1, largest=False)
         return values, indices
+
+
+# the start of a script for a fresh process: ``compiled`` lists, in order, the fasttie kernels that
+# numba compiles in that process from then on (its numba:compile event fires only when a kernel is
+# not in the cache: a kernel loaded from the cache, or compiled by another process, is not listed)
+COMPILE_COUNTER = r"""
+import json, sys
+from numba.core import event
+
+compiled = []
+
+
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        function = getattr(ev.data.get("dispatcher"), "py_func", None)
+        if getattr(function, "__module__", "").startswith("fasttie."):
+            compiled.append(function.__module__ + "." + function.__qualname__)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Compiles())
+"""

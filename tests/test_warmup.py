@@ -15,6 +15,7 @@ import numba
 from fasttie import warmup as warmup_module
 from fasttie._kernels import _jit
 from fasttie.warmup import FRONT_DOORS, cache_status, door_kernels, warmup
+from helpers import COMPILE_COUNTER
 
 STATUS = r"""
 import json, sys
@@ -153,24 +154,7 @@ def test_the_command_line_says_when_it_compiles(tmp_path):
 
 # a fresh process of one copy of the package: counts the compiles of fasttie's kernels (numba's
 # numba:compile event fires only when a kernel is not in the cache) while ``CALL`` runs
-COUNTED = r"""
-import json, sys
-from numba.core import event
-
-compiled = []
-
-
-class Compiles(event.Listener):
-    def on_start(self, ev):
-        function = getattr(ev.data.get("dispatcher"), "py_func", None)
-        if getattr(function, "__module__", "").startswith("fasttie."):
-            compiled.append(function.__module__ + "." + function.__qualname__)
-
-    def on_end(self, ev):
-        pass
-
-
-event.register("numba:compile", Compiles())
+COUNTED = COMPILE_COUNTER + r"""
 import fasttie
 assert fasttie.__file__.startswith(sys.argv[1]), fasttie.__file__
 CALL

@@ -87,12 +87,8 @@ def start_helper(code: str, n_threads: int | None = None) -> Helper | None:
         (``sys.frozen``) or an embedded Python without an interpreter to start, or a process
         that could not start.
     """
-    if not _jit.CACHE or n_threads == 1 or os.environ.get(HELPER_ENV, "").strip() == "0":
+    if not _wanted(n_threads):
         return None
-    if available_threads() < 2:
-        return None
-    if getattr(sys, "frozen", False) or not sys.executable:  # a bundled app or an embedded Python: its
-        return None                                          # executable is not an interpreter to run -c
     env = {**os.environ, HELPER_ENV: "0"}  # a helper starts no helpers of its own
     try:
         process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
@@ -126,9 +122,21 @@ def finalize_in_helper(kernel, metrics, *, options, n_db, n_bits, n_grades, rele
     -------
     Helper or None
     """
-    if n_db < n_grades - 1 or dispatcher_cached(kernel) is not False:
+    # compiled or loaded in this process already, or made-up counts impossible: nothing to do; the
+    # cache's index is read last (a file read per call, not for every call of a warm process)
+    if kernel.signatures or n_db < n_grades - 1 or not _wanted(n_threads) or dispatcher_cached(kernel) is not False:
         return None
     code = _FINALIZE_CALL.format(n_bits=int(n_bits), n_grades=int(n_grades), n_db=int(n_db), relevance=relevance,
                                  metrics=list(metrics), options=options)
     return start_helper(code, n_threads)
 
+
+def _wanted(n_threads):
+    """Whether a helper may start: caching on, two usable CPUs and more than one thread allowed,
+    helpers not turned off (nor this a helper), and an interpreter to start (not a bundled
+    application, whose ``sys.executable`` is the application, nor an embedded Python)."""
+    if not _jit.CACHE or n_threads == 1 or os.environ.get(HELPER_ENV, "").strip() == "0":
+        return False
+    if getattr(sys, "frozen", False) or not sys.executable:
+        return False
+    return available_threads() >= 2

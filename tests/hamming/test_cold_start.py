@@ -14,27 +14,11 @@ from fasttie._kernels import _jit, hamming_ties
 from fasttie.hamming import cold_start
 from fasttie.hamming.engine import tie_walk_kernel
 from fasttie.metrics import parse_metrics
+from helpers import COMPILE_COUNTER
 
 # a fresh process: the compiles of fasttie's kernels in this process (numba's numba:compile
 # event fires only when a kernel is not in the cache) during one cold evaluate call
-COLD_CALL = r"""
-import json, sys
-from numba.core import event
-
-compiled = []
-
-
-class Compiles(event.Listener):
-    def on_start(self, ev):
-        function = getattr(ev.data.get("dispatcher"), "py_func", None)
-        if getattr(function, "__module__", "").startswith("fasttie."):
-            compiled.append(function.__module__ + "." + function.__qualname__)
-
-    def on_end(self, ev):
-        pass
-
-
-event.register("numba:compile", Compiles())
+COLD_CALL = COMPILE_COUNTER + r"""
 import fasttie as ft
 q, db, ql, dl = ft.datasets.synthetic_hashing(6, 3000, 64, 3, seed=1)
 result = ft.evaluate(q, db, ql, dl, metrics=METRICS, spread=SPREAD)
@@ -79,7 +63,9 @@ def _start(kernel, n_threads=None, n_db=3000):
 
 
 class _Cold:
-    """A stand-in for a kernel whose cache index is empty."""
+    """A stand-in for a kernel whose cache index is empty, not compiled in this process."""
+
+    signatures = []
 
     class _cache:
         class _cache_file:
@@ -110,13 +96,27 @@ def test_no_helper_where_it_cannot_help_or_is_not_wanted(monkeypatch):
     assert len(started) == 1
 
 
-def test_a_cached_walk_starts_no_helper(monkeypatch):
+class _Cached(_Cold):
+    """A stand-in for a kernel that another process cached, not loaded in this process yet."""
+
+    class _cache:
+        class _cache_file:
+            @staticmethod
+            def _load_index():
+                return {"a signature": "its file"}
+
+
+def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
+    started = []
+    monkeypatch.setattr(cold_start.subprocess, "Popen", lambda *a, **k: started.append(a) or object())
     monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
     q, db, ql, dl = ft.datasets.synthetic_hashing(3, 300, 64, 3, seed=1)
-    ft.evaluate(q, db, ql, dl, metrics=["AP", "P@10"])  # compiled or loaded here: the index lists it
-    if not _jit.CACHE:
-        pytest.skip("caching is off (FASTTIE_NO_CACHE): no index to read")
+    ft.evaluate(q, db, ql, dl, metrics=["AP", "P@10"])  # compiled or loaded here: in this process now
+    assert _walk(n_db=300).signatures
     assert _start(_walk(n_db=300), n_db=300) is None
+    monkeypatch.setattr(_jit, "CACHE", True)
+    assert _start(_Cached()) is None  # the cache's index lists it: the call loads it
+    assert _start(_Cold()) is not None and len(started) == 1
 
 
 def test_a_helper_that_fails_or_hangs_only_costs_time(monkeypatch):
