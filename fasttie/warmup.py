@@ -21,7 +21,7 @@ from ._kernels.cached import FRONT_DOORS, cache_status, door_kernels, door_state
 from .diversity import alpha_ndcg
 from .lists.lambdarank import lambdarank
 from .hamming import evaluate, search
-from .hamming.cold_start import Helper, start_helper
+from .finalize.cold_start import Helper, start_helper
 from .lists.facade import rank_evaluate
 from .hamming.rescore import rescore_evaluate
 
@@ -54,10 +54,10 @@ def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int) -> Helper 
 
     Returns
     -------
-    fasttie.hamming.cold_start.Helper or None
+    fasttie.finalize.cold_start.Helper or None
         The helper (``wait()`` for it before the call that needs its kernels; if it failed, that
         call compiles them itself), or None where it would not help
-        (:func:`fasttie.hamming.cold_start.start_helper`: caching off, fewer than two usable CPUs).
+        (:func:`fasttie.finalize.cold_start.start_helper`: caching off, fewer than two usable CPUs).
     """
     return start_helper(_HELPER_CALL.format(n_bits=int(n_bits), metrics=[str(m) for m in metrics], ties=str(ties)))
 

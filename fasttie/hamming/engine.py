@@ -330,7 +330,7 @@ class _Finalizer:
 
     def __init__(self, metrics, n_db, n_grades, ties, ap_denominator, gain, empty, ready=None):
         self.metrics, self.n_db, self.ties = metrics, n_db, ties
-        self.ready = ready  # called before the first finalize: a helper compiling its kernels (hamming.cold_start)
+        self.ready = ready  # called before the first finalize: a helper compiling its kernels (finalize.cold_start)
         self.ap_denominator, self.empty = ap_denominator, empty
         self.plan = finalize_plan(metrics, ties, ap_denominator, n_db)
         # the ranks the stable passes order for the metrics of a ranked list; AP within a radius

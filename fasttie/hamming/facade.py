@@ -24,7 +24,7 @@ from ..finalize.values import check_options, gain_table, read_only
 from ..finalize.spread import check_spread
 from .spreads import spread_callbacks, with_spreads
 from . import gpu
-from .cold_start import finalize_in_helper
+from ..finalize.cold_start import hamming_walk_in_helper
 from .engine import (
     evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar, tie_walk_kernel,
 )
@@ -222,9 +222,9 @@ def evaluate(
     on_counts, spread_of, extremes_of = spread_callbacks(
         spread, parsed, gain_table(gain, spec.n_grades), n_db, n_bits, spec.kind,
         dict(ap_denominator=ap_denominator, gain=gain, empty=empty))
-    helper = None  # on a cold cache the tie walk's kernels compile in a helper meanwhile (hamming.cold_start)
+    helper = None  # on a cold cache the tie walk's kernels compile in a helper meanwhile (finalize.cold_start)
     if ties != "stable":
-        helper = finalize_in_helper(
+        helper = hamming_walk_in_helper(
             tie_walk_kernel(all_metrics, ties, ap_denominator, n_db), [m.name for m in parsed],
             options=dict(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
                          spread=spread),

@@ -49,6 +49,14 @@ def _kernel(plan, fixed):
     return plan.kernel(finalize_rankings, finalize_rankings_optional)
 
 
+def walk_kernels(ties) -> tuple:
+    """The kernels of the walk over ranked lists that ``ties`` may run (its variants; which one
+    runs depends on the metrics and the lists' lengths: :meth:`FinalizePlan.kernel`)."""
+    if TIE_CODES[ties] == FIXED:
+        return finalize_fixed_rankings, finalize_fixed_rankings_optional
+    return finalize_rankings, finalize_rankings_optional
+
+
 def _floor_rows(at_most, arguments) -> dict:
     """A convention's score floor on rank_evaluate's ``arguments``: ``y_true`` 0 at every row
     scored <= ``at_most``, whose positive grades join the query's ``unretrieved`` (R keeps them);

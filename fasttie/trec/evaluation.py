@@ -19,7 +19,8 @@ from ..diversity.inputs import TIE_RULES, empty_value
 from ..errors import InputError, InputTypeError
 from ..metrics import GRADED, aggregate, diversity_settings, parse_metrics, split_metric_names
 from ..metrics.families import asked_names
-from ..lists.facade import rank_lists
+from ..finalize.cold_start import ranked_walk_in_helper
+from ..lists.facade import rank_lists, walk_kernels
 from ..result import Result
 from ..lists.score_floor import merged_results
 from ..finalize.values import check_options
@@ -298,6 +299,15 @@ def evaluate(
         raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
                          f"(no optimistic or pessimistic order of subtopics), got {ties!r}")
     every_judged = _every_judged(relevance_level)
+    helper = None  # on a cold cache the walk over the ranked lists compiles in a helper meanwhile (finalize.cold_start)
+    if ranking:
+        rank_ties = "trec" if ties == "pyndeval" else ties
+        helper = ranked_walk_in_helper(
+            walk_kernels(rank_ties), ranking, max((m.k or 0 for m in parse_metrics(ranking)), default=0),
+            options=dict(ties=rank_ties, gain=gain, ap_denominator=ap_denominator, empty=empty,
+                         relevance_level=1 if every_judged else relevance_level, log_base=options.get("log_base", 2),
+                         spread=options.get("spread", False)),
+            keyed=ties in ("trec", "pyndeval"), n_threads=options.get("n_threads"))
     aligned = None
     if not (diversity or complete or max_retrieved is not None) and ties in ("trec", "pyndeval", "average"):
         # dicts join without arrays of document ids; None: inputs that the general join takes
@@ -337,6 +347,8 @@ def evaluate(
                 spread=options.get("spread", False),
             )
 
+        if helper is not None:
+            helper.wait()
         if every_judged:
             result = _judged_relevant(ranking, rank, grade, judged, aligned.unretrieved)
             result.settings["relevance_level"] = relevance_level

@@ -22,7 +22,7 @@ LAYERS = [
     ["fasttie.validation", "fasttie.parallel", "fasttie.metrics", "fasttie.conventions", "fasttie.options",
      "fasttie.lists.score_floor"],
     ["fasttie.codes", "fasttie.relevance", "fasttie.result", "fasttie.finalize.values", "fasttie.finalize.plan"],
-    ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.hamming.cold_start", "fasttie.finalize", "fasttie.hamming.spreads"],
+    ["fasttie.hamming.engine", "fasttie.hamming.stable", "fasttie.finalize", "fasttie.hamming.spreads"],
     ["fasttie.hamming.facade", "fasttie.hamming.gpu", "fasttie.hamming.stats", "fasttie.hamming.streamed",
      "fasttie.hamming.rescore", "fasttie.hamming", "fasttie.lists", "fasttie.diversity"],
     ["fasttie.trec", "fasttie.report", "fasttie.plots", "fasttie.cli.loaders", "fasttie.datasets"],

@@ -1,14 +1,18 @@
 """A cold first call compiles on two cores: the tie walk's kernels in a helper process.
 
-numba compiles one function at a time per process. On an empty cache, :func:`fasttie.evaluate`
-compiles two independent sets of kernels, the histogram pass (which depends on the code width
-and the relevance kind) and the tie walk that finalizes the counts (which depends on the
-metrics and options): one after the other, about 35 % and 60 % of the cold call. Where the
-walk's kernel is not cached and a second CPU is usable, :func:`finalize_in_helper` starts a
-Python process that compiles it, by finalizing made-up counts of the same shape, options and
-database size with :meth:`fasttie.TieStats.finalize` (the same kernel variant and signature),
-and caches it; meanwhile this process compiles the histogram pass, then waits for the helper
-and loads the walk from the cache. Nothing else changes: the values are this process's.
+numba compiles one function at a time per process. On an empty cache a front door compiles
+independent sets of kernels one after the other: :func:`fasttie.evaluate` its histogram pass
+(which depends on the code width and the relevance kind) and the tie walk that finalizes the
+counts (which depends on the metrics and options), about 35 % and 60 % of its cold call;
+:func:`fasttie.trec.evaluate` its readers and join, the trec_eval tie order's keys, then the
+walk over the ranked lists, more than half of its cold call. Where the walk's kernel is not
+cached and a second CPU is usable, a Python process compiles it and caches it meanwhile, by
+evaluating made-up data with the same metrics and options (the same kernel variant and
+signature): :func:`hamming_walk_in_helper` finalizes made-up counts of the same shape and
+database size with :meth:`fasttie.TieStats.finalize`, :func:`ranked_walk_in_helper` ranks a
+made-up list with :func:`fasttie.lists.facade.rank_lists` as the TREC door does. The call
+waits for the helper before its walk and loads it from the cache. Nothing else changes: the
+values are this process's.
 
 A helper that fails or is not done after :data:`WAIT_SECONDS` changes nothing but the time
 (this process then compiles the walk itself). ``FASTTIE_COMPILE_HELPER=0`` turns helpers off;
@@ -27,7 +31,7 @@ from .._kernels import _jit
 from .._kernels.cached import dispatcher_cached
 from ..parallel import available_threads
 
-__all__ = ["Helper", "finalize_in_helper", "start_helper", "HELPER_ENV", "WAIT_SECONDS"]
+__all__ = ["Helper", "hamming_walk_in_helper", "ranked_walk_in_helper", "start_helper", "HELPER_ENV", "WAIT_SECONDS"]
 
 HELPER_ENV = "FASTTIE_COMPILE_HELPER"
 WAIT_SECONDS = 300.0  # a helper compiles for seconds; past this something is wrong: compile here
@@ -40,6 +44,19 @@ counts[:, 0, 0] = {n_db} - ({n_grades} - 1)  # the database's size picks the ker
 counts[:, 1, 1:] = 1  # an item of every grade
 TieStats(counts, {n_bits}, {relevance!r}).finalize({metrics!r}, n_threads=1, **{options!r})
 """
+
+_RANK_CALL = """
+import numpy as np
+from fasttie.lists.facade import rank_lists
+n = {rows}
+grades = np.arange(n, dtype=np.float64) % 3  # grades 0, 1 and 2, ties of three scores each
+scores = np.repeat(np.arange(n // 3 + 1, dtype=np.float64), 3)[:n]
+keys = np.arange(n, dtype=np.int64) if {keyed} else None
+rank_lists(grades, scores, np.array([n, n]) // 2, qid=None, metrics={metrics!r}, doc_ids=keys,
+           unretrieved=[np.array([1.0]), np.array([2.0])], judged=np.arange(n) % 5 != 4, pooled=np.ones(n, dtype=bool),
+           tie_keys=True, n_threads=1, **{options!r})
+"""
+_MOST_ROWS = 200_000  # a made-up list longer than the deepest cutoff, up to this
 
 
 class Helper:
@@ -98,7 +115,7 @@ def start_helper(code: str, n_threads: int | None = None) -> Helper | None:
     return Helper(process)
 
 
-def finalize_in_helper(kernel, metrics, *, options, n_db, n_bits, n_grades, relevance, n_threads) -> Helper | None:
+def hamming_walk_in_helper(kernel, metrics, *, options, n_db, n_bits, n_grades, relevance, n_threads) -> Helper | None:
     """Start compiling the tie walk's kernels of one :func:`fasttie.evaluate` call in a helper,
     where ``kernel`` (the walk's variant that the call runs) is not cached.
 
@@ -140,3 +157,37 @@ def _wanted(n_threads):
     if getattr(sys, "frozen", False) or not sys.executable:
         return False
     return available_threads() >= 2
+
+
+def ranked_walk_in_helper(kernels, metrics, deepest, *, options, keyed, n_threads) -> Helper | None:
+    """Start compiling the walk over ranked lists of one :func:`fasttie.trec.evaluate` call in a
+    helper, where none of the walk's ``kernels`` is cached.
+
+    Parameters
+    ----------
+    kernels : sequence of numba dispatchers
+        The walk's kernels the call may run (the variants of its tie mode: which one runs depends
+        on the lists' lengths, not known before they are read); only their caches are read here.
+    metrics : list of str
+        The ranking metrics asked.
+    deepest : int
+        The deepest cutoff among them (0: none): the made-up lists are longer.
+    options : dict
+        ``ties``, ``gain``, ``ap_denominator``, ``empty``, ``relevance_level``, ``log_base``,
+        ``spread`` as :func:`fasttie.lists.facade.rank_lists` takes them.
+    keyed : bool
+        Whether the call passes tie-break keys (trec_eval's and ndeval's orders).
+    n_threads : int or None
+        The call's ``n_threads``.
+
+    Returns
+    -------
+    Helper or None
+    """
+    if any(kernel.signatures for kernel in kernels) or not _wanted(n_threads):
+        return None
+    if any(dispatcher_cached(kernel) is not False for kernel in kernels):
+        return None
+    rows = 2 * min(max(int(deepest), 3) + 3, _MOST_ROWS)
+    code = _RANK_CALL.format(rows=rows, keyed=bool(keyed), metrics=list(metrics), options=options)
+    return start_helper(code, n_threads)

@@ -1,6 +1,7 @@
-"""fasttie.hamming.cold_start: on a cold cache, evaluate's tie walk compiles in a helper process
-while the call compiles its histogram pass; the call then loads the walk from the cache and its
-values are those of a call that compiled everything itself."""
+"""fasttie.finalize.cold_start: on a cold cache, evaluate's tie walk compiles in a helper process
+while the call compiles its histogram pass (trec.evaluate's walk over the ranked lists while it
+compiles its readers); the call then loads the walk from the cache and its values are those of a
+call that compiled everything itself."""
 
 import json
 import os
@@ -11,7 +12,7 @@ import pytest
 
 import fasttie as ft
 from fasttie._kernels import _jit, hamming_ties
-from fasttie.hamming import cold_start
+from fasttie.finalize import cold_start
 from fasttie.hamming.engine import tie_walk_kernel
 from fasttie.metrics import parse_metrics
 from helpers import COMPILE_COUNTER
@@ -53,12 +54,46 @@ def test_a_cold_call_loads_the_tie_walk_that_a_helper_compiled(tmp_path, metrics
     assert helped["mean"] == {k: repr(v) for k, v in here.mean.items()}
 
 
+# the same for a cold fasttie.trec.evaluate: its readers, join and tie keys compile here, the walk
+# over the ranked lists in the helper
+COLD_TREC = COMPILE_COUNTER + r"""
+import os, tempfile
+import fasttie as ft
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "qrels"), "w") as f:
+    f.writelines(f"q{i % 7} 0 d{i} {i % 3}\n" for i in range(300))
+with open(os.path.join(folder, "run"), "w") as f:
+    f.writelines(f"q{i % 7} Q0 d{i} {i} {i % 17} t\n" for i in range(600))
+result = ft.trec.evaluate(os.path.join(folder, "qrels"), os.path.join(folder, "run"), METRICS, ties=TIES)
+print("RESULT " + json.dumps({"compiled": compiled, "mean": {k: repr(v) for k, v in result.mean.items()}}))
+"""
+
+
+@pytest.mark.parametrize("metrics, ties", [(["AP", "nDCG@10", "P@5", "Bpref"], "trec"),
+                                           (["AP@5", "RR", "ERR@10"], "average")])
+def test_a_cold_trec_call_loads_the_walk_that_a_helper_compiled(tmp_path, metrics, ties):
+    def cold(folder, **env_changes):
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(folder), "FASTTIE_NUM_THREADS": "2", **env_changes}
+        env.pop("FASTTIE_NO_CACHE", None)
+        script = COLD_TREC.replace("METRICS", repr(metrics)).replace("TIES", repr(ties))
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.split("RESULT ", 1)[1])
+
+    helped, alone = cold(tmp_path / "helped"), cold(tmp_path / "alone", FASTTIE_COMPILE_HELPER="0")
+    walks = ("fasttie._kernels.score_ties.", "fasttie._kernels.finalize.", "fasttie._kernels.err.")
+    assert [name for name in alone["compiled"] if name.startswith(walks)]
+    assert [name for name in helped["compiled"] if name.startswith(walks)] == []
+    assert any(name.startswith("fasttie._kernels.trec_parse.") for name in helped["compiled"])  # the readers, here
+    assert helped["mean"] == alone["mean"]
+
+
 def _walk(metrics=("AP", "P@10"), n_db=3000):
     return tie_walk_kernel(parse_metrics(list(metrics)), "average", "retrieved", n_db)
 
 
 def _start(kernel, n_threads=None, n_db=3000):
-    return cold_start.finalize_in_helper(kernel, ["AP", "P@10"], options={"ties": "average"}, n_db=n_db, n_bits=64,
+    return cold_start.hamming_walk_in_helper(kernel, ["AP", "P@10"], options={"ties": "average"}, n_db=n_db, n_bits=64,
                                          n_grades=2, relevance="class", n_threads=n_threads)
 
 
@@ -117,6 +152,12 @@ def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
     monkeypatch.setattr(_jit, "CACHE", True)
     assert _start(_Cached()) is None  # the cache's index lists it: the call loads it
     assert _start(_Cold()) is not None and len(started) == 1
+    # the ranked lists' walk: a helper only where none of the variants the call may run is cached
+    ranked = {"options": {"ties": "trec"}, "keyed": True, "n_threads": None}
+    assert cold_start.ranked_walk_in_helper([_Cold(), _Cached()], ["AP"], 10, **ranked) is None
+    assert cold_start.ranked_walk_in_helper([_Cold(), _walk(n_db=300)], ["AP"], 10, **ranked) is None
+    assert cold_start.ranked_walk_in_helper([_Cold(), _Cold()], ["AP"], 10, **ranked) is not None
+    assert len(started) == 2
 
 
 def test_a_helper_that_fails_or_hangs_only_costs_time(monkeypatch):
