@@ -1,6 +1,6 @@
 """First-call cost of every front door: cold (empty numba cache) and warm (from the cache).
 
-    python scripts/bench_compile.py [--repeat N] [--asm] [--skip-demo]
+    python scripts/bench_compile.py [--repeat N] [--asm] [--skip-demo] [--doors DOOR ...]
     python scripts/bench_compile.py --cuda [--repeat N]    # the device="cuda" doors (needs a GPU)
 
 Each measurement runs in a fresh Python process with its own ``NUMBA_CACHE_DIR``:
@@ -66,6 +66,9 @@ with open(os.path.join(folder, "qrels"), "w") as f:
     f.writelines(f"q{i % 7} 0 d{i} {i % 3}\n" for i in range(300))
 with open(os.path.join(folder, "run"), "w") as f:
     f.writelines(f"q{i % 7} Q0 d{i} {i} {i % 17} t\n" for i in range(600))
+from fasttie.compat.pytrec_eval import RelevanceEvaluator
+QRELS = {f"q{i}": {f"d{j}": (i + j) % 3 for j in range(40)} for i in range(20)}
+RUN = {f"q{i}": {f"d{j}": float((i * j) % 11) for j in range(60)} for i in range(20)}
 """
 
 VARIANTS = {
@@ -88,9 +91,14 @@ CUDA_VARIANTS = {
     "evaluate cuda stable": "ft.evaluate(q, db, ql, dl, metrics=M, ties='stable', device='cuda')",
     "search cuda": "ft.search(q, db, 10, device='cuda')",
 }
+# doors timed on their own only (not among the 13 variants): pytrec_eval's face, what a BEIR or mteb
+# user who swaps pytrec_eval for fasttie calls first
+OTHER_DOORS = {
+    "compat.pytrec_eval": "RelevanceEvaluator(QRELS, {'map', 'ndcg_cut.10', 'P.5', 'recall.100'}).evaluate(RUN)",
+}
 # the front doors timed on their own (one per public function, plus stable mode)
 FRONT_DOORS = ["evaluate average", "evaluate stable", "search", "rank_evaluate average", "trec.evaluate",
-               "lambdarank", "alpha_ndcg"]
+               "compat.pytrec_eval", "lambdarank", "alpha_ndcg"]
 
 TIMED = SETUP + r"""
 if os.environ.get("BENCH_PRELOAD_SCIPY"):  # numba's CPU target imports scipy.linalg (BLAS check) on its first use
@@ -153,7 +161,7 @@ def _child(code, cache_dir, *args, **extra):
 
 
 def _timed(variants, cache_dir, **extra):
-    code = {**VARIANTS, **CUDA_VARIANTS}
+    code = {**VARIANTS, **OTHER_DOORS, **CUDA_VARIANTS}
     return _child(TIMED, cache_dir, json.dumps({name: code[name] for name in variants}), **extra)
 
 
@@ -207,21 +215,25 @@ def main(argv=None) -> int:
     parser.add_argument("--asm", action="store_true", help="count popcnt/vpopcnt/vpternlog in the compiled kernels")
     parser.add_argument("--skip-demo", action="store_true", help="do not time `fasttie demo`")
     parser.add_argument("--cuda", action="store_true", help="time the device='cuda' doors instead (needs a GPU)")
+    parser.add_argument("--doors", nargs="+", choices=FRONT_DOORS, metavar="DOOR",
+                        help="time only these front doors (their table only: not the 13 variants nor the demo); "
+                             f"of {', '.join(FRONT_DOORS)}")
     args = parser.parse_args(argv)
     # fasttie's bytecode up to date, as pip writes it at install: a stale or missing .pyc (an edited
     # checkout, PYTHONDONTWRITEBYTECODE) would add up to 0.25 s of compiling Python to every import
     compileall.compile_dir(str(REPO / "fasttie"), quiet=1)
     print(f"command: python scripts/bench_compile.py --repeat {args.repeat}" + (" --asm" if args.asm else "")
-          + (" --cuda" if args.cuda else ""))
+          + (" --cuda" if args.cuda else "") + (f" --doors {' '.join(args.doors)}" if args.doors else ""))
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; tiny data (10 x 2000 codes, 1000 ranked rows)")
     print()
     if args.cuda:
         _cuda_table(args.repeat)
         return 0
+    doors = args.doors or FRONT_DOORS
     cold_runs, warm_runs, preloaded_runs, bare_runs, all_runs = [], [], [], [], []
     for _ in range(args.repeat):
         cold, warm, preloaded, bare = {}, {}, {}, {}
-        for door in FRONT_DOORS:
+        for door in doors:
             cache = tempfile.mkdtemp(prefix="fasttie-bench-cache-")
             try:
                 cold.update({k: v for k, v in _timed([door], cache).items() if k == door})
@@ -234,6 +246,8 @@ def main(argv=None) -> int:
         warm_runs.append(warm)
         preloaded_runs.append(preloaded)
         bare_runs.append(bare)
+        if args.doors:
+            continue
         cache = tempfile.mkdtemp(prefix="fasttie-bench-cache-")
         try:
             all_runs.append(_timed(list(VARIANTS), cache))
@@ -242,7 +256,7 @@ def main(argv=None) -> int:
 
     print(f"{'front door, first call':<26} {'cold wall s':>12} {'cold CPU s':>11} {'warm first s':>13} "
           f"{'warm repeat s':>14} {'warm overhead s':>16} {'scipy loaded':>13} {'no scipy':>9}")
-    for door in FRONT_DOORS:
+    for door in doors:
         warm_first = _best(warm_runs, door, "wall")
         again = _best(warm_runs, door, "again")
         print(f"{door:<26} {_best(cold_runs, door, 'wall'):12.2f} {_best(cold_runs, door, 'cpu'):11.2f} "
@@ -254,6 +268,8 @@ def main(argv=None) -> int:
           "in a process that imported scipy.linalg before (any process using scipy or scikit-learn); 'no scipy':\n"
           "the same where scipy cannot be imported (the README's install: numpy, numba, tqdm)")
     print()
+    if args.doors:
+        return 0
     total_wall = min(sum(r[name]["wall"] for name in VARIANTS) for r in all_runs)
     total_cpu = min(sum(r[name]["cpu"] for name in VARIANTS) for r in all_runs)
     print(f"all {len(VARIANTS)} call variants cold in one process: {total_wall:.1f} s wall, {total_cpu:.1f} CPU-s "

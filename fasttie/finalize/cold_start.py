@@ -4,8 +4,9 @@ numba compiles one function at a time per process. On an empty cache a front doo
 independent sets of kernels one after the other: :func:`fasttie.evaluate` its histogram pass
 (which depends on the code width and the relevance kind) and the tie walk that finalizes the
 counts (which depends on the metrics and options), about 35 % and 60 % of its cold call;
-:func:`fasttie.trec.evaluate` its readers and join, the trec_eval tie order's keys, then the
-walk over the ranked lists, more than half of its cold call. Where the walk's kernel is not
+:func:`fasttie.trec.evaluate` of files its readers and join, the trec_eval tie order's keys,
+then the walk over the ranked lists, more than half of its cold call (dicts, as
+:mod:`fasttie.compat.pytrec_eval` passes them, join in Python: nothing to compile meanwhile). Where the walk's kernel is not
 cached and a second CPU is usable, a Python process compiles it and caches it meanwhile, by
 evaluating made-up data with the same metrics and options (the same kernel variant and
 signature): :func:`hamming_walk_in_helper` finalizes made-up counts of the same shape and

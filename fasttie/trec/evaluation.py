@@ -299,8 +299,14 @@ def evaluate(
         raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
                          f"(no optimistic or pessimistic order of subtopics), got {ties!r}")
     every_judged = _every_judged(relevance_level)
-    helper = None  # on a cold cache the walk over the ranked lists compiles in a helper meanwhile (finalize.cold_start)
-    if ranking:
+    aligned = None
+    if not (diversity or complete or max_retrieved is not None) and ties in ("trec", "pyndeval", "average"):
+        # dicts join without arrays of document ids; None: inputs that the general join takes
+        aligned = align_dicts(qrels, run, judged_only=judged_only, tie_keys=ties != "average")
+    helper = None
+    if aligned is None and ranking:
+        # on a cold cache the walk over the ranked lists compiles in a helper while this process compiles the
+        # readers, the join and the tie keys (dicts joined above have none of those to compile meanwhile)
         rank_ties = "trec" if ties == "pyndeval" else ties
         helper = ranked_walk_in_helper(
             walk_kernels(rank_ties), ranking, max((m.k or 0 for m in parse_metrics(ranking)), default=0),
@@ -308,10 +314,6 @@ def evaluate(
                          relevance_level=1 if every_judged else relevance_level, log_base=options.get("log_base", 2),
                          spread=options.get("spread", False)),
             keyed=ties in ("trec", "pyndeval"), n_threads=options.get("n_threads"))
-    aligned = None
-    if not (diversity or complete or max_retrieved is not None) and ties in ("trec", "pyndeval", "average"):
-        # dicts join without arrays of document ids; None: inputs that the general join takes
-        aligned = align_dicts(qrels, run, judged_only=judged_only, tie_keys=ties != "average")
     if aligned is None:
         without_judgments = queries_without_judgments(qrels)  # before the Qrels, which cannot hold them
         qrels = as_qrels(qrels, n_threads=options.get("n_threads"))
