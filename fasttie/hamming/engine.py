@@ -368,9 +368,14 @@ class _Finalizer:
                              radius_values=radius, err=err_values)
 
 
-def tie_walk_kernel(metrics, ties, ap_denominator, n_db):
+def cold_tie_walk(metrics, ties, ap_denominator, n_db):
     """The tie walk's kernel (a numba dispatcher) that finalizing counts under ``ties`` (not
-    "stable") runs for ``metrics``: the variant their plan picks."""
+    "stable") runs for ``metrics``, the variant their plan picks; None where a walk already ran in
+    this process (a warm call: its histogram pass is most likely compiled too, so a helper would
+    have nothing to overlap; and no plan is built for nothing)."""
+    if any(kernel.signatures for kernel in (finalize_histograms, finalize_histograms_ratios,
+                                            finalize_histograms_optional)):
+        return None
     return _kernel(finalize_plan(metrics, ties, ap_denominator, n_db), "histograms")
 
 

@@ -26,7 +26,7 @@ from .spreads import spread_callbacks, with_spreads
 from . import gpu
 from ..finalize.cold_start import hamming_walk_in_helper
 from .engine import (
-    evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar, tie_walk_kernel,
+    evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar, cold_tie_walk,
 )
 from .streamed import evaluate_streamed
 
@@ -222,10 +222,11 @@ def evaluate(
     on_counts, spread_of, extremes_of = spread_callbacks(
         spread, parsed, gain_table(gain, spec.n_grades), n_db, n_bits, spec.kind,
         dict(ap_denominator=ap_denominator, gain=gain, empty=empty))
+    walk = None if ties == "stable" else cold_tie_walk(all_metrics, ties, ap_denominator, n_db)
     helper = None  # on a cold cache the tie walk's kernels compile in a helper meanwhile (finalize.cold_start)
-    if ties != "stable":
+    if walk is not None:
         helper = hamming_walk_in_helper(
-            tie_walk_kernel(all_metrics, ties, ap_denominator, n_db), [m.name for m in parsed],
+            walk, [m.name for m in parsed],
             options=dict(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
                          spread=spread),
             n_db=n_db, n_bits=n_bits, n_grades=spec.n_grades, relevance=spec.kind, n_threads=n_threads_asked)

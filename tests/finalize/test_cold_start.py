@@ -13,7 +13,8 @@ import pytest
 import fasttie as ft
 from fasttie._kernels import _jit, hamming_ties
 from fasttie.finalize import cold_start
-from fasttie.hamming.engine import tie_walk_kernel
+from fasttie.finalize.plan import finalize_plan
+from fasttie.hamming.engine import cold_tie_walk
 from fasttie.metrics import parse_metrics
 from helpers import COMPILE_COUNTER
 
@@ -89,7 +90,9 @@ def test_a_cold_trec_call_loads_the_walk_that_a_helper_compiled(tmp_path, metric
 
 
 def _walk(metrics=("AP", "P@10"), n_db=3000):
-    return tie_walk_kernel(parse_metrics(list(metrics)), "average", "retrieved", n_db)
+    plan = finalize_plan(parse_metrics(list(metrics)), "average", "retrieved", n_db)
+    return plan.kernel(hamming_ties.finalize_histograms, hamming_ties.finalize_histograms_optional,
+                       hamming_ties.finalize_histograms_ratios)
 
 
 def _start(kernel, n_threads=None, n_db=3000):
@@ -149,6 +152,7 @@ def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
     ft.evaluate(q, db, ql, dl, metrics=["AP", "P@10"])  # compiled or loaded here: in this process now
     assert _walk(n_db=300).signatures
     assert _start(_walk(n_db=300), n_db=300) is None
+    assert cold_tie_walk(parse_metrics(["AP", "P@10"]), "average", "retrieved", 300) is None  # warm: no plan built
     monkeypatch.setattr(_jit, "CACHE", True)
     assert _start(_Cached()) is None  # the cache's index lists it: the call loads it
     assert _start(_Cold()) is not None and len(started) == 1
