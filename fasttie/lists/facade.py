@@ -49,7 +49,7 @@ def _kernel(plan, fixed):
     return plan.kernel(finalize_rankings, finalize_rankings_optional)
 
 
-def walk_kernels(ties) -> tuple:
+def walk_kernels(ties: str) -> tuple:
     """The kernels of the walk over ranked lists that ``ties`` may run (its variants; which one
     runs depends on the metrics and the lists' lengths: :meth:`FinalizePlan.kernel`)."""
     if TIE_CODES[ties] == FIXED:
