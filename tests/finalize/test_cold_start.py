@@ -29,13 +29,18 @@ print("RESULT " + json.dumps({"compiled": compiled, "mean": {k: repr(v) for k, v
 """
 
 
-def _cold_call(folder, metrics, spread, **env_changes):
+def _cold(folder, script, **env_changes):
+    """What ``script`` prints after RESULT, run in a fresh process on the empty cache ``folder``
+    with two usable CPUs."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(folder), "FASTTIE_NUM_THREADS": "2", **env_changes}
     env.pop("FASTTIE_NO_CACHE", None)
-    script = COLD_CALL.replace("METRICS", repr(metrics)).replace("SPREAD", repr(spread))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.split("RESULT ", 1)[1])
+
+
+def _cold_call(folder, metrics, spread, **env_changes):
+    return _cold(folder, COLD_CALL.replace("METRICS", repr(metrics)).replace("SPREAD", repr(spread)), **env_changes)
 
 
 @pytest.mark.parametrize("metrics, spread", [(["AP", "AP@100", "nDCG@100", "P@100"], False),
@@ -73,15 +78,8 @@ print("RESULT " + json.dumps({"compiled": compiled, "mean": {k: repr(v) for k, v
 @pytest.mark.parametrize("metrics, ties", [(["AP", "nDCG@10", "P@5", "Bpref"], "trec"),
                                            (["AP@5", "RR", "ERR@10"], "average")])
 def test_a_cold_trec_call_loads_the_walk_that_a_helper_compiled(tmp_path, metrics, ties):
-    def cold(folder, **env_changes):
-        env = {**os.environ, "NUMBA_CACHE_DIR": str(folder), "FASTTIE_NUM_THREADS": "2", **env_changes}
-        env.pop("FASTTIE_NO_CACHE", None)
-        script = COLD_TREC.replace("METRICS", repr(metrics)).replace("TIES", repr(ties))
-        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900, env=env)
-        assert done.returncode == 0, done.stderr[-3000:]
-        return json.loads(done.stdout.split("RESULT ", 1)[1])
-
-    helped, alone = cold(tmp_path / "helped"), cold(tmp_path / "alone", FASTTIE_COMPILE_HELPER="0")
+    script = COLD_TREC.replace("METRICS", repr(metrics)).replace("TIES", repr(ties))
+    helped, alone = _cold(tmp_path / "helped", script), _cold(tmp_path / "alone", script, FASTTIE_COMPILE_HELPER="0")
     walks = ("fasttie._kernels.score_ties.", "fasttie._kernels.finalize.", "fasttie._kernels.err.")
     assert [name for name in alone["compiled"] if name.startswith(walks)]
     assert [name for name in helped["compiled"] if name.startswith(walks)] == []
