@@ -14,7 +14,6 @@ from ..metrics import grade_order_bounds, parse_metrics
 from .common import DEMO_METRICS, DIGITS_METRICS, TIE_MODES, UsageError
 
 
-
 def _demo_data(args):
 
     if args.dataset == "digits":

@@ -40,13 +40,12 @@ __all__ = ["rank_evaluate"]
 _ro = read_only
 
 
-def _kernel(plan, fixed):
-    """The finalize kernel in the variant ``plan`` names: a fixed order's (stable, trec) or the tie
-    walk's (average, optimistic, pessimistic), whose optional kernel computes the ratios too (no
-    ratios-only kernel here). Looked up at each call (a test may wrap a kernel of this module)."""
-    if fixed:
-        return plan.kernel(finalize_fixed_rankings, finalize_fixed_rankings_optional, fixed=True)
-    return plan.kernel(finalize_rankings, finalize_rankings_optional)
+def _kernel(plan, ties):
+    """The finalize kernel of ``ties`` in the variant ``plan`` names (:func:`walk_kernels`): a
+    fixed order's (stable, trec) or the tie walk's (average, optimistic, pessimistic), whose
+    optional kernel computes the ratios too (no ratios-only kernel here). Looked up at each call
+    (a test may wrap a kernel of this module)."""
+    return plan.kernel(*walk_kernels(ties), fixed=TIE_CODES[ties] == FIXED)
 
 
 def walk_kernels(ties: str) -> tuple:
@@ -356,7 +355,7 @@ def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, em
         arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
         extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
         fixed = TIE_CODES[ties] == FIXED  # no ties: the rows with a grade or a judgment are enough
-        kernel = _kernel(plan, fixed=fixed)
+        kernel = _kernel(plan, ties)
         mode = () if fixed else (TIE_CODES[ties],)
 
         def finalize(lo, hi):
