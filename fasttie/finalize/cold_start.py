@@ -140,9 +140,10 @@ def hamming_walk_in_helper(kernel, metrics, *, options, n_db, n_bits, n_grades, 
     -------
     Helper or None
     """
-    # compiled or loaded in this process already, or made-up counts impossible: nothing to do; the
-    # cache's index is read last (a file read per call, not for every call of a warm process)
-    if kernel.signatures or n_db < n_grades - 1 or not _wanted(n_threads) or dispatcher_cached(kernel) is not False:
+    # compiled or loaded in this process already (or a test's wrapper of it), or made-up counts
+    # impossible: nothing to do; the cache's index is read last (a file read per call, not for
+    # every call of a warm process)
+    if getattr(kernel, "signatures", True) or n_db < n_grades - 1 or not _wanted(n_threads) or dispatcher_cached(kernel) is not False:
         return None
     code = _FINALIZE_CALL.format(n_bits=int(n_bits), n_grades=int(n_grades), n_db=int(n_db), relevance=relevance,
                                  metrics=list(metrics), options=options)
@@ -185,7 +186,7 @@ def ranked_walk_in_helper(kernels, metrics, deepest, *, options, keyed, n_thread
     -------
     Helper or None
     """
-    if any(kernel.signatures for kernel in kernels) or not _wanted(n_threads):
+    if any(getattr(kernel, "signatures", True) for kernel in kernels) or not _wanted(n_threads):
         return None
     if any(dispatcher_cached(kernel) is not False for kernel in kernels):
         return None

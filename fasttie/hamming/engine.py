@@ -373,8 +373,8 @@ def cold_tie_walk(metrics, ties, ap_denominator, n_db):
     "stable") runs for ``metrics``, the variant their plan picks; None where a walk already ran in
     this process (a warm call: its histogram pass is most likely compiled too, so a helper would
     have nothing to overlap; and no plan is built for nothing)."""
-    if any(kernel.signatures for kernel in (finalize_histograms, finalize_histograms_ratios,
-                                            finalize_histograms_optional)):
+    walks = (finalize_histograms, finalize_histograms_ratios, finalize_histograms_optional)
+    if any(getattr(kernel, "signatures", True) for kernel in walks):  # a test's wrapper of a kernel counts as run
         return None
     return _kernel(finalize_plan(metrics, ties, ap_denominator, n_db), "histograms")
 
