@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .errors import InputError, InputTypeError
-from .lists.score_floor import ScoreFloor, evaluate_with_floor
+from .lists.score_floor import ScoreFloor
 
 __all__ = ["CONVENTIONS", "Convention", "convention_options", "takes_convention"]
 
@@ -51,9 +51,6 @@ class Convention:
         Where the convention was read (library version, file), for the docs table.
     names : dict
         The library's metric names -> fasttie's (for the docs table).
-    score_floor : ScoreFloor or None
-        Items the library never finds for some metrics because of their score
-        (:class:`fasttie.lists.score_floor.ScoreFloor`); :func:`fasttie.rank_evaluate` applies it.
     """
 
     lists: dict | None
@@ -62,7 +59,6 @@ class Convention:
     not_expressible: str = ""
     source: str = ""
     names: dict = field(default_factory=dict)
-    score_floor: ScoreFloor | None = None
 
 
 _TREC = {"ties": "trec", "gain": "linear", "log_base": 2, "ap_denominator": "total", "empty": "zero",
@@ -118,7 +114,9 @@ CONVENTIONS = {
         names={"ndcg_score": "nDCG / nDCG@k", "dcg_score": "DCG", "average_precision_score": "AP"}),
     "torchmetrics": Convention(
         lists={"ties": "average", "gain": "linear", "log_base": 2, "ap_denominator": "retrieved",
-               "empty": "zero", "relevance_level": 1}, hamming=None,
+               "empty": "zero", "relevance_level": 1,
+               # AP, P, R and RR never find an item scored <= 0 (its grade still counts in R)
+               "score_floor": ScoreFloor(bases=frozenset({"AP", "P", "R", "RR"}), at_most=0.0)}, hamming=None,
         cutoffs="retrieval_precision divides by top_k (adaptive_k=False); AP@k over the hits in the top k",
         not_expressible=_ARBITRARY_ORDER + " (torch.topk, torch.argsort) in AP, P, R, RR; adaptive_k=True; "
                         "scores cast to float32 (distinct float64 scores may tie or reach 0 there)",
@@ -126,8 +124,7 @@ CONVENTIONS = {
                "and RR zero the target of an item scored <= 0, R keeping the full R)",
         names={"retrieval_normalized_dcg": "nDCG@k", "retrieval_average_precision": "AP@k",
                "retrieval_precision": "P@k", "retrieval_recall": "R@k", "retrieval_reciprocal_rank": "RR@k",
-               "retrieval_r_precision": "Rprec", "retrieval_hit_rate": "Success@k"},
-        score_floor=ScoreFloor(bases=frozenset({"AP", "P", "R", "RR"}), at_most=0.0)),
+               "retrieval_r_precision": "Rprec", "retrieval_hit_rate": "Success@k"}),
     "pytorch_metric_learning": Convention(
         lists={"ties": "average", "gain": "linear", "log_base": 2, "ap_denominator": "total", "empty": "skip",
                "relevance_level": 1},
@@ -216,8 +213,7 @@ def convention_options(convention: str, door: str) -> dict[str, Any]:
 _R = TypeVar("_R")  # what the door returns: the decorated door returns it too (its parameters gain convention=)
 
 
-def takes_convention(door: str, floor_rows: Callable[..., dict[str, Any]] | None = None,
-                     ) -> Callable[[Callable[..., _R]], Callable[..., _R]]:
+def takes_convention(door: str) -> Callable[[Callable[..., _R]], Callable[..., _R]]:
     """Give a front door the keyword ``convention``: the preset's options fill those the call does
     not pass (an explicit keyword wins), and the door's signature lists ``convention=None``. An
     :class:`~fasttie.errors.InputError` about an option the preset filled names the convention.
@@ -225,10 +221,6 @@ def takes_convention(door: str, floor_rows: Callable[..., dict[str, Any]] | None
     Parameters
     ----------
     door : {"lists", "hamming"}
-    floor_rows : callable, optional
-        How the door takes items out of retrieval for a convention's ``score_floor``:
-        ``floor_rows(at_most, arguments) -> dict`` of the arguments that change
-        (:func:`fasttie.lists.score_floor.evaluate_with_floor`). A door without it ignores the floor.
 
     Returns
     -------
@@ -244,13 +236,7 @@ def takes_convention(door: str, floor_rows: Callable[..., dict[str, Any]] | None
                 return function(*args, **kwargs)
             filled = {name: value for name, value in convention_options(convention, door).items()
                       if name not in kwargs}
-            rule = CONVENTIONS[convention].score_floor
-            if rule is None or floor_rows is None:
-                return _filled_call(function, convention, filled, args, kwargs)
-            bound = signature.bind(*args, **filled, **kwargs)
-            bound.apply_defaults()
-            return evaluate_with_floor(lambda **arguments: _filled_call(function, convention, filled, (), arguments),
-                                       rule, dict(bound.arguments), floor_rows)
+            return _filled_call(function, convention, filled, args, kwargs)
 
         parameters = list(signature.parameters.values())
         if "convention" not in signature.parameters:  # shown after metrics, where readers look for options

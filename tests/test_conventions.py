@@ -259,8 +259,8 @@ def test_torchmetrics_zeroes_ap_p_r_rr_at_items_scored_at_most_zero():
     for seed in range(N_CASES):
         sizes, grades, scores = _signed_lists(seed)
         ours = ft.rank_evaluate(grades, scores, sizes, metrics=names, convention="torchmetrics")
-        unfloored = ft.rank_evaluate(grades, scores, sizes, metrics=names, **convention_options("torchmetrics",
-                                                                                                "lists")).per_query
+        unfloored = ft.rank_evaluate(grades, scores, sizes, metrics=names, **{
+            **convention_options("torchmetrics", "lists"), "score_floor": None}).per_query
         no_relevant = np.array([not (g >= 1).any() for g in _split(grades, sizes)])
         assert ours.n_empty == no_relevant.sum() and no_relevant[1] and not no_relevant[0]
         for i, (g, s) in enumerate(zip(_split(grades, sizes), _split(scores, sizes))):
@@ -301,7 +301,7 @@ def test_torchmetrics_score_floor_with_the_callers_unretrieved():
         unretrieved = [rng.integers(0, 3, rng.integers(0, 4)) for _ in sizes]
         ours = ft.rank_evaluate(grades, scores, sizes, metrics=floored + others, convention="torchmetrics",
                                 unretrieved=unretrieved)
-        options = convention_options("torchmetrics", "lists")
+        options = {**convention_options("torchmetrics", "lists"), "score_floor": None}
         untouched = ft.rank_evaluate(grades, scores, sizes, metrics=others, unretrieved=unretrieved, **options)
         for name in others:
             np.testing.assert_array_equal(ours.per_query[name], untouched.per_query[name])

@@ -5,8 +5,8 @@
 ``facade``       :func:`fasttie.rank_evaluate`: rows grouped by query, ranked by score, the
                  finalizer's values, tie-aware or in a fixed order
 ``lambdarank``   :func:`fasttie.lambdarank`: LambdaRank gradients and hessians of the same rows
-``score_floor``  a convention's rule that items scored at or below a floor are not retrieved
-                 for some metrics (torchmetrics' AP, P, R, RR), applied by the facade
+``score_floor``  the rule that items scored at or below a floor are not retrieved for some
+                 metrics (torchmetrics' AP, P, R, RR): an option of the facade, a view of its rows
 ===============  =============================================================================
 
 Nothing is imported here: :mod:`fasttie.conventions` reads ``score_floor`` without loading the

@@ -30,6 +30,7 @@ from ..finalize.values import (
     WHOLE_LIST, apply_empty, check_options, gains_of, group_sizes, metric_values, read_only,
 )
 from ..conventions import LISTS as _LISTS_DOOR, takes_convention
+from .score_floor import ScoreFloor, check_score_floor
 from ..errors import InputError, InputTypeError
 from ..validation import check_empty_policy, check_err_grades, first_not_finite, numeric_array
 
@@ -56,26 +57,7 @@ def walk_kernels(ties: str) -> tuple:
     return finalize_rankings, finalize_rankings_optional
 
 
-def _floor_rows(at_most, arguments) -> dict:
-    """A convention's score floor on rank_evaluate's ``arguments``: ``y_true`` 0 at every row
-    scored <= ``at_most``, whose positive grades join the query's ``unretrieved`` (R keeps them);
-    the rows stay ranked. :func:`fasttie.lists.score_floor.evaluate_with_floor` calls it."""
-    y_true, y_pred, sizes, _, _ = _grouped(arguments["y_true"], arguments["y_pred"], arguments["group"],
-                                            arguments["qid"])
-    moved = (y_pred <= at_most) & (y_true > 0)  # rows grouped by query, in output order
-    query = np.repeat(np.arange(len(sizes)), sizes)[moved]
-    grades = np.split(y_true[moved], np.cumsum(np.bincount(query, minlength=len(sizes)))[:-1])
-    given = arguments["unretrieved"]
-    if given is not None:
-        if len(given) != len(sizes):
-            return {}  # the call itself says what unretrieved must be
-        grades = [np.concatenate([np.asarray(g, dtype=np.float64).ravel(), extra]) for g, extra in zip(given, grades)]
-    y_pred = numeric_array(arguments["y_pred"], "y_pred")  # the rows as given (a qid may have regrouped them)
-    return {"y_true": np.where(y_pred <= at_most, 0.0, numeric_array(arguments["y_true"], "y_true")),
-            "unretrieved": grades}
-
-
-@takes_convention(_LISTS_DOOR, floor_rows=_floor_rows)
+@takes_convention(_LISTS_DOOR)
 def rank_evaluate(
     y_true: npt.ArrayLike,
     y_pred: npt.ArrayLike,
@@ -95,6 +77,7 @@ def rank_evaluate(
     judged: npt.ArrayLike | None = None,
     pooled: npt.ArrayLike | None = None,
     spread: bool | str = False,
+    score_floor: ScoreFloor | None = None,
 ) -> Result:
     """Tie-aware ranking metrics of scored lists (learning to rank, IR runs).
 
@@ -121,9 +104,9 @@ def rank_evaluate(
         ``ap_denominator``, ``empty`` and ``relevance_level``: "trec_eval", "ir_measures",
         "ranx", "lightgbm", "xgboost", "sklearn", "torchmetrics", "pytorch_metric_learning",
         "sentence_transformers" (:data:`fasttie.conventions.CONVENTIONS`; docs/metrics.md,
-        "Conventions"). Options passed explicitly win over the preset. "torchmetrics" also
-        takes every row scored <= 0 out of retrieval for AP, P, R and RR, as torchmetrics does
-        (its grade counts in R; :class:`fasttie.lists.score_floor.ScoreFloor`).
+        "Conventions"). Options passed explicitly win over the preset. "torchmetrics" also sets
+        ``score_floor``: every row scored <= 0 out of retrieval for AP, P, R and RR, as
+        torchmetrics does.
     ties : {"average", "stable", "optimistic", "pessimistic", "trec", "pyndeval"}
         "stable": equal scores keep input order; "trec": score descending, then document id
         descending (trec_eval), needs ``doc_ids``; "pyndeval": score descending, then document
@@ -179,6 +162,12 @@ def rank_evaluate(
         standard deviation (Bpref, infAP, ERR, GMAP, ...) raise ValueError naming them;
         ``"range"`` computes the extremes alone, which every metric has (but a ``gains`` table
         that does not rise with the grade).
+    score_floor : ScoreFloor, optional
+        Rows scored at most ``score_floor.at_most`` are not retrieved for the metrics on
+        ``score_floor.bases`` (:class:`fasttie.lists.score_floor.ScoreFloor`): they keep their
+        places with grade 0, their grades count in R as ``unretrieved`` ones. The other metrics
+        see the rows as given. ``Result.settings["score_floor"]`` records the rule and the
+        metrics it applied to.
 
     Returns
     -------
@@ -201,15 +190,21 @@ def rank_evaluate(
     result = rank_lists(y_true, y_pred, group, qid=qid, metrics=metrics, ties=ties, gain=gain, log_base=log_base,
                         ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
                         n_threads=n_threads, doc_ids=doc_ids, unretrieved=unretrieved, judged=judged, pooled=pooled,
-                        tie_keys=False, spread=spread)
-    return result.keyed_as(asked_names(metrics, diversity=False))
+                        tie_keys=False, spread=spread, score_floor=score_floor)
+    asked = asked_names(metrics, diversity=False)
+    keyed = result.keyed_as(asked)
+    if score_floor is not None:
+        floored = [key for key, name in asked.items() if score_floor.applies_to(parse_metrics([name])[0])]
+        if floored:
+            keyed.settings["score_floor"] = score_floor.settings(floored)
+    return keyed
 
 
 def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLike | None, *, qid: npt.ArrayLike | None,
                metrics: str | Sequence[str], ties: str, gain: str, log_base: float, ap_denominator: str, empty: str,
                relevance_level: float, n_threads: int | None, doc_ids: npt.ArrayLike | None,
                unretrieved: npt.ArrayLike | None, judged: npt.ArrayLike | None, pooled: npt.ArrayLike | None,
-               tie_keys: bool, spread: bool | str = False) -> Result:
+               tie_keys: bool, spread: bool | str = False, score_floor: ScoreFloor | None = None) -> Result:
     """:func:`rank_evaluate` for fasttie's own callers. With ``tie_keys`` the ``doc_ids`` are
     int64 tie-break keys (ascending), unique within each tie but not within each query
     (:func:`fasttie.trec.evaluate`'s trec_eval order, from a run read without repeats), not
@@ -220,6 +215,7 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
         raise InputError("empty='skip_missed' (HashNet's protocol) is for fasttie.evaluate; choose "
                          "empty='zero', 'skip', 'one' or 'error'")
     check_door(parsed, LISTS)
+    check_score_floor(score_floor)
     spread = check_spread(spread, parsed, ties=ties, ap_denominator=ap_denominator, empty=empty)
     if isinstance(log_base, bool) or not isinstance(log_base, (int, float)) or not log_base > 1:
         raise InputError(f"log_base must be a number > 1, got {log_base!r}")
@@ -233,21 +229,23 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
     pooled = judged if pooled is None else _flags(pooled, "pooled", order, len(y_true))
     rows = _Rows(y_true, y_pred, sizes, keys, judged, pooled)
     per_query, is_empty = {}, np.zeros(n_queries, dtype=bool)
-    for judged_only in sorted({m.judged_only for m in parsed}):  # judged_only=True: a view without unjudged rows
-        view = [m for m in parsed if m.judged_only == judged_only]
-        view_rows = rows.judged_view() if judged_only else rows
-        # Judged@k counts the rows in the pool (ir_measures: any qrels line, a negative grade too)
-        counted = [(view, view_rows)] if pooled is judged else [
-            ([m for m in view if m.base != "Judged"], view_rows),
-            ([m for m in view if m.base == "Judged"], replace(view_rows, judged=view_rows.pooled))]
-        for group_metrics, group_rows in counted:
-            if not group_metrics:
-                continue
-            values, empty_here = _evaluate_rows(
-                group_metrics, group_rows, unretrieved, ties=ties, gain=gain, ap_denominator=ap_denominator,
-                empty=empty, relevance_level=relevance_level, n_threads=n_threads)
-            per_query.update(values)
-            is_empty |= empty_here
+    views = _floor_views(parsed, rows, unretrieved, score_floor)
+    for view_metrics, view_rows, view_unretrieved in views:
+        for judged_only in sorted({m.judged_only for m in view_metrics}):  # judged_only: without unjudged rows
+            view = [m for m in view_metrics if m.judged_only == judged_only]
+            judged_rows = view_rows.judged_view() if judged_only else view_rows
+            # Judged@k counts the rows in the pool (ir_measures: any qrels line, a negative grade too)
+            counted = [(view, judged_rows)] if pooled is judged else [
+                ([m for m in view if m.base != "Judged"], judged_rows),
+                ([m for m in view if m.base == "Judged"], replace(judged_rows, judged=judged_rows.pooled))]
+            for group_metrics, group_rows in counted:
+                if not group_metrics:
+                    continue
+                values, empty_here = _evaluate_rows(
+                    group_metrics, group_rows, view_unretrieved, ties=ties, gain=gain, ap_denominator=ap_denominator,
+                    empty=empty, relevance_level=relevance_level, n_threads=n_threads)
+                per_query.update(values)
+                is_empty |= empty_here
     n_empty = int(is_empty.sum())
     check_empty_policy(empty, n_empty, n_queries, "relevant document")
     scale = math.log(log_base) / math.log(2.0)  # 1/log_b(1+i) = (ln b / ln 2) / log2(1+i)
@@ -267,25 +265,64 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
         query_ids=query_ids,
     )
     if spread is True:  # the same ties, walked once more for the variances (fasttie.finalize.spread)
-        spread_of = list_spread(parsed, rows.offsets, rows.y_pred, rows.y_true,
-                                lambda grades, own: gains_of(grades, gain if own is None else own), relevance_level,
-                                lambda level: _unretrieved(unretrieved, n_queries, level)[2], n_threads,
-                                ap_denominator)
-        result = with_spread(result, parsed, *spread_of)
+        result = with_spread(result, parsed, *_joined_columns([
+            list_spread(view_metrics, view_rows.offsets, view_rows.y_pred, view_rows.y_true,
+                        lambda grades, own: gains_of(grades, gain if own is None else own), relevance_level,
+                        _relevant_missing(view_unretrieved, n_queries), n_threads,
+                        ap_denominator)
+            for view_metrics, view_rows, view_unretrieved in views]))
     if spread:  # the extremes over tie orders (fasttie.finalize.extremes): the rows under other orders
+        low, high = {}, {}
+        for view_metrics, view_rows, view_unretrieved in views:
 
-        def evaluate(names, mode, order=None):
-            at = slice(None) if order is None else order
-            return rank_lists(
-                rows.y_true[at], rows.y_pred[at], rows.sizes, qid=None, metrics=names, ties=mode, gain=gain,
-                log_base=log_base, ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
-                n_threads=n_threads, doc_ids=None, unretrieved=unretrieved, judged=rows.judged[at],
-                pooled=None if rows.pooled is rows.judged else rows.pooled[at], tie_keys=False).per_query
+            def evaluate(names, mode, order=None, view_rows=view_rows, view_unretrieved=view_unretrieved):
+                at = slice(None) if order is None else order
+                return rank_lists(
+                    view_rows.y_true[at], view_rows.y_pred[at], view_rows.sizes, qid=None, metrics=names, ties=mode,
+                    gain=gain, log_base=log_base, ap_denominator=ap_denominator, empty=empty,
+                    relevance_level=relevance_level, n_threads=n_threads, doc_ids=None, unretrieved=view_unretrieved,
+                    judged=view_rows.judged[at],
+                    pooled=None if view_rows.pooled is view_rows.judged else view_rows.pooled[at],
+                    tie_keys=False).per_query
 
-        low, high = list_extremes(parsed, rows, evaluate, lambda level: _unretrieved(unretrieved, n_queries, level)[2],
-                                  ap_denominator, relevance_level, n_threads)
+            view_low, view_high = list_extremes(
+                view_metrics, view_rows, evaluate,
+                _relevant_missing(view_unretrieved, n_queries), ap_denominator,
+                relevance_level, n_threads)
+            low.update(view_low)
+            high.update(view_high)
         result = with_extremes(result, parsed, low, high)
     return result
+
+
+def _relevant_missing(unretrieved, n_queries):
+    """``level -> (n_queries,) int64``: per query, the relevant documents of ``unretrieved``
+    (grades missing from each ranking) at a relevance level."""
+    return lambda level: _unretrieved(unretrieved, n_queries, level)[2]
+
+
+def _floor_views(parsed, rows, unretrieved, score_floor):
+    """(metrics, rows, unretrieved) of each view of the rows that the metrics see: every metric
+    on the rows as given, or with a score floor, the metrics on its bases on the floored rows
+    (:meth:`_Rows.floored`). One door call: the rows are grouped, keyed and checked once."""
+    floored = [m for m in parsed if score_floor is not None and score_floor.applies_to(m)]
+    plain = [m for m in parsed if not (score_floor is not None and score_floor.applies_to(m))]
+    views = [(plain, rows, unretrieved)] if plain else []
+    if floored:
+        views.append((floored, *rows.floored(score_floor.at_most, unretrieved)))
+    return views
+
+
+def _joined_columns(parts):
+    """(means, variances, columns) of :func:`fasttie.finalize.spread.list_spread` from those of
+    several views, their columns side by side."""
+    columns, offset = {}, 0
+    for means, _, part_columns in parts:
+        columns.update({name: column + offset for name, column in part_columns.items()})
+        offset += means.shape[1]
+    means = np.hstack([means for means, _, _ in parts])
+    variances = np.hstack([variances for _, variances, _ in parts])
+    return means, variances, columns
 
 
 @dataclass(frozen=True)
@@ -303,6 +340,21 @@ class _Rows:
     @property
     def offsets(self) -> np.ndarray:
         return np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
+
+    def floored(self, at_most: float, unretrieved):
+        """(rows, unretrieved) with the rows scored <= ``at_most`` out of retrieval (a score
+        floor, :class:`fasttie.lists.score_floor.ScoreFloor`): grade 0 where they are ranked,
+        their positive grades added to each query's ``unretrieved`` grades (R keeps them)."""
+        below = self.y_pred <= at_most
+        moved = below & (self.y_true > 0)
+        query = np.repeat(np.arange(len(self.sizes)), self.sizes)[moved]
+        grades = np.split(self.y_true[moved], np.cumsum(np.bincount(query, minlength=len(self.sizes)))[:-1])
+        if unretrieved is not None:
+            if len(unretrieved) != len(self.sizes):
+                return replace(self, y_true=np.where(below, 0.0, self.y_true)), unretrieved  # its own error follows
+            grades = [np.concatenate([np.asarray(given, dtype=np.float64).ravel(), extra])
+                      for given, extra in zip(unretrieved, grades)]
+        return replace(self, y_true=np.where(below, 0.0, self.y_true)), grades
 
     def judged_view(self) -> _Rows:
         """The judged rows only (trec_eval -J, ir_measures' judged_only=True), the others moving

@@ -4,21 +4,21 @@ torchmetrics (1.7.4 and later) replaces the target of every item scored <= 0 by 
 precision, precision, recall and reciprocal rank (``torch.where(preds > 0, target, 0)`` in
 ``torchmetrics/functional/retrieval/``), while recall keeps the query's full count of relevant
 items as its denominator and a query whose relevant items are all scored <= 0 scores 0, not as a
-query without relevant items. fasttie states the rule as data, :class:`ScoreFloor`, in the
-convention (:data:`fasttie.conventions.CONVENTIONS`), and :func:`evaluate_with_floor` applies it
-at the door: the metrics on the rule's bases are computed on grades zeroed at those items, whose
-grades are passed as ``unretrieved`` (judged documents missing from the ranking: they count in R),
-and every other metric of the call on the data unchanged; the two results are merged.
+query without relevant items. fasttie states the rule as data, :class:`ScoreFloor`, an option of
+:func:`fasttie.rank_evaluate` (``score_floor=``) that the torchmetrics convention sets
+(:data:`fasttie.conventions.CONVENTIONS`). The door applies it as a view of its rows: the metrics
+on the rule's bases see grades zeroed at those items, whose grades count as ``unretrieved``
+(judged documents missing from the ranking: they count in R), every other metric of the call
+the rows unchanged, in one call.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from ..errors import InputError, InputTypeError
-from ..metrics.families import asked_names, parse_metric
+from ..errors import InputTypeError
 
-__all__ = ["ScoreFloor", "evaluate_with_floor", "merged_results"]
+__all__ = ["ScoreFloor", "check_score_floor", "merged_results"]
 
 
 @dataclass(frozen=True)
@@ -41,49 +41,21 @@ class ScoreFloor:
     bases: frozenset
     at_most: float = 0.0
 
+    def applies_to(self, metric) -> bool:
+        """Whether the rule applies to ``metric`` (a parsed :class:`fasttie.metrics.Metric`)."""
+        return metric.base in self.bases
+
     def settings(self, keys) -> dict:
         """The rule as a ``Result.settings`` entry (JSON-ready): the floor and the metrics it
         applied to, keyed as asked."""
         return {"at_most": self.at_most, "metrics": list(keys)}
 
 
-def evaluate_with_floor(call, rule, arguments, floor_rows):
-    """Evaluate a ranked-list call with ``rule`` applied to the metrics on its bases.
-
-    Parameters
-    ----------
-    call : callable
-        ``call(**arguments)``: the door's evaluation (options of the convention filled in).
-    rule : ScoreFloor
-    arguments : dict
-        Every argument of the call by name, defaults included (``metrics`` among them).
-    floor_rows : callable
-        ``floor_rows(at_most, arguments) -> dict``: the arguments that change when the items
-        scored <= ``at_most`` leave retrieval (the door knows its rows: ``y_true`` zeroed there,
-        ``unretrieved`` with their grades added, query by query).
-
-    Returns
-    -------
-    Result
-        Keyed as the call keys it, in the order asked; ``settings["score_floor"]`` records the
-        rule where it applied.
-    """
-    try:
-        asked = asked_names(arguments["metrics"], diversity=False)
-    except (InputError, InputTypeError):
-        return call(**arguments)  # the door raises its own message about the names
-    floored = [key for key, name in asked.items() if parse_metric(name)[0].base in rule.bases]
-    if not floored:
-        return call(**arguments)
-    others = [key for key in asked if key not in floored]
-    results = [call(**{**arguments, "metrics": others})] if others else []
-    results.append(call(**{**arguments, **floor_rows(rule.at_most, arguments), "metrics": floored}))
-    # n_empty: the floored call's empty queries (none at the relevance level, R kept whole) hold
-    # every query empty for the other metrics (no positive grade is fewer), so the union is the
-    # larger count
-    merged = merged_results(results, list(asked), n_empty=max(result.n_empty for result in results))
-    merged.settings["score_floor"] = rule.settings(floored)
-    return merged
+def check_score_floor(score_floor) -> None:
+    """Raise TypeError unless ``score_floor`` is a :class:`ScoreFloor` or None."""
+    if score_floor is not None and not isinstance(score_floor, ScoreFloor):
+        raise InputTypeError(f"{{score_floor}} must be a fasttie.lists.score_floor.ScoreFloor or None, got "
+                             f"{score_floor!r}", argument="score_floor")
 
 
 def merged_results(results, keys, *, n_empty: int):
