@@ -30,7 +30,7 @@ import numpy as np
 from .._device import grid, launch, require_gpu, to_device
 from ..errors import InputError
 from .engine import hashing_metrics, result_from_blocks, stable_depth
-from .stable import part_rank_bases, rank_limits, ranks_by_query, relevant_ranked
+from .stable import InProcess, rank_limits, ranks_by_query, relevant_ranked
 
 __all__ = ["counts", "evaluate", "knn", "radius_search"]
 
@@ -336,18 +336,24 @@ def _count_chunks(database, words, rows, n):
     return queries, per_chunk, whole
 
 
-def _chunk_offsets(per_chunk, c, with_slots):
-    """(items, relevant items) per (query, distance) that chunk c's rank pass adds to its bases:
-    those of the other chunks at smaller distances, and of the earlier chunks at that distance
-    (:func:`.stable.part_rank_bases` less the chunk's own items at smaller distances, which its
-    pass counts itself)."""
-    def offsets(counts):
-        own = counts[c]
-        return part_rank_bases(counts)[c] - (np.cumsum(own, axis=1) - own)
+def _chunk_offsets(per_chunk, with_slots):
+    """Per chunk, the (items, relevant items) per (query, distance) that its rank pass adds to the
+    counts it makes itself: those of every chunk at smaller distances and of the chunks before it
+    at that distance (the protocol of :mod:`.stable` over the transport of parts one process
+    holds), less the chunk's own at smaller distances, which its pass counts. The relevant items
+    place each chunk's ranks in the one device buffer of the block (no gather)."""
+    def offsets(parts):
+        total = _CHUNKS.sum(parts)
+        smaller = np.cumsum(total, axis=1) - total
+        return [np.ascontiguousarray(smaller + before - (np.cumsum(own, axis=1) - own))
+                for own, before in zip(parts, _CHUNKS.before(parts))]
 
-    items = offsets(np.stack([h.sum(axis=2) for h in per_chunk]))
-    relevant = offsets(np.stack([h[:, :, 1:].sum(axis=2) for h in per_chunk])) if with_slots else 0 * items
-    return np.ascontiguousarray(items), np.ascontiguousarray(relevant)
+    items = offsets([h.sum(axis=2) for h in per_chunk])
+    relevant = offsets([h[:, :, 1:].sum(axis=2) for h in per_chunk]) if with_slots else [0 * i for i in items]
+    return list(zip(items, relevant))
+
+
+_CHUNKS = InProcess()  # the chunks' counts come back to the host, which sums them
 
 
 def _rank_chunks(database, queries, rows, n, per_chunk, whole, limits, emit, first_slot, out_a, out_b, k_=0):
@@ -356,11 +362,13 @@ def _rank_chunks(database, queries, rows, n, per_chunk, whole, limits, emit, fir
         device, split, split_size = whole
         device.ranks(queries, rows, n, split, split_size, limits, emit, first_slot, out_a, out_b, k_)
         return
+    offsets = None
     for c, (lo, hi) in enumerate(database.bounds):
         device = database.chunk(lo, hi)
         split, split_size = device.split_counts(queries, n, ranks=True)
-        offsets = _chunk_offsets(per_chunk, c, with_slots=device.kind != device.k.NO_GRADE)
-        device.ranks(queries, rows, n, split, split_size, limits, emit, first_slot, out_a, out_b, k_, offsets)
+        if offsets is None:  # every chunk's at once (the kind is the database's)
+            offsets = _chunk_offsets(per_chunk, with_slots=device.kind != device.k.NO_GRADE)
+        device.ranks(queries, rows, n, split, split_size, limits, emit, first_slot, out_a, out_b, k_, offsets[c])
 
 
 def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain, empty, curves, n_threads,

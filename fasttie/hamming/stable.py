@@ -29,8 +29,8 @@ import numpy as np
 
 from .._kernels.radix_sort import argsort_ascending
 
-__all__ = ["InProcess", "PartRanks", "Transport", "gathered_ranks", "part_rank_bases", "plan_ranks", "rank_limits",
-           "ranked_distances", "ranks_by_query", "relevant_ranked"]
+__all__ = ["InProcess", "PartRanks", "Transport", "gathered_ranks", "plan_ranks", "rank_limits", "ranked_distances",
+           "ranks_by_query", "relevant_ranked"]
 
 Piece = tuple[np.ndarray, np.ndarray, np.ndarray]  # (indptr, ranks, grades) int64 of one part: its relevant items per query, in index order
 
@@ -146,24 +146,6 @@ def relevant_ranked(counts: np.ndarray, limits: np.ndarray) -> np.ndarray:
 def ranked_distances(limits: np.ndarray, n_dist: int) -> np.ndarray:
     """(n_queries, n_dist) bool: the distances whose items are ranked (those up to the limit)."""
     return np.arange(n_dist)[None, :] <= np.asarray(limits)[:, None]
-
-
-def part_rank_bases(per_part: list[np.ndarray]) -> np.ndarray:
-    """Items ranked before each part's first item, per query and distance.
-
-    Parameters
-    ----------
-    per_part : sequence of ndarray of int64, shape (n_queries, n_dist)
-        Items of each part (in database index order) at each distance.
-
-    Returns
-    -------
-    ndarray of int64, shape (n_parts, n_queries, n_dist)
-        Every part's items at smaller distances, plus the earlier parts' items at that distance.
-    """
-    counts = np.stack(per_part)
-    total = counts.sum(axis=0)
-    return (np.cumsum(total, axis=1) - total)[None] + (np.cumsum(counts, axis=0) - counts)
 
 
 def ranks_by_query(query_of: np.ndarray, ranks: np.ndarray, grades: np.ndarray, n_queries: int) -> Piece:
