@@ -306,7 +306,7 @@ def _floor_views(parsed, rows, unretrieved, score_floor):
     on the rows as given, or with a score floor, the metrics on its bases on the floored rows
     (:meth:`_Rows.floored`). One door call: the rows are grouped, keyed and checked once."""
     floored = [m for m in parsed if score_floor is not None and score_floor.applies_to(m)]
-    plain = [m for m in parsed if not (score_floor is not None and score_floor.applies_to(m))]
+    plain = [m for m in parsed if all(m is not f for f in floored)]
     views = [(plain, rows, unretrieved)] if plain else []
     if floored:
         views.append((floored, *rows.floored(score_floor.at_most, unretrieved)))
@@ -346,15 +346,16 @@ class _Rows:
         floor, :class:`fasttie.lists.score_floor.ScoreFloor`): grade 0 where they are ranked,
         their positive grades added to each query's ``unretrieved`` grades (R keeps them)."""
         below = self.y_pred <= at_most
+        rows = replace(self, y_true=np.where(below, 0.0, self.y_true))
         moved = below & (self.y_true > 0)
         query = np.repeat(np.arange(len(self.sizes)), self.sizes)[moved]
         grades = np.split(self.y_true[moved], np.cumsum(np.bincount(query, minlength=len(self.sizes)))[:-1])
-        if unretrieved is not None:
-            if len(unretrieved) != len(self.sizes):
-                return replace(self, y_true=np.where(below, 0.0, self.y_true)), unretrieved  # its own error follows
-            grades = [np.concatenate([np.asarray(given, dtype=np.float64).ravel(), extra])
+        if unretrieved is None:
+            return rows, grades
+        if len(unretrieved) != len(self.sizes):
+            return rows, unretrieved  # the walk raises its own error about them
+        return rows, [np.concatenate([np.asarray(given, dtype=np.float64).ravel(), extra])
                       for given, extra in zip(unretrieved, grades)]
-        return replace(self, y_true=np.where(below, 0.0, self.y_true)), grades
 
     def judged_view(self) -> _Rows:
         """The judged rows only (trec_eval -J, ir_measures' judged_only=True), the others moving
