@@ -557,7 +557,7 @@ def fixed_order_optional_sums(hist_q, ranks, grades, item_gains, relevant, gains
 # database's classes of 2M relevant items are swept, not scanned one query at a time), and classes
 # of 5-8 queries (64 queries, 10 classes) take one sweep of eight, not of 16 (docs/performance.md)
 GROUP = 8
-GROUP_MIN = 5  # smaller groups go one by one: a sweep costs about what four single passes do
+GROUP_MIN = 5  # smaller groups go one by one: a sweep of 8 costs what 3-4 single scans do (64 bits: 4.6 vs 1.47 ms per 1M codes)
 
 
 # row stride of a group's counts for codes of one word (distances 0..64): a constant folds each
