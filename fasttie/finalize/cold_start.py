@@ -49,13 +49,14 @@ TieStats(counts, {n_bits}, {relevance!r}).finalize({metrics!r}, n_threads=1, **{
 _RANK_CALL = """
 import numpy as np
 from fasttie.lists.facade import rank_lists
+from fasttie.lists.options import ListOptions
 n = {rows}
 grades = np.arange(n, dtype=np.float64) % 3  # grades 0, 1 and 2, ties of three scores each
 scores = np.repeat(np.arange(n // 3 + 1, dtype=np.float64), 3)[:n]
 keys = np.arange(n, dtype=np.int64) if {keyed} else None
 rank_lists(grades, scores, np.array([n, n]) // 2, qid=None, metrics={metrics!r}, doc_ids=keys,
            unretrieved=[np.array([1.0]), np.array([2.0])], judged=np.arange(n) % 5 != 4, pooled=np.ones(n, dtype=bool),
-           tie_keys=True, n_threads=1, **{options!r})
+           tie_keys=True, n_threads=1, options=ListOptions(**{options!r}))
 """
 _MOST_ROWS = 200_000  # a made-up list longer than the deepest cutoff, up to this
 
@@ -175,8 +176,8 @@ def ranked_walk_in_helper(kernels, metrics, deepest, *, options, keyed, n_thread
     deepest : int
         The deepest cutoff among them (0: none): the made-up lists are longer.
     options : dict
-        ``ties``, ``gain``, ``ap_denominator``, ``empty``, ``relevance_level``, ``log_base``,
-        ``spread`` as :func:`fasttie.lists.facade.rank_lists` takes them.
+        The call's :class:`fasttie.lists.options.ListOptions` as keywords (``keywords()``; no
+        score floor: the TREC door sets none).
     keyed : bool
         Whether the call passes tie-break keys (trec_eval's and ndeval's orders).
     n_threads : int or None

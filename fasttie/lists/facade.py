@@ -14,7 +14,6 @@ from .._kernels.finalize import N_QUANTITIES
 from .._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from .._kernels.radix_sort import argsort_ascending
 from .._kernels.modes import FIXED, TIE_CODES
-from ..options import LIST_TIES
 from .._kernels.score_ties import (
     finalize_fixed_rankings, finalize_fixed_rankings_optional, finalize_rankings, finalize_rankings_optional,
 )
@@ -23,14 +22,15 @@ from ..metrics.doors import LISTS, check_door
 from ..metrics.families import asked_names
 from ..result import Result
 from ..finalize.extremes import list_extremes, with_extremes
-from ..finalize.spread import check_spread, list_spread, with_spread
+from ..finalize.spread import list_spread, with_spread
 from ..parallel import resolve_threads, run_blocks
 from ..finalize.plan import err_columns, finalize_plan
 from ..finalize.values import (
-    WHOLE_LIST, apply_empty, check_options, gains_of, group_sizes, metric_values, read_only,
+    WHOLE_LIST, apply_empty, gains_of, group_sizes, metric_values, read_only,
 )
 from ..conventions import LISTS as _LISTS_DOOR, takes_convention
-from .score_floor import ScoreFloor, check_score_floor
+from .options import ListOptions
+from .score_floor import ScoreFloor
 from ..errors import InputError, InputTypeError
 from ..validation import check_empty_policy, check_err_grades, first_not_finite, numeric_array
 
@@ -187,10 +187,11 @@ def rank_evaluate(
     >>> ft.rank_evaluate([1, 0, 0], [0.5, 0.5, 0.1], metrics=["RR", "P@1"]).mean
     {'RR': 0.75, 'P@1': 0.5}
     """
-    result = rank_lists(y_true, y_pred, group, qid=qid, metrics=metrics, ties=ties, gain=gain, log_base=log_base,
-                        ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
-                        n_threads=n_threads, doc_ids=doc_ids, unretrieved=unretrieved, judged=judged, pooled=pooled,
-                        tie_keys=False, spread=spread, score_floor=score_floor)
+    options = ListOptions.resolve(parse_metrics(metrics), ties=ties, gain=gain, log_base=log_base,
+                                  ap_denominator=ap_denominator, empty=empty, relevance_level=relevance_level,
+                                  spread=spread, score_floor=score_floor)
+    result = rank_lists(y_true, y_pred, group, qid=qid, metrics=metrics, options=options, n_threads=n_threads,
+                        doc_ids=doc_ids, unretrieved=unretrieved, judged=judged, pooled=pooled, tie_keys=False)
     asked = asked_names(metrics, diversity=False)
     keyed = result.keyed_as(asked)
     if score_floor is not None:
@@ -201,27 +202,18 @@ def rank_evaluate(
 
 
 def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLike | None, *, qid: npt.ArrayLike | None,
-               metrics: str | Sequence[str], ties: str, gain: str, log_base: float, ap_denominator: str, empty: str,
-               relevance_level: float, n_threads: int | None, doc_ids: npt.ArrayLike | None,
-               unretrieved: npt.ArrayLike | None, judged: npt.ArrayLike | None, pooled: npt.ArrayLike | None,
-               tie_keys: bool, spread: bool | str = False, score_floor: ScoreFloor | None = None) -> Result:
-    """:func:`rank_evaluate` for fasttie's own callers. With ``tie_keys`` the ``doc_ids`` are
+               metrics: str | Sequence[str], options: ListOptions, n_threads: int | None,
+               doc_ids: npt.ArrayLike | None, unretrieved: npt.ArrayLike | None, judged: npt.ArrayLike | None,
+               pooled: npt.ArrayLike | None, tie_keys: bool) -> Result:
+    """:func:`rank_evaluate` for fasttie's own callers, under ``options`` checked by the door
+    (:class:`fasttie.lists.options.ListOptions`). With ``tie_keys`` the ``doc_ids`` are
     int64 tie-break keys (ascending), unique within each tie but not within each query
     (:func:`fasttie.trec.evaluate`'s trec_eval order, from a run read without repeats), not
     document ids: they are not checked for repeats."""
     parsed = parse_metrics(metrics)
-    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=LIST_TIES)
-    if empty == "skip_missed":
-        raise InputError("empty='skip_missed' (HashNet's protocol) is for fasttie.evaluate; choose "
-                         "empty='zero', 'skip', 'one' or 'error'")
     check_door(parsed, LISTS)
-    check_score_floor(score_floor)
-    spread = check_spread(spread, parsed, ties=ties, ap_denominator=ap_denominator, empty=empty)
-    if isinstance(log_base, bool) or not isinstance(log_base, (int, float)) or not log_base > 1:
-        raise InputError(f"log_base must be a number > 1, got {log_base!r}")
-    if not (isinstance(relevance_level, (int, float)) and math.isfinite(relevance_level) and relevance_level > 0):
-        raise InputError(f"{{relevance_level}} must be a positive number, got {relevance_level!r}",
-                         argument="relevance_level")
+    ties, gain, ap_denominator, empty = options.ties, options.gain, options.ap_denominator, options.empty
+    relevance_level, spread = options.relevance_level, options.spread
     y_true, y_pred, sizes, order, query_ids = _grouped(y_true, y_pred, group, qid)
     n_queries = len(sizes)
     keys = _tie_keys(ties, doc_ids, order, sizes, query_ids, tie_keys)
@@ -229,7 +221,7 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
     pooled = judged if pooled is None else _flags(pooled, "pooled", order, len(y_true))
     rows = _Rows(y_true, y_pred, sizes, keys, judged, pooled)
     per_query, is_empty = {}, np.zeros(n_queries, dtype=bool)
-    views = _floor_views(parsed, rows, unretrieved, score_floor)
+    views = _floor_views(parsed, rows, unretrieved, options.score_floor)
     for view_metrics, view_rows, view_unretrieved in views:
         for judged_only in sorted({m.judged_only for m in view_metrics}):  # judged_only: without unjudged rows
             view = [m for m in view_metrics if m.judged_only == judged_only]
@@ -241,14 +233,12 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
             for group_metrics, group_rows in counted:
                 if not group_metrics:
                     continue
-                values, empty_here = _evaluate_rows(
-                    group_metrics, group_rows, view_unretrieved, ties=ties, gain=gain, ap_denominator=ap_denominator,
-                    empty=empty, relevance_level=relevance_level, n_threads=n_threads)
+                values, empty_here = _evaluate_rows(group_metrics, group_rows, view_unretrieved, options, n_threads)
                 per_query.update(values)
                 is_empty |= empty_here
     n_empty = int(is_empty.sum())
     check_empty_policy(empty, n_empty, n_queries, "relevant document")
-    scale = math.log(log_base) / math.log(2.0)  # 1/log_b(1+i) = (ln b / ln 2) / log2(1+i)
+    scale = math.log(options.log_base) / math.log(2.0)  # 1/log_b(1+i) = (ln b / ln 2) / log2(1+i)
     for metric in parsed:
         if metric.base == "DCG":
             per_query[metric.name] = per_query[metric.name] * scale
@@ -258,10 +248,7 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
         per_query={m.name: per_query[m.name] for m in parsed},
         n_queries=n_queries,
         n_empty=n_empty,
-        settings={
-            "ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
-            "log_base": log_base, "relevance_level": relevance_level,
-        },
+        settings=options.settings(),
         query_ids=query_ids,
     )
     if spread is True:  # the same ties, walked once more for the variances (fasttie.finalize.spread)
@@ -278,9 +265,8 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
             def evaluate(names, mode, order=None, view_rows=view_rows, view_unretrieved=view_unretrieved):
                 at = slice(None) if order is None else order
                 return rank_lists(
-                    view_rows.y_true[at], view_rows.y_pred[at], view_rows.sizes, qid=None, metrics=names, ties=mode,
-                    gain=gain, log_base=log_base, ap_denominator=ap_denominator, empty=empty,
-                    relevance_level=relevance_level, n_threads=n_threads, doc_ids=None, unretrieved=view_unretrieved,
+                    view_rows.y_true[at], view_rows.y_pred[at], view_rows.sizes, qid=None, metrics=names,
+                    options=options.under(mode), n_threads=n_threads, doc_ids=None, unretrieved=view_unretrieved,
                     judged=view_rows.judged[at],
                     pooled=None if view_rows.pooled is view_rows.judged else view_rows.pooled[at],
                     tie_keys=False).per_query
@@ -376,9 +362,12 @@ class _Rows:
                      placeholder)
 
 
-def _evaluate_rows(metrics, rows, unretrieved, *, ties, gain, ap_denominator, empty, relevance_level, n_threads):
-    """Per-query values of ``metrics`` on ``rows``, and the queries empty for any of them: ERR and
-    infAP take passes of their own, the others one finalizer pass per relevance level and gain."""
+def _evaluate_rows(metrics, rows, unretrieved, options, n_threads):
+    """Per-query values of ``metrics`` on ``rows`` under ``options``, and the queries empty for any
+    of them: ERR and infAP take passes of their own, the others one finalizer pass per relevance
+    level and gain."""
+    ties, gain, ap_denominator, empty = options.ties, options.gain, options.ap_denominator, options.empty
+    relevance_level = options.relevance_level
     y_true, y_pred, sizes, keys, judged = rows.y_true, rows.y_pred, rows.sizes, rows.keys, rows.judged
     offsets = rows.offsets
     n_queries = len(sizes)

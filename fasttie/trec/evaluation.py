@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from ..metrics import GRADED, aggregate, diversity_settings, parse_metrics, spli
 from ..metrics.families import asked_names
 from ..finalize.cold_start import ranked_walk_in_helper
 from ..lists.facade import rank_lists, walk_kernels
+from ..lists.options import ListOptions
 from ..result import Result
 from ..lists.score_floor import merged_results
 from ..finalize.values import check_options
@@ -65,8 +66,8 @@ def ascending_tie_keys(aligned: Aligned, ties: str) -> np.ndarray:
 
 def _every_judged(relevance_level) -> bool:
     """Whether ``relevance_level`` is 0, every judged document relevant (trec_eval ``-l 0``);
-    a negative level is refused here, any other value is :func:`fasttie.lists.facade.rank_lists`' to
-    check."""
+    a negative level is refused here, any other value is
+    :meth:`fasttie.lists.options.ListOptions.resolve`'s to check."""
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, numbers.Real) \
             or not relevance_level <= 0:
         return False
@@ -303,17 +304,18 @@ def evaluate(
     if not (diversity or complete or max_retrieved is not None) and ties in ("trec", "pyndeval", "average"):
         # dicts join without arrays of document ids; None: inputs that the general join takes
         aligned = align_dicts(qrels, run, judged_only=judged_only, tie_keys=ties != "average")
+    # the ranking metrics' options, checked once (level 0 evaluates the judged documents at level 1)
+    ranked = None if not ranking else ListOptions.resolve(
+        parse_metrics(ranking), ties=ties, gain=gain, log_base=options.get("log_base", 2),
+        ap_denominator=ap_denominator, empty=empty, relevance_level=1 if every_judged else relevance_level,
+        spread=options.get("spread", False))
     helper = None
-    if aligned is None and ranking:
+    if aligned is None and ranked is not None:
         # on a cold cache the walk over the ranked lists compiles in a helper while this process compiles the
         # readers, the join and the tie keys (dicts joined above have none of those to compile meanwhile)
-        rank_ties = "trec" if ties == "pyndeval" else ties
         helper = ranked_walk_in_helper(
-            walk_kernels(rank_ties), ranking, max((m.k or 0 for m in parse_metrics(ranking)), default=0),
-            options=dict(ties=rank_ties, gain=gain, ap_denominator=ap_denominator, empty=empty,
-                         relevance_level=1 if every_judged else relevance_level, log_base=options.get("log_base", 2),
-                         spread=options.get("spread", False)),
-            keyed=ties in ("trec", "pyndeval"), n_threads=options.get("n_threads"))
+            walk_kernels(ties), ranking, max((m.k or 0 for m in parse_metrics(ranking)), default=0),
+            options=ranked.keywords(), keyed=ties in ("trec", "pyndeval"), n_threads=options.get("n_threads"))
     if aligned is None:
         without_judgments = queries_without_judgments(qrels)  # before the Qrels, which cannot hold them
         qrels = as_qrels(qrels, n_threads=options.get("n_threads"))
@@ -324,11 +326,10 @@ def evaluate(
         raise InputError("no query of the run has judgments in the qrels: nothing to evaluate")
 
     result = None
-    if ranking:
+    if ranked is not None:
         grade, score, sizes, judged, pooled = aligned.grade, aligned.score, aligned.sizes, aligned.judged, aligned.pooled
+        # trec_eval's order inside a tie: document id descending; ndeval's: ascending (rank_lists' tie keys)
         doc_ids = _trec_tie_keys(aligned) if ties in ("trec", "pyndeval") else None
-        if ties == "pyndeval":  # ascending ids = descending ranks of their negation
-            doc_ids = -np.unique(cast(np.ndarray, doc_ids), return_inverse=True)[1].ravel().astype(np.int64)
         empty_rows = np.flatnonzero(sizes == 0)
         if empty_rows.size:
             # a judged query missing from the run (complete=True): one unjudged placeholder row
@@ -341,13 +342,9 @@ def evaluate(
             sizes = np.maximum(sizes, 1)
 
         def rank(names, grades, unretrieved, level):
-            return rank_lists(
-                grades, score, sizes, qid=None, metrics=names, ties="trec" if ties == "pyndeval" else ties, gain=gain,
-                ap_denominator=ap_denominator, empty=empty, relevance_level=level,
-                doc_ids=doc_ids, unretrieved=unretrieved, judged=judged, pooled=pooled, tie_keys=True,
-                log_base=options.get("log_base", 2), n_threads=options.get("n_threads"),
-                spread=options.get("spread", False),
-            )
+            return rank_lists(grades, score, sizes, qid=None, metrics=names, options=ranked.at_level(level),
+                              n_threads=options.get("n_threads"), doc_ids=doc_ids, unretrieved=unretrieved,
+                              judged=judged, pooled=pooled, tie_keys=True)
 
         if helper is not None:
             helper.wait()
@@ -356,7 +353,6 @@ def evaluate(
             result.settings["relevance_level"] = relevance_level
         else:
             result = rank(ranking, grade, aligned.unretrieved, relevance_level)
-        result.settings["ties"] = ties
         if empty_rows.size:  # the placeholder row was not retrieved
             for name, values in result.per_query.items():
                 if parse_metrics(name)[0].base == "NumRet":
