@@ -54,7 +54,8 @@ class ListOptions:
     @classmethod
     def resolve(cls, parsed: list[Metric], *, ties: str = "average", gain: str = "linear", log_base: float = 2,
                 ap_denominator: str = "total", empty: str = "zero", relevance_level: float = 1,
-                spread: bool | str = False, score_floor: ScoreFloor | None = None) -> ListOptions:
+                spread: bool | str = False, score_floor: ScoreFloor | None = None,
+                tie_modes: tuple[str, ...] = LIST_TIES) -> ListOptions:
         """The options of a call, checked: ValueError / TypeError naming the option otherwise.
 
         Parameters
@@ -63,12 +64,15 @@ class ListOptions:
             The metrics asked (the spread refuses those without an exact method).
         ties, gain, log_base, ap_denominator, empty, relevance_level, spread, score_floor
             As :func:`fasttie.rank_evaluate` takes them.
+        tie_modes : tuple of str, default :data:`fasttie.options.LIST_TIES`
+            The door's tie modes, in the order its errors list them (:func:`fasttie.trec.evaluate`:
+            :data:`~fasttie.options.TREC_TIES`, trec_eval's first).
 
         Returns
         -------
         ListOptions
         """
-        check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=LIST_TIES)
+        check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=tie_modes)
         if empty == "skip_missed":
             raise InputError("{empty}='skip_missed' (HashNet's protocol) is for fasttie.evaluate; choose "
                              "empty='zero', 'skip', 'one' or 'error'", argument="empty")

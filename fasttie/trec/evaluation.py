@@ -24,7 +24,6 @@ from ..lists.facade import rank_lists, walk_kernels
 from ..lists.options import ListOptions
 from ..result import Result
 from ..lists.score_floor import merged_results
-from ..finalize.values import check_options
 from ..validation import check_empty_policy, mean_of_kept
 from .dict_join import align_dicts
 from .join import Aligned, align
@@ -284,7 +283,6 @@ def evaluate(
     >>> {k: round(v, 4) for k, v in evaluate(div, run, ["alpha_nDCG@[2,3]", "P@2"]).mean.items()}
     {'alpha_nDCG@2': 0.8801, 'alpha_nDCG@3': 0.9773, 'P@2': 1.0}
     """
-    check_options(ties=ties, tie_modes=TREC_TIES, ap_denominator=ap_denominator, gain=gain, empty=empty)
     metrics = metric_names_of(metrics, ties)
     ranking, diversity, trec_only, order = split_metric_names(metrics)
     unknown = set(options) - {"n_threads", "log_base", "spread"}
@@ -296,21 +294,22 @@ def evaluate(
     if diversity and options.get("spread"):
         raise InputError(f"spread=True has no exact method for the diversity measures ({', '.join(diversity)}); "
                          "leave them out")
+    every_judged = _every_judged(relevance_level)
+    # every option checked once, before any work, as the ranked lists take them (level 0 evaluates
+    # the judged documents at level 1); the diversity and trec_eval-only passes read the same values
+    ranked = ListOptions.resolve(
+        parse_metrics(ranking) if ranking else [], tie_modes=TREC_TIES, ties=ties, gain=gain, log_base=options.get("log_base", 2),
+        ap_denominator=ap_denominator, empty=empty, relevance_level=1 if every_judged else relevance_level,
+        spread=options.get("spread", False))
     if diversity and ties not in TIE_RULES:
         raise InputError(f"the diversity measures ({', '.join(diversity)}) take ties in {TIE_RULES} "
                          f"(no optimistic or pessimistic order of subtopics), got {ties!r}")
-    every_judged = _every_judged(relevance_level)
     aligned = None
     if not (diversity or complete or max_retrieved is not None) and ties in ("trec", "pyndeval", "average"):
         # dicts join without arrays of document ids; None: inputs that the general join takes
         aligned = align_dicts(qrels, run, judged_only=judged_only, tie_keys=ties != "average")
-    # the ranking metrics' options, checked once (level 0 evaluates the judged documents at level 1)
-    ranked = None if not ranking else ListOptions.resolve(
-        parse_metrics(ranking), ties=ties, gain=gain, log_base=options.get("log_base", 2),
-        ap_denominator=ap_denominator, empty=empty, relevance_level=1 if every_judged else relevance_level,
-        spread=options.get("spread", False))
     helper = None
-    if aligned is None and ranked is not None:
+    if aligned is None and ranking:
         # on a cold cache the walk over the ranked lists compiles in a helper while this process compiles the
         # readers, the join and the tie keys (dicts joined above have none of those to compile meanwhile)
         helper = ranked_walk_in_helper(
@@ -326,7 +325,7 @@ def evaluate(
         raise InputError("no query of the run has judgments in the qrels: nothing to evaluate")
 
     result = None
-    if ranked is not None:
+    if ranking:
         grade, score, sizes, judged, pooled = aligned.grade, aligned.score, aligned.sizes, aligned.judged, aligned.pooled
         # trec_eval's order inside a tie: document id descending; ndeval's: ascending (rank_lists' tie keys)
         doc_ids = _trec_tie_keys(aligned) if ties in ("trec", "pyndeval") else None
@@ -359,7 +358,6 @@ def evaluate(
                     values[empty_rows] = np.where(np.isnan(values[empty_rows]), np.nan, 0.0)
                     result.mean[name] = aggregate(name, values)
     if diversity:
-        check_options(ties="trec", tie_modes=("trec",), empty=empty)
         parts, is_empty = diversity_columns(qrels, aligned, diversity, ties, relevance_level,
                                             options.get("n_threads"))
         n_empty = int(is_empty.sum())

@@ -65,7 +65,8 @@ def test_keywords_make_the_same_call():
         np.testing.assert_array_equal(got.per_query[name], again.per_query[name])
 
 
-@pytest.mark.parametrize("call", ["rank_evaluate", "spread", "score_floor", "trec", "trec_pyndeval", "trec_level_0"])
+@pytest.mark.parametrize("call", ["rank_evaluate", "spread", "score_floor", "trec", "trec_pyndeval", "trec_level_0",
+                                  "trec_diversity"])
 def test_each_door_resolves_its_options_once(monkeypatch, call):
     resolved = []
     real = ListOptions.resolve.__func__
@@ -83,9 +84,20 @@ def test_each_door_resolves_its_options_once(monkeypatch, call):
         ft.trec.evaluate(QRELS, RUN, ["AP", "P@2", "nDCG"])
     elif call == "trec_pyndeval":
         ft.trec.evaluate(QRELS, RUN, ["AP", "P@2"], ties="pyndeval")
-    else:
+    elif call == "trec_level_0":
         ft.trec.evaluate(QRELS, RUN, ["AP", "P@2", "nDCG"], relevance_level=0)
+    else:
+        subtopics = ft.trec.Qrels.from_arrays(["q1"] * 4, ["d1", "d1", "d2", "d3"], [1, 1, 1, 1], ["1", "2", "1", "3"])
+        ft.trec.evaluate(subtopics, RUN, ["alpha_nDCG@2", "P@2"])
     assert len(resolved) == 1 and len(checked) == 1
+
+
+def test_the_trec_door_checks_its_options_before_reading_anything(tmp_path):
+    missing = tmp_path / "no such qrels"
+    with pytest.raises(ValueError, match="log_base"):
+        ft.trec.evaluate(missing, RUN, ["AP", "alpha_nDCG@5"], log_base=1)
+    with pytest.raises(ValueError, match="'trec', 'pyndeval', 'average'"):  # trec_eval's order listed first
+        ft.trec.evaluate(missing, RUN, ["AP"], ties="random")
 
 
 @pytest.mark.parametrize("ties", ["trec", "pyndeval"])
