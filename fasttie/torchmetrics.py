@@ -31,6 +31,7 @@ Needs torch and torchmetrics (``pip install torchmetrics``); ``import fasttie`` 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,9 @@ from .options import HAMMING_TIES
 from .codes import PackedCodes
 from .conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from .errors import InputError, InputTypeError
-from .hamming.stats import TieStats, padded, tie_stats
+from .hamming.engine import hashing_metrics
+from .hamming.options import HammingOptions
+from .hamming.stats import TieStats, finalized, padded, tie_stats
 from .lists.facade import rank_evaluate
 from .relevance import make_relevance
 
@@ -141,7 +144,8 @@ class HammingRetrieval(Metric):
         self.queries = _numpy(queries, "queries") if not hasattr(queries, "words") else queries
         self.query_labels = None if query_labels is None else _numpy(query_labels, "query_labels")
         self.metrics = metrics
-        self.options = dict(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty)
+        self.options = HammingOptions.resolve(hashing_metrics(metrics), ties=ties, ap_denominator=ap_denominator,
+                                              gain=gain, empty=empty)
         if self.query_labels is None:
             if max_grade is None or not isinstance(max_grade, (int, np.integer)) or max_grade < 1:
                 raise InputError("without {query_labels} each update lists relevance, and {max_grade} (an "
@@ -163,7 +167,7 @@ class HammingRetrieval(Metric):
         else:
             n_queries = len(self.queries.words) if packed else len(self.queries)
             probe = tie_stats(self.queries, first, relevance=(np.zeros(n_queries + 1, np.int64), np.zeros(0, np.int64)))
-        probe.finalize(metrics, **{**self.options, "empty": "zero"})
+        finalized(probe, metrics, replace(self.options, empty="zero"))
         self._n_bits, self._relevance = probe.n_bits, probe.relevance
         self.add_state("counts", default=torch.zeros((probe.n_queries, probe.n_bits + 1, n_grades),
                                                      dtype=torch.int64), dist_reduce_fx="sum")
@@ -226,7 +230,7 @@ class HammingRetrieval(Metric):
             raise InputError("nothing to score: no process added a database item; call update() with database "
                              "codes before compute()", argument="db_codes")
         stats = TieStats(self.counts.detach().cpu().numpy().astype(np.int64), self._n_bits, self._relevance)
-        mean = stats.finalize(self.metrics, **self.options).mean
+        mean = finalized(stats, self.metrics, self.options).mean
         values = {k: torch.tensor(v, dtype=torch.float64, device=self.counts.device) for k, v in mean.items()}
         if isinstance(self.metrics, str) and len(values) == 1:
             return next(iter(values.values()))

@@ -12,6 +12,7 @@ import fasttie as ft
 da = pytest.importorskip("dask.array", reason="fasttie.dask needs the dask extra (pip install 'fasttie[dask]')")
 distributed = pytest.importorskip("distributed", reason="the LocalCluster tests need distributed")
 fd = pytest.importorskip("fasttie.dask")
+from fasttie.hamming.dask_tasks import DaskShards  # noqa: E402
 
 METRICS = ["AP", "AP@50", "nDCG@20", "DCG@5", "P@10", "R@30", "RR", "Rprec", "ACG@5", "WAP@10", "P(radius=20)"]
 # cutoffs only: ties="stable" ranks just the items at distances that reach rank 50 (the bounded pass)
@@ -87,8 +88,8 @@ def test_stable_with_cutoffs_only_ranks_the_top_distances(client, rows):
         got = fd.evaluate(queries, da.from_array(database, chunks=(rows, 64)), metrics=TOP_METRICS, ties="stable",
                           query_chunk=7, **relevance)
         _same(expected, got)
-    _, ranked = fd._Plan(queries, da.from_array(database, chunks=(rows, 64)), query_labels, db_labels, None, False,
-                         None, "big", 7, 1).stable(50)
+    _, ranked = DaskShards(queries, da.from_array(database, chunks=(rows, 64)), query_labels, db_labels, None, False,
+                           None, "big", 7, 1).stable(50)
     assert 0 < len(ranked[1]) < (query_labels[:, None] == db_labels[None]).sum() / 4
 
 

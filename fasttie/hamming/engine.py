@@ -31,7 +31,6 @@ from .._kernels.hamming_ties import (
 )
 from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
 from .._kernels.modes import KIND_CODES, TIE_CODES
-from ..options import HAMMING_TIES
 from .._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
 from ..codes import pack_pair
 from ..metrics import Metric, aggregate, parse_metrics
@@ -41,7 +40,7 @@ from ..result import Result
 from ..relevance import make_relevance
 from ..parallel import resolve_threads, run_blocks
 from ..finalize.plan import finalize_plan
-from ..finalize.values import check_options, divide, gain_table, metric_values, read_only
+from ..finalize.values import divide, gain_table, metric_values, read_only
 from ..errors import InputError, InputTypeError
 from ..validation import check_empty_policy, check_err_grades
 
@@ -328,16 +327,15 @@ class _DatabasePass:
 class _Finalizer:
     """Metric values from counts: the tables every finalize call shares."""
 
-    def __init__(self, metrics, n_db, n_grades, ties, ap_denominator, gain, empty, ready=None):
-        self.metrics, self.n_db, self.ties = metrics, n_db, ties
+    def __init__(self, metrics, n_db, n_grades, options, ready=None):
+        self.metrics, self.n_db, self.options = metrics, n_db, options
         self.ready = ready  # called before the first finalize: a helper compiling its kernels (finalize.cold_start)
-        self.ap_denominator, self.empty = ap_denominator, empty
-        self.plan = finalize_plan(metrics, ties, ap_denominator, n_db)
+        self.plan = finalize_plan(metrics, options.ties, options.ap_denominator, n_db)
         # the ranks the stable passes order for the metrics of a ranked list; AP within a radius
         # takes its ranks from a pass of its own (:func:`radius_ranks`) or from those given
         self.depth = rank_depth([m for m in metrics if m.radius is None], n_db)
         self.radius_ap = max((m.radius for m in metrics if m.radius is not None and m.base == "AP"), default=None)
-        self.gains = _ro(gain_table(gain, n_grades))
+        self.gains = _ro(gain_table(options.gain, n_grades))
         # ERR (its own kernel: it needs each distance's grade counts) at the plan's ERR cutoffs
         if len(self.plan.err_cutoffs):
             check_err_grades(n_grades - 1, f"the {{relevance}} has grades up to {n_grades - 1}", "relevance")
@@ -353,30 +351,31 @@ class _Finalizer:
         plan = self.plan
         if self.ready is not None:
             self.ready()
-        _kernel(plan, "histograms")(hist, self.gains, TIE_CODES[self.ties], *plan.arguments(), quantities, scalars,
-                                    lo, hi)
+        ties = TIE_CODES[self.options.ties]
+        _kernel(plan, "histograms")(hist, self.gains, ties, *plan.arguments(), quantities, scalars, lo, hi)
         if len(plan.err_cutoffs):
-            err_histograms(hist, TIE_CODES[self.ties], plan.err_cutoffs, err, lo, hi)
+            err_histograms(hist, ties, plan.err_cutoffs, err, lo, hi)
 
     def values(self, quantities, scalars, hist, err, ranked=None):
         """Per-query values of one block; ``ranked`` the block's (indptr, ranks, grades) of the
         relevant items in a fixed order (ties="stable"), for AP within a radius."""
         err_values = {m.name: err[:, self.plan.err_index(m)] for m in self.metrics if m.base == "ERR"}
-        radius = radius_values(self.metrics, hist, scalars[:, TOTAL_RELEVANT], ties=self.ties,
-                               ap_denominator=self.ap_denominator, ranked=ranked)
-        return metric_values(self.metrics, quantities, scalars, self.n_db, self.ap_denominator, self.empty,
+        ties, ap_denominator = self.options.ties, self.options.ap_denominator
+        radius = radius_values(self.metrics, hist, scalars[:, TOTAL_RELEVANT], ties=ties,
+                               ap_denominator=ap_denominator, ranked=ranked)
+        return metric_values(self.metrics, quantities, scalars, self.n_db, ap_denominator, self.options.empty,
                              radius_values=radius, err=err_values)
 
 
-def cold_tie_walk(metrics, ties, ap_denominator, n_db):
-    """The tie walk's kernel (a numba dispatcher) that finalizing counts under ``ties`` (not
-    "stable") runs for ``metrics``, the variant their plan picks; None where a walk already ran in
+def cold_tie_walk(metrics, options, n_db):
+    """The tie walk's kernel (a numba dispatcher) that finalizing counts under ``options`` (ties
+    not "stable") runs for ``metrics``, the variant their plan picks; None where a walk already ran in
     this process (a warm call: its histogram pass is most likely compiled too, so a helper would
     have nothing to overlap; and no plan is built for nothing)."""
     walks = (finalize_histograms, finalize_histograms_ratios, finalize_histograms_optional)
     if any(getattr(kernel, "signatures", True) for kernel in walks):  # a test's wrapper of a kernel counts as run
         return None
-    return _kernel(finalize_plan(metrics, ties, ap_denominator, n_db), "histograms")
+    return _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "histograms")
 
 
 def stable_groups(kind, query_labels, n_relevant):
@@ -550,15 +549,17 @@ def _chunk_size(n_queries, n_bits, n_grades, block=None):
 
 
 def evaluate_chunks(
-    query_codes, db_codes, spec, metrics, ties, ap_denominator, gain, empty, n_threads, bar=None, block=None,
-    on_counts=None, ready=None,
+    query_codes, db_codes, spec, metrics, options, n_threads, bar=None, block=None, on_counts=None, ready=None,
 ):
+    """(per_query, n_empty) of ``metrics`` under ``options`` (a :class:`HammingOptions`), the
+    database in memory, in chunks of queries whose counts fit in HIST_BUDGET."""
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
-    fin = _Finalizer(metrics, n_db, spec.n_grades, ties, ap_denominator, gain, empty, ready)
+    fin = _Finalizer(metrics, n_db, spec.n_grades, options, ready)
+    stable = options.stable
     # stable order at every rank: one pass in index order; at the top ranks only: the counts, then a pass
     # that grades only the items near enough to reach them, unless queries of one class share sweeps of
     # the full pass (cheaper than the two passes per query)
-    full_stable = ties == "stable" and (fin.depth >= n_db or swept_share(spec) >= 0.5)
+    full_stable = stable and (fin.depth >= n_db or swept_share(spec) >= 0.5)
     database = _DatabasePass(db_codes, spec, stable=full_stable, n_threads=n_threads)
     per_query = {m.name: np.empty(n_queries) for m in metrics}
     n_empty = 0
@@ -575,7 +576,7 @@ def evaluate_chunks(
             full stable pass, of its query groups lo..hi-1."""
             if full_stable:
                 database.stable_quantities(c, hist, fin, quantities, scalars, err, lo, hi)
-            elif ties == "stable":
+            elif stable:
                 database.stable_top_quantities(c, hist, fin, quantities, scalars, err, lo, hi)
             else:
                 database.counts(c, hist, lo, hi)
@@ -583,13 +584,13 @@ def evaluate_chunks(
 
         if full_stable:  # groups of uneven cost, the largest first (see stable_groups)
             run_blocks(block_pass, len(c["group_ptr"]) - 1, n_threads)
-        elif ties != "stable" and database.splits_database(stop - start, n_threads):
+        elif not stable and database.splits_database(stop - start, n_threads):
             database.counts_by_slices(c, hist, n_threads)
             run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, err, lo, hi), stop - start, n_threads)
         else:  # queries of equal cost: one block per thread reads the database once
-            run_blocks(block_pass, stop - start, n_threads, granule=2, blocks_per_thread=1 if ties != "stable" else 4)
+            run_blocks(block_pass, stop - start, n_threads, granule=2, blocks_per_thread=4 if stable else 1)
         ranked = None
-        if ties == "stable" and fin.radius_ap is not None:  # AP within a radius: the ranks within it
+        if stable and fin.radius_ap is not None:  # AP within a radius: the ranks within it
             ranked = radius_ranks(database, c, hist, min(fin.radius_ap, n_bits), n_threads)
         values, chunk_empty = fin.values(quantities, scalars, hist, err, ranked)
         if on_counts is not None:  # spread=True reads the same counts (fasttie.finalize.spread)
@@ -601,7 +602,7 @@ def evaluate_chunks(
             elapsed = max(time.perf_counter() - started, 1e-9)
             bar.set_postfix_str(f"{stop * n_db / elapsed:.3g} pairs/s", refresh=False)
             bar.update(stop - start)
-    check_empty_policy(empty, n_empty, n_queries)
+    check_empty_policy(options.empty, n_empty, n_queries)
     return per_query, n_empty
 
 
@@ -657,11 +658,11 @@ def hashing_metrics(metrics):
     return parsed
 
 
-def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, curves, n_threads, ranked=None):
-    """Result of ``metrics`` from TieStats: see :meth:`fasttie.TieStats.finalize`. With
-    ``ties="stable"``, ``ranked`` = (indptr, ranks, grades): every query's relevant items with
+def result_from_counts(stats, metrics, options, *, n_threads, ranked=None):
+    """Result of ``metrics`` under ``options`` (a :class:`HammingOptions`) from TieStats: see
+    :meth:`fasttie.TieStats.finalize`. With ``ties="stable"``, ``ranked`` = (indptr, ranks, grades): every query's relevant items with
     their global ranks in database index order, ascending (a sharded stable pass)."""
-    if (ties == "stable") != (ranked is not None):
+    if options.stable != (ranked is not None):
         raise InputError("ties='stable' needs the ranks of the relevant items (ranked=...), and only it uses them")
     counts = stats.counts
     if stats.n_queries == 0 or stats.n_db == 0:
@@ -682,13 +683,12 @@ def result_from_counts(stats, metrics, *, ties, ap_denominator, gain, empty, cur
                              grades[indptr[start] : indptr[stop]])
 
     return result_from_blocks(blocks(), stats.n_queries, stats.n_db, stats.n_bits, counts.shape[2], stats.relevance,
-                              metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
-                              curves=curves, n_threads=n_threads)
+                              metrics, options, n_threads=n_threads)
 
 
-def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, metrics, *, ties, ap_denominator, gain,
-                       empty, curves, n_threads):
-    """Result of ``metrics`` from the counts of consecutive blocks of queries.
+def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, metrics, options, *, n_threads):
+    """Result of ``metrics`` under ``options`` (a :class:`HammingOptions`) from the counts of
+    consecutive blocks of queries.
 
     ``blocks`` yields ``(hist, ranked)`` in query order: ``hist`` (n, n_bits + 1, n_grades) int64,
     writable, the block's counts; ``ranked`` None, or with ``ties="stable"`` the block's
@@ -696,10 +696,9 @@ def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, met
     path streams blocks of queries through this).
     """
     parsed = hashing_metrics(metrics)
-    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=HAMMING_TIES)
-    curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
+    curve_metrics, grid = metrics_for_curves(options.curves, n_db, n_bits)
     all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
-    fin = _Finalizer(all_metrics, n_db, n_grades, ties, ap_denominator, gain, empty)
+    fin = _Finalizer(all_metrics, n_db, n_grades, options)
     per_query = {m.name: np.empty(n_queries) for m in all_metrics}
     n_empty = 0
     start = 0
@@ -723,8 +722,7 @@ def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, met
         for name, v in values.items():
             per_query[name][start:stop] = v
         start = stop
-    check_empty_policy(empty, n_empty, n_queries)
-    settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
-                "n_db": n_db, "n_bits": n_bits, "relevance": relevance}
+    check_empty_policy(options.empty, n_empty, n_queries)
+    settings = options.settings(n_db, n_bits, relevance)
     return hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid).keyed_as(
         asked_names(metrics, diversity=False))

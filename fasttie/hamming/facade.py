@@ -1,6 +1,8 @@
 """Facades for Hamming ranking: :func:`evaluate` and :func:`search` validate and pack their
-inputs, then hand the work to :mod:`fasttie.hamming.engine` (metrics), :mod:`fasttie.hamming.gpu`
-(``device="cuda"``) or the k-NN kernels."""
+inputs, resolve the options once (:class:`~fasttie.hamming.options.HammingOptions`), then hand
+the work to one of three sibling back ends, a database in memory
+(:mod:`fasttie.hamming.in_memory`), on the GPU (:mod:`fasttie.hamming.gpu`, ``device="cuda"``)
+or read tile by tile (:mod:`fasttie.hamming.streamed`), or to the k-NN kernels."""
 
 from __future__ import annotations
 
@@ -12,22 +14,17 @@ import numpy.typing as npt
 
 from .. import _device
 from .._kernels.knn import knn, radius_counts, radius_fill
-from ..options import HAMMING_TIES
 from ..codes import PackedCodes, ShardedCodes, is_shard_list, memory_mapped, pack_codes, pack_pair, pack_whole
 from ..conventions import HAMMING as _HAMMING_DOOR, takes_convention
 from ..errors import InputError
-from ..metrics.families import asked_names
 from ..parallel import resolve_threads, run_blocks
 from ..relevance import make_relevance
 from ..result import Result
-from ..finalize.values import check_options, gain_table, read_only
-from ..finalize.spread import check_spread
-from .spreads import spread_callbacks, with_spreads
+from ..finalize.values import read_only
 from . import gpu
-from ..finalize.cold_start import hamming_walk_in_helper
-from .engine import (
-    evaluate_chunks, hashing_metrics, hashing_result, metrics_for_curves, progress_bar, cold_tie_walk,
-)
+from .engine import hashing_metrics
+from .in_memory import evaluate_in_memory
+from .options import HammingOptions
 from .streamed import evaluate_streamed
 
 __all__ = ["evaluate", "search"]
@@ -191,10 +188,9 @@ def evaluate(
     {'AP': 1.0}
     """
     parsed = hashing_metrics(metrics)
-    check_options(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, tie_modes=HAMMING_TIES)
     on_gpu = _on_gpu(device)
-    spread = check_spread(spread, parsed, ties=ties, ap_denominator=ap_denominator, empty=empty,
-                          device="cuda" if on_gpu else "cpu")
+    options = HammingOptions.resolve(parsed, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty,
+                                     curves=curves, spread=spread, device="cuda" if on_gpu else "cpu")
     streamed = _streamed(database)
     if streamed is not None and on_gpu:
         if not isinstance(database, PackedCodes):
@@ -205,43 +201,14 @@ def evaluate(
         host_query_labels, host_db_labels, host_relevance = _host_labels(query_labels, db_labels, relevance)
         return evaluate_streamed(
             pack_whole(queries, "queries").to_host(), streamed, host_query_labels, host_db_labels, host_relevance,
-            parsed, metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
-            spread=spread, n_threads=n_threads, progress=progress)
+            parsed, metrics, options, n_threads=n_threads, progress=progress)
     query_codes, db_codes = pack_pair(queries, database, keep_device=on_gpu)
-    n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     query_labels, db_labels, relevance = _host_labels(query_labels, db_labels, relevance)
-    spec = make_relevance(query_labels, db_labels, relevance, n_queries, n_db)
+    spec = make_relevance(query_labels, db_labels, relevance, query_codes.n, db_codes.n)
     if on_gpu:
-        return gpu.evaluate(query_codes, db_codes, spec, metrics, ties=ties, ap_denominator=ap_denominator,
-                             gain=gain, empty=empty, curves=curves, n_threads=n_threads)  # keyed as asked there
-    curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
-    all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
-
-    n_threads_asked, n_threads = n_threads, resolve_threads(n_threads, n_queries * n_db)
-    bar, block = progress_bar(progress, n_queries, n_db, db_codes.words.shape[1], n_threads)
-    on_counts, spread_of, extremes_of = spread_callbacks(
-        spread, parsed, gain_table(gain, spec.n_grades), n_db, n_bits, spec.kind,
-        dict(ap_denominator=ap_denominator, gain=gain, empty=empty))
-    walk = None if ties == "stable" else cold_tie_walk(all_metrics, ties, ap_denominator, n_db)
-    helper = None  # on a cold cache the tie walk's kernels compile in a helper meanwhile (finalize.cold_start)
-    if walk is not None:
-        helper = hamming_walk_in_helper(
-            walk, [m.name for m in parsed],
-            options=dict(ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
-                         spread=spread),
-            n_db=n_db, n_bits=n_bits, n_grades=spec.n_grades, relevance=spec.kind, n_threads=n_threads_asked)
-    try:
-        per_query, n_empty = evaluate_chunks(
-            query_codes, db_codes, spec, all_metrics, ties, ap_denominator, gain, empty, n_threads, bar, block,
-            on_counts=on_counts, ready=None if helper is None else helper.wait,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
-    settings = {"ties": ties, "ap_denominator": ap_denominator, "gain": gain, "empty": empty,
-                "n_db": n_db, "n_bits": n_bits, "relevance": spec.kind}
-    result = hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid)
-    return with_spreads(result, parsed, spread_of, extremes_of).keyed_as(asked_names(metrics, diversity=False))
+        return gpu.evaluate(query_codes, db_codes, spec, metrics, options, n_threads=n_threads)  # keyed as asked there
+    return evaluate_in_memory(query_codes, db_codes, spec, parsed, metrics, options, n_threads=n_threads,
+                              progress=progress)
 
 
 def _streamed(database):

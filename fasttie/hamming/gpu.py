@@ -371,9 +371,9 @@ def _rank_chunks(database, queries, rows, n, per_chunk, whole, limits, emit, fir
         device.ranks(queries, rows, n, split, split_size, limits, emit, first_slot, out_a, out_b, k_, offsets[c])
 
 
-def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain, empty, curves, n_threads,
-             split_size=None, chunk_size=None):
-    """:func:`fasttie.evaluate` with the passes on the GPU (inputs validated and packed).
+def evaluate(query_codes, db_codes, spec, metrics, options, *, n_threads, split_size=None, chunk_size=None):
+    """:func:`fasttie.evaluate` with the passes on the GPU (inputs validated and packed, ``options``
+    a checked :class:`~fasttie.hamming.options.HammingOptions`).
 
     Blocks of queries are counted (and, for ``ties="stable"``, ranked) on the device, then
     finalized on the CPU by the code every path shares, block by block. A database uploaded in
@@ -382,10 +382,10 @@ def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain
     """
     n_queries, n_db, n_bits = query_codes.n, db_codes.n, db_codes.n_bits
     database = _Database(db_codes, spec, n_bits, split_size, chunk_size)
-    stable = ties == "stable"
+    stable = options.stable
     depth = None
     if stable:
-        depth = stable_depth(hashing_metrics(metrics), curves, n_db, n_bits)
+        depth = stable_depth(hashing_metrics(metrics), options.curves, n_db, n_bits)
 
     def work(start, stop):
         rows = spec.rows(start, stop)
@@ -415,8 +415,7 @@ def evaluate(query_codes, db_codes, spec, metrics, *, ties, ap_denominator, gain
         # (the bounded pass ranks the items near enough to reach the depth: blocks are halved if needed)
         yield from _blocks_with_retry(n_queries, block, work)
 
-    return result_from_blocks(blocks(), n_queries, n_db, n_bits, spec.n_grades, spec.kind, metrics, ties=ties,
-                              ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
+    return result_from_blocks(blocks(), n_queries, n_db, n_bits, spec.n_grades, spec.kind, metrics, options,
                               n_threads=n_threads)
 
 

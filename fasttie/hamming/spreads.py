@@ -6,24 +6,23 @@ from __future__ import annotations
 
 from ..finalize.extremes import hamming_extremes, with_extremes
 from ..finalize.spread import hamming_spread, with_spread
+from ..finalize.values import gain_table
 from .engine import result_from_blocks
 
 
-def spread_callbacks(spread, parsed, gains, n_db, n_bits, relevance, options):
-    """``(on_counts, spread_of, extremes_of)`` for ``spread`` (False, True or "range").
+def spread_callbacks(options, parsed, n_grades, n_db, n_bits, relevance):
+    """``(on_counts, spread_of, extremes_of)`` for ``options.spread`` (False, True or "range").
 
     Parameters
     ----------
-    spread : bool or "range"
-        As :func:`fasttie.finalize.spread.check_spread` returns it.
+    options : HammingOptions
+        The call's options (:mod:`fasttie.hamming.options`).
     parsed : list of Metric
-    gains : ndarray of float64
-        The gain of each grade.
+    n_grades : int
+        Grades of the counts (0 included).
     n_db, n_bits : int
     relevance : str
         The relevance kind of the counts.
-    options : dict
-        ``ap_denominator``, ``gain``, ``empty`` of the call.
 
     Returns
     -------
@@ -32,16 +31,17 @@ def spread_callbacks(spread, parsed, gains, n_db, n_bits, relevance, options):
         ``spread`` is False); ``spread_of`` and ``extremes_of`` (None where not asked), whose
         call gives what :func:`with_spreads` takes.
     """
-    if not spread:
+    if not options.spread:
         return None, None, None
     names = [m.name for m in parsed]
 
     def evaluate_counts(hist, ties):  # a block's values under a grade order, from the same counts
         return result_from_blocks([(hist, None)], len(hist), n_db, n_bits, hist.shape[2], relevance, names,
-                                  ties=ties, curves=False, n_threads=None, **options).per_query
+                                  options.under(ties), n_threads=None).per_query
 
-    extremes_on, extremes_of = hamming_extremes(parsed, evaluate_counts, options["ap_denominator"])
-    std_on, spread_of = hamming_spread(parsed, gains, n_db, options["ap_denominator"]) if spread is True else (None, None)
+    extremes_on, extremes_of = hamming_extremes(parsed, evaluate_counts, options.ap_denominator)
+    std_on, spread_of = (hamming_spread(parsed, gain_table(options.gain, n_grades), n_db, options.ap_denominator)
+                         if options.spread is True else (None, None))
 
     def on_counts(start, stop, hist, n_threads=None):
         if std_on is not None:

@@ -14,18 +14,22 @@ is exactly (bitwise) ``ft.evaluate(queries, concatenated database, ...)`` for ev
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from ..codes import PackedCodes
 from ..errors import InputError
 from ..metrics.families import asked_names
-from ..finalize.values import gain_table
-from ..finalize.spread import check_spread
+from ..result import Result
+from .options import HammingOptions
 from .spreads import spread_callbacks, with_spreads
 from .engine import counts_of, hashing_metrics, result_from_counts
 
-__all__ = ["TieStats", "merge", "padded", "stack", "tie_stats"]
+__all__ = ["TieStats", "finalized", "merge", "padded", "stack", "tie_stats"]
 
 
 @dataclass(frozen=True)
@@ -80,9 +84,10 @@ class TieStats:
         return TieStats(total, self.n_bits, self.relevance)
 
     def finalize(
-        self, metrics=("AP",), *, ties="average", ap_denominator="retrieved", gain="exp2", empty="zero",
-        curves=False, spread=False, n_threads=None,
-    ):
+        self, metrics: str | Sequence[str] = ("AP",), *, ties: str = "average", ap_denominator: str = "retrieved",
+        gain: str = "exp2", empty: str = "zero", curves: bool | Sequence[int] = False, spread: bool | str = False,
+        n_threads: int | None = None,
+    ) -> Result:
         """Metrics from the counts, as :func:`fasttie.evaluate` computes them.
 
         Parameters
@@ -106,26 +111,31 @@ class TieStats:
                 "ties='stable' needs each item's database index, which tie statistics do not keep; use "
                 "fasttie.evaluate (or fasttie.dask.evaluate), or ties='average', 'optimistic' or 'pessimistic'"
             )
-        parsed = hashing_metrics(metrics)
-        spread = check_spread(spread, parsed, ties=ties, ap_denominator=ap_denominator, empty=empty)
-        result = result_from_counts(
-            self, metrics, ties=ties, ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
-            n_threads=n_threads,
-        )
-        if not spread:
-            return result
-        on_counts, spread_of, extremes_of = spread_callbacks(
-            spread, parsed, gain_table(gain, self.counts.shape[2]), self.n_db, self.n_bits, self.relevance,
-            dict(ap_denominator=ap_denominator, gain=gain, empty=empty))
-        hist = np.ascontiguousarray(self.counts, dtype=np.int64)
-        if not hist.flags.writeable:  # writable, as the histogram pass hands its counts over: one kernel signature
-            hist = hist.copy()
-        on_counts(0, self.n_queries, hist, n_threads)  # per query: any split into blocks gives the same values
-        # the spread is keyed by canonical names; keyed_as gives back the names as asked
-        return with_spreads(result, parsed, spread_of, extremes_of).keyed_as(asked_names(metrics, diversity=False))
+        options = HammingOptions.resolve(hashing_metrics(metrics), ties=ties, ap_denominator=ap_denominator,
+                                         gain=gain, empty=empty, curves=curves, spread=spread)
+        return finalized(self, metrics, options, n_threads=n_threads)
 
 
-def padded(counts, n_grades):
+def finalized(stats: TieStats, metrics: str | Sequence[str], options: HammingOptions, *,
+              n_threads: int | None = None, ranked: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> Result:
+    """The Result of ``metrics`` from tie statistics under checked ``options`` (what
+    :meth:`TieStats.finalize` and the sharded doors, :mod:`fasttie.dask` and :mod:`fasttie.torch`,
+    return); ``ranked`` as :func:`fasttie.hamming.engine.result_from_counts` takes it (ties="stable")."""
+    result = result_from_counts(stats, metrics, options, n_threads=n_threads, ranked=ranked)
+    if not options.spread:
+        return result
+    parsed = hashing_metrics(metrics)
+    on_counts, spread_of, extremes_of = spread_callbacks(options, parsed, stats.counts.shape[2], stats.n_db,
+                                                         stats.n_bits, stats.relevance)
+    hist = np.ascontiguousarray(stats.counts, dtype=np.int64)
+    if not hist.flags.writeable:  # writable, as the histogram pass hands its counts over: one kernel signature
+        hist = hist.copy()
+    on_counts(0, stats.n_queries, hist, n_threads)  # per query: any split into blocks gives the same values
+    # the spread is keyed by canonical names; keyed_as gives back the names as asked
+    return with_spreads(result, parsed, spread_of, extremes_of).keyed_as(asked_names(metrics, diversity=False))
+
+
+def padded(counts: np.ndarray, n_grades: int) -> np.ndarray:
     """Counts with the grade axis widened to ``n_grades`` (zeros), as tables of several grades add up."""
     if counts.shape[2] == n_grades:
         return counts
@@ -134,7 +144,7 @@ def padded(counts, n_grades):
     return out
 
 
-def merge(stats) -> TieStats:
+def merge(stats: Iterable[TieStats]) -> TieStats:
     """Sum tie statistics of the same queries over database shards (any order, any grouping).
 
     Parameters
@@ -153,7 +163,7 @@ def merge(stats) -> TieStats:
     return stats[0]
 
 
-def stack(parts) -> TieStats:
+def stack(parts: Iterable[TieStats]) -> TieStats:
     """The tie statistics of consecutive blocks of queries as one table (their grade axes padded
     to the widest: listed grades differ from block to block).
 
@@ -174,7 +184,9 @@ def stack(parts) -> TieStats:
                     parts[0].relevance)
 
 
-def tie_stats(queries, database, query_labels=None, db_labels=None, *, relevance=None, n_threads=None) -> TieStats:
+def tie_stats(queries: npt.ArrayLike | PackedCodes, database: npt.ArrayLike | PackedCodes,
+              query_labels: npt.ArrayLike | None = None, db_labels: npt.ArrayLike | None = None, *,
+              relevance: Any = None, n_threads: int | None = None) -> TieStats:
     """Counts of database items by (Hamming distance, grade) for every query: the first half of
     :func:`fasttie.evaluate`, mergeable across database shards.
 

@@ -26,7 +26,6 @@ from ..errors import InputError
 from ..metrics.families import asked_names
 from ..parallel import resolve_threads
 from ..relevance import make_relevance
-from ..finalize.values import gain_table
 from .engine import HIST_BUDGET, counts_of, result_from_blocks, shard_ranks, stable_depth, wants_progress
 from .spreads import spread_callbacks, with_spreads
 from .stable import InProcess, gathered_ranks, plan_ranks, rank_limits, relevant_ranked
@@ -37,10 +36,11 @@ TILE_ROWS = 1 << 23  # database rows per tile: 64 MB of one-word codes, a few ti
 _RANK_BUDGET = 256 << 20  # bytes of ranks (ties="stable") per sub-block of queries
 
 
-def evaluate_streamed(query_codes, database: ShardedCodes, query_labels, db_labels, relevance, parsed, metrics, *,
-                      ties, ap_denominator, gain, empty, curves, spread, n_threads, progress):
-    """:func:`fasttie.evaluate` of a database read tile by tile (the facade has checked the
-    options and packed the queries); see the module's docstring."""
+def evaluate_streamed(query_codes, database: ShardedCodes, query_labels, db_labels, relevance, parsed, metrics,
+                      options, *, n_threads, progress):
+    """:func:`fasttie.evaluate` of a database read tile by tile under ``options`` (a
+    :class:`~fasttie.hamming.options.HammingOptions`: the facade has checked them and packed the
+    queries); see the module's docstring."""
     n_queries, n_db, n_bits = query_codes.n, database.n, database.n_bits
     if query_codes.n_bits != n_bits:
         raise InputError(f"queries have {query_codes.n_bits} bits but database has {n_bits}; pack both with the "
@@ -66,26 +66,25 @@ def evaluate_streamed(query_codes, database: ShardedCodes, query_labels, db_labe
              for start in range(int(database.starts[shard]), int(database.starts[shard + 1]), tile_rows)]
     # queries per block: each block reads the database once, its counts within HIST_BUDGET (with
     # ties="stable", every tile's counts, for the rank bases)
-    per_query = (n_bits + 1) * n_grades * 8 * (len(tiles) + 1 if ties == "stable" else 1)
+    stable = options.stable
+    per_query = (n_bits + 1) * n_grades * 8 * (len(tiles) + 1 if stable else 1)
     chunk = _block_size(n_queries, per_query)
-    depth = stable_depth(parsed, curves, n_db, n_bits)
+    depth = stable_depth(parsed, options.curves, n_db, n_bits)
     threads = resolve_threads(n_threads, n_queries * n_db)
     bar = None
     if wants_progress(progress, n_queries, n_db, database.n_words, threads):
         from tqdm import tqdm
 
-        bar = tqdm(total=n_queries * n_db * (2 if ties == "stable" else 1), unit="pair", unit_scale=True,
+        bar = tqdm(total=n_queries * n_db * (2 if stable else 1), unit="pair", unit_scale=True,
                    desc="fasttie", file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
-    on_counts, spread_of, extremes_of = spread_callbacks(
-        spread, parsed, gain_table(gain, n_grades), n_db, n_bits, kind,
-        dict(ap_denominator=ap_denominator, gain=gain, empty=empty))
+    on_counts, spread_of, extremes_of = spread_callbacks(options, parsed, n_grades, n_db, n_bits, kind)
     read = _Reader(database, labels_of, query_codes, query_labels, listed, n_threads, bar)
 
     def blocks():
         for q0 in range(0, n_queries, chunk):
             q1 = min(q0 + chunk, n_queries)
             hist = np.zeros((q1 - q0, n_bits + 1, n_grades), dtype=np.int64)
-            per_tile = [] if ties == "stable" else None
+            per_tile = [] if stable else None
             for tile in tiles:
                 counts = read.counts(q0, q1, tile)
                 hist[:, :, : counts.shape[2]] += counts
@@ -101,13 +100,12 @@ def evaluate_streamed(query_codes, database: ShardedCodes, query_labels, db_labe
                                         n_db, n_bits)
 
     try:
-        result = result_from_blocks(blocks(), n_queries, n_db, n_bits, n_grades, kind, metrics, ties=ties,
-                                    ap_denominator=ap_denominator, gain=gain, empty=empty, curves=curves,
+        result = result_from_blocks(blocks(), n_queries, n_db, n_bits, n_grades, kind, metrics, options,
                                     n_threads=n_threads)
     finally:
         if bar is not None:
             bar.close()
-    if not spread:
+    if not options.spread:
         return result
     return with_spreads(result, parsed, spread_of, extremes_of).keyed_as(asked_names(metrics, diversity=False))
 

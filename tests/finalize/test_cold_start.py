@@ -15,6 +15,7 @@ from fasttie._kernels import _jit, hamming_ties
 from fasttie.finalize import cold_start
 from fasttie.finalize.plan import finalize_plan
 from fasttie.hamming.engine import cold_tie_walk
+from fasttie.hamming.options import HammingOptions
 from fasttie.metrics import parse_metrics
 from helpers import COMPILE_COUNTER
 
@@ -150,7 +151,7 @@ def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
     ft.evaluate(q, db, ql, dl, metrics=["AP", "P@10"])  # compiled or loaded here: in this process now
     assert _walk(n_db=300).signatures
     assert _start(_walk(n_db=300), n_db=300) is None
-    assert cold_tie_walk(parse_metrics(["AP", "P@10"]), "average", "retrieved", 300) is None  # warm: no plan built
+    assert cold_tie_walk(parse_metrics(["AP", "P@10"]), HammingOptions(), 300) is None  # warm: no plan built
     monkeypatch.setattr(_jit, "CACHE", True)
     assert _start(_Cached()) is None  # the cache's index lists it: the call loads it
     assert _start(_Cold()) is not None and len(started) == 1

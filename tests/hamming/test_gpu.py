@@ -23,10 +23,10 @@ from numba import cuda as numba_cuda  # noqa: E402
 
 from fasttie.hamming import gpu as cuda  # noqa: E402
 from fasttie._kernels import cuda as kernels  # noqa: E402
+from fasttie.hamming.options import HammingOptions  # noqa: E402
 from fasttie.relevance import make_relevance  # noqa: E402
 
 METRICS = ["AP", "AP@10", "nDCG@20", "DCG@5", "P@5", "R@10", "RR", "Rprec", "ACG@5", "WAP@10", "P(radius=3)"]
-OPTIONS = dict(ap_denominator="retrieved", gain="exp2", empty="zero", curves=False, n_threads=1)
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"  # tests/conftest.py: no NVIDIA device here
 
 
@@ -91,7 +91,8 @@ def test_gpu_stable_ranks_equal_cpu(n_bits, kind):
     for metrics in (["AP", "nDCG@10", "P@5", "Rprec", "ERR@10"] if kind == "listed" else ["AP", "nDCG@10", "P@5"],
                     ["AP@7", "P@3", "nDCG@20"]):
         on_cpu = ft.evaluate(q, db, **relevance, metrics=metrics, ties="stable")
-        _assert_same(cuda.evaluate(q, db, spec, metrics, ties="stable", split_size=37, **OPTIONS), on_cpu)
+        got = cuda.evaluate(q, db, spec, metrics, HammingOptions(ties="stable"), n_threads=1, split_size=37)
+        _assert_same(got, on_cpu)
         _assert_same(ft.evaluate(q, db, **relevance, metrics=metrics, ties="stable", device="cuda"), on_cpu)
 
 
@@ -123,7 +124,8 @@ def test_database_in_chunks_gives_the_whole_database_results(n_bits, kind):
                                   ft.tie_stats(q, db, **relevance).counts)
     for ties, metrics in (("average", METRICS), ("stable", ["AP", "nDCG@10", "P@5", "Rprec"]),
                           ("stable", ["AP@7", "P@3", "nDCG@20"])):
-        _assert_same(cuda.evaluate(q, db, spec, metrics, ties=ties, split_size=37, chunk_size=110, **OPTIONS),
+        _assert_same(cuda.evaluate(q, db, spec, metrics, HammingOptions(ties=ties), n_threads=1, split_size=37,
+                                   chunk_size=110),
                      ft.evaluate(q, db, **relevance, metrics=metrics, ties=ties))
     if kind == "class":
         for k in (1, 9, 300):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
+from fasttie.hamming.options import HammingOptions
 from fasttie.hamming.spreads import spread_callbacks, with_spreads
 
 METRICS = ["AP", "P@5", "nDCG@10", "RR", "R@8", "AP@3", "AP@10", "AP@100"]
@@ -46,6 +47,6 @@ def test_hamming_spreads_are_the_ranked_list_doors(seed, spread, ap_denominator)
 
 
 def test_no_spread_no_callbacks():
-    assert spread_callbacks(False, [], None, 0, 0, "class", {}) == (None, None, None)
+    assert spread_callbacks(HammingOptions(), [], 2, 0, 0, "class") == (None, None, None)
     result = ft.evaluate(*[ft.pack_codes(x) for x in _case(0)[:2]], *_case(0)[2:4], metrics=["AP"])
     assert with_spreads(result, [], None, None) is result

@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import fasttie as ft
 from fasttie.hamming.engine import hashing_metrics, rank_depth, result_from_counts, shard_ranks
+from fasttie.hamming.options import HammingOptions
 from fasttie.hamming.stable import (InProcess, gathered_ranks, plan_ranks, rank_limits, ranked_distances,
                                     ranks_by_query)
 from fasttie.hamming.stats import merge, tie_stats
@@ -105,8 +106,7 @@ def test_the_protocol_over_parts_in_process_is_one_stable_pass(seed, n_parts, me
     pieces = [shard_ranks(queries, database[p], query_labels, db_labels[p], None, first, n_relevant, 1, plan.limits)
               for p, first, n_relevant in zip(parts, plan.firsts, plan.n_relevant)]
     ranked = gathered_ranks(transport, pieces, n_q)
-    got = result_from_counts(total, metrics, ties="stable", ap_denominator="retrieved", gain="exp2", empty="zero",
-                             curves=False, n_threads=1, ranked=ranked)
+    got = result_from_counts(total, metrics, HammingOptions(ties="stable"), n_threads=1, ranked=ranked)
     expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, ties="stable", n_threads=1)
     for name in metrics:
         assert np.array_equal(got.per_query[name], expected.per_query[name]), name
