@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
-from ..options import AP_DENOMINATORS, EMPTY_POLICIES, GAINS
+from ..options import AP_DENOMINATORS, EMPTY_POLICIES, GAINS, HAMMING_TIES, TREC_TIES
 from ..metrics.doors import HAMMING, LISTS, metric_help
 from ..plots import RADIUS_MEANS
 from .common import (
-    DEFAULT_METRICS, PROTOCOLS, TIE_MODES, decimal_places, Parser, plot_size_pixels, positive_int, trec_eval_level,
+    DEFAULT_METRICS, PROTOCOLS, decimal_places, Parser, plot_size_pixels, positive_int, trec_eval_level,
 )
 from .compare import compare_command
 from .demo import demo_command
@@ -36,7 +36,8 @@ def _add_metrics(parser, default_text, door):
 
 def _add_conventions(parser, *, ties, ap_denominator, gain):
     group = parser.add_argument_group("conventions")
-    group.add_argument("--ties", default=ties, choices=(*TIE_MODES, "trec") if ties == "trec" else TIE_MODES, help=f"order inside ties (default {ties})")
+    group.add_argument("--ties", default=ties, choices=TREC_TIES if ties == "trec" else HAMMING_TIES,
+                       help=f"order inside ties (default {ties})")
     group.add_argument("--ap-denominator", default=ap_denominator, choices=AP_DENOMINATORS,
                        help=f"AP@k denominator: relevant retrieved in the top k, R, or min(k, R) (default {ap_denominator})")
     group.add_argument("--gain", default=gain, choices=GAINS,

@@ -54,6 +54,19 @@ def test_trec_options_and_trec_eval_names(capsys):
     assert expected.n_queries == 4  # -c: the judged query missing from the run counts
 
 
+@pytest.mark.parametrize("ties", ["pyndeval", "trec", "stable"])
+def test_trec_takes_every_tie_mode_of_the_library(capsys, ties):
+    """--ties offers the TREC door's modes (fasttie.options.TREC_TIES), ndeval's order too."""
+    metrics = ["AP", "P@2", "RR"]
+    code, out, _ = run_main(capsys, "trec", QRELS, RUN, *_each("-m", metrics), "-q", "--ties", ties, "--digits", "12")
+    assert code == 0
+    expected = ft.trec.evaluate(QRELS, RUN, metrics, ties=ties)
+    values = parse_trec(out)
+    for name in metrics:
+        for i, qid in enumerate(expected.query_ids):
+            assert values[(name, qid)] == pytest.approx(expected.per_query[name][i], abs=1e-12)
+
+
 def test_trec_alpha_ndcg_with_diversity_qrels(capsys, tmp_path):
     qrels = tmp_path / "div.qrels"
     qrels.write_text("q1 1 d1 1\nq1 2 d1 1\nq1 1 d2 1\nq1 3 d3 1\nq1 1 d4 0\nq2 1 d7 0\n")
