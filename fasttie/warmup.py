@@ -35,9 +35,22 @@ rng = np.random.default_rng(0)
 ft.evaluate(rng.integers(0, 2, (4, {n_bits})), rng.integers(0, 2, (50, {n_bits})), rng.integers(0, 3, 4),
             rng.integers(0, 3, 50), metrics={metrics!r}, ties={ties!r}, n_threads=1)
 """
+# the extremes' own kernels (spread=True or "range"), on made-up counts: the tie walks they also
+# run are the average's (optimistic and pessimistic are modes of one kernel), left to the caller
+_EXTREMES_CALL = """
+from fasttie.finalize.extremes import hamming_extremes
+from fasttie.metrics import parse_metrics
+parsed = parse_metrics({metrics!r})
+on_counts, _ = hamming_extremes(parsed, lambda hist, ties: {{m.name: np.zeros(len(hist)) for m in parsed}},
+                                {ap_denominator!r})
+counts = np.zeros((2, {n_bits} + 1, 2), dtype=np.int64)
+counts[:, 0] = 1
+on_counts(0, 2, counts, 1)
+"""
 
 
-def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int) -> Helper | None:
+def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int, *,
+                      extremes: str | None = None) -> Helper | None:
     """Start compiling ``evaluate``'s kernels for one tie mode in a helper process.
 
     numba compiles one function at a time per process, so a job that needs several sets of
@@ -51,6 +64,10 @@ def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int) -> Helper 
     ties : str
     metrics : sequence of str
     n_bits : int
+    extremes : str, optional
+        An ``ap_denominator``: then also the kernels of the extremes over tie orders
+        (``spread=True`` or ``"range"`` under it) for ``metrics``, after ``ties``' kernels;
+        the tie walks the extremes run are the average's, which the caller compiles.
 
     Returns
     -------
@@ -59,7 +76,11 @@ def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int) -> Helper 
         call compiles them itself), or None where it would not help
         (:func:`fasttie.finalize.cold_start.start_helper`: caching off, fewer than two usable CPUs).
     """
-    return start_helper(_HELPER_CALL.format(n_bits=int(n_bits), metrics=[str(m) for m in metrics], ties=str(ties)))
+    names = [str(m) for m in metrics]
+    code = _HELPER_CALL.format(n_bits=int(n_bits), metrics=names, ties=str(ties))
+    if extremes is not None:
+        code += _EXTREMES_CALL.format(n_bits=int(n_bits), metrics=names, ap_denominator=str(extremes))
+    return start_helper(code)
 
 
 def warmup(progress: Callable[[str, float], object] | None = None) -> dict[str, float]:

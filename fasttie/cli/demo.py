@@ -68,8 +68,10 @@ def demo_command(args) -> int:
     results = {}
     started = time.perf_counter()
     helper = None
-    if warmup.kernel_cached("hamming_ties.finalize_stable") is False:  # cold: stable's kernels compile meanwhile
-        helper = warmup.compile_in_helper("stable", metrics, queries.n_bits)
+    if warmup.kernel_cached("hamming_ties.finalize_stable") is False:
+        # cold: the stable pass and the extremes' own kernels compile in a helper meanwhile, while this
+        # process compiles the counts, the tie walk and the spread (numba compiles one function at a time)
+        helper = warmup.compile_in_helper("stable", metrics, queries.n_bits, extremes="retrieved")
     for ties in TIE_MODES:
         if ties == "stable" and helper is not None:
             helper.wait()  # done, failed or stopped after a while: then the call compiles here
