@@ -82,7 +82,7 @@ import fasttie as ft
 from fasttie._kernels import hamming_ties, tie_extremes
 from fasttie.warmup import compile_in_helper, kernel_cached
 metrics = ["AP", "P@10", "AP@20"]
-paths = ("hamming_ties.finalize_stable", "tie_extremes.ratio_extremes_histograms")
+paths = ("hamming_ties.finish_stable", "tie_extremes.ratio_extremes_histograms")
 before = [kernel_cached(path) for path in paths]
 helper = compile_in_helper("stable", metrics, 64, extremes="retrieved")
 helper.wait()
@@ -90,7 +90,7 @@ after = [kernel_cached(path) for path in paths]
 q, db, ql, dl = ft.datasets.synthetic_hashing(6, 300, 64, 3, seed=1)
 ft.evaluate(q, db, ql, dl, metrics=metrics, ties="stable")
 ft.evaluate(q, db, ql, dl, metrics=metrics, spread="range")
-kernels = (hamming_ties.finalize_stable, tie_extremes.ratio_extremes_histograms)
+kernels = (hamming_ties.finish_stable, tie_extremes.ratio_extremes_histograms)
 print("RESULT " + json.dumps({"before": before, "after": after, "returncode": helper.returncode,
                               "hits": [sum(k.stats.cache_hits.values()) for k in kernels],
                               "misses": [sum(k.stats.cache_misses.values()) for k in kernels]}))

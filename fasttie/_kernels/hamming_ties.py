@@ -568,12 +568,12 @@ GROUP_STRIDE = 80
 
 
 @jit
-def _scan_class_group(query_words, rows, n_rows, db_words, db_labels, label, count, records):
+def _scan_class_group(query_words, rows, n_rows, db_words, db_labels, label, count, records, width):
     """:func:`_scan_in_index_order` for the queries ``rows[:n_rows]`` (at most :data:`GROUP`, all
     of class ``label``) in one sweep: the counts of query rows[r] at count[r * stride + d]
     (stride :data:`GROUP_STRIDE` for one-word codes, else len(count) // GROUP) and its records
-    at records[r, :m]. Rows past n_rows repeat the first query (their results are not read).
-    Returns m, the relevant items.
+    at records[r * width:r * width + m] (``width`` > m). Rows past n_rows repeat the first query
+    (their results are not read). Returns m, the relevant items.
 
     The relevant items are the same for the whole group, so one branch per relevant item
     (mispredicted about once each) serves every query: each item costs a count per query, and
@@ -596,7 +596,8 @@ def _scan_class_group(query_words, rows, n_rows, db_words, db_labels, label, cou
             if db_labels[j] == label:
                 for r in range(GROUP):
                     d = popcount64(words[r, 0] ^ x)
-                    records[r, m] = (np.uint64(count[np.uint64(r) * stride + d] - np.uint32(1)) << _DISTANCE_BITS) | d
+                    before = np.uint64(count[np.uint64(r) * stride + d] - np.uint32(1))  # items at d before it
+                    records[r * width + m] = (before << _DISTANCE_BITS) | d
                 m += 1
         return m
     stride = np.uint64(count.shape[0] // GROUP)
@@ -613,7 +614,8 @@ def _scan_class_group(query_words, rows, n_rows, db_words, db_labels, label, cou
         if db_labels[j] == label:
             for r in range(GROUP):
                 d = distances[r]
-                records[r, m] = (np.uint64(count[np.uint64(r) * stride + d] - np.uint32(1)) << _DISTANCE_BITS) | d
+                before = np.uint64(count[np.uint64(r) * stride + d] - np.uint32(1))
+                records[r * width + m] = (before << _DISTANCE_BITS) | d
             m += 1
     return m
 
@@ -722,59 +724,127 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
     return n_ranked
 
 
-def _finalize_stable_kernel(optional_sums):
-    """:func:`finalize_stable`, and with ``optional_sums`` ``finalize_stable_optional``:
+@jit
+def stable_scan(query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr,
+                listed_ids, listed_grades, order, group_ptr, first_group, slot_start, slot_width, records,
+                record_grades, record_start, n_found, counts):
+    """The scans of the full stable pass for a batch of query groups: each query's counts by
+    distance and the records of its relevant items, in index order, for :func:`finish_stable`.
+
+    The batch's groups are first_group..first_group + len(slot_width) - 1. Group g holds the
+    queries order[group_ptr[g]:group_ptr[g + 1]]: for CLASS relevance up to :data:`GROUP` queries
+    of one class, swept in one pass when there are at least :data:`GROUP_MIN` of them (its slot
+    holds GROUP rows); otherwise one query each. Queries are numbered by their position in the
+    batch, t = position in ``order`` - group_ptr[first_group].
+
+    Parameters
+    ----------
+    query_words : (n_queries, n_words) uint64, read-only
+        Query codes.
+    db_words : (n_db, n_words) uint64, read-only
+        Database codes, index order.
+    kind : int
+        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+    query_labels : (n_queries,) int32, read-only
+        Class id per query (CLASS; else empty).
+    db_labels : (n_db,) int32, read-only
+        Class id per database item (CLASS).
+    query_label_words : (n_queries, n_label_words) uint64, read-only
+        Label bits per query (MULTIHOT; else one unused row).
+    db_label_words : (n_db, n_label_words) uint64, read-only
+        Label bits per database item (MULTIHOT).
+    indptr : (n_queries + 1,) int64, read-only
+        Row pointers of the listed ids (LISTED).
+    listed_ids : (nnz,) int64, read-only
+        Listed relevant ids, ascending within each query (LISTED).
+    listed_grades : (nnz,) int64, read-only
+        Their grades (LISTED).
+    order : (n_queries,) int64
+        The queries, those of one group consecutive (engine.stable_groups).
+    group_ptr : (n_groups + 1,) int64
+        Group g is order[group_ptr[g]:group_ptr[g + 1]].
+    first_group : int
+        The batch's first group.
+    slot_start : (n_batch_groups,) int64
+        Where each group's records start in ``records``.
+    slot_width : (n_batch_groups,) int64
+        Room per query row of each group: more than its queries' relevant items.
+    records : (slots,) uint64
+        Written: the records of the batch's queries (row r of a group at its start + r x width).
+    record_grades : (slots,) int64
+        Written by the scans of one query: their grades (a sweep's items, all grade 1, get none).
+    record_start : (n_batch_queries,) int64
+        Written: where the records of query t start.
+    n_found : (n_batch_queries,) int64
+        Written: its relevant items recorded.
+    counts : (n_batch_queries, n_bits + 1) uint64
+        Written: its items at each distance.
+    """
+    n_dist = counts.shape[1]
+    # a sweep's counts, flat: GROUP rows of GROUP_STRIDE (one-word codes) or n_dist
+    stride = GROUP_STRIDE if db_words.shape[1] == 1 else n_dist
+    group_count = np.empty(GROUP * stride, dtype=np.uint32)
+    base = group_ptr[first_group]
+    for k in range(slot_width.shape[0]):
+        g = first_group + k
+        lo = group_ptr[g]
+        n_rows = group_ptr[g + 1] - lo
+        width = slot_width[k]
+        at = slot_start[k]
+        if n_rows >= GROUP_MIN:
+            rows = order[lo : lo + n_rows]
+            m = _scan_class_group(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]], group_count,
+                                  records[at : at + GROUP * width], width)
+            for r in range(n_rows):
+                t = lo + r - base
+                record_start[t] = at + r * width
+                n_found[t] = m
+                for d in range(n_dist):
+                    counts[t, d] = group_count[r * stride + d]
+        else:
+            for r in range(n_rows):
+                t = lo + r - base
+                slot = at + r * width
+                record_start[t] = slot
+                n_found[t] = _scan_query(
+                    order[lo + r], query_words, db_words, kind, query_labels, db_labels, query_label_words,
+                    db_label_words, indptr, listed_ids, listed_grades, counts[t], records[slot : slot + width],
+                    record_grades[slot : slot + width],
+                )
+
+
+def _finish_stable_kernel(optional_sums):
+    """:func:`finish_stable`, and with ``optional_sums`` ``finish_stable_optional``:
     one source, two kernels (:func:`._jit.jit_pair`)."""
 
-    def finalize_stable(
-        query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
-        indptr, listed_ids, listed_grades, n_relevant, order, group_ptr, depth, hist, gains, cutoffs, log_p, discount,
-        optional, out, scalars, err_cutoffs, err_out, start, stop,
-    ):
-        """Histograms and base quantities of the queries of groups start..stop-1 with ties broken by
-        database index (np.argsort(kind="stable") order), from one pass over the database per query
-        or per group.
+    def finish_stable(kind, records, record_grades, record_start, n_found, counts, rows, depth, hist, gains, cutoffs,
+                      log_p, discount, optional, out, scalars, err_cutoffs, err_out):
+        """Histograms and base quantities, ties broken by database index (np.argsort(kind="stable")
+        order), of the queries a :func:`stable_scan` scanned: query t of the batch is row rows[t].
 
-        Group g holds the queries order[group_ptr[g]:group_ptr[g + 1]]: for CLASS relevance up to
-        :data:`GROUP` queries of one class, scanned in one sweep when there are at least
-        :data:`GROUP_MIN` of them; otherwise one query each. db_words and labels are in the caller's
-        original order. For LISTED relevance, the ids of query i are listed_ids[indptr[i]:indptr[i + 1]],
-        sorted ascending. n_relevant[i] bounds the relevant items of query i. hist (n_queries,
-        n_bits + 1, n_grades) is written. ERR at err_cutoffs (int64, ascending; empty: none) goes to
-        err_out (n_queries, len(err_cutoffs)).
+        The scan and this finish are kernels of their own (called one after the other per batch)
+        so that a cold first call compiles them side by side (:mod:`fasttie.finalize.cold_start`).
 
         Parameters
         ----------
-        query_words : (n_queries, n_words) uint64, read-only
-            Query codes.
-        db_words : (n_db, n_words) uint64, read-only
-            Database codes, index order.
         kind : int
             Relevance kind: modes.CLASS, MULTIHOT or LISTED.
-        query_labels : (n_queries,) int32, read-only
-            Class id per query (CLASS; else empty).
-        db_labels : (n_db,) int32, read-only
-            Class id per database item (CLASS).
-        query_label_words : (n_queries, n_label_words) uint64, read-only
-            Label bits per query (MULTIHOT; else one unused row).
-        db_label_words : (n_db, n_label_words) uint64, read-only
-            Label bits per database item (MULTIHOT).
-        indptr : (n_queries + 1,) int64, read-only
-            Row pointers of the listed ids (LISTED).
-        listed_ids : (nnz,) int64, read-only
-            Listed relevant ids, ascending within each query (LISTED).
-        listed_grades : (nnz,) int64, read-only
-            Their grades (LISTED).
-        n_relevant : (n_queries,) int64
-            Upper bound on each query's relevant items (sizes the scratch).
-        order : (n_queries,) int64
-            The queries, those of one group consecutive (engine.stable_groups).
-        group_ptr : (n_groups + 1,) int64
-            Group g is order[group_ptr[g]:group_ptr[g + 1]].
+        records : (slots,) uint64
+            The batch's records (:func:`stable_scan`).
+        record_grades : (slots,) int64
+            Their grades (not read for CLASS).
+        record_start : (n_batch,) int64
+            Where the records of query t start.
+        n_found : (n_batch,) int64
+            Its relevant items recorded.
+        counts : (n_batch, n_bits + 1) uint64
+            Its items at each distance.
+        rows : (n_batch,) int64
+            The row of query t in ``hist`` and the outputs.
         depth : int
             The deepest rank a metric reads: items at distances past it are not ranked.
         hist : (n_queries, n_bits + 1, n_grades) int64
-            Written: counts by (distance, grade) of the queries of groups start..stop-1.
+            Written: counts by (distance, grade) of the rows ``rows``.
         gains : (n_grades,) float64, read-only
             Gain of each grade.
         cutoffs : (K,) int64, read-only
@@ -786,72 +856,42 @@ def _finalize_stable_kernel(optional_sums):
         optional : int
             Bit mask of the optional sums (finalize.OPTIONAL_*; the ``_optional`` kernel only).
         out : (n_queries, N_QUANTITIES, K) float64
-            Written: base quantities of those queries.
+            Written: base quantities of those rows.
         scalars : (n_queries, N_SCALARS) float64
             Written: their scalars.
         err_cutoffs : (n_err,) int64, read-only
             ERR cutoffs, ascending; empty: no ERR.
         err_out : (n_queries, n_err) float64
-            Written: ERR of those queries.
-        start, stop : int
-            The groups of this block, start..stop-1 (not query rows).
+            Written: ERR of those rows.
         """
         n_dist = hist.shape[1]
         capacity = 0
-        widest = 1
-        for g in range(start, stop):
-            widest = max(widest, group_ptr[g + 1] - group_ptr[g])
-            for t in range(group_ptr[g], group_ptr[g + 1]):
-                capacity = max(capacity, n_relevant[order[t]])
-        # per-block scratch, reused by every query of the block
-        records = np.empty((GROUP if widest >= GROUP_MIN else 1, capacity + 1), dtype=np.uint64)
-        # the group sweep writes no grades: its relevant items (CLASS) have grade 1, as every
-        # single-query scan of CLASS writes too
-        record_grades = np.ones(capacity + 1, dtype=np.int64)
+        for t in range(rows.shape[0]):
+            capacity = max(capacity, n_found[t])
+        # scratch reused by every query of the batch
         ranks = np.empty(capacity, dtype=np.int64)
         grades = np.empty(capacity, dtype=np.float64)
         item_gains = np.empty(capacity, dtype=np.float64)
         class_grades(kind, gains, grades, item_gains)
         relevant = np.ones(capacity, dtype=np.bool_)  # every graded item is relevant here
-        # a sweep's counts, flat: GROUP rows of GROUP_STRIDE (one-word codes) or n_dist
-        stride = GROUP_STRIDE if db_words.shape[1] == 1 else n_dist
-        group_count = np.empty(GROUP * stride, dtype=np.uint32)
-        count = np.empty(n_dist, dtype=np.uint64)  # one query's counts (a group's copied in: one signature)
         first = np.empty(n_dist, dtype=np.int64)  # items before distance d
         rel_first = np.empty(n_dist, dtype=np.int64)  # relevant items before distance d
-        for g in range(start, stop):
-            lo = group_ptr[g]
-            n_rows = group_ptr[g + 1] - lo
-            swept = n_rows >= GROUP_MIN
-            if swept:
-                rows = order[lo : lo + n_rows]
-                n_found = _scan_class_group(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]],
-                                            group_count, records)
-            for r in range(n_rows):
-                i = order[lo + r]
-                if swept:
-                    row = r
-                    for d in range(n_dist):
-                        count[d] = group_count[r * stride + d]
-                else:
-                    row = 0
-                    n_found = _scan_query(
-                        i, query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
-                        indptr, listed_ids, listed_grades, count, records[0], record_grades,
-                    )
-                n_ranked = _finish_stable_query(
-                    kind, records[row], record_grades, n_found, count, depth, hist[i], first, rel_first, gains,
-                    ranks, grades, item_gains, relevant, cutoffs, log_p, discount, optional, out[i], scalars[i],
-                    err_cutoffs, err_out[i],
-                )
-                if optional_sums:
-                    fixed_order_optional_sums(hist[i], ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked],
-                                              relevant[:n_ranked], gains, cutoffs, log_p, optional, out[i], scalars[i])
+        for t in range(rows.shape[0]):
+            i = rows[t]
+            at = record_start[t]
+            n_ranked = _finish_stable_query(
+                kind, records[at:], record_grades[at:], n_found[t], counts[t], depth, hist[i], first, rel_first,
+                gains, ranks, grades, item_gains, relevant, cutoffs, log_p, discount, optional, out[i], scalars[i],
+                err_cutoffs, err_out[i],
+            )
+            if optional_sums:
+                fixed_order_optional_sums(hist[i], ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked],
+                                          relevant[:n_ranked], gains, cutoffs, log_p, optional, out[i], scalars[i])
 
-    return finalize_stable
+    return finish_stable
 
 
-finalize_stable, finalize_stable_optional = jit_pair(_finalize_stable_kernel)
+finish_stable, finish_stable_optional = jit_pair(_finish_stable_kernel)
 
 
 @jit
@@ -941,7 +981,7 @@ def _finalize_ranked_queries_kernel(optional_sums):
                                 err_cutoffs, err_out, start, stop):
         """Base quantities of queries start..stop-1 from the sorted global ranks and grades of
         their relevant items (query i: ranks / grade_of[indptr[i]:indptr[i + 1]], ascending ranks)
-        and their whole-database counts ``hist``: what :func:`finalize_stable` (or, with the items of
+        and their whole-database counts ``hist``: what :func:`finish_stable` (or, with the items of
         the bounded pass only, :func:`.stable_top.finalize_stable_top`) computes on one machine,
         with the same arithmetic (so the same bits).
 

@@ -1,8 +1,8 @@
 """ties="stable" when every metric looks at the top ``depth`` ranks only (no AP or nDCG of the
 whole list, no R-precision, bpref or interpolated precision).
 
-The full stable pass (:func:`.hamming_ties.finalize_stable`) counts every database item in
-index order, because any item may be ranked before a relevant one. With cutoffs only, the
+The full stable pass (:func:`.hamming_ties.stable_scan`, then :func:`.hamming_ties.finish_stable`)
+counts every database item in index order, because any item may be ranked before a relevant one. With cutoffs only, the
 counts of ties="average" tell which distances can reach rank ``depth``; a second pass in index
 order then counts and grades only the items at those distances. Every other item costs a
 popcount and a compare in a loop of its own (queries in pairs: one load of each code for two),
@@ -172,14 +172,14 @@ def _finalize_stable_top_kernel(optional_sums):
         listed_grades, depth, hist, gains, cutoffs, log_p, discount, optional, out, scalars, err_cutoffs, err_out,
         start, stop,
     ):
-        """:func:`.hamming_ties.finalize_stable` for metrics that look at the top ``depth`` ranks only, from the
-        queries' histograms ``hist`` (given: the pass of ties="average").
+        """The full stable pass (:func:`.hamming_ties.finish_stable`) for metrics that look at the top
+        ``depth`` ranks only, from the queries' histograms ``hist`` (given: the pass of ties="average").
 
         The order of the items past the distance that holds rank ``depth`` matters to no metric, so
         the pass in index order counts and grades only the items up to that distance, queries in
-        pairs; every other item costs a popcount and a compare (finalize_stable counts every item).
-        Quantities at cutoffs up to ``depth`` are bitwise those of :func:`.hamming_ties.finalize_stable`; the
-        relevant items left out count in R. ``optional`` must not ask for sums over the whole list
+        pairs; every other item costs a popcount and a compare (the full pass counts every item).
+        Quantities at cutoffs up to ``depth`` are bitwise those of the full pass; the relevant items
+        left out count in R. ``optional`` must not ask for sums over the whole list
         (bpref, interpolated precision), nor may a metric read R-precision or MAP@R (HITS_AT_R, AP_AT_R).
 
         Parameters

@@ -68,7 +68,7 @@ def demo_command(args) -> int:
     results = {}
     started = time.perf_counter()
     helper = None
-    if warmup.kernel_cached("hamming_ties.finalize_stable") is False:
+    if warmup.kernel_cached("hamming_ties.finish_stable") is False:
         # cold: the stable pass and the extremes' own kernels compile in a helper meanwhile, while this
         # process compiles the counts, the tie walk and the spread (numba compiles one function at a time)
         helper = warmup.compile_in_helper("stable", metrics, queries.n_bits, extremes="retrieved")

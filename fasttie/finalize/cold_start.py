@@ -1,4 +1,4 @@
-"""A cold first call compiles on two cores: the tie walk's kernels in a helper process.
+"""A cold first call compiles on two cores: a helper process compiles one set of its kernels.
 
 numba compiles one function at a time per process. On an empty cache a front door compiles
 independent sets of kernels one after the other: :func:`fasttie.evaluate` its histogram pass
@@ -12,8 +12,11 @@ evaluating made-up data with the same metrics and options (the same kernel varia
 signature): :func:`hamming_walk_in_helper` finalizes made-up counts of the same shape and
 database size with :meth:`fasttie.TieStats.finalize`, :func:`ranked_walk_in_helper` ranks a
 made-up list with :func:`fasttie.lists.facade.rank_lists` as the TREC door does. The call
-waits for the helper before its walk and loads it from the cache. Nothing else changes: the
-values are this process's.
+waits for the helper before its walk and loads it from the cache. ``ties="stable"`` (the full
+pass) runs two kernels, the scans and the finish: the call compiles the finish, the larger, by
+finishing a made-up scan, while :func:`stable_scan_in_helper` scans made-up codes of the same
+relevance kind; the call then waits for the helper before its first scan. Nothing else changes:
+the values are this process's.
 
 A helper that fails or is not done after :data:`WAIT_SECONDS` changes nothing but the time
 (this process then compiles the walk itself). ``FASTTIE_COMPILE_HELPER=0`` turns helpers off;
@@ -32,7 +35,8 @@ from .._kernels import _jit
 from .._kernels.cached import dispatcher_cached
 from ..parallel import available_threads
 
-__all__ = ["Helper", "hamming_walk_in_helper", "ranked_walk_in_helper", "start_helper", "HELPER_ENV", "WAIT_SECONDS"]
+__all__ = ["Helper", "hamming_walk_in_helper", "ranked_walk_in_helper", "stable_scan_in_helper", "start_helper",
+           "HELPER_ENV", "WAIT_SECONDS"]
 
 HELPER_ENV = "FASTTIE_COMPILE_HELPER"
 WAIT_SECONDS = 300.0  # a helper compiles for seconds; past this something is wrong: compile here
@@ -44,6 +48,11 @@ counts = np.zeros((2, {n_bits} + 1, {n_grades}), dtype=np.int64)
 counts[:, 0, 0] = {n_db} - ({n_grades} - 1)  # the database's size picks the kernel variant (a cutoff inside it)
 counts[:, 1, 1:] = 1  # an item of every grade
 TieStats(counts, {n_bits}, {relevance!r}).finalize({metrics!r}, n_threads=1, **{options!r})
+"""
+
+_STABLE_SCAN_CALL = """
+from fasttie.hamming.engine import compile_stable_scan
+compile_stable_scan({relevance!r})
 """
 
 _RANK_CALL = """
@@ -149,6 +158,33 @@ def hamming_walk_in_helper(kernel, metrics, *, options, n_db, n_bits, n_grades, 
     code = _FINALIZE_CALL.format(n_bits=int(n_bits), n_grades=int(n_grades), n_db=int(n_db), relevance=relevance,
                                  metrics=list(metrics), options=options)
     return start_helper(code, n_threads)
+
+
+def stable_scan_in_helper(scan, finish, *, relevance, n_threads) -> Helper | None:
+    """Start compiling the scan kernel of the full stable pass of one :func:`fasttie.evaluate` call
+    (``ties="stable"``) in a helper, where neither it nor ``finish`` (the variant of the finish
+    kernel the call runs) is cached: the call compiles the finish meanwhile (the larger of the
+    two, so the call's own compile is the longer one and the helper is done before it).
+
+    Parameters
+    ----------
+    scan, finish : numba dispatchers
+        The scan kernel and the finish kernel the call runs (only their caches are read here).
+    relevance : str
+        The relevance kind ("class", "multihot" or "listed"): the scan's signature.
+    n_threads : int or None
+        The call's ``n_threads``.
+
+    Returns
+    -------
+    Helper or None
+    """
+    kernels = (scan, finish)
+    if any(getattr(kernel, "signatures", True) for kernel in kernels) or not _wanted(n_threads):
+        return None
+    if any(dispatcher_cached(kernel) is not False for kernel in kernels):
+        return None
+    return start_helper(_STABLE_SCAN_CALL.format(relevance=relevance), n_threads)
 
 
 def _wanted(n_threads):

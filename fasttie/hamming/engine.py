@@ -27,7 +27,7 @@ from .._kernels.finalize import N_QUANTITIES, TOTAL_RELEVANT, radius_ap_sums, ra
 from .._kernels.hamming_ties import (
     GROUP, GROUP_MIN, finalize_histograms,
     finalize_histograms_optional, finalize_histograms_ratios, finalize_ranked_queries, finalize_ranked_queries_optional,
-    finalize_stable, finalize_stable_optional, stable_ranks,
+    finish_stable, finish_stable_optional, stable_ranks, stable_scan,
 )
 from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
 from .._kernels.modes import KIND_CODES, TIE_CODES
@@ -52,6 +52,11 @@ _SPLIT_ALIGN = 1 << 13  # database rows per unit of the split: whole tiles of th
 # bytes of relevant-item records per thread of the stable pass when GROUP queries of a class share
 # a sweep (GROUP x 8 bytes per relevant item): larger classes go one query at a time
 _GROUP_SCRATCH = 128 << 20
+# records per batch of the full stable pass's scans (8 bytes each), finished before the next: a
+# batch's records are read back while they are still in the cache (a swept group of 1M codes in 10
+# classes writes 6.4 MB; batches of 128 MiB took 1,000 x 1M 12 % longer), and small databases
+# still take many groups per kernel call
+_BATCH_RECORDS = 1 << 20
 # progress: a conservative kernel speed (code pairs x 64-bit words per second per thread) to
 # size blocks of >= _BLOCK_SECONDS of estimated work between bar updates (about 0.2-0.5 s at
 # the measured 1-2.4e9), so the per-block cost (two parallel kernel launches, a few numpy
@@ -72,7 +77,7 @@ def _kernel(plan, pass_):
     at each call (a test may wrap a kernel of this module)."""
     if pass_ == "histograms":
         return plan.kernel(finalize_histograms, finalize_histograms_optional, finalize_histograms_ratios)
-    plain, optional = {"stable": (finalize_stable, finalize_stable_optional),
+    plain, optional = {"stable": (finish_stable, finish_stable_optional),
                        "stable_top": (finalize_stable_top, finalize_stable_top_optional),
                        "ranked": (finalize_ranked_queries, finalize_ranked_queries_optional)}[pass_]
     return plan.kernel(plain, optional, fixed=True)
@@ -139,6 +144,13 @@ def metrics_for_curves(curves, n_db, n_bits):
     radius = [Metric(base, radius=r) for r in range(n_bits + 1) for base in ("P", "R", "F1", "AP", "NumRet")]
     at_n = [Metric(base, int(n)) for n in grid for base in ("P", "R")]
     return radius + at_n, grid
+
+
+def metrics_with_curves(parsed, curves, n_db, n_bits):
+    """(the metrics a pass computes: ``parsed`` and those of the ``curves`` option, the curves'
+    grid) (see :func:`metrics_for_curves`)."""
+    curve_metrics, grid = metrics_for_curves(curves, n_db, n_bits)
+    return parsed + [m for m in curve_metrics if m not in parsed], grid
 
 
 def progress_bar(progress, n_queries, n_db, n_words, n_threads):
@@ -300,17 +312,39 @@ class _DatabasePass:
 
     def stable_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
         """Counts and base quantities, ties in database index order, of the queries of groups
-        lo..hi-1 (see :func:`stable_groups`)."""
-        if self.spec.kind == "multihot":  # one query per group
+        lo..hi-1 (see :func:`stable_groups`): each batch of :meth:`stable_scans` finished in turn."""
+        if fin.ready is not None:  # a helper compiling the scan kernel (finalize.cold_start)
+            fin.ready()
+        kind = KIND_CODES[self.spec.kind]
+        for scanned in self.stable_scans(c, hist, lo, hi):
+            _finish_batch(fin, kind, *scanned, hist, quantities, scalars, err)
+
+    def stable_scans(self, c, hist, lo, hi):
+        """The scans of the full stable pass over the groups lo..hi-1, in batches
+        (:func:`stable_scan_batches`): each query's counts by distance and its relevant items'
+        records. The scan and the finish are kernels of their own, so that a cold call compiles
+        them side by side (:mod:`fasttie.finalize.cold_start`).
+
+        Yields
+        ------
+        tuple
+            (records, record_grades, record_start, n_found, counts, rows) of a batch, as
+            :func:`.hamming_ties.finish_stable` takes them; valid until the next batch.
+        """
+        if self.spec.kind == "multihot":  # one query per group: its relevant items are counted first
             self.counts(c, hist, lo, hi)
             c["n_relevant"][lo:hi] = hist[lo:hi, :, 1:].sum(axis=(1, 2))
-        plan = fin.plan
-        _kernel(plan, "stable")(
-            c["query_words"], self.db_words, KIND_CODES[self.spec.kind], c["query_labels"], self.db_labels,
-            c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], c["n_relevant"],
-            c["order"], c["group_ptr"], fin.depth, hist, fin.gains, *plan.arguments(fixed=True), quantities,
-            scalars, plan.err_cutoffs, err, lo, hi,
-        )
+        order, group_ptr = c["order"], c["group_ptr"]
+        kind = KIND_CODES[self.spec.kind]
+        for batch in stable_scan_batches(order, group_ptr, c["n_relevant"], lo, hi, self.n_bits):
+            first_group, slot_start, slot_width, records, record_grades, record_start, n_found, counts = batch
+            stable_scan(
+                c["query_words"], self.db_words, kind, c["query_labels"], self.db_labels, c["label_words"],
+                self.db_label_words, c["indptr"], c["indices"], c["grades"], order, group_ptr, first_group,
+                slot_start, slot_width, records, record_grades, record_start, n_found, counts,
+            )
+            rows = order[group_ptr[first_group] : group_ptr[first_group] + len(n_found)]
+            yield records, record_grades, record_start, n_found, counts, rows
 
     def stable_top_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
         """Counts, then base quantities with ties in database index order, of queries lo..hi-1
@@ -378,6 +412,71 @@ def cold_tie_walk(metrics, options, n_db):
     return _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "histograms")
 
 
+def _finish_batch(fin, kind, records, record_grades, record_start, n_found, counts, rows, hist, quantities, scalars,
+                  err):
+    """The finish kernel of the full stable pass (:func:`.hamming_ties.finish_stable`) over one
+    batch of scans (a made-up one compiles it: :func:`compile_stable_finish`)."""
+    plan = fin.plan
+    _kernel(plan, "stable")(
+        kind, records, record_grades, record_start, n_found, counts, rows, fin.depth, hist, fin.gains,
+        *plan.arguments(fixed=True), quantities, scalars, plan.err_cutoffs, err,
+    )
+
+
+def full_stable_pass(metrics, spec, n_db):
+    """Whether ``ties="stable"`` takes the full pass (every item ranked in one scan) for
+    ``metrics`` (parsed, the curves' included): a metric reads the whole list, or most queries
+    share sweeps (cheaper than the counts, then a pass over the near items, per query)."""
+    depth = rank_depth([m for m in metrics if m.radius is None], n_db)
+    return depth >= n_db or swept_share(spec) >= 0.5
+
+
+def cold_stable_kernels(metrics, options, spec, n_db):
+    """(scan, finish): the kernels of the full stable pass (numba dispatchers) that a call of
+    ``metrics`` (parsed, the curves' included) under ``options`` runs; None where the call runs
+    another pass, or where a finish ran in this process already (a warm call)."""
+    if not options.stable or any(getattr(k, "signatures", True) for k in (finish_stable, finish_stable_optional)):
+        return None
+    if not full_stable_pass(metrics, spec, n_db):
+        return None
+    return stable_scan, _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "stable")
+
+
+def compile_stable_finish(metrics, options, *, n_db, n_bits, n_grades, kind):
+    """Compile the full stable pass's finish kernel as a call of ``metrics`` (parsed, the curves'
+    included) under ``options`` on a database of ``n_db`` codes of ``n_bits`` runs it (the
+    variant and its one signature), by finishing a made-up scan of one query: a cold call does
+    this while a helper compiles the scan (:mod:`fasttie.finalize.cold_start`)."""
+    fin = _Finalizer(metrics, n_db, n_grades, options)
+    quantities, scalars, err = fin.buffers(1)
+    counts = np.zeros((1, n_bits + 1), dtype=np.uint64)
+    counts[0, 0] = n_db  # every item at distance 0, none relevant
+    zeros = np.zeros(1, dtype=np.int64)
+    _finish_batch(fin, KIND_CODES[kind], np.zeros(1, dtype=np.uint64), np.ones(1, dtype=np.int64), zeros, zeros,
+                  counts, zeros, np.zeros((1, n_bits + 1, n_grades), dtype=np.int64), quantities, scalars, err)
+
+
+def compile_stable_scan(kind):
+    """Compile the full stable pass's scan kernel for ``kind`` relevance ("class", "multihot" or
+    "listed"; its one signature: the code width changes no type) by scanning made-up codes, and,
+    for multi-hot labels, the counting pass before it: what a helper process runs while a cold
+    call compiles the finish (:mod:`fasttie.finalize.cold_start`)."""
+    n = GROUP_MIN  # class labels: one sweep of a group
+    zeros = np.zeros((n, 8), dtype=np.uint8)
+    query_codes, db_codes = pack_pair(zeros, zeros)
+    if kind == "class":
+        spec = make_relevance(np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), None, n, n)
+    elif kind == "multihot":
+        spec = make_relevance(np.ones((n, 2), dtype=np.int64), np.ones((n, 2), dtype=np.int64), None, n, n)
+    else:
+        spec = make_relevance(None, None, (np.arange(n + 1), np.arange(n), np.ones(n, dtype=np.int64)), n, n)
+    database = _DatabasePass(db_codes, spec, stable=True, n_threads=1)
+    c = database.chunk(query_codes.words, spec.rows(0, n))
+    hist = np.zeros((n, db_codes.n_bits + 1, spec.n_grades), dtype=np.int64)
+    for _ in database.stable_scans(c, hist, 0, len(c["group_ptr"]) - 1):
+        pass
+
+
 def stable_groups(kind, query_labels, n_relevant):
     """The query groups of the full stable pass: queries of one class share sweeps of the
     database, up to GROUP at a time, while their records fit in _GROUP_SCRATCH; other queries
@@ -408,6 +507,44 @@ def stable_groups(kind, query_labels, n_relevant):
     by_size = np.argsort(-sizes, kind="stable")
     order = np.concatenate([order[group_start[g]:group_stop[g]] for g in by_size])
     return order, np.r_[0, np.cumsum(sizes[by_size])].astype(np.int64)
+
+
+def stable_scan_batches(order, group_ptr, n_relevant, lo, hi, n_bits):
+    """The groups lo..hi-1 of the full stable pass in batches of consecutive groups of at most
+    _BATCH_RECORDS records (a batch holds one group at least), with the batch's buffers.
+
+    A swept group's slot holds GROUP rows (rows past its queries repeat the first), a group of
+    single scans one row per query; a row has room for its queries' relevant items and one more
+    (a scan of class labels writes every item's record). The buffers of the records are
+    allocated once, the size of the largest batch, and reused (the batches follow each other).
+
+    Yields
+    ------
+    tuple
+        (first group, slot_start, slot_width, records, record_grades, record_start, n_found,
+        counts): the arguments of :func:`.hamming_ties.stable_scan` for the batch.
+    """
+    if hi <= lo:
+        return
+    sizes = np.diff(group_ptr[lo : hi + 1])
+    positions = group_ptr[lo:hi] - group_ptr[lo]
+    widths = np.maximum.reduceat(n_relevant[order[group_ptr[lo] : group_ptr[hi]]], positions) + 1
+    slots = np.where(sizes >= GROUP_MIN, GROUP, sizes) * widths
+    ends = np.cumsum(slots)
+    budget = _BATCH_RECORDS
+    bounds = [0]
+    while bounds[-1] < len(slots):  # as many groups as fit, one at least
+        start = bounds[-1]
+        taken = ends[start] - slots[start]  # slots before this batch
+        bounds.append(max(start + 1, int(np.searchsorted(ends, taken + budget, side="right"))))
+    most = max(int(ends[b - 1] - (ends[a] - slots[a])) for a, b in zip(bounds, bounds[1:]))
+    records = np.empty(most, dtype=np.uint64)
+    record_grades = np.empty(most, dtype=np.int64)  # written by single scans only: pages a sweep leaves untouched
+    for a, b in zip(bounds, bounds[1:]):
+        slot_start = ends[a:b] - slots[a:b] - (ends[a] - slots[a])
+        n = int(group_ptr[lo + b] - group_ptr[lo + a])
+        yield (lo + a, slot_start, widths[a:b], records, record_grades, np.empty(n, dtype=np.int64),
+               np.empty(n, dtype=np.int64), np.empty((n, n_bits + 1), dtype=np.uint64))
 
 
 def class_sizes(spec):
@@ -559,7 +696,7 @@ def evaluate_chunks(
     # stable order at every rank: one pass in index order; at the top ranks only: the counts, then a pass
     # that grades only the items near enough to reach them, unless queries of one class share sweeps of
     # the full pass (cheaper than the two passes per query)
-    full_stable = stable and (fin.depth >= n_db or swept_share(spec) >= 0.5)
+    full_stable = stable and full_stable_pass(metrics, spec, n_db)
     database = _DatabasePass(db_codes, spec, stable=full_stable, n_threads=n_threads)
     per_query = {m.name: np.empty(n_queries) for m in metrics}
     n_empty = 0
@@ -696,8 +833,7 @@ def result_from_blocks(blocks, n_queries, n_db, n_bits, n_grades, relevance, met
     path streams blocks of queries through this).
     """
     parsed = hashing_metrics(metrics)
-    curve_metrics, grid = metrics_for_curves(options.curves, n_db, n_bits)
-    all_metrics = parsed + [m for m in curve_metrics if m not in parsed]
+    all_metrics, grid = metrics_with_curves(parsed, options.curves, n_db, n_bits)
     fin = _Finalizer(all_metrics, n_db, n_grades, options)
     per_query = {m.name: np.empty(n_queries) for m in all_metrics}
     n_empty = 0

@@ -61,6 +61,44 @@ def test_a_cold_call_loads_the_tie_walk_that_a_helper_compiled(tmp_path, metrics
     assert helped["mean"] == {k: repr(v) for k, v in here.mean.items()}
 
 
+# ties="stable" (the full pass: a whole-list metric): the call compiles the finish kernel, the
+# helper the scan; relevance of each kind (the scan's signature)
+STABLE_INPUTS = r"""
+import numpy as np
+import fasttie as ft
+q, db, ql, dl = ft.datasets.synthetic_hashing(6, 3000, 64, 3, seed=1)
+rng = np.random.default_rng(2)
+listed = np.sort(np.stack([rng.choice(3000, 40, replace=False) for _ in range(6)]), axis=1).ravel()
+relevance = {"class": dict(query_labels=ql, db_labels=dl),
+             "multihot": dict(query_labels=rng.integers(0, 2, (6, 3)), db_labels=rng.integers(0, 2, (3000, 3))),
+             "listed": dict(relevance=(np.arange(7) * 40, listed, rng.integers(1, 3, 240)))}[KIND]
+result = ft.evaluate(q, db, metrics=METRICS, ties="stable", **relevance)
+"""
+COLD_STABLE = COMPILE_COUNTER + STABLE_INPUTS + r"""
+print("RESULT " + json.dumps({"compiled": compiled, "mean": {k: repr(v) for k, v in result.mean.items()}}))
+"""
+STABLE_METRICS = ["AP", "AP@100", "nDCG@100", "WAP@50", "P@100"]
+
+
+@pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
+def test_a_cold_stable_call_loads_the_scan_that_a_helper_compiled(tmp_path, kind):
+    def filled(script):
+        return script.replace("METRICS", repr(STABLE_METRICS)).replace("KIND", repr(kind))
+
+    helped = _cold(tmp_path / "helped", filled(COLD_STABLE))
+    scans = ("fasttie._kernels.hamming_ties.stable_scan", "fasttie._kernels.hamming_ties._scan",
+             "fasttie._kernels.histogram.")
+    assert [name for name in helped["compiled"] if name.startswith(scans)] == []
+    assert "fasttie._kernels.hamming_ties.finish_stable_optional" in helped["compiled"]  # WAP: the optional sums
+    if kind == "class":
+        alone = _cold(tmp_path / "alone", filled(COLD_STABLE), FASTTIE_COMPILE_HELPER="0")
+        assert "fasttie._kernels.hamming_ties.stable_scan" in alone["compiled"]
+        assert helped["mean"] == alone["mean"]
+    here = {}
+    exec(filled(STABLE_INPUTS), here)  # the same call in this process (its kernels warm)
+    assert helped["mean"] == {k: repr(v) for k, v in here["result"].mean.items()}
+
+
 # the same for a cold fasttie.trec.evaluate: its readers, join and tie keys compile here, the walk
 # over the ranked lists in the helper
 COLD_TREC = COMPILE_COUNTER + r"""
@@ -148,7 +186,9 @@ def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
     monkeypatch.setattr(cold_start.subprocess, "Popen", lambda *a, **k: started.append(a) or object())
     monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
     q, db, ql, dl = ft.datasets.synthetic_hashing(3, 300, 64, 3, seed=1)
+    monkeypatch.setenv("FASTTIE_COMPILE_HELPER", "0")  # Popen is a stand-in here (run alone, the walk is cold)
     ft.evaluate(q, db, ql, dl, metrics=["AP", "P@10"])  # compiled or loaded here: in this process now
+    monkeypatch.delenv("FASTTIE_COMPILE_HELPER")
     assert _walk(n_db=300).signatures
     assert _start(_walk(n_db=300), n_db=300) is None
     assert cold_tie_walk(parse_metrics(["AP", "P@10"]), HammingOptions(), 300) is None  # warm: no plan built
@@ -161,6 +201,14 @@ def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
     assert cold_start.ranked_walk_in_helper([_Cold(), _walk(n_db=300)], ["AP"], 10, **ranked) is None
     assert cold_start.ranked_walk_in_helper([_Cold(), _Cold()], ["AP"], 10, **ranked) is not None
     assert len(started) == 2
+    # the stable pass's scan: a helper only where neither it nor the finish the call runs is cached
+    stable = {"relevance": "class", "n_threads": None}
+    assert cold_start.stable_scan_in_helper(_Cold(), _Cached(), **stable) is None
+    assert cold_start.stable_scan_in_helper(_Cached(), _Cold(), **stable) is None
+    assert cold_start.stable_scan_in_helper(_Cold(), _walk(n_db=300), **stable) is None
+    assert cold_start.stable_scan_in_helper(_Cold(), _Cold(), relevance="class", n_threads=1) is None
+    assert cold_start.stable_scan_in_helper(_Cold(), _Cold(), **stable) is not None
+    assert len(started) == 3
 
 
 def test_a_helper_that_fails_or_hangs_only_costs_time(monkeypatch):

@@ -49,7 +49,7 @@ def test_one_signature_per_kernel(tmp_path):
         ft.evaluate(q, db, ql.astype(np.int16), labels, metrics=["AP@5", "nDCG"])
     ft.evaluate(q, db, relevance=([0, 1, 1, 2, 2, 3, 3, 3], [4, 9, 0], [1, 2, 1]), metrics=["AP@5", "nDCG"])
     for kernel in (*one_word, histogram.tiled_kernel(4), hamming_ties.finalize_histograms_ratios,
-                   hamming_ties.finalize_stable):
+                   hamming_ties.stable_scan, hamming_ties.finish_stable):
         assert len(kernel.signatures) == 1, (kernel, kernel.signatures)
 
 

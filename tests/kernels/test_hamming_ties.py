@@ -90,7 +90,7 @@ def test_large_classes_go_one_query_at_a_time(monkeypatch):
 
 
 # cutoffs only: with most queries in sweeps, the full pass ranks the items up to the distance that
-# holds the deepest cutoff (the bounded pass, hamming_ties.finalize_stable with depth < n_db)
+# holds the deepest cutoff (the bounded pass, hamming_ties.finish_stable with depth < n_db)
 TOP_METRICS = ["AP@7", "nDCG@10", "P@5", "R@40", "RR@12", "WAP@20", "ERR@9", "RBP@30", "Success@3", "F1@25"]
 
 
@@ -101,8 +101,8 @@ def test_cutoffs_only_in_sweeps_are_bitwise_the_bounded_pass(n_bits, monkeypatch
     spec = engine.make_relevance(ql, dl, None, len(ql), len(dl))
     assert engine.swept_share(spec) >= 0.5  # the sweeps run
     calls = []
-    real = engine.finalize_stable_optional  # WAP and RBP: the kernel with the optional sums
-    monkeypatch.setattr(engine, "finalize_stable_optional", lambda *a: calls.append(a[13]) or real(*a))
+    real = engine.finish_stable_optional  # WAP and RBP: the kernel with the optional sums
+    monkeypatch.setattr(engine, "finish_stable_optional", lambda *a: calls.append(a[7]) or real(*a))
     swept = [ft.evaluate(q, db, ql, dl, metrics=TOP_METRICS, ties="stable", empty="zero", n_threads=t)
              for t in (1, 3)]
     assert calls and min(calls) == 40  # depth: the deepest cutoff, not the whole list
@@ -147,3 +147,61 @@ def test_relevant_tail_is_bitwise_the_item_walk(n_bits):
     walk = ft.rank_evaluate(grades, scores, metrics=TAIL_METRICS[:-1] + ["nDCG"], ties="stable")
     for name in TAIL_METRICS[:-1]:
         assert tail.per_query[name].tobytes() == walk.per_query[name].tobytes(), name
+
+
+@pytest.mark.parametrize("budget_items", [1, 300, 2500, 10**6])
+def test_scan_batches_cover_the_groups_within_the_budget(monkeypatch, budget_items):
+    """The scans go in batches of consecutive groups whose records fit in the budget (or one group
+    that alone does not), each query row a slot of its own, larger than its relevant items."""
+    monkeypatch.setattr(engine, "_BATCH_RECORDS", budget_items)
+    labels = np.array([2, 0, 2, 2, 1] + [0] * 20 + [2] * 3)
+    n_relevant = np.array([40, 90, 40, 40, 7] + [90] * 20 + [40] * 3)
+    order, group_ptr = engine.stable_groups("class", labels, n_relevant)
+    n_groups = len(group_ptr) - 1
+    for lo, hi in [(0, n_groups), (1, 4), (3, 3)]:
+        batches = list(engine.stable_scan_batches(order, group_ptr, n_relevant, lo, hi, 12))
+        assert [b[0] for b in batches] == sorted({b[0] for b in batches})
+        covered = []
+        for first, slot_start, slot_width, records, record_grades, record_start, n_found, counts in batches:
+            groups = range(first, first + len(slot_width))
+            covered += groups
+            sizes = [group_ptr[g + 1] - group_ptr[g] for g in groups]
+            rows = [GROUP if s >= GROUP_MIN else s for s in sizes]
+            assert list(slot_width) == [n_relevant[order[group_ptr[g]:group_ptr[g + 1]]].max() + 1 for g in groups]
+            ends = slot_start + np.array(rows) * slot_width
+            assert slot_start[0] == 0 and list(slot_start[1:]) == list(ends[:-1])  # packed, no overlap
+            assert ends[-1] <= len(records) == len(record_grades)
+            assert len(groups) == 1 or ends[-1] <= budget_items
+            assert len(record_start) == len(n_found) == len(counts) == sum(sizes) and counts.shape[1] == 13
+        assert covered == list(range(lo, hi))
+
+
+@pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
+def test_small_scan_batches_are_bitwise_one_batch(monkeypatch, kind):
+    """Batches of one or a few groups (a small scratch budget) give the bits of one batch, and the
+    argsort order."""
+    rng = np.random.default_rng(11)
+    q, db, ql, dl = _inputs(30, 250, 64, 3, rng)
+    if kind == "class":
+        kwargs = dict(query_labels=ql, db_labels=dl)
+    elif kind == "multihot":
+        kwargs = dict(query_labels=rng.integers(0, 2, (30, 4)), db_labels=rng.integers(0, 2, (250, 4)))
+    else:
+        counts = rng.integers(0, 40, 30)
+        ids = np.concatenate([np.sort(rng.choice(250, c, replace=False)) for c in counts])
+        kwargs = dict(relevance=(np.r_[0, np.cumsum(counts)], ids, rng.integers(1, 4, len(ids))))
+    one = ft.evaluate(q, db, metrics=METRICS, ties="stable", empty="zero", **kwargs)
+    class_size = np.bincount(dl, minlength=3)
+    monkeypatch.setattr(engine, "_BATCH_RECORDS", GROUP * (class_size.max() + 1))  # one sweep a batch
+    if kind == "class":
+        n_relevant = class_size[ql].astype(np.int64)
+        order, group_ptr = engine.stable_groups("class", ql, n_relevant)
+        assert np.diff(group_ptr).max() >= GROUP_MIN
+        batches = list(engine.stable_scan_batches(order, group_ptr, n_relevant, 0, len(group_ptr) - 1, 64))
+        assert len(batches) >= 3
+    for threads in (1, 3):
+        small = ft.evaluate(q, db, metrics=METRICS, ties="stable", empty="zero", n_threads=threads, **kwargs)
+        for name in METRICS:
+            assert small.per_query[name].tobytes() == one.per_query[name].tobytes(), name
+    if kind == "class":
+        assert_stable_argsort_order(one, q, db, grades_from_labels(ql, dl), ORACLE_METRICS)
