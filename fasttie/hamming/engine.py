@@ -316,8 +316,12 @@ class _DatabasePass:
         if fin.ready is not None:  # a helper compiling the scan kernel (finalize.cold_start)
             fin.ready()
         kind = KIND_CODES[self.spec.kind]
+        scratch = _finish_scratch(0, kind, fin.gains)
         for scanned in self.stable_scans(c, hist, lo, hi):
-            _finish_batch(fin, kind, *scanned, hist, quantities, scalars, err)
+            need = int(scanned[3].max(initial=0))  # the batch's most relevant items a query
+            if len(scratch[0]) < need:  # grown, rarely: the largest groups come first
+                scratch = _finish_scratch(need, kind, fin.gains)
+            _finish_batch(fin, kind, *scanned, hist, quantities, scalars, err, *scratch)
 
     def stable_scans(self, c, hist, lo, hi):
         """The scans of the full stable pass over the groups lo..hi-1, in batches
@@ -412,14 +416,23 @@ def cold_tie_walk(metrics, options, n_db):
     return _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "histograms")
 
 
+def _finish_scratch(n, kind, gains):
+    """The finish kernel's scratch for up to n relevant items a query (ranks, grades, gains, all
+    True flags), allocated once per block of groups; for class labels every grade is 1, filled
+    here once (the kernel does not write them)."""
+    grades = np.ones(n) if kind == KIND_CODES["class"] else np.empty(n)
+    item_gains = np.full(n, gains[1] if len(gains) > 1 else 0.0) if kind == KIND_CODES["class"] else np.empty(n)
+    return np.empty(n, dtype=np.int64), grades, item_gains, np.ones(n, dtype=np.bool_)
+
+
 def _finish_batch(fin, kind, records, record_grades, record_start, n_found, counts, rows, hist, quantities, scalars,
-                  err):
+                  err, ranks, grades, item_gains, relevant):
     """The finish kernel of the full stable pass (:func:`.hamming_ties.finish_stable`) over one
     batch of scans (a made-up one compiles it: :func:`compile_stable_finish`)."""
     plan = fin.plan
     _kernel(plan, "stable")(
         kind, records, record_grades, record_start, n_found, counts, rows, fin.depth, hist, fin.gains,
-        *plan.arguments(fixed=True), quantities, scalars, plan.err_cutoffs, err,
+        *plan.arguments(fixed=True), quantities, scalars, plan.err_cutoffs, err, ranks, grades, item_gains, relevant,
     )
 
 
@@ -453,7 +466,8 @@ def compile_stable_finish(metrics, options, *, n_db, n_bits, n_grades, kind):
     counts[0, 0] = n_db  # every item at distance 0, none relevant
     zeros = np.zeros(1, dtype=np.int64)
     _finish_batch(fin, KIND_CODES[kind], np.zeros(1, dtype=np.uint64), np.ones(1, dtype=np.int64), zeros, zeros,
-                  counts, zeros, np.zeros((1, n_bits + 1, n_grades), dtype=np.int64), quantities, scalars, err)
+                  counts, zeros, np.zeros((1, n_bits + 1, n_grades), dtype=np.int64), quantities, scalars, err,
+                  *_finish_scratch(1, KIND_CODES[kind], fin.gains))
 
 
 def compile_stable_scan(kind):
