@@ -637,13 +637,14 @@ def top_distance(hist_q, depth, first):
 
 
 @jit(inline="always")
-def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hist_q, first, rel_first, gains, ranks,
-                         grades, item_gains, relevant, cutoffs, log_p, discount, optional, out_q, scalars_q,
-                         err_cutoffs, err_row):
+def _finish_stable_query(kind, records, record_grades, n_found, count, counted, depth, hist_q, first, rel_first,
+                         gains, ranks, grades, item_gains, relevant, cutoffs, log_p, discount, optional, out_q,
+                         scalars_q, err_cutoffs, err_row):
     """One query's counts ``hist_q`` and base quantities from its scan: ``count[d]`` items at
-    distance d and the records of its n_found relevant items (index order). Only the items at
-    distances that reach rank ``depth`` are ranked (the others count in R), as in
-    :mod:`.stable_top`. Returns the number of ranked items (ranks[:n]).
+    distance d and the records of its n_found relevant items (index order); or, ``counted``, the
+    counts given and the records of the relevant items up to the distance that holds rank
+    ``depth`` (:mod:`.stable_top`). Only the items at distances that reach rank ``depth`` are
+    ranked (the others count in R). Returns the number of ranked items (ranks[:n]).
 
     Parameters
     ----------
@@ -656,11 +657,13 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
     n_found : int64
         Relevant items recorded.
     count : (n_bits + 1,) uint64
-        Items at each distance.
+        Items at each distance (not read where ``counted``).
+    counted : bool
+        ``hist_q`` holds the query's counts already (the pass of ties="average").
     depth : int
         The deepest rank a metric reads.
     hist_q : (n_bits + 1, n_grades) int64
-        Written: the query's counts by (distance, grade).
+        The query's counts by (distance, grade): written, or read where ``counted``.
     first : (n_bits + 1,) int64
         Scratch: items before each distance.
     rel_first : (n_bits + 1,) int64
@@ -693,26 +696,26 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, depth, hi
         Written: the query's ERR values.
     """
     n_dist, n_grades = hist_q.shape
-    for d in range(n_dist):
-        for g in range(n_grades):
-            hist_q[d, g] = 0
-    if kind == CLASS:  # grade 1: counted in a flat array, no grade read
+    for d in range(n_dist):  # the recorded items at each distance
+        rel_first[d] = 0
+    for p in range(n_found):
+        rel_first[records[p] & DISTANCE_MASK] += 1
+    if not counted:
         for d in range(n_dist):
-            rel_first[d] = 0
-        for p in range(n_found):
-            rel_first[records[p] & DISTANCE_MASK] += 1
+            for g in range(n_grades):
+                hist_q[d, g] = 0
+        if kind == CLASS:  # grade 1: no grade read
+            for d in range(n_dist):
+                hist_q[d, 1] = rel_first[d]
+        else:
+            for p in range(n_found):
+                hist_q[records[p] & DISTANCE_MASK, record_grades[p]] += 1
         for d in range(n_dist):
-            hist_q[d, 1] = rel_first[d]
-    else:
-        for p in range(n_found):
-            hist_q[records[p] & DISTANCE_MASK, record_grades[p]] += 1
+            hist_q[d, 0] = np.int64(count[d]) - rel_first[d]
     n_rel = np.int64(0)
     for d in range(n_dist):
+        at_d = rel_first[d]
         rel_first[d] = n_rel
-        at_d = 0
-        for g in range(1, n_grades):
-            at_d += hist_q[d, g]
-        hist_q[d, 0] = np.int64(count[d]) - at_d
         n_rel += at_d
     top = top_distance(hist_q, depth, first)
     n_ranked = n_rel if top == np.uint64(n_dist - 1) else rel_first[top + np.uint64(1)]  # relevant items up to top
@@ -817,14 +820,17 @@ def _finish_stable_kernel(optional_sums):
     """:func:`finish_stable`, and with ``optional_sums`` ``finish_stable_optional``:
     one source, two kernels (:func:`._jit.jit_pair`)."""
 
-    def finish_stable(kind, records, record_grades, record_start, n_found, counts, rows, depth, hist, gains, cutoffs,
-                      log_p, discount, optional, out, scalars, err_cutoffs, err_out, ranks, grades, item_gains,
-                      relevant):
+    def finish_stable(kind, records, record_grades, record_start, n_found, counts, counted, rows, depth, hist, gains,
+                      cutoffs, log_p, discount, optional, out, scalars, err_cutoffs, err_out, ranks, grades,
+                      item_gains, relevant):
         """Histograms and base quantities, ties broken by database index (np.argsort(kind="stable")
-        order), of the queries a :func:`stable_scan` scanned: query t of the batch is row rows[t].
+        order), of the queries a :func:`stable_scan` scanned, or, ``counted``, base quantities of
+        the queries whose counts ``hist`` holds and whose near items
+        :func:`.stable_top.scan_near` recorded: query t of the batch is row rows[t].
 
-        The scan and this finish are kernels of their own (called one after the other per batch)
-        so that a cold first call compiles them side by side (:mod:`fasttie.finalize.cold_start`).
+        The scans and this finish are kernels of their own (called one after the other per batch)
+        so that a cold first call compiles them side by side (:mod:`fasttie.finalize.cold_start`),
+        and the two stable passes share the finish.
 
         Parameters
         ----------
@@ -839,13 +845,16 @@ def _finish_stable_kernel(optional_sums):
         n_found : (n_batch,) int64
             Its relevant items recorded.
         counts : (n_batch, n_bits + 1) uint64
-            Its items at each distance.
+            Its items at each distance (not read where ``counted``).
+        counted : bool
+            ``hist`` holds the rows' counts (the pass of ties="average"), and the records are those
+            up to the distance that holds rank ``depth``.
         rows : (n_batch,) int64
             The row of query t in ``hist`` and the outputs.
         depth : int
             The deepest rank a metric reads: items at distances past it are not ranked.
         hist : (n_queries, n_bits + 1, n_grades) int64
-            Written: counts by (distance, grade) of the rows ``rows``.
+            Counts by (distance, grade) of the rows ``rows``: written, or read where ``counted``.
         gains : (n_grades,) float64, read-only
             Gain of each grade.
         cutoffs : (K,) int64, read-only
@@ -884,7 +893,7 @@ def _finish_stable_kernel(optional_sums):
             i = rows[t]
             at = record_start[t]
             n_ranked = _finish_stable_query(
-                kind, records[at:], record_grades[at:], n_found[t], counts[t], depth, hist[i], first, rel_first,
+                kind, records[at:], record_grades[at:], n_found[t], counts[t], counted, depth, hist[i], first, rel_first,
                 gains, ranks, grades, item_gains, relevant, cutoffs, log_p, discount, optional, out[i], scalars[i],
                 err_cutoffs, err_out[i],
             )

@@ -13,9 +13,11 @@ signature): :func:`hamming_walk_in_helper` finalizes made-up counts of the same 
 database size with :meth:`fasttie.TieStats.finalize`, :func:`ranked_walk_in_helper` ranks a
 made-up list with :func:`fasttie.lists.facade.rank_lists` as the TREC door does. The call
 waits for the helper before its walk and loads it from the cache. ``ties="stable"`` (the full
-pass) runs two kernels, the scans and the finish: the call compiles the finish, the larger, by
+pass, and the pass over the items near enough to reach the cutoffs) runs two kernels, the scans
+and the finish, which the two passes share: the call compiles the finish, the larger, by
 finishing a made-up scan, while :func:`stable_scan_in_helper` scans made-up codes of the same
-relevance kind; the call then waits for the helper before its first scan. Nothing else changes:
+relevance kind and width (the near pass: their counts first); the call then waits for the helper
+before its first scan (the near pass: before its counts). Nothing else changes:
 the values are this process's.
 
 A helper that fails or is not done after :data:`WAIT_SECONDS` changes nothing but the time
@@ -52,7 +54,7 @@ TieStats(counts, {n_bits}, {relevance!r}).finalize({metrics!r}, n_threads=1, **{
 
 _STABLE_SCAN_CALL = """
 from fasttie.hamming.engine import compile_stable_scan
-compile_stable_scan({relevance!r})
+compile_stable_scan({relevance!r}, {n_bits}, near={near})
 """
 
 _RANK_CALL = """
@@ -160,8 +162,8 @@ def hamming_walk_in_helper(kernel, metrics, *, options, n_db, n_bits, n_grades, 
     return start_helper(code, n_threads)
 
 
-def stable_scan_in_helper(scan, finish, *, relevance, n_threads) -> Helper | None:
-    """Start compiling the scan kernel of the full stable pass of one :func:`fasttie.evaluate` call
+def stable_scan_in_helper(scan, finish, near, *, relevance, n_bits, n_threads) -> Helper | None:
+    """Start compiling the scan kernel of the stable pass of one :func:`fasttie.evaluate` call
     (``ties="stable"``) in a helper, where neither it nor ``finish`` (the variant of the finish
     kernel the call runs) is cached: the call compiles the finish meanwhile (the larger of the
     two, so the call's own compile is the longer one and the helper is done before it).
@@ -170,8 +172,13 @@ def stable_scan_in_helper(scan, finish, *, relevance, n_threads) -> Helper | Non
     ----------
     scan, finish : numba dispatchers
         The scan kernel and the finish kernel the call runs (only their caches are read here).
+    near : bool
+        The scan is the near pass's (:func:`fasttie.hamming.engine.compile_stable_scan`): the
+        helper compiles the counting pass before it.
     relevance : str
         The relevance kind ("class", "multihot" or "listed"): the scan's signature.
+    n_bits : int
+        The code width (the counting pass depends on it).
     n_threads : int or None
         The call's ``n_threads``.
 
@@ -184,7 +191,7 @@ def stable_scan_in_helper(scan, finish, *, relevance, n_threads) -> Helper | Non
         return None
     if any(dispatcher_cached(kernel) is not False for kernel in kernels):
         return None
-    return start_helper(_STABLE_SCAN_CALL.format(relevance=relevance), n_threads)
+    return start_helper(_STABLE_SCAN_CALL.format(relevance=relevance, n_bits=int(n_bits), near=bool(near)), n_threads)
 
 
 def _wanted(n_threads):

@@ -31,7 +31,7 @@ from .._kernels.hamming_ties import (
 )
 from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
 from .._kernels.modes import KIND_CODES, TIE_CODES
-from .._kernels.stable_top import finalize_stable_top, finalize_stable_top_optional
+from .._kernels.stable_top import scan_near
 from ..codes import pack_pair
 from ..metrics import Metric, aggregate, parse_metrics
 from ..metrics.doors import HAMMING, check_door
@@ -72,13 +72,12 @@ _ro = read_only
 
 def _kernel(plan, pass_):
     """The kernel of ``pass_`` in the variant ``plan`` names: the tie walk over histograms
-    ("histograms": average, optimistic, pessimistic) or a fixed order, database index order, of
-    the full ("stable") or top ("stable_top") stable pass or of ranks given ("ranked"). Looked up
-    at each call (a test may wrap a kernel of this module)."""
+    ("histograms": average, optimistic, pessimistic) or a fixed order: database index order, the
+    finish of both stable passes ("stable"), or ranks given ("ranked"). Looked up at each call (a
+    test may wrap a kernel of this module)."""
     if pass_ == "histograms":
         return plan.kernel(finalize_histograms, finalize_histograms_optional, finalize_histograms_ratios)
     plain, optional = {"stable": (finish_stable, finish_stable_optional),
-                       "stable_top": (finalize_stable_top, finalize_stable_top_optional),
                        "ranked": (finalize_ranked_queries, finalize_ranked_queries_optional)}[pass_]
     return plan.kernel(plain, optional, fixed=True)
 
@@ -352,14 +351,50 @@ class _DatabasePass:
 
     def stable_top_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
         """Counts, then base quantities with ties in database index order, of queries lo..hi-1
-        whose metrics look at the top ``fin.depth`` ranks only."""
+        whose metrics look at the top ``fin.depth`` ranks only: each batch of
+        :meth:`near_scans` finished in turn."""
+        if fin.ready is not None:  # a helper compiling the counts and the scan (finalize.cold_start)
+            fin.ready()
         self.counts(c, hist, lo, hi)
-        plan = fin.plan
-        _kernel(plan, "stable_top")(
-            c["query_words"], self.db_words, KIND_CODES[self.spec.kind], c["query_labels"], self.db_labels,
-            c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], fin.depth, hist,
-            fin.gains, *plan.arguments(fixed=True), quantities, scalars, plan.err_cutoffs, err, lo, hi,
-        )
+        tops, n_near = near_reach(hist[lo:hi], fin.depth)
+        kind = KIND_CODES[self.spec.kind]
+        scratch = _finish_scratch(int(n_near.max(initial=0)), kind, fin.gains)
+        for scanned in self.near_scans(c, tops, n_near, lo):
+            _finish_batch(fin, kind, *scanned, hist, quantities, scalars, err, *scratch, counted=True)
+
+    def near_scans(self, c, tops, n_near, lo):
+        """The records of the relevant items of queries lo, lo + 1, ... at distances up to
+        ``tops`` (``n_near`` of them per query, :func:`near_reach`) in index order, in batches
+        of whole pairs of queries of at most _BATCH_RECORDS records (:func:`.stable_top.scan_near`).
+
+        Yields
+        ------
+        tuple
+            (records, record_grades, record_start, n_found, counts, rows) of a batch, as
+            :func:`.hamming_ties.finish_stable` takes them; valid until the next batch.
+        """
+        n = len(tops)
+        widths = n_near + 1  # a scan writes one record past the relevant ones
+        ends = np.cumsum(widths)
+        bounds, most = [0], 0
+        while bounds[-1] < n:  # as many pairs as fit, one pair at least
+            start = bounds[-1]
+            taken = ends[start] - widths[start]  # records before this batch
+            stop = int(np.searchsorted(ends, taken + _BATCH_RECORDS, side="right")) // 2 * 2
+            bounds.append(min(max(stop, start + 2), n))
+            most = max(most, int(ends[bounds[-1] - 1] - taken))
+        records = np.empty(most, dtype=np.uint64)
+        record_grades = np.empty(most, dtype=np.int64)
+        for a, b in zip(bounds, bounds[1:]):
+            record_start = ends[a:b] - widths[a:b] - (ends[a] - widths[a])
+            n_found = np.empty(b - a, dtype=np.int64)
+            counts = np.empty((b - a, self.n_bits + 1), dtype=np.uint64)
+            scan_near(
+                c["query_words"], self.db_words, KIND_CODES[self.spec.kind], c["query_labels"], self.db_labels,
+                c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], tops[a:b], lo + a,
+                record_start, widths[a:b], records, record_grades, n_found, counts,
+            )
+            yield records, record_grades, record_start, n_found, counts, np.arange(lo + a, lo + b, dtype=np.int64)
 
 
 class _Finalizer:
@@ -426,12 +461,13 @@ def _finish_scratch(n, kind, gains):
 
 
 def _finish_batch(fin, kind, records, record_grades, record_start, n_found, counts, rows, hist, quantities, scalars,
-                  err, ranks, grades, item_gains, relevant):
-    """The finish kernel of the full stable pass (:func:`.hamming_ties.finish_stable`) over one
-    batch of scans (a made-up one compiles it: :func:`compile_stable_finish`)."""
+                  err, ranks, grades, item_gains, relevant, counted=False):
+    """The finish kernel of the stable passes (:func:`.hamming_ties.finish_stable`) over one
+    batch of scans, ``counted`` for the near scans (a made-up batch compiles it:
+    :func:`compile_stable_finish`)."""
     plan = fin.plan
     _kernel(plan, "stable")(
-        kind, records, record_grades, record_start, n_found, counts, rows, fin.depth, hist, fin.gains,
+        kind, records, record_grades, record_start, n_found, counts, counted, rows, fin.depth, hist, fin.gains,
         *plan.arguments(fixed=True), quantities, scalars, plan.err_cutoffs, err, ranks, grades, item_gains, relevant,
     )
 
@@ -445,18 +481,19 @@ def full_stable_pass(metrics, spec, n_db):
 
 
 def cold_stable_kernels(metrics, options, spec, n_db):
-    """(scan, finish): the kernels of the full stable pass (numba dispatchers) that a call of
-    ``metrics`` (parsed, the curves' included) under ``options`` runs; None where the call runs
-    another pass, or where a finish ran in this process already (a warm call)."""
+    """(scan, finish, near): the kernels of the stable pass (numba dispatchers) that a call of
+    ``metrics`` (parsed, the curves' included) under ``options`` runs, the scan of the full pass
+    or, ``near``, of the near items (:func:`.stable_top.scan_near`, after the counts); None where
+    the call runs another pass, or where a finish ran in this process already (a warm call)."""
     if not options.stable or any(getattr(k, "signatures", True) for k in (finish_stable, finish_stable_optional)):
         return None
-    if not full_stable_pass(metrics, spec, n_db):
-        return None
-    return stable_scan, _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "stable")
+    near = not full_stable_pass(metrics, spec, n_db)
+    finish = _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "stable")
+    return scan_near if near else stable_scan, finish, near
 
 
 def compile_stable_finish(metrics, options, *, n_db, n_bits, n_grades, kind):
-    """Compile the full stable pass's finish kernel as a call of ``metrics`` (parsed, the curves'
+    """Compile the stable passes' finish kernel as a call of ``metrics`` (parsed, the curves'
     included) under ``options`` on a database of ``n_db`` codes of ``n_bits`` runs it (the
     variant and its one signature), by finishing a made-up scan of one query: a cold call does
     this while a helper compiles the scan (:mod:`fasttie.finalize.cold_start`)."""
@@ -470,13 +507,15 @@ def compile_stable_finish(metrics, options, *, n_db, n_bits, n_grades, kind):
                   *_finish_scratch(1, KIND_CODES[kind], fin.gains))
 
 
-def compile_stable_scan(kind):
-    """Compile the full stable pass's scan kernel for ``kind`` relevance ("class", "multihot" or
-    "listed"; its one signature: the code width changes no type) by scanning made-up codes, and,
-    for multi-hot labels, the counting pass before it: what a helper process runs while a cold
-    call compiles the finish (:mod:`fasttie.finalize.cold_start`)."""
+def compile_stable_scan(kind, n_bits, near=False):
+    """Compile the scan kernel of the full stable pass, or, ``near``, the counting pass and the
+    scan of the near items (:meth:`_DatabasePass.near_scans`), for ``kind`` relevance ("class",
+    "multihot" or "listed") and codes of ``n_bits`` (the counting pass depends on the width) by
+    scanning made-up codes; for the full pass of multi-hot labels, the counting pass before it:
+    what a helper process runs while a cold call compiles the finish
+    (:mod:`fasttie.finalize.cold_start`)."""
     n = GROUP_MIN  # class labels: one sweep of a group
-    zeros = np.zeros((n, 8), dtype=np.uint8)
+    zeros = np.zeros((n, n_bits), dtype=np.uint8)
     query_codes, db_codes = pack_pair(zeros, zeros)
     if kind == "class":
         spec = make_relevance(np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), None, n, n)
@@ -484,10 +523,15 @@ def compile_stable_scan(kind):
         spec = make_relevance(np.ones((n, 2), dtype=np.int64), np.ones((n, 2), dtype=np.int64), None, n, n)
     else:
         spec = make_relevance(None, None, (np.arange(n + 1), np.arange(n), np.ones(n, dtype=np.int64)), n, n)
-    database = _DatabasePass(db_codes, spec, stable=True, n_threads=1)
+    database = _DatabasePass(db_codes, spec, stable=not near, n_threads=1)
     c = database.chunk(query_codes.words, spec.rows(0, n))
     hist = np.zeros((n, db_codes.n_bits + 1, spec.n_grades), dtype=np.int64)
-    for _ in database.stable_scans(c, hist, 0, len(c["group_ptr"]) - 1):
+    if near:
+        database.counts(c, hist, 0, n)
+        scans = database.near_scans(c, *near_reach(hist, 1), 0)
+    else:
+        scans = database.stable_scans(c, hist, 0, len(c["group_ptr"]) - 1)
+    for _ in scans:
         pass
 
 
@@ -559,6 +603,17 @@ def stable_scan_batches(order, group_ptr, n_relevant, lo, hi, n_bits):
         n = int(group_ptr[lo + b] - group_ptr[lo + a])
         yield (lo + a, slot_start, widths[a:b], records, record_grades, np.empty(n, dtype=np.int64),
                np.empty(n, dtype=np.int64), np.empty((n, n_bits + 1), dtype=np.uint64))
+
+
+def near_reach(hist, depth):
+    """(tops, n_near) of queries with counts ``hist`` (n, n_bits + 1, n_grades): the distance
+    that holds rank ``depth`` >= 1 (as :func:`.hamming_ties.top_distance`: the last distance with
+    fewer than ``depth`` items before it), as uint64, and the relevant items up to it (int64)."""
+    at_distance = hist.sum(axis=2)
+    before = np.cumsum(at_distance, axis=1) - at_distance
+    tops = (before < depth).sum(axis=1) - 1
+    relevant_up_to = np.cumsum(hist[:, :, 1:].sum(axis=2), axis=1)
+    return tops.astype(np.uint64), relevant_up_to[np.arange(len(hist)), tops].astype(np.int64)
 
 
 def class_sizes(spec):

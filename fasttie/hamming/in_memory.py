@@ -38,8 +38,8 @@ def evaluate_in_memory(query_codes: PackedCodes, db_codes: PackedCodes, spec: Re
     threads = resolve_threads(n_threads, n_queries * n_db)
     bar, block = progress_bar(progress, n_queries, n_db, db_codes.words.shape[1], threads)
     on_counts, spread_of, extremes_of = spread_callbacks(options, parsed, spec.n_grades, n_db, n_bits, spec.kind)
-    # on a cold cache the tie walk's kernels compile in a helper meanwhile; for the stable pass, the
-    # scan (the finish, the larger, compiles here) (finalize.cold_start)
+    # on a cold cache the tie walk's kernels compile in a helper meanwhile; for the stable passes,
+    # the scan (the finish, the larger, compiles here) (finalize.cold_start)
     walk = None if options.stable else cold_tie_walk(all_metrics, options, n_db)
     stable_kernels = cold_stable_kernels(all_metrics, options, spec, n_db)
     helper = None
@@ -48,7 +48,7 @@ def evaluate_in_memory(query_codes: PackedCodes, db_codes: PackedCodes, spec: Re
             walk, [m.name for m in parsed], options=options.keywords(), n_db=n_db, n_bits=n_bits,
             n_grades=spec.n_grades, relevance=spec.kind, n_threads=n_threads)
     elif stable_kernels is not None:
-        helper = stable_scan_in_helper(*stable_kernels, relevance=spec.kind, n_threads=n_threads)
+        helper = stable_scan_in_helper(*stable_kernels, relevance=spec.kind, n_bits=n_bits, n_threads=n_threads)
         if helper is not None:
             compile_stable_finish(all_metrics, options, n_db=n_db, n_bits=n_bits, n_grades=spec.n_grades,
                                   kind=spec.kind)

@@ -53,7 +53,8 @@ def test_a_cold_call_loads_the_tie_walk_that_a_helper_compiled(tmp_path, metrics
              "fasttie._kernels.tie_spread.", "fasttie._kernels.tie_extremes.")
     assert [name for name in alone["compiled"] if name.startswith(walks)]  # the counter sees the walk compile
     assert [name for name in helped["compiled"] if name.startswith(walks)] == []
-    assert any(name.startswith("fasttie._kernels.histogram.") for name in helped["compiled"])  # the pass, here
+    passes = ("fasttie._kernels.histogram.", "fasttie._kernels.bitsliced.")  # portable, or AVX-512's
+    assert any(name.startswith(passes) for name in helped["compiled"])  # the pass, here
     # bitwise the values of a call that compiled everything itself, and of this process's warm kernels
     assert helped["mean"] == alone["mean"] and helped["tie_min"] == alone["tie_min"]
     q, db, ql, dl = ft.datasets.synthetic_hashing(6, 3000, 64, 3, seed=1)
@@ -78,21 +79,25 @@ COLD_STABLE = COMPILE_COUNTER + STABLE_INPUTS + r"""
 print("RESULT " + json.dumps({"compiled": compiled, "mean": {k: repr(v) for k, v in result.mean.items()}}))
 """
 STABLE_METRICS = ["AP", "AP@100", "nDCG@100", "WAP@50", "P@100"]
+NEAR_METRICS = ["AP@100", "nDCG@100", "WAP@50", "P@100"]  # cutoffs only: the counts, then the near scans
 
 
+@pytest.mark.parametrize("metrics", [STABLE_METRICS, NEAR_METRICS], ids=["full", "near"])
 @pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
-def test_a_cold_stable_call_loads_the_scan_that_a_helper_compiled(tmp_path, kind):
+def test_a_cold_stable_call_loads_the_scan_that_a_helper_compiled(tmp_path, kind, metrics):
     def filled(script):
-        return script.replace("METRICS", repr(STABLE_METRICS)).replace("KIND", repr(kind))
+        return script.replace("METRICS", repr(metrics)).replace("KIND", repr(kind))
 
     helped = _cold(tmp_path / "helped", filled(COLD_STABLE))
     scans = ("fasttie._kernels.hamming_ties.stable_scan", "fasttie._kernels.hamming_ties._scan",
-             "fasttie._kernels.histogram.")
+             "fasttie._kernels.stable_top.", "fasttie._kernels.histogram.", "fasttie._kernels.class_sort.",
+             "fasttie._kernels.bitsliced.")
     assert [name for name in helped["compiled"] if name.startswith(scans)] == []
     assert "fasttie._kernels.hamming_ties.finish_stable_optional" in helped["compiled"]  # WAP: the optional sums
     if kind == "class":
         alone = _cold(tmp_path / "alone", filled(COLD_STABLE), FASTTIE_COMPILE_HELPER="0")
-        assert "fasttie._kernels.hamming_ties.stable_scan" in alone["compiled"]
+        scan = "fasttie._kernels.hamming_ties.stable_scan" if metrics == STABLE_METRICS else "fasttie._kernels.stable_top.scan_near"
+        assert scan in alone["compiled"]
         assert helped["mean"] == alone["mean"]
     here = {}
     exec(filled(STABLE_INPUTS), here)  # the same call in this process (its kernels warm)
@@ -202,13 +207,14 @@ def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
     assert cold_start.ranked_walk_in_helper([_Cold(), _Cold()], ["AP"], 10, **ranked) is not None
     assert len(started) == 2
     # the stable pass's scan: a helper only where neither it nor the finish the call runs is cached
-    stable = {"relevance": "class", "n_threads": None}
-    assert cold_start.stable_scan_in_helper(_Cold(), _Cached(), **stable) is None
-    assert cold_start.stable_scan_in_helper(_Cached(), _Cold(), **stable) is None
-    assert cold_start.stable_scan_in_helper(_Cold(), _walk(n_db=300), **stable) is None
-    assert cold_start.stable_scan_in_helper(_Cold(), _Cold(), relevance="class", n_threads=1) is None
-    assert cold_start.stable_scan_in_helper(_Cold(), _Cold(), **stable) is not None
-    assert len(started) == 3
+    stable = {"relevance": "class", "n_bits": 64, "n_threads": None}
+    for near in (False, True):
+        assert cold_start.stable_scan_in_helper(_Cold(), _Cached(), near, **stable) is None
+        assert cold_start.stable_scan_in_helper(_Cached(), _Cold(), near, **stable) is None
+        assert cold_start.stable_scan_in_helper(_Cold(), _walk(n_db=300), near, **stable) is None
+        assert cold_start.stable_scan_in_helper(_Cold(), _Cold(), near, **{**stable, "n_threads": 1}) is None
+        assert cold_start.stable_scan_in_helper(_Cold(), _Cold(), near, **stable) is not None
+    assert len(started) == 4
 
 
 def test_a_helper_that_fails_or_hangs_only_costs_time(monkeypatch):

@@ -113,12 +113,12 @@ def test_the_plan_spreads_its_arguments_in_the_order_every_kernel_takes_them():
     order of the parameters of every door's finalize kernels (named as the plan's fields)."""
     import inspect
 
-    from fasttie._kernels import hamming_ties, score_ties, stable_top
+    from fasttie._kernels import hamming_ties, score_ties
 
     walks = [hamming_ties.finalize_histograms, hamming_ties.finalize_histograms_ratios,
              hamming_ties.finalize_histograms_optional, score_ties.finalize_rankings,
              score_ties.finalize_rankings_optional]
-    fixed = [hamming_ties.finish_stable, hamming_ties.finish_stable_optional, stable_top.finalize_stable_top,
+    fixed = [hamming_ties.finish_stable, hamming_ties.finish_stable_optional,
              hamming_ties.finalize_ranked_queries, score_ties.finalize_fixed_rankings,
              score_ties.finalize_fixed_rankings_optional]
     plan = finalize_plan(parse_metrics(["AP@3", "Bpref", "RBP(p=0.5)"]), "average", "retrieved", 10)

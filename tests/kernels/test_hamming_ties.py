@@ -102,11 +102,11 @@ def test_cutoffs_only_in_sweeps_are_bitwise_the_bounded_pass(n_bits, monkeypatch
     assert engine.swept_share(spec) >= 0.5  # the sweeps run
     calls = []
     real = engine.finish_stable_optional  # WAP and RBP: the kernel with the optional sums
-    monkeypatch.setattr(engine, "finish_stable_optional", lambda *a: calls.append(a[7]) or real(*a))
+    monkeypatch.setattr(engine, "finish_stable_optional", lambda *a: calls.append(a[8]) or real(*a))
     swept = [ft.evaluate(q, db, ql, dl, metrics=TOP_METRICS, ties="stable", empty="zero", n_threads=t)
              for t in (1, 3)]
     assert calls and min(calls) == 40  # depth: the deepest cutoff, not the whole list
-    monkeypatch.setattr(engine, "swept_share", lambda spec: 0.0)  # the counts, then finalize_stable_top
+    monkeypatch.setattr(engine, "swept_share", lambda spec: 0.0)  # the counts, then the near scans
     bounded = ft.evaluate(q, db, ql, dl, metrics=TOP_METRICS, ties="stable", empty="zero")
     for name in TOP_METRICS:
         for result in swept:

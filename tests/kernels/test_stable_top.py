@@ -1,7 +1,7 @@
 """ties="stable" when every metric looks at the top k ranks only (the bounded stable pass).
 
-evaluate then counts, as for ties="average", and grades only the items at distances that reach
-rank k (hamming_ties.finalize_stable_top). Its values must be bitwise those of the full pass in
+evaluate then counts, as for ties="average", and records only the relevant items at distances
+that reach rank k (stable_top.scan_near), finished by the full pass's finish kernel. Its values must be bitwise those of the full pass in
 index order (forced by adding a whole-list metric) and equal the metrics of the list sorted
 with np.argsort(kind="stable").
 """
@@ -53,10 +53,10 @@ def test_top_pass_is_bitwise_the_full_pass_and_the_argsort_order(kind, n_bits):
 def test_the_top_pass_runs_only_without_whole_list_metrics(monkeypatch):
     """It replaces the full pass exactly when no metric needs the ranks past the largest cutoff."""
     calls = []
-    original = stable_top.finalize_stable_top
+    original = stable_top.scan_near
     import fasttie.hamming.engine as engine
 
-    monkeypatch.setattr(engine, "finalize_stable_top", lambda *a: (calls.append(1), original(*a))[1])
+    monkeypatch.setattr(engine, "scan_near", lambda *a: (calls.append(1), original(*a))[1])
     q, db, relevance, _ = _inputs("class", 4, 200, 16, np.random.default_rng(0))
     for metrics, used in ((["P@10"], True), (["P@10", "AP"], False), (["nDCG@5", "Rprec"], False),
                           (["P@10", "P(radius=3)"], True), (["P(radius=3)"], True), (["P@500"], False),
