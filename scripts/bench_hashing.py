@@ -42,7 +42,7 @@ sys.path.insert(0, str(SCRIPTS_DIR))
 sys.path.insert(1, str(SCRIPTS_DIR.parent))
 sys.path.insert(2, str(SCRIPTS_DIR.parent / "asv_bench"))  # benchmarks.data: seeded data and baselines, shared with asv
 
-from measure import LoadMeter, Table, cpu_model, maxrss_mib, parse_int_list, timed  # noqa: E402
+from measure import LoadMeter, Table, cpu_flags, cpu_model, maxrss_mib, parse_int_list, timed  # noqa: E402
 from benchmarks.data import baselines  # noqa: E402
 from benchmarks.data.synthetic import make_hashing_data, words_to_bool, words_to_bytes, words_to_pm1  # noqa: E402
 
@@ -59,20 +59,6 @@ def fmt_rate(x: float) -> str:
     if x >= 1e6:
         return f"{x / 1e6:.1f} M"
     return f"{x / 1e3:.1f} k"
-
-
-def cpu_flags() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "?"
-    flags = set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.split(":", 1)[1].split())
-            break
-    wanted = ["popcnt", "avx2", "avx512f", "avx512_vpopcntdq", "avx512bw"]
-    return " ".join(f for f in wanted if f in flags) or "none of popcnt/avx2/avx512"
 
 
 def main(argv=None) -> int:

@@ -42,6 +42,21 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def cpu_flags() -> str:
+    """The CPU features the kernels pick their passes by (popcnt, AVX2, AVX-512 and its popcount)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "?"
+    flags = set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags.update(line.split(":", 1)[1].split())
+            break
+    wanted = ["popcnt", "avx2", "avx512f", "avx512_vpopcntdq", "avx512bw"]
+    return " ".join(f for f in wanted if f in flags) or "none of popcnt/avx2/avx512"
+
+
 def parse_int_list(text: str) -> list[int]:
     """"1, 2,4" -> [1, 2, 4] (spaces and empty items ignored)."""
     return [int(x) for x in text.replace(" ", "").split(",") if x]
