@@ -126,6 +126,10 @@ def test_roofline_quick_mode_reads_the_hot_loops_and_prints_fractions():
         assert float(row["pop/pair"]) == int(row["bits"]) // 64, row  # one 64-bit popcount a word and pair
         ceiling, no_overlap = _value_and_bracket(row["ceiling G pairs/s (no-overlap)"])
         assert 0 < no_overlap <= ceiling, row
-        for column in ("kernel G pairs/s (fraction)", "evaluate (fraction)", "distance-only (fraction)"):
+        for column in ("kernel G pairs/s (fraction)", "evaluate (fraction)"):
             rate, fraction = _value_and_bracket(row[column])
             assert rate > 0 and 0 < fraction < 1.5, (column, row)
+        # the distance-only loop is not the modelled kernel: with AVX-512's vpopcntq it passes the
+        # bit-sliced kernel's ceiling (1.86 of it at 128 bits on an Intel Xeon), so only its form is checked
+        rate, fraction = _value_and_bracket(row["distance-only (fraction)"])
+        assert rate > 0 and fraction > 0, row
