@@ -16,9 +16,9 @@ waits for the helper before its walk and loads it from the cache. ``ties="stable
 pass, and the pass over the items near enough to reach the cutoffs) runs two kernels, the scans
 and the finish, which the two passes share: the call compiles the finish, the larger, by
 finishing a made-up scan, while :func:`stable_scan_in_helper` scans made-up codes of the same
-relevance kind and width (the near pass: their counts first); the call then waits for the helper
-before its first scan (the near pass: before its counts). Nothing else changes:
-the values are this process's.
+relevance kind and width (the near pass: their counts first); the call then waits for the helper,
+once the finish is compiled (nothing else is left to compile here), and loads the rest. Nothing
+else changes: the values are this process's.
 
 A helper that fails or is not done after :data:`WAIT_SECONDS` changes nothing but the time
 (this process then compiles the walk itself). ``FASTTIE_COMPILE_HELPER=0`` turns helpers off;

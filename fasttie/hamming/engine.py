@@ -312,8 +312,6 @@ class _DatabasePass:
     def stable_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
         """Counts and base quantities, ties in database index order, of the queries of groups
         lo..hi-1 (see :func:`stable_groups`): each batch of :meth:`stable_scans` finished in turn."""
-        if fin.ready is not None:  # a helper compiling the scan kernel (finalize.cold_start)
-            fin.ready()
         kind = KIND_CODES[self.spec.kind]
         scratch = _finish_scratch(0, kind, fin.gains)
         for scanned in self.stable_scans(c, hist, lo, hi):
@@ -353,8 +351,6 @@ class _DatabasePass:
         """Counts, then base quantities with ties in database index order, of queries lo..hi-1
         whose metrics look at the top ``fin.depth`` ranks only: each batch of
         :meth:`near_scans` finished in turn."""
-        if fin.ready is not None:  # a helper compiling the counts and the scan (finalize.cold_start)
-            fin.ready()
         self.counts(c, hist, lo, hi)
         tops, n_near = near_reach(hist[lo:hi], fin.depth)
         kind = KIND_CODES[self.spec.kind]

@@ -52,6 +52,10 @@ def evaluate_in_memory(query_codes: PackedCodes, db_codes: PackedCodes, spec: Re
         if helper is not None:
             compile_stable_finish(all_metrics, options, n_db=n_db, n_bits=n_bits, n_grades=spec.n_grades,
                                   kind=spec.kind)
+            # the rest (the counts, the class sort of the near pass, the scans) is the helper's: loaded
+            # from the cache once it is done, before the database pass is prepared
+            helper.wait()
+            helper = None
     try:
         per_query, n_empty = evaluate_chunks(
             query_codes, db_codes, spec, all_metrics, options, threads, bar, block, on_counts=on_counts,
