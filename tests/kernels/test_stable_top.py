@@ -80,3 +80,35 @@ def test_random_cutoffs_and_thread_counts(seed, n_q, n_bits, n_db, kind):
     for name in metrics:
         for result in top:
             assert result.per_query[name].tobytes() == full.per_query[name].tobytes(), name
+
+
+@pytest.mark.parametrize("budget", [1, 5, 40, 1 << 20])
+@pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
+@pytest.mark.parametrize("n_bits", [32, 128])  # one word (queries in pairs) and two (one at a time)
+def test_batches_of_near_scans_are_bitwise_one_batch(monkeypatch, kind, n_bits, budget):
+    """The near scans in batches of whole pairs of at most _BATCH_RECORDS records (one pair at least,
+    the last batch perhaps one query): every split gives the values of one batch and the argsort order."""
+    import fasttie.hamming.engine as engine
+
+    rng = np.random.default_rng(n_bits + budget + len(kind))
+    q, db, relevance, grades = _inputs(kind, 11, 300, n_bits, rng)  # 11 queries: five pairs and one alone
+    monkeypatch.setattr(engine, "swept_share", lambda spec: 0.0)  # class labels too: the near pass, not sweeps
+    one = {t: ft.evaluate(q, db, metrics=TOP_METRICS, ties="stable", empty="zero", n_threads=t, **relevance)
+           for t in (1, 3)}
+    starts = []
+    real = engine.scan_near
+    monkeypatch.setattr(engine, "scan_near", lambda *a: starts.append((a[11], len(a[-2]))) or real(*a))
+    monkeypatch.setattr(engine, "_BATCH_RECORDS", budget)
+    for t in (1, 3):
+        starts.clear()
+        split = ft.evaluate(q, db, metrics=TOP_METRICS, ties="stable", empty="zero", n_threads=t, **relevance)
+        for name in TOP_METRICS:
+            assert split.per_query[name].tobytes() == one[t].per_query[name].tobytes(), (name, t)
+            assert split.per_query[name].tobytes() == one[1].per_query[name].tobytes(), (name, t)
+        # every query scanned once (rows of a chunk of whole pairs: 10, then 1), batches of whole
+        # pairs from each block's first query
+        assert sum(n for _, n in starts) == 11
+        assert all(start % 2 == 0 for start, _ in starts)
+        if t == 1:
+            assert (len(starts) > 2) == (budget < 1 << 20)
+    assert_stable_argsort_order(split, q, db, grades, ORACLE_METRICS)
