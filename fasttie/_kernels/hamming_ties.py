@@ -696,10 +696,11 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, counted, 
         Written: the query's ERR values.
     """
     n_dist, n_grades = hist_q.shape
-    for d in range(n_dist):  # the recorded items at each distance
-        rel_first[d] = 0
-    for p in range(n_found):
-        rel_first[records[p] & DISTANCE_MASK] += 1
+    if counted or kind == CLASS:  # the recorded items at each distance, from the records
+        for d in range(n_dist):
+            rel_first[d] = 0
+        for p in range(n_found):
+            rel_first[records[p] & DISTANCE_MASK] += 1
     if not counted:
         for d in range(n_dist):
             for g in range(n_grades):
@@ -707,9 +708,14 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, counted, 
         if kind == CLASS:  # grade 1: no grade read
             for d in range(n_dist):
                 hist_q[d, 1] = rel_first[d]
-        else:
+        else:  # by grade, in the one pass over the records
             for p in range(n_found):
                 hist_q[records[p] & DISTANCE_MASK, record_grades[p]] += 1
+            for d in range(n_dist):
+                at_d = np.int64(0)
+                for g in range(1, n_grades):
+                    at_d += hist_q[d, g]
+                rel_first[d] = at_d
         for d in range(n_dist):
             hist_q[d, 0] = np.int64(count[d]) - rel_first[d]
     n_rel = np.int64(0)
