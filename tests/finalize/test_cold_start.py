@@ -80,6 +80,10 @@ print("RESULT " + json.dumps({"compiled": compiled, "mean": {k: repr(v) for k, v
 """
 STABLE_METRICS = ["AP", "AP@100", "nDCG@100", "WAP@50", "P@100"]
 NEAR_METRICS = ["AP@100", "nDCG@100", "WAP@50", "P@100"]  # cutoffs only: the counts, then the near scans
+# what the helper compiles: the scans, and the near pass's counting pass and class sort
+STABLE_SCANS = ("fasttie._kernels.hamming_ties.stable_scan", "fasttie._kernels.hamming_ties._scan",
+                "fasttie._kernels.stable_top.", "fasttie._kernels.histogram.", "fasttie._kernels.class_sort.",
+                "fasttie._kernels.bitsliced.")
 
 
 @pytest.mark.parametrize("metrics", [STABLE_METRICS, NEAR_METRICS], ids=["full", "near"])
@@ -89,10 +93,7 @@ def test_a_cold_stable_call_loads_the_scan_that_a_helper_compiled(tmp_path, kind
         return script.replace("METRICS", repr(metrics)).replace("KIND", repr(kind))
 
     helped = _cold(tmp_path / "helped", filled(COLD_STABLE))
-    scans = ("fasttie._kernels.hamming_ties.stable_scan", "fasttie._kernels.hamming_ties._scan",
-             "fasttie._kernels.stable_top.", "fasttie._kernels.histogram.", "fasttie._kernels.class_sort.",
-             "fasttie._kernels.bitsliced.")
-    assert [name for name in helped["compiled"] if name.startswith(scans)] == []
+    assert [name for name in helped["compiled"] if name.startswith(STABLE_SCANS)] == []
     assert "fasttie._kernels.hamming_ties.finish_stable_optional" in helped["compiled"]  # WAP: the optional sums
     if kind == "class":
         alone = _cold(tmp_path / "alone", filled(COLD_STABLE), FASTTIE_COMPILE_HELPER="0")
@@ -102,6 +103,15 @@ def test_a_cold_stable_call_loads_the_scan_that_a_helper_compiled(tmp_path, kind
     here = {}
     exec(filled(STABLE_INPUTS), here)  # the same call in this process (its kernels warm)
     assert helped["mean"] == {k: repr(v) for k, v in here["result"].mean.items()}
+
+
+def test_a_cold_near_pass_on_the_portable_pass_loads_the_class_sort_a_helper_compiled(tmp_path):
+    """The portable pass of one-word codes sorts the database by class (AVX2 machines, or forced):
+    the helper compiles that sort too, and the call waits for it before preparing its pass."""
+    script = COLD_STABLE.replace("METRICS", repr(NEAR_METRICS)).replace("KIND", repr("class"))
+    helped = _cold(tmp_path, script, FASTTIE_KERNEL="portable")
+    assert [name for name in helped["compiled"] if name.startswith(STABLE_SCANS)] == []
+    assert "fasttie._kernels.hamming_ties.finish_stable_optional" in helped["compiled"]
 
 
 # the same for a cold fasttie.trec.evaluate: its readers, join and tie keys compile here, the walk
