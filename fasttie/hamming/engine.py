@@ -369,16 +369,8 @@ class _DatabasePass:
             (records, record_grades, record_start, n_found, counts, rows) of a batch, as
             :func:`.hamming_ties.finish_stable` takes them; valid until the next batch.
         """
-        n = len(tops)
         widths = n_near + 1  # a scan writes one record past the relevant ones
-        ends = np.cumsum(widths)
-        bounds, most = [0], 0
-        while bounds[-1] < n:  # as many pairs as fit, one pair at least
-            start = bounds[-1]
-            taken = ends[start] - widths[start]  # records before this batch
-            stop = int(np.searchsorted(ends, taken + _BATCH_RECORDS, side="right")) // 2 * 2
-            bounds.append(min(max(stop, start + 2), n))
-            most = max(most, int(ends[bounds[-1] - 1] - taken))
+        ends, bounds, most = record_batches(widths, 2)
         records = np.empty(most, dtype=np.uint64)
         record_grades = np.empty(most, dtype=np.int64)
         for a, b in zip(bounds, bounds[1:]):
@@ -584,14 +576,7 @@ def stable_scan_batches(order, group_ptr, n_relevant, lo, hi, n_bits):
     positions = group_ptr[lo:hi] - group_ptr[lo]
     widths = np.maximum.reduceat(n_relevant[order[group_ptr[lo] : group_ptr[hi]]], positions) + 1
     slots = np.where(sizes >= GROUP_MIN, GROUP, sizes) * widths
-    ends = np.cumsum(slots)
-    budget = _BATCH_RECORDS
-    bounds = [0]
-    while bounds[-1] < len(slots):  # as many groups as fit, one at least
-        start = bounds[-1]
-        taken = ends[start] - slots[start]  # slots before this batch
-        bounds.append(max(start + 1, int(np.searchsorted(ends, taken + budget, side="right"))))
-    most = max(int(ends[b - 1] - (ends[a] - slots[a])) for a, b in zip(bounds, bounds[1:]))
+    ends, bounds, most = record_batches(slots, 1)
     records = np.empty(most, dtype=np.uint64)
     record_grades = np.empty(most, dtype=np.int64)  # written by single scans only: pages a sweep leaves untouched
     for a, b in zip(bounds, bounds[1:]):
@@ -599,6 +584,22 @@ def stable_scan_batches(order, group_ptr, n_relevant, lo, hi, n_bits):
         n = int(group_ptr[lo + b] - group_ptr[lo + a])
         yield (lo + a, slot_start, widths[a:b], records, record_grades, np.empty(n, dtype=np.int64),
                np.empty(n, dtype=np.int64), np.empty((n, n_bits + 1), dtype=np.uint64))
+
+
+def record_batches(slots, granule):
+    """Batches of consecutive slots of records, as many as fit in _BATCH_RECORDS, in whole
+    multiples of ``granule`` slots (one at least; the last may be short): (ends, bounds, most),
+    the slots' cumulative ends, batch b the slots bounds[b]..bounds[b + 1] - 1, and the records
+    of the largest batch."""
+    ends = np.cumsum(slots)
+    bounds, most = [0], 0
+    while bounds[-1] < len(slots):
+        start = bounds[-1]
+        taken = ends[start] - slots[start]  # records before this batch
+        fit = int(np.searchsorted(ends, taken + _BATCH_RECORDS, side="right")) // granule * granule
+        bounds.append(min(max(fit, start + granule), len(slots)))
+        most = max(most, int(ends[bounds[-1] - 1] - taken))
+    return ends, bounds, most
 
 
 def near_reach(hist, depth):
