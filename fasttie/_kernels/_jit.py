@@ -16,7 +16,9 @@ for AP@k over the retrieved relevant items; 1.35 s of the stable door's cold fir
 of rank_evaluate's) goes into a second kernel made from the same source (:func:`jit_pair`),
 named ``..._optional``, which the facade calls only when it is needed. The Hamming tie walk has
 a third (:func:`jit_variants`), ``..._ratios``, with the ratios alone: AP@k of a Hamming ranking
-needs them by default (about 1 s of that door's cold first call without the optional sums).
+needs them by default (about 1 s of that door's cold first call without the optional sums). The walk
+over ranked lists links none of them: it calls its finalizers through their addresses
+(:mod:`.address`), the address picking the variant, so that a helper compiles them meanwhile.
 
 Allocations spell the dtype as ``np.<type>``: numba compiles np.empty / zeros / ones once per
 spelling (``np.zeros(n)``, ``dtype=float`` and ``dtype=np.float64`` are three compiles of one

@@ -11,7 +11,8 @@ from .histogram import tiled_kernel
 __all__ = ["FRONT_DOORS", "cache_status", "door_kernels", "dispatcher_cached", "door_state", "kernel_at",
            "kernel_cached"]
 
-# the driver kernels each front door calls (their callees are compiled into them); evaluate's
+# the driver kernels each front door calls (their callees are compiled into them, but for those they call
+# through their addresses, listed too: the ranked lists' finalizers, :mod:`.address`); evaluate's
 # passes of one- and two-word codes, and its tiled pass, are those this CPU runs (:func:`door_kernels`)
 FRONT_DOORS = {
     "evaluate": ("histogram.hist_multihot",
@@ -23,15 +24,15 @@ FRONT_DOORS = {
                  "tie_spread.hamming_spread_wap", "tie_spread.hamming_spread_retrieved_wap",
                  "tie_extremes.ratio_extremes_histograms"),
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
-    "rank_evaluate": ("score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
-                      "score_ties.finalize_fixed_rankings",
-                      "score_ties.finalize_fixed_rankings_optional", "err.err_rankings",
+    "rank_evaluate": ("score_ties.finalize_rankings", "finalize.finalize_ties", "finalize.finalize_ties_optional",
+                      "score_ties.finalize_fixed_rankings", "finalize.finalize_ranked",
+                      "finalize.ranked_optional_sums", "err.err_rankings",
                       "infap.infap_rankings", "tie_spread.list_spread", "tie_spread.list_spread_retrieved",
                       "tie_extremes.ratio_extremes_rankings", "infap.infap_extremes"),
     "trec.evaluate": ("trec_parse.scan_table", "trec_parse.fill_text", "key_join.locate_keys",
-                      "score_ties.finalize_rankings", "score_ties.finalize_rankings_optional",
-                      "score_ties.finalize_fixed_rankings",
-                      "score_ties.finalize_fixed_rankings_optional", "err.err_rankings",
+                      "score_ties.finalize_rankings", "finalize.finalize_ties", "finalize.finalize_ties_optional",
+                      "score_ties.finalize_fixed_rankings", "finalize.finalize_ranked",
+                      "finalize.ranked_optional_sums", "err.err_rankings",
                       "infap.infap_rankings", "tie_spread.list_spread", "tie_spread.list_spread_retrieved",
                       "tie_extremes.ratio_extremes_rankings", "infap.infap_extremes"),
     "lambdarank": ("lambdarank.lambdarank_queries",),

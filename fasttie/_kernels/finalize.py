@@ -29,8 +29,10 @@ into the scalars: see IPREC).
 import math
 
 import numpy as np
+from numba import types
 
 from ._jit import WITH_RATIOS, jit, jit_variants
+from .address import caller_of, declare
 from .modes import AVERAGE, OPTIMISTIC
 from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
 
@@ -430,6 +432,17 @@ def _finalize_ties_kernel(optional_sums, ratios):
 
 finalize_ties, finalize_ties_ratios, finalize_ties_optional = jit_variants(_finalize_ties_kernel, WITH_RATIOS)
 
+# the walk over ranked lists (score_ties) calls the finalizers through their addresses
+# (:mod:`.address`): their argument types, arrays C-contiguous, the plan's tables read-only (the
+# Hamming door's calls, linked, pass the same types: one compile serves both doors)
+_INTS, _FLOATS, _FLAGS = types.int64[::1], types.float64[::1], types.bool_[::1]
+_TABLE_INTS, _TABLE_FLOATS = (types.Array(dtype, 1, "C", readonly=True) for dtype in (types.int64, types.float64))
+FINALIZE_TIES_ARGS = (_INTS, _INTS, _INTS, _FLOATS, _FLOATS, types.int64, types.int64, _FLOATS, _INTS, _TABLE_INTS,
+                      _TABLE_FLOATS, _TABLE_FLOATS, types.boolean, types.int64, types.float64[:, ::1], _FLOATS)
+declare(finalize_ties, FINALIZE_TIES_ARGS)
+declare(finalize_ties_optional, FINALIZE_TIES_ARGS)
+call_finalize_ties = caller_of(FINALIZE_TIES_ARGS, "finalize_ties")
+
 
 @jit(inline="always")
 def _count_true(flags):
@@ -685,6 +698,16 @@ def ranked_optional_sums(ranks, grades, gains, relevant, judged, n_items, unlist
     if optional & OPTIONAL_RBP:
         _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_gain, cutoffs, log_p, out)
 
+
+FINALIZE_RANKED_ARGS = (_INTS, _FLOATS, _FLOATS, _FLAGS, _FLAGS, types.int64, types.boolean, types.int64, types.int64,
+                        _FLOATS, _INTS, _TABLE_INTS, _TABLE_FLOATS, _TABLE_FLOATS, types.int64, types.float64[:, ::1],
+                        _FLOATS)
+RANKED_OPTIONAL_SUMS_ARGS = (_INTS, _FLOATS, _FLOATS, _FLAGS, _FLAGS, types.int64, types.boolean, types.int64, _FLOATS,
+                             _TABLE_INTS, _TABLE_FLOATS, types.int64, types.float64[:, ::1], _FLOATS)
+declare(finalize_ranked, FINALIZE_RANKED_ARGS)
+declare(ranked_optional_sums, RANKED_OPTIONAL_SUMS_ARGS)
+call_finalize_ranked = caller_of(FINALIZE_RANKED_ARGS, "finalize_ranked")
+call_ranked_optional_sums = caller_of(RANKED_OPTIONAL_SUMS_ARGS, "ranked_optional_sums")
 
 @jit(inline="always")
 def _bpref_iprec_walk(ranks, relevant, judged, unlisted_judged, judged_nonrel, optional, scalars):

@@ -13,8 +13,8 @@ Hamming ranking, fed from a stable sort of the scores instead of distance bucket
 """
 
 import numpy as np
-from ._jit import jit, jit_pair
-from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
+from ._jit import jit
+from .finalize import call_finalize_ranked, call_finalize_ties, call_ranked_optional_sums
 from .modes import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC
 from .radix_sort import argsort_ascending, argsort_descending
 from .tie_arrays import empty_ties
@@ -157,184 +157,179 @@ def _ideal_runs_sorted(gains, extra_gains):
     return ideal_gain[:n_runs], ideal_count[:n_runs]
 
 
-def _finalize_rankings_kernel(optional_sums):
-    """:func:`finalize_rankings`, and with ``optional_sums`` ``finalize_rankings_optional``, which finalizes with
-    :func:`.finalize.finalize_ties_optional`: one source, two kernels (:func:`._jit.jit_pair`)."""
+@jit
+def finalize_rankings(
+    offsets, scores, grades, gains, judged, keys, relevance_level, mode, extra_offsets, extra_grades,
+    extra_gains, extra_relevant, extra_nonrel, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
+    stop, walk,
+):
+    """Base quantities of queries start..stop-1 of a grouped ranked list, ties averaged or split
+    by grade (AVERAGE, OPTIMISTIC, PESSIMISTIC; fixed orders: :func:`finalize_fixed_rankings`).
 
-    def finalize_rankings(
-        offsets, scores, grades, gains, judged, keys, relevance_level, mode, extra_offsets, extra_grades,
-        extra_gains, extra_relevant, extra_nonrel, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
-        stop,
-    ):
-        """Base quantities of queries start..stop-1 of a grouped ranked list, ties averaged or split
-        by grade (AVERAGE, OPTIMISTIC, PESSIMISTIC; fixed orders: :func:`finalize_fixed_rankings`).
+    Rows of query q are offsets[q]:offsets[q + 1] of scores / grades / gains (float64), judged
+    (bool: the row has a judgment; bpref counts the judged non-relevant rows only) and keys
+    (int64 tie-break for FIXED; an empty keys array means row order). Judged items outside the
+    ranking: their grades and gains are extra_grades / extra_gains[extra_offsets[q]:
+    extra_offsets[q + 1]], extra_relevant[q] of them relevant and extra_nonrel[q] not.
 
-        Rows of query q are offsets[q]:offsets[q + 1] of scores / grades / gains (float64), judged
-        (bool: the row has a judgment; bpref counts the judged non-relevant rows only) and keys
-        (int64 tie-break for FIXED; an empty keys array means row order). Judged items outside the
-        ranking: their grades and gains are extra_grades / extra_gains[extra_offsets[q]:
-        extra_offsets[q + 1]], extra_relevant[q] of them relevant and extra_nonrel[q] not.
-
-        Parameters
-        ----------
-        offsets : (n_queries + 1,) int64, read-only
-            Query q's rows are offsets[q]:offsets[q + 1].
-        scores : (n_rows,) float64, read-only
-            Scores, higher ranks first.
-        grades : (n_rows,) float64, read-only
-            Graded relevance of each row.
-        gains : (n_rows,) float64, read-only
-            Gain of each row.
-        judged : (n_rows,) bool, read-only
-            Whether each row has a judgment.
-        keys : (n_rows,) or (0,) int64, read-only
-            Tie-break keys of the fixed order; empty: row order.
-        relevance_level : float
-            Grades >= it are relevant.
-        mode : int
-            Tie mode: modes.AVERAGE, OPTIMISTIC or PESSIMISTIC.
-        extra_offsets : (n_queries + 1,) int64, read-only
-            Query q's judged items outside the ranking are rows extra_offsets[q]:extra_offsets[q + 1]
-            of the two arrays below.
-        extra_grades : (n_extra,) float64, read-only
-            Their grades.
-        extra_gains : (n_extra,) float64, read-only
-            Their gains.
-        extra_relevant : (n_queries,) int64, read-only
-            Relevant items outside the ranking, per query (they count in R).
-        extra_nonrel : (n_queries,) int64, read-only
-            Judged non-relevant items outside the ranking, per query (bpref).
-        cutoffs : (K,) int64, read-only
-            Cutoffs, ascending, >= 1.
-        log_p : (K,) float64, read-only
-            log of RBP's persistence per cutoff column.
-        discount : (D + 1,) float64, read-only
-            Cumulative DCG discount (:func:`.finalize.finalize_ties`).
-        need_ratio : bool
-            Compute AP_RET / WAP_RET (the ``_optional`` kernel only).
-        optional : int
-            Bit mask of the optional sums (finalize.OPTIONAL_*; the ``_optional`` kernel only).
-        out : (n_queries, N_QUANTITIES, K) float64
-            Written: base quantities, rows start..stop-1.
-        scalars : (n_queries, N_SCALARS) float64
-            Written: scalars, rows start..stop-1.
-        start, stop : int
-            The queries of this block, start..stop-1.
-        """
-        for q in range(start, stop):
-            lo = offsets[q]
-            hi = offsets[q + 1]
-            tie_n, tie_r, tie_u, tie_s, tie_g = _score_ties(
-                scores[lo:hi], grades[lo:hi], gains[lo:hi], judged[lo:hi], keys[lo:hi], relevance_level, mode
-            )
-            judged_nonrel = extra_nonrel[q]
-            for c in range(tie_u.shape[0]):
-                judged_nonrel += tie_u[c]
-            extra = slice(extra_offsets[q], extra_offsets[q + 1])
-            ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra],
-                                                     extra_gains[extra])
-            (finalize_ties_optional if optional_sums else finalize_ties)(
-                tie_n, tie_r, tie_u, tie_s, tie_g, extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs,
-                log_p, discount, need_ratio, optional, out[q], scalars[q],
-            )
-
-    return finalize_rankings
-
-
-finalize_rankings, finalize_rankings_optional = jit_pair(_finalize_rankings_kernel)
+    Parameters
+    ----------
+    offsets : (n_queries + 1,) int64, read-only
+        Query q's rows are offsets[q]:offsets[q + 1].
+    scores : (n_rows,) float64, read-only
+        Scores, higher ranks first.
+    grades : (n_rows,) float64, read-only
+        Graded relevance of each row.
+    gains : (n_rows,) float64, read-only
+        Gain of each row.
+    judged : (n_rows,) bool, read-only
+        Whether each row has a judgment.
+    keys : (n_rows,) or (0,) int64, read-only
+        Tie-break keys of the fixed order; empty: row order.
+    relevance_level : float
+        Grades >= it are relevant.
+    mode : int
+        Tie mode: modes.AVERAGE, OPTIMISTIC or PESSIMISTIC.
+    extra_offsets : (n_queries + 1,) int64, read-only
+        Query q's judged items outside the ranking are rows extra_offsets[q]:extra_offsets[q + 1]
+        of the two arrays below.
+    extra_grades : (n_extra,) float64, read-only
+        Their grades.
+    extra_gains : (n_extra,) float64, read-only
+        Their gains.
+    extra_relevant : (n_queries,) int64, read-only
+        Relevant items outside the ranking, per query (they count in R).
+    extra_nonrel : (n_queries,) int64, read-only
+        Judged non-relevant items outside the ranking, per query (bpref).
+    cutoffs : (K,) int64, read-only
+        Cutoffs, ascending, >= 1.
+    log_p : (K,) float64, read-only
+        log of RBP's persistence per cutoff column.
+    discount : (D + 1,) float64, read-only
+        Cumulative DCG discount (:func:`.finalize.finalize_ties`).
+    need_ratio : bool
+        Compute AP_RET / WAP_RET (the optional walk only).
+    optional : int
+        Bit mask of the optional sums (finalize.OPTIONAL_*; the optional walk only).
+    out : (n_queries, N_QUANTITIES, K) float64
+        Written: base quantities, rows start..stop-1.
+    scalars : (n_queries, N_SCALARS) float64
+        Written: scalars, rows start..stop-1.
+    start, stop : int
+        The queries of this block, start..stop-1.
+    walk : uint64
+        Address of the tie walk (:mod:`.address`): :func:`.finalize.finalize_ties`, or
+        ``finalize_ties_optional`` for the optional sums and the ratios. Called through its address,
+        it is not compiled into this kernel: a cold first call compiles it in a helper process
+        meanwhile (:mod:`fasttie.finalize.cold_start`).
+    """
+    for q in range(start, stop):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        tie_n, tie_r, tie_u, tie_s, tie_g = _score_ties(
+            scores[lo:hi], grades[lo:hi], gains[lo:hi], judged[lo:hi], keys[lo:hi], relevance_level, mode
+        )
+        judged_nonrel = extra_nonrel[q]
+        for c in range(tie_u.shape[0]):
+            judged_nonrel += tie_u[c]
+        extra = slice(extra_offsets[q], extra_offsets[q + 1])
+        ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra],
+                                                 extra_gains[extra])
+        call_finalize_ties(walk, (
+            tie_n, tie_r, tie_u, tie_s, tie_g, np.int64(extra_relevant[q]), np.int64(judged_nonrel), ideal_gain,
+            ideal_count, cutoffs, log_p, discount, np.bool_(need_ratio), np.int64(optional), out[q], scalars[q],
+        ))
 
 
-def _finalize_fixed_rankings_kernel(optional_sums):
-    """:func:`finalize_fixed_rankings`, and with ``optional_sums`` ``finalize_fixed_rankings_optional``:
-    one source, two kernels (:func:`._jit.jit_pair`)."""
+@jit
+def finalize_fixed_rankings(
+    offsets, scores, grades, gains, judged, keys, relevance_level, extra_offsets, extra_grades, extra_gains,
+    extra_relevant, extra_nonrel, cutoffs, log_p, discount, optional, out, scalars, start, stop, ranked, sums,
+):
+    """:func:`finalize_rankings` in a fixed order (ties="stable", "trec": equal scores by key,
+    or in row order when ``keys`` is empty), the same arguments but the mode and ``need_ratio``
+    (a fixed order has the ratio exactly). Only the rows with a grade, a gain, a judgment or
+    relevance are walked; the others are unjudged items that add nothing.
 
-    def finalize_fixed_rankings(
-        offsets, scores, grades, gains, judged, keys, relevance_level, extra_offsets, extra_grades, extra_gains,
-        extra_relevant, extra_nonrel, cutoffs, log_p, discount, optional, out, scalars, start, stop,
-    ):
-        """:func:`finalize_rankings` in a fixed order (ties="stable", "trec": equal scores by key,
-        or in row order when ``keys`` is empty), the same arguments but the mode and ``need_ratio``
-        (a fixed order has the ratio exactly). Only the rows with a grade, a gain, a judgment or
-        relevance are walked; the others are unjudged items that add nothing.
-
-        Parameters
-        ----------
-        offsets : (n_queries + 1,) int64, read-only
-            Query q's rows are offsets[q]:offsets[q + 1].
-        scores : (n_rows,) float64, read-only
-            Scores, higher ranks first.
-        grades : (n_rows,) float64, read-only
-            Graded relevance of each row.
-        gains : (n_rows,) float64, read-only
-            Gain of each row.
-        judged : (n_rows,) bool, read-only
-            Whether each row has a judgment.
-        keys : (n_rows,) or (0,) int64, read-only
-            Tie-break keys of the fixed order; empty: row order.
-        relevance_level : float
-            Grades >= it are relevant.
-        extra_offsets : (n_queries + 1,) int64, read-only
-            Query q's judged items outside the ranking are rows extra_offsets[q]:extra_offsets[q + 1]
-            of the two arrays below.
-        extra_grades : (n_extra,) float64, read-only
-            Their grades.
-        extra_gains : (n_extra,) float64, read-only
-            Their gains.
-        extra_relevant : (n_queries,) int64, read-only
-            Relevant items outside the ranking, per query (they count in R).
-        extra_nonrel : (n_queries,) int64, read-only
-            Judged non-relevant items outside the ranking, per query (bpref).
-        cutoffs : (K,) int64, read-only
-            Cutoffs, ascending, >= 1.
-        log_p : (K,) float64, read-only
-            log of RBP's persistence per cutoff column.
-        discount : (D + 1,) float64, read-only
-            Cumulative DCG discount (:func:`.finalize.finalize_ties`).
-        optional : int
-            Bit mask of the optional sums (finalize.OPTIONAL_*; the ``_optional`` kernel only).
-        out : (n_queries, N_QUANTITIES, K) float64
-            Written: base quantities, rows start..stop-1.
-        scalars : (n_queries, N_SCALARS) float64
-            Written: scalars, rows start..stop-1.
-        start, stop : int
-            The queries of this block, start..stop-1.
-        """
-        widest = 0
-        for q in range(start, stop):
-            widest = max(widest, offsets[q + 1] - offsets[q])
-        ranks = np.empty(widest, dtype=np.int64)
-        item_grades = np.empty(widest, dtype=np.float64)
-        item_gains = np.empty(widest, dtype=np.float64)
-        item_relevant = np.empty(widest, dtype=np.bool_)
-        item_judged = np.empty(widest, dtype=np.bool_)
-        for q in range(start, stop):
-            lo = offsets[q]
-            hi = offsets[q + 1]
-            order = rank_order(scores[lo:hi], keys[lo:hi], FIXED)
-            m = 0
-            judged_nonrel = extra_nonrel[q]
-            for p in range(hi - lo):
-                row = lo + order[p]
-                relevant = grades[row] >= relevance_level
-                if judged[row] or relevant or grades[row] != 0.0 or gains[row] != 0.0:
-                    ranks[m] = p + 1
-                    item_grades[m] = grades[row]
-                    item_gains[m] = gains[row]
-                    item_relevant[m] = relevant
-                    item_judged[m] = judged[row]
-                    m += 1
-                    judged_nonrel += 1 if judged[row] and not relevant else 0
-            extra = slice(extra_offsets[q], extra_offsets[q + 1])
-            ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra],
-                                                     extra_gains[extra])
-            listed = (ranks[:m], item_grades[:m], item_gains[:m], item_relevant[:m], item_judged[:m], hi - lo,
-                      np.bool_(False))
-            finalize_ranked(*listed, extra_relevant[q], judged_nonrel, ideal_gain, ideal_count, cutoffs, log_p,
-                            discount, optional, out[q], scalars[q])
-            if optional_sums:
-                ranked_optional_sums(*listed, judged_nonrel, ideal_gain, cutoffs, log_p, optional, out[q], scalars[q])
-
-    return finalize_fixed_rankings
-
-
-finalize_fixed_rankings, finalize_fixed_rankings_optional = jit_pair(_finalize_fixed_rankings_kernel)
+    Parameters
+    ----------
+    offsets : (n_queries + 1,) int64, read-only
+        Query q's rows are offsets[q]:offsets[q + 1].
+    scores : (n_rows,) float64, read-only
+        Scores, higher ranks first.
+    grades : (n_rows,) float64, read-only
+        Graded relevance of each row.
+    gains : (n_rows,) float64, read-only
+        Gain of each row.
+    judged : (n_rows,) bool, read-only
+        Whether each row has a judgment.
+    keys : (n_rows,) or (0,) int64, read-only
+        Tie-break keys of the fixed order; empty: row order.
+    relevance_level : float
+        Grades >= it are relevant.
+    extra_offsets : (n_queries + 1,) int64, read-only
+        Query q's judged items outside the ranking are rows extra_offsets[q]:extra_offsets[q + 1]
+        of the two arrays below.
+    extra_grades : (n_extra,) float64, read-only
+        Their grades.
+    extra_gains : (n_extra,) float64, read-only
+        Their gains.
+    extra_relevant : (n_queries,) int64, read-only
+        Relevant items outside the ranking, per query (they count in R).
+    extra_nonrel : (n_queries,) int64, read-only
+        Judged non-relevant items outside the ranking, per query (bpref).
+    cutoffs : (K,) int64, read-only
+        Cutoffs, ascending, >= 1.
+    log_p : (K,) float64, read-only
+        log of RBP's persistence per cutoff column.
+    discount : (D + 1,) float64, read-only
+        Cumulative DCG discount (:func:`.finalize.finalize_ties`).
+    optional : int
+        Bit mask of the optional sums (finalize.OPTIONAL_*; read where ``sums`` is given).
+    out : (n_queries, N_QUANTITIES, K) float64
+        Written: base quantities, rows start..stop-1.
+    scalars : (n_queries, N_SCALARS) float64
+        Written: scalars, rows start..stop-1.
+    start, stop : int
+        The queries of this block, start..stop-1.
+    ranked : uint64
+        Address of :func:`.finalize.finalize_ranked` (:mod:`.address`; see ``walk`` in
+        :func:`finalize_rankings`).
+    sums : uint64
+        Address of :func:`.finalize.ranked_optional_sums`, or 0: no optional sums.
+    """
+    widest = 0
+    for q in range(start, stop):
+        widest = max(widest, offsets[q + 1] - offsets[q])
+    ranks = np.empty(widest, dtype=np.int64)
+    item_grades = np.empty(widest, dtype=np.float64)
+    item_gains = np.empty(widest, dtype=np.float64)
+    item_relevant = np.empty(widest, dtype=np.bool_)
+    item_judged = np.empty(widest, dtype=np.bool_)
+    for q in range(start, stop):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        order = rank_order(scores[lo:hi], keys[lo:hi], FIXED)
+        m = 0
+        judged_nonrel = extra_nonrel[q]
+        for p in range(hi - lo):
+            row = lo + order[p]
+            relevant = grades[row] >= relevance_level
+            if judged[row] or relevant or grades[row] != 0.0 or gains[row] != 0.0:
+                ranks[m] = p + 1
+                item_grades[m] = grades[row]
+                item_gains[m] = gains[row]
+                item_relevant[m] = relevant
+                item_judged[m] = judged[row]
+                m += 1
+                judged_nonrel += 1 if judged[row] and not relevant else 0
+        extra = slice(extra_offsets[q], extra_offsets[q + 1])
+        ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra],
+                                                 extra_gains[extra])
+        listed = (ranks[:m], item_grades[:m], item_gains[:m], item_relevant[:m], item_judged[:m], np.int64(hi - lo),
+                  np.bool_(False))
+        call_finalize_ranked(ranked, (*listed, np.int64(extra_relevant[q]), np.int64(judged_nonrel), ideal_gain,
+                                      ideal_count, cutoffs, log_p, discount, np.int64(optional), out[q], scalars[q]))
+        if sums != 0:
+            call_ranked_optional_sums(sums, (*listed, np.int64(judged_nonrel), ideal_gain, cutoffs, log_p,
+                                             np.int64(optional), out[q], scalars[q]))

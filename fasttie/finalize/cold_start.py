@@ -17,8 +17,11 @@ pass, and the pass over the items near enough to reach the cutoffs) runs two ker
 and the finish, which the two passes share: the call compiles the finish, the larger, by
 finishing a made-up scan, while :func:`stable_scan_in_helper` scans made-up codes of the same
 relevance kind and width (the near pass: their counts first); the call then waits for the helper,
-once the finish is compiled (nothing else is left to compile here), and loads the rest. Nothing
-else changes: the values are this process's.
+once the finish is compiled (nothing else is left to compile here), and loads the rest. The walk
+over ranked lists calls its finalizers through their addresses (:mod:`fasttie._kernels.address`):
+:func:`callees_in_helper` compiles them while the call compiles the walk's driver (by calling it
+on no queries), then the call waits and loads them. Nothing else changes: the values are this
+process's.
 
 A helper that fails or is not done after :data:`WAIT_SECONDS` changes nothing but the time
 (this process then compiles the walk itself). ``FASTTIE_COMPILE_HELPER=0`` turns helpers off;
@@ -37,8 +40,8 @@ from .._kernels import _jit
 from .._kernels.cached import dispatcher_cached
 from ..parallel import available_threads
 
-__all__ = ["Helper", "hamming_walk_in_helper", "ranked_walk_in_helper", "stable_scan_in_helper", "start_helper",
-           "HELPER_ENV", "WAIT_SECONDS"]
+__all__ = ["Helper", "callees_in_helper", "hamming_walk_in_helper", "ranked_walk_in_helper", "stable_scan_in_helper",
+           "start_helper", "HELPER_ENV", "WAIT_SECONDS"]
 
 HELPER_ENV = "FASTTIE_COMPILE_HELPER"
 WAIT_SECONDS = 300.0  # a helper compiles for seconds; past this something is wrong: compile here
@@ -70,6 +73,13 @@ rank_lists(grades, scores, np.array([n, n]) // 2, qid=None, metrics={metrics!r},
            tie_keys=True, n_threads=1, options=ListOptions(**{options!r}))
 """
 _MOST_ROWS = 200_000  # a made-up list longer than the deepest cutoff, up to this
+
+_ADDRESS_CALL = """
+from fasttie._kernels.address import address_of
+from fasttie._kernels.cached import kernel_at
+for path in {paths!r}:
+    address_of(kernel_at(path))
+"""
 
 
 class Helper:
@@ -237,3 +247,26 @@ def ranked_walk_in_helper(kernels, metrics, deepest, *, options, keyed, n_thread
     rows = 2 * min(max(int(deepest), 3) + 3, _MOST_ROWS)
     code = _RANK_CALL.format(rows=rows, keyed=bool(keyed), metrics=list(metrics), options=options)
     return start_helper(code, n_threads)
+
+
+def callees_in_helper(callees, n_threads) -> Helper | None:
+    """Start compiling kernels called through their addresses (:mod:`fasttie._kernels.address`) in
+    a helper, where none of them is cached: their caller compiles here meanwhile, without them.
+
+    Parameters
+    ----------
+    callees : sequence of numba dispatchers
+        Declared kernels of ``fasttie._kernels`` (:func:`fasttie._kernels.address.declare`).
+    n_threads : int or None
+        The call's ``n_threads``.
+
+    Returns
+    -------
+    Helper or None
+    """
+    if not callees or any(getattr(kernel, "signatures", True) for kernel in callees) or not _wanted(n_threads):
+        return None
+    if any(dispatcher_cached(kernel) is not False for kernel in callees):
+        return None
+    paths = [f"{kernel.py_func.__module__.rsplit('.', 1)[1]}.{kernel.py_func.__name__}" for kernel in callees]
+    return start_helper(_ADDRESS_CALL.format(paths=paths), n_threads)

@@ -14,9 +14,9 @@ from .._kernels.finalize import N_QUANTITIES
 from .._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from .._kernels.radix_sort import argsort_ascending
 from .._kernels.modes import FIXED, TIE_CODES
-from .._kernels.score_ties import (
-    finalize_fixed_rankings, finalize_fixed_rankings_optional, finalize_rankings, finalize_rankings_optional,
-)
+from .._kernels.address import address_of
+from .._kernels.finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
+from .._kernels.score_ties import finalize_fixed_rankings, finalize_rankings
 from ..metrics import aggregate, parse_metrics, passes
 from ..metrics.doors import LISTS, check_door
 from ..metrics.families import asked_names
@@ -24,6 +24,7 @@ from ..result import Result
 from ..finalize.extremes import list_extremes, with_extremes
 from ..finalize.spread import list_spread, with_spread
 from ..parallel import resolve_threads, run_blocks
+from ..finalize.cold_start import callees_in_helper
 from ..finalize.plan import err_columns, finalize_plan
 from ..finalize.values import (
     WHOLE_LIST, apply_empty, gains_of, group_sizes, metric_values, read_only,
@@ -41,20 +42,22 @@ __all__ = ["rank_evaluate"]
 _ro = read_only
 
 
-def _kernel(plan, ties):
-    """The finalize kernel of ``ties`` in the variant ``plan`` names (:func:`walk_kernels`): a
-    fixed order's (stable, trec) or the tie walk's (average, optimistic, pessimistic), whose
-    optional kernel computes the ratios too (no ratios-only kernel here). Looked up at each call
-    (a test may wrap a kernel of this module)."""
-    return plan.kernel(*walk_kernels(ties), fixed=TIE_CODES[ties] == FIXED)
-
-
 def walk_kernels(ties: str) -> tuple:
-    """The kernels of the walk over ranked lists that ``ties`` may run (its variants; which one
-    runs depends on the metrics and the lists' lengths: :meth:`FinalizePlan.kernel`)."""
+    """The kernels of the walk over ranked lists that ``ties`` may run: its driver, then the
+    finalizers the driver calls through their addresses (which of them runs depends on the
+    metrics: :func:`_callees`)."""
     if TIE_CODES[ties] == FIXED:
-        return finalize_fixed_rankings, finalize_fixed_rankings_optional
-    return finalize_rankings, finalize_rankings_optional
+        return finalize_fixed_rankings, finalize_ranked, ranked_optional_sums
+    return finalize_rankings, finalize_ties, finalize_ties_optional
+
+
+def _callees(plan, ties) -> list:
+    """The finalizers the walk of ``ties`` calls for ``plan``, in the order of the driver's
+    address arguments (None: the optional sums not asked, address 0). Looked up at each call (a
+    test may wrap a kernel of the module)."""
+    if TIE_CODES[ties] == FIXED:  # a fixed order has its ratios exactly: only the optional sums pick
+        return [finalize_ranked, plan.kernel(None, ranked_optional_sums, fixed=True)]
+    return [plan.kernel(finalize_ties, finalize_ties_optional)]  # no ratios-only walk here
 
 
 @takes_convention(_LISTS_DOOR)
@@ -397,11 +400,19 @@ def _evaluate_rows(metrics, rows, unretrieved, options, n_threads):
         arrays = [_ro(a) for a in (offsets, y_pred, y_true, gains, judged, keys)]
         extras = [_ro(a) for a in (extra_offsets, extra_grades, extra_gains, extra_relevant, extra_nonrel)]
         fixed = TIE_CODES[ties] == FIXED  # no ties: the rows with a grade or a judgment are enough
-        kernel = _kernel(plan, ties)
+        kernel = walk_kernels(ties)[0]
         mode = () if fixed else (TIE_CODES[ties],)
+        callees = _callees(plan, ties)
+        helper = callees_in_helper([c for c in callees if c is not None], n_threads)
+        if helper is not None:  # a cold cache: the driver compiles here (a call over no queries) meanwhile
+            kernel(*arrays, float(level), *mode, *extras, *plan.arguments(fixed=fixed), quantities, scalars, 0, 0,
+                   *(np.uint64(0) for _ in callees))
+            helper.wait()
+        addresses = [np.uint64(0 if c is None else address_of(c)) for c in callees]
 
         def finalize(lo, hi):
-            kernel(*arrays, float(level), *mode, *extras, *plan.arguments(fixed=fixed), quantities, scalars, lo, hi)
+            kernel(*arrays, float(level), *mode, *extras, *plan.arguments(fixed=fixed), quantities, scalars, lo, hi,
+                   *addresses)
         run_blocks(finalize, n_queries, resolve_threads(n_threads, 16 * len(y_true)))
         values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
         per_query.update(values)

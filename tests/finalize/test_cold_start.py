@@ -141,6 +141,30 @@ def test_a_cold_trec_call_loads_the_walk_that_a_helper_compiled(tmp_path, metric
     assert helped["mean"] == alone["mean"]
 
 
+COLD_LISTS = COMPILE_COUNTER + r"""
+import numpy as np
+import fasttie as ft
+rng = np.random.default_rng(3)
+y_true = rng.integers(0, 4, 500).astype(float); y_pred = rng.integers(0, 40, 500) / 4.0
+result = ft.rank_evaluate(y_true, y_pred, [200, 300], metrics=METRICS, ties=TIES)
+print("RESULT " + json.dumps({"compiled": compiled, "mean": {k: repr(v) for k, v in result.mean.items()}}))
+"""
+
+
+@pytest.mark.parametrize("metrics, ties", [(["AP", "nDCG@10", "P@10", "RR"], "average"),
+                                           (["AP", "nDCG@10", "Bpref", "RBP(p=0.8)"], "stable")])
+def test_a_cold_ranked_list_call_loads_the_finalizers_that_a_helper_compiled(tmp_path, metrics, ties):
+    # rank_evaluate's walk calls its finalizers through their addresses: the call compiles the
+    # walk's driver (its sort and tie cuts) while a helper compiles the finalizers it calls
+    script = COLD_LISTS.replace("METRICS", repr(metrics)).replace("TIES", repr(ties))
+    helped, alone = _cold(tmp_path / "helped", script), _cold(tmp_path / "alone", script, FASTTIE_COMPILE_HELPER="0")
+    finalizers = ("fasttie._kernels.finalize.",)
+    assert [name for name in alone["compiled"] if name.startswith(finalizers)]
+    assert [name for name in helped["compiled"] if name.startswith(finalizers)] == []
+    assert any(name.startswith("fasttie._kernels.score_ties.") for name in helped["compiled"])  # the driver, here
+    assert helped["mean"] == alone["mean"]
+
+
 def _walk(metrics=("AP", "P@10"), n_db=3000):
     plan = finalize_plan(parse_metrics(list(metrics)), "average", "retrieved", n_db)
     return plan.kernel(hamming_ties.finalize_histograms, hamming_ties.finalize_histograms_optional,
