@@ -11,7 +11,7 @@ from scipy.stats import hypergeom
 
 from fasttie._kernels.finalize import AP_NUM, AP_RET, DCG, HITS, N_QUANTITIES, N_SCALARS, RR, finalize_ties_optional
 from fasttie._kernels.tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
-from fasttie.finalize.values import discount_table
+from fasttie.finalize.values import discount_table, read_only
 
 mpmath.mp.dps = 40
 
@@ -67,10 +67,12 @@ def _finalize(ties, cutoffs, gains=(0.0, 1.0)):
     out = np.zeros((N_QUANTITIES, len(cutoffs)))
     scalars = np.zeros(N_SCALARS)
     cutoffs = np.array(cutoffs, dtype=np.int64)
+    # the plan's tables read-only, as every caller passes them (one compiled signature: test_warmup)
+    tables = [read_only(a) for a in (cutoffs, np.full(len(cutoffs), np.log(0.8)),
+                                     discount_table(int(min(cutoffs.max(), tie_n.sum()))))]
     finalize_ties_optional(  # the kernel with the expected ratios (need_ratio)
         tie_n, tie_r, tie_n - tie_r, tie_r.astype(float), tie_r * gains[1], 0, int((tie_n - tie_r).sum()),
-        np.array([gains[1]]), np.array([total]), cutoffs, np.full(len(cutoffs), np.log(0.8)),
-        discount_table(int(min(cutoffs.max(), tie_n.sum()))), True, 0, out, scalars,
+        np.array([gains[1]]), np.array([total]), *tables, True, 0, out, scalars,
     )
     return out
 
