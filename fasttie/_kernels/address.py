@@ -108,5 +108,9 @@ def address_of(dispatcher) -> int:
     int
         What the intrinsic of :func:`caller_of` takes as ``address`` (pass it as ``np.uint64``).
     """
-    result = dispatcher.get_compile_result(types.none(*_DECLARED[dispatcher]))
+    arg_types = _DECLARED[dispatcher]
+    # compiled by its argument types alone, as numba compiles a call: a signature with its return
+    # type would file the kernel in numba's cache under another key than a caller's linked call
+    dispatcher.compile(arg_types)
+    result = dispatcher.overloads[arg_types]
     return result.library.get_pointer_to_function(result.fndesc.llvm_func_name)

@@ -12,12 +12,12 @@ __all__ = ["FRONT_DOORS", "cache_status", "door_kernels", "dispatcher_cached", "
            "kernel_cached"]
 
 # the driver kernels each front door calls (their callees are compiled into them, but for those they call
-# through their addresses, listed too: the ranked lists' finalizers, :mod:`.address`); evaluate's
+# through their addresses, listed too: the tie walks' finalizers, :mod:`.address`); evaluate's
 # passes of one- and two-word codes, and its tiled pass, are those this CPU runs (:func:`door_kernels`)
 FRONT_DOORS = {
     "evaluate": ("histogram.hist_multihot",
-                 "histogram.move_relevant", "hamming_ties.finalize_histograms",
-                 "hamming_ties.finalize_histograms_ratios", "hamming_ties.finalize_histograms_optional",
+                 "histogram.move_relevant", "hamming_ties.finalize_histograms", "finalize.finalize_ties",
+                 "finalize.finalize_ties_ratios", "finalize.finalize_ties_optional",
                  "hamming_ties.stable_scan", "hamming_ties.finish_stable", "hamming_ties.finish_stable_optional",
                  "stable_top.scan_near",
                  "err.err_histograms", "tie_spread.hamming_spread", "tie_spread.hamming_spread_retrieved",
@@ -41,7 +41,7 @@ FRONT_DOORS = {
     "rescore_evaluate": ("rescore.hamming_block", "rescore.collect_block", "rescore.top_k_block",
                          "rescore.grade_totals"),
     "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries",
-                   "diversity_ties.average_queries", "alpha_ndcg.first_duplicate"),
+                   "diversity_ties.average_queries", "diversity_measures.query_sums", "alpha_ndcg.first_duplicate"),
 }
 
 

@@ -28,8 +28,10 @@ sum. The facade (``fasttie.diversity``) divides.
 """
 
 import numpy as np
+from numba import types
 
 from ._jit import jit
+from .address import caller_of, declare
 from .alpha_ndcg import decay, gain, greedy_gains, run_top
 from .popcount import popcount64
 
@@ -269,9 +271,19 @@ def query_sums(masks, ideal_keys, start, stop, gains, pairs, new, cutoffs, alpha
             nrbp[IDEAL_NRBP, b] = 0.0
 
 
+# the drivers (this module's and diversity_ties.average_queries) call query_sums through its address
+# (:mod:`.address`): a cold call compiles the driver while a helper compiles query_sums
+_READ_INTS, _READ_FLOATS = (types.Array(dtype, 1, "C", readonly=True) for dtype in (types.int64, types.float64))
+QUERY_SUMS_ARGS = (types.Array(types.uint64, 2, "C", readonly=True), _READ_INTS, types.int64, types.int64,
+                   types.float64[::1], types.float64[::1], types.float64[::1], _READ_INTS, types.float64, _READ_FLOATS,
+                   _READ_FLOATS, types.int64, types.float64[:, ::1], types.float64[:, ::1])
+declare(query_sums, QUERY_SUMS_ARGS)
+call_query_sums = caller_of(QUERY_SUMS_ARGS, "query_sums")
+
+
 @jit
 def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha, betas, discount, options, cut,
-                      scalars, nrbp, start, stop):
+                      scalars, nrbp, start, stop, sums):
     """Every run and ideal sum of queries start..stop-1 (rows offsets[q]..offsets[q+1]) in the
     run's fixed order (see the module docstring); ``diversity_ties.average_queries`` is the
     same over the orders inside ties.
@@ -306,6 +318,8 @@ def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alp
         Written: NRBP sums, rows start..stop-1.
     start, stop : int
         The queries of this block, start..stop-1; each query writes only its own rows.
+    sums : uint64
+        Address of :func:`query_sums` (:mod:`.address`), which is not compiled into this kernel.
     """
     want_ap = (options & WANT_AP) != 0
     for q in range(start, stop):
@@ -314,5 +328,5 @@ def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alp
         relevant, depth, gains, pairs, new = query_start(masks, lo, hi, cutoffs, options, want_ap, scalars[q])
         scalars[q, AP_SUM] = _fixed_run(masks, scores, run_keys, lo, hi, depth, alpha, want_ap, relevant, gains,
                                         pairs, new)
-        query_sums(masks, ideal_keys, lo, hi, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut[q],
-                    nrbp[q])
+        call_query_sums(sums, (masks, ideal_keys, np.int64(lo), np.int64(hi), gains, pairs, new, cutoffs,
+                               np.float64(alpha), betas, discount, np.int64(options), cut[q], nrbp[q]))

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from .diversity_measures import AP_SUM, WANT_AP, ap_ia_sum, query_start, query_sums
+from .diversity_measures import AP_SUM, WANT_AP, ap_ia_sum, call_query_sums, query_start
 from .finalize import precision_kernel
 from .popcount import popcount64
 from .radix_sort import argsort_descending
@@ -220,7 +220,7 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
 
 @jit
 def average_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha, betas, discount, options, cut,
-                    scalars, nrbp, start, stop):
+                    scalars, nrbp, start, stop, sums):
     """``diversity_measures.diversity_queries`` with the run's vectors averaged over the
     orders inside ties (run_keys is not read): a kernel of its own, so a fixed-order call never
     compiles the tie walk.
@@ -255,6 +255,8 @@ def average_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha
         Written: NRBP sums, rows start..stop-1.
     start, stop : int
         The queries of this block, start..stop-1; each query writes only its own rows.
+    sums : uint64
+        Address of :func:`.diversity_measures.query_sums` (:mod:`.address`).
     """
     want_ap = (options & WANT_AP) != 0
     for q in range(start, stop):
@@ -262,5 +264,5 @@ def average_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha
         hi = offsets[q + 1]
         relevant, depth, gains, pairs, new = query_start(masks, lo, hi, cutoffs, options, want_ap, scalars[q])
         scalars[q, AP_SUM] = average_run(masks, scores, lo, hi, depth, alpha, want_ap, relevant, gains, pairs, new)
-        query_sums(masks, ideal_keys, lo, hi, gains, pairs, new, cutoffs, alpha, betas, discount, options, cut[q],
-                    nrbp[q])
+        call_query_sums(sums, (masks, ideal_keys, np.int64(lo), np.int64(hi), gains, pairs, new, cutoffs,
+                               np.float64(alpha), betas, discount, np.int64(options), cut[q], nrbp[q]))

@@ -432,14 +432,15 @@ def _finalize_ties_kernel(optional_sums, ratios):
 
 finalize_ties, finalize_ties_ratios, finalize_ties_optional = jit_variants(_finalize_ties_kernel, WITH_RATIOS)
 
-# the walk over ranked lists (score_ties) calls the finalizers through their addresses
-# (:mod:`.address`): their argument types, arrays C-contiguous, the plan's tables read-only (the
-# Hamming door's calls, linked, pass the same types: one compile serves both doors)
+# the walks over histograms (hamming_ties) and over ranked lists (score_ties) call the finalizers
+# through their addresses (:mod:`.address`): their argument types, arrays C-contiguous, the plan's
+# tables read-only (the Hamming stable finish's linked calls pass the same types: one compile serves all)
 _INTS, _FLOATS, _FLAGS = types.int64[::1], types.float64[::1], types.bool_[::1]
 _TABLE_INTS, _TABLE_FLOATS = (types.Array(dtype, 1, "C", readonly=True) for dtype in (types.int64, types.float64))
 FINALIZE_TIES_ARGS = (_INTS, _INTS, _INTS, _FLOATS, _FLOATS, types.int64, types.int64, _FLOATS, _INTS, _TABLE_INTS,
                       _TABLE_FLOATS, _TABLE_FLOATS, types.boolean, types.int64, types.float64[:, ::1], _FLOATS)
 declare(finalize_ties, FINALIZE_TIES_ARGS)
+declare(finalize_ties_ratios, FINALIZE_TIES_ARGS)
 declare(finalize_ties_optional, FINALIZE_TIES_ARGS)
 call_finalize_ties = caller_of(FINALIZE_TIES_ARGS, "finalize_ties")
 

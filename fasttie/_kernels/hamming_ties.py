@@ -16,9 +16,9 @@
 
 import numpy as np
 
-from ._jit import WITH_RATIOS, jit, jit_pair, jit_variants
+from ._jit import jit, jit_pair
 from .err import err_ranked
-from .finalize import finalize_ranked, finalize_ties, finalize_ties_optional, finalize_ties_ratios, ranked_optional_sums
+from .finalize import call_finalize_ties, finalize_ranked, ranked_optional_sums
 from .modes import AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC
 from .popcount import distance, popcount64
 from .tie_arrays import empty_ties
@@ -78,58 +78,53 @@ def _bucket_ties(hist_q, gains, mode):
     return tie_n[:m], tie_r[:m], tie_u[:m], tie_s[:m], tie_g[:m]
 
 
-def _finalize_histograms_kernel(optional_sums, ratios):
-    """:func:`finalize_histograms`, ``finalize_histograms_ratios`` and ``finalize_histograms_optional``,
-    which finalize with :func:`.finalize.finalize_ties`, ``finalize_ties_ratios`` and
-    ``finalize_ties_optional``: one source, three kernels (:func:`._jit.jit_variants`). AP@k over
-    the retrieved relevant items, the default here, needs the ratios and none of the optional sums."""
+@jit
+def finalize_histograms(hist, gains, mode, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
+                        stop, walk):
+    """Base quantities of queries start..stop-1 from their histograms (average, optimistic,
+    pessimistic).
 
-    def finalize_histograms(hist, gains, mode, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
-                            stop):
-        """Base quantities of queries start..stop-1 from their histograms (average, optimistic,
-        pessimistic).
-
-        Parameters
-        ----------
-        hist : (n_queries, n_bits + 1, n_grades) int64
-            Counts by (distance, grade) of every query (grade > 0 relevant); only read here.
-        gains : (n_grades,) float64, read-only
-            Gain of each grade.
-        mode : int
-            Tie mode: modes.AVERAGE, OPTIMISTIC or PESSIMISTIC.
-        cutoffs : (K,) int64, read-only
-            Cutoffs, ascending, >= 1 (past n_db: the whole list).
-        log_p : (K,) float64, read-only
-            log of RBP's persistence p per cutoff column.
-        discount : (D + 1,) float64, read-only
-            Cumulative DCG discount, ``discount[i] = sum_{l <= i} 1 / log2(1 + l)``.
-        need_ratio : bool
-            Compute AP_RET / WAP_RET (the ``_ratios`` and ``_optional`` kernels only).
-        optional : int
-            Bit mask of the optional sums (finalize.OPTIONAL_*; the ``_optional`` kernel only).
-        out : (n_queries, N_QUANTITIES, K) float64
-            Base quantities; rows start..stop-1 are written.
-        scalars : (n_queries, N_SCALARS) float64
-            Per-query scalars (R, hits@R, bpref sum, ...); rows start..stop-1 are written.
-        start, stop : int
-            The queries of this block, start..stop-1.
-        """
-        for i in range(start, stop):
-            tie_n, tie_r, tie_u, tie_s, tie_g = _bucket_ties(hist[i], gains, mode)
-            judged_nonrel = np.int64(0)
-            for c in range(tie_u.shape[0]):
-                judged_nonrel += tie_u[c]
-            ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
-            (finalize_ties_optional if optional_sums else finalize_ties_ratios if ratios else finalize_ties)(
-                tie_n, tie_r, tie_u, tie_s, tie_g, np.int64(0), judged_nonrel, ideal_gain, ideal_count, cutoffs,
-                log_p, discount, need_ratio, optional, out[i], scalars[i],
-            )
-
-    return finalize_histograms
-
-
-finalize_histograms, finalize_histograms_ratios, finalize_histograms_optional = jit_variants(
-    _finalize_histograms_kernel, WITH_RATIOS)
+    Parameters
+    ----------
+    hist : (n_queries, n_bits + 1, n_grades) int64
+        Counts by (distance, grade) of every query (grade > 0 relevant); only read here.
+    gains : (n_grades,) float64, read-only
+        Gain of each grade.
+    mode : int
+        Tie mode: modes.AVERAGE, OPTIMISTIC or PESSIMISTIC.
+    cutoffs : (K,) int64, read-only
+        Cutoffs, ascending, >= 1 (past n_db: the whole list).
+    log_p : (K,) float64, read-only
+        log of RBP's persistence p per cutoff column.
+    discount : (D + 1,) float64, read-only
+        Cumulative DCG discount, ``discount[i] = sum_{l <= i} 1 / log2(1 + l)``.
+    need_ratio : bool
+        Compute AP_RET / WAP_RET (the ratios and optional walks only).
+    optional : int
+        Bit mask of the optional sums (finalize.OPTIONAL_*; the optional walk only).
+    out : (n_queries, N_QUANTITIES, K) float64
+        Base quantities; rows start..stop-1 are written.
+    scalars : (n_queries, N_SCALARS) float64
+        Per-query scalars (R, hits@R, bpref sum, ...); rows start..stop-1 are written.
+    start, stop : int
+        The queries of this block, start..stop-1.
+    walk : uint64
+        Address of the tie walk (:mod:`.address`): :func:`.finalize.finalize_ties`,
+        ``finalize_ties_ratios`` (AP@k over the retrieved relevant items, the default here) or
+        ``finalize_ties_optional`` (the optional sums). Not compiled into this kernel: a cold
+        first call compiles this driver while a helper compiles the walk
+        (:mod:`fasttie.finalize.cold_start`).
+    """
+    for i in range(start, stop):
+        tie_n, tie_r, tie_u, tie_s, tie_g = _bucket_ties(hist[i], gains, mode)
+        judged_nonrel = np.int64(0)
+        for c in range(tie_u.shape[0]):
+            judged_nonrel += tie_u[c]
+        ideal_gain, ideal_count = _ideal_runs(hist[i], gains)
+        call_finalize_ties(walk, (
+            tie_n, tie_r, tie_u, tie_s, tie_g, np.int64(0), judged_nonrel, ideal_gain, ideal_count, cutoffs, log_p,
+            discount, np.bool_(need_ratio), np.int64(optional), out[i], scalars[i],
+        ))
 
 
 @jit(inline="always")

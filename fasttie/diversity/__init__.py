@@ -45,9 +45,11 @@ import numpy.typing as npt
 
 from .._kernels.diversity_measures import (
     AP_SUM, AVERAGE, COVERED, FULL_IDEAL, FULL_RUN, IDEAL, IDEAL_DCG, IDEAL_ERR, IDEAL_NRBP, N_CUT, N_SCALARS,
-    N_SUBTOPICS, PAIRS, RUN_DCG, RUN_ERR, RUN_NRBP, WANT_AP, diversity_queries,
+    N_SUBTOPICS, PAIRS, RUN_DCG, RUN_ERR, RUN_NRBP, WANT_AP, diversity_queries, query_sums,
 )
+from .._kernels.address import address_of
 from .._kernels.diversity_ties import average_queries
+from ..finalize.cold_start import callees_in_helper
 from .inputs import TIE_RULES, DiversityInputs, check_cutoffs, empty_value, is_scalar_k, prepare_inputs
 from ..errors import InputError
 from ..metrics.families import asked_names
@@ -300,11 +302,14 @@ def _run_kernel(inputs: DiversityInputs, cutoffs, alpha, betas, options, n_threa
     nrbp = np.empty((n_queries, 2, len(betas)))
     work = (int(sizes.sum()) if options & (FULL_RUN | FULL_IDEAL) else int(min(cutoffs[-1], 64))) * int(sizes.sum())
     kernel = average_queries if options & AVERAGE else diversity_queries  # the tie walk compiles only if asked
-    run_blocks(
-        lambda lo, hi: kernel(inputs.masks, inputs.scores, inputs.run_keys, inputs.ideal_keys, inputs.offsets,
-                              cutoffs, alpha, betas, discount, options, cut, scalars, nrbp, lo, hi),
-        n_queries, resolve_threads(n_threads, min(work, 1 << 40)),
-    )
+    arguments = (inputs.masks, inputs.scores, inputs.run_keys, inputs.ideal_keys, inputs.offsets, cutoffs, alpha, betas,
+                 discount, options, cut, scalars, nrbp)
+    helper = callees_in_helper([query_sums], n_threads)
+    if helper is not None:  # a cold cache: the driver compiles here (a call over no queries), the sums in a helper
+        kernel(*arguments, 0, 0, np.uint64(0))
+        helper.wait()
+    sums = np.uint64(address_of(query_sums))
+    run_blocks(lambda lo, hi: kernel(*arguments, lo, hi, sums), n_queries, resolve_threads(n_threads, min(work, 1 << 40)))
     return cut, scalars, nrbp
 
 

@@ -10,7 +10,9 @@ then the walk over the ranked lists, more than half of its cold call (dicts, as
 cached and a second CPU is usable, a Python process compiles it and caches it meanwhile, by
 evaluating made-up data with the same metrics and options (the same kernel variant and
 signature): :func:`hamming_walk_in_helper` finalizes made-up counts of the same shape and
-database size with :meth:`fasttie.TieStats.finalize`, :func:`ranked_walk_in_helper` ranks a
+database size with :meth:`fasttie.TieStats.finalize` (the walk, which the walk's driver calls
+through its address, ERR and the spread; not the driver, which the call compiles meanwhile by
+calling it on no queries: ``engine.WALK_DRIVER``), :func:`ranked_walk_in_helper` ranks a
 made-up list with :func:`fasttie.lists.facade.rank_lists` as the TREC door does. The call
 waits for the helper before its walk and loads it from the cache. ``ties="stable"`` (the full
 pass, and the pass over the items near enough to reach the cutoffs) runs two kernels, the scans
@@ -48,7 +50,9 @@ WAIT_SECONDS = 300.0  # a helper compiles for seconds; past this something is wr
 
 _FINALIZE_CALL = """
 import numpy as np
+from fasttie.hamming import engine
 from fasttie.hamming.stats import TieStats
+engine.WALK_DRIVER = False  # the walk's driver compiles in the call, the walk (called through its address) here
 counts = np.zeros((2, {n_bits} + 1, {n_grades}), dtype=np.int64)
 counts[:, 0, 0] = {n_db} - ({n_grades} - 1)  # the database's size picks the kernel variant (a cutoff inside it)
 counts[:, 1, 1:] = 1  # an item of every grade

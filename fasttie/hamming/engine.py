@@ -24,10 +24,11 @@ from .._kernels.class_sort import count_classes, scatter_by_class
 from .._kernels.cpu import bitsliced_codes
 from .._kernels.err import err_histograms
 from .._kernels.finalize import N_QUANTITIES, TOTAL_RELEVANT, radius_ap_sums, radius_ap_sums_ranked
+from .._kernels.address import address_of
+from .._kernels.finalize import finalize_ties, finalize_ties_optional, finalize_ties_ratios
 from .._kernels.hamming_ties import (
-    GROUP, GROUP_MIN, finalize_histograms,
-    finalize_histograms_optional, finalize_histograms_ratios, finalize_ranked_queries, finalize_ranked_queries_optional,
-    finish_stable, finish_stable_optional, stable_ranks, stable_scan,
+    GROUP, GROUP_MIN, finalize_histograms, finalize_ranked_queries, finalize_ranked_queries_optional, finish_stable,
+    finish_stable_optional, stable_ranks, stable_scan,
 )
 from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
 from .._kernels.modes import KIND_CODES, TIE_CODES
@@ -70,13 +71,19 @@ _AUTO_SECONDS = 2.0
 _ro = read_only
 
 
+# whether the finalizer runs the tie walk's driver: a helper compiling the walk of a cold call
+# (finalize.cold_start) sets it False, since the call compiles the driver itself meanwhile
+WALK_DRIVER = True
+
+
 def _kernel(plan, pass_):
     """The kernel of ``pass_`` in the variant ``plan`` names: the tie walk over histograms
-    ("histograms": average, optimistic, pessimistic) or a fixed order: database index order, the
-    finish of both stable passes ("stable"), or ranks given ("ranked"). Looked up at each call (a
-    test may wrap a kernel of this module)."""
+    ("histograms": average, optimistic, pessimistic; the kernel that :func:`finalize_histograms`
+    calls through its address) or a fixed order: database index order, the finish of both stable
+    passes ("stable"), or ranks given ("ranked"). Looked up at each call (a test may wrap a kernel
+    of this module)."""
     if pass_ == "histograms":
-        return plan.kernel(finalize_histograms, finalize_histograms_optional, finalize_histograms_ratios)
+        return plan.kernel(finalize_ties, finalize_ties_optional, finalize_ties_ratios)
     plain, optional = {"stable": (finish_stable, finish_stable_optional),
                        "ranked": (finalize_ranked_queries, finalize_ranked_queries_optional)}[pass_]
     return plan.kernel(plain, optional, fixed=True)
@@ -410,10 +417,16 @@ class _Finalizer:
         # the optional sums (bpref, IPrec, RBP) and the ratios in kernels of their own: a call compiles only what it
         # needs (AP@k over the retrieved items, the default: the ratios)
         plan = self.plan
-        if self.ready is not None:
-            self.ready()
         ties = TIE_CODES[self.options.ties]
-        _kernel(plan, "histograms")(hist, self.gains, ties, *plan.arguments(), quantities, scalars, lo, hi)
+        if self.ready is not None:  # a helper compiles the walk: the driver compiles here meanwhile (no queries)
+            finalize_histograms(hist, self.gains, ties, *plan.arguments(), quantities, scalars, lo, lo, np.uint64(0))
+            self.ready()
+        walk = np.uint64(address_of(_kernel(plan, "histograms")))
+        if WALK_DRIVER:
+            finalize_histograms(hist, self.gains, ties, *plan.arguments(), quantities, scalars, lo, hi, walk)
+        else:  # a helper's made-up call: what follows (ERR, the spread) compiles on zeros
+            quantities[lo:hi] = 0.0
+            scalars[lo:hi] = 0.0
         if len(plan.err_cutoffs):
             err_histograms(hist, ties, plan.err_cutoffs, err, lo, hi)
 
@@ -429,11 +442,12 @@ class _Finalizer:
 
 
 def cold_tie_walk(metrics, options, n_db):
-    """The tie walk's kernel (a numba dispatcher) that finalizing counts under ``options`` (ties
-    not "stable") runs for ``metrics``, the variant their plan picks; None where a walk already ran in
-    this process (a warm call: its histogram pass is most likely compiled too, so a helper would
-    have nothing to overlap; and no plan is built for nothing)."""
-    walks = (finalize_histograms, finalize_histograms_ratios, finalize_histograms_optional)
+    """The tie walk's kernel (a numba dispatcher, which :func:`.hamming_ties.finalize_histograms`
+    calls through its address) that finalizing counts under ``options`` (ties not "stable") runs for
+    ``metrics``, the variant their plan picks; None where a walk already ran in this process (a
+    warm call: its histogram pass is most likely compiled too, so a helper would have nothing to
+    overlap; and no plan is built for nothing)."""
+    walks = (finalize_histograms, finalize_ties, finalize_ties_ratios, finalize_ties_optional)
     if any(getattr(kernel, "signatures", True) for kernel in walks):  # a test's wrapper of a kernel counts as run
         return None
     return _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "histograms")

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import fasttie as ft
-from fasttie._kernels import _jit, hamming_ties
+from fasttie._kernels import _jit, finalize
 from fasttie.finalize import cold_start
 from fasttie.finalize.plan import finalize_plan
 from fasttie.hamming.engine import cold_tie_walk
@@ -49,8 +49,10 @@ def _cold_call(folder, metrics, spread, **env_changes):
 def test_a_cold_call_loads_the_tie_walk_that_a_helper_compiled(tmp_path, metrics, spread):
     helped = _cold_call(tmp_path / "helped", metrics, spread)
     alone = _cold_call(tmp_path / "alone", metrics, spread, FASTTIE_COMPILE_HELPER="0")
-    walks = ("fasttie._kernels.hamming_ties.finalize", "fasttie._kernels.finalize.", "fasttie._kernels.err.",
-             "fasttie._kernels.tie_spread.", "fasttie._kernels.tie_extremes.")
+    # the walk's driver (finalize_histograms) calls the walk through its address: it compiles here
+    # while the helper compiles the walk, ERR and the spread
+    walks = ("fasttie._kernels.finalize.", "fasttie._kernels.err.", "fasttie._kernels.tie_spread.",
+             "fasttie._kernels.tie_extremes.")
     assert [name for name in alone["compiled"] if name.startswith(walks)]  # the counter sees the walk compile
     assert [name for name in helped["compiled"] if name.startswith(walks)] == []
     passes = ("fasttie._kernels.histogram.", "fasttie._kernels.bitsliced.")  # portable, or AVX-512's
@@ -165,10 +167,32 @@ def test_a_cold_ranked_list_call_loads_the_finalizers_that_a_helper_compiled(tmp
     assert helped["mean"] == alone["mean"]
 
 
+COLD_ALPHA = COMPILE_COUNTER + r"""
+import numpy as np
+import fasttie as ft
+rng = np.random.default_rng(4)
+subtopics = rng.integers(0, 2, (500, 5)); y_pred = rng.integers(0, 30, 500) / 3.0
+values = ft.alpha_ndcg(subtopics, y_pred, [200, 300], k=[5, 20], ties=TIES)
+print("RESULT " + json.dumps({"compiled": compiled, "values": np.asarray(values).tobytes().hex()}))
+"""
+
+
+@pytest.mark.parametrize("ties", ["stable", "average"])
+def test_a_cold_alpha_ndcg_call_loads_the_sums_that_a_helper_compiled(tmp_path, ties):
+    # the drivers of alpha_ndcg call query_sums through its address: the call compiles the driver
+    # (the run's gains, or their average over tie orders) while a helper compiles the sums
+    script = COLD_ALPHA.replace("TIES", repr(ties))
+    helped, alone = _cold(tmp_path / "helped", script), _cold(tmp_path / "alone", script, FASTTIE_COMPILE_HELPER="0")
+    sums = "fasttie._kernels.diversity_measures.query_sums"
+    assert sums in alone["compiled"] and sums not in helped["compiled"]
+    driver = "diversity_ties.average_queries" if ties == "average" else "diversity_measures.diversity_queries"
+    assert f"fasttie._kernels.{driver}" in helped["compiled"]
+    assert helped["values"] == alone["values"]
+
+
 def _walk(metrics=("AP", "P@10"), n_db=3000):
     plan = finalize_plan(parse_metrics(list(metrics)), "average", "retrieved", n_db)
-    return plan.kernel(hamming_ties.finalize_histograms, hamming_ties.finalize_histograms_optional,
-                       hamming_ties.finalize_histograms_ratios)
+    return plan.kernel(finalize.finalize_ties, finalize.finalize_ties_optional, finalize.finalize_ties_ratios)
 
 
 def _start(kernel, n_threads=None, n_db=3000):
@@ -192,7 +216,7 @@ def test_no_helper_where_it_cannot_help_or_is_not_wanted(monkeypatch):
     started = []
     monkeypatch.setattr(cold_start.subprocess, "Popen", lambda *a, **k: started.append(a) or object())
     monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
-    assert _walk() in (hamming_ties.finalize_histograms, hamming_ties.finalize_histograms_ratios)
+    assert _walk() in (finalize.finalize_ties, finalize.finalize_ties_ratios)
     assert _start(_Cold()) is not None and len(started) == 1  # cold, two CPUs: a helper
     assert _start(_Cold(), n_threads=1) is None  # the call keeps to one CPU
     assert _start(_Cold(), n_db=0) is None  # too few items for the made-up counts

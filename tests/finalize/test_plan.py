@@ -115,8 +115,7 @@ def test_the_plan_spreads_its_arguments_in_the_order_every_kernel_takes_them():
 
     from fasttie._kernels import hamming_ties, score_ties
 
-    walks = [hamming_ties.finalize_histograms, hamming_ties.finalize_histograms_ratios,
-             hamming_ties.finalize_histograms_optional, score_ties.finalize_rankings]
+    walks = [hamming_ties.finalize_histograms, score_ties.finalize_rankings]
     fixed = [hamming_ties.finish_stable, hamming_ties.finish_stable_optional,
              hamming_ties.finalize_ranked_queries, score_ties.finalize_fixed_rankings]
     plan = finalize_plan(parse_metrics(["AP@3", "Bpref", "RBP(p=0.5)"]), "average", "retrieved", 10)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-from fasttie._kernels import bitsliced, class_sort, cpu, hamming_ties, histogram
+from fasttie._kernels import bitsliced, class_sort, cpu, finalize, hamming_ties, histogram
 from fasttie.hamming import engine
 from fasttie.relevance import make_relevance
 from helpers import random_codes
@@ -48,7 +48,7 @@ def test_one_signature_per_kernel(tmp_path):
     for labels in (dl, dl.astype(np.uint8)):
         ft.evaluate(q, db, ql.astype(np.int16), labels, metrics=["AP@5", "nDCG"])
     ft.evaluate(q, db, relevance=([0, 1, 1, 2, 2, 3, 3, 3], [4, 9, 0], [1, 2, 1]), metrics=["AP@5", "nDCG"])
-    for kernel in (*one_word, histogram.tiled_kernel(4), hamming_ties.finalize_histograms_ratios,
+    for kernel in (*one_word, histogram.tiled_kernel(4), hamming_ties.finalize_histograms, finalize.finalize_ties_ratios,
                    hamming_ties.stable_scan, hamming_ties.finish_stable):
         assert len(kernel.signatures) == 1, (kernel, kernel.signatures)
 

@@ -2,6 +2,11 @@
 computes, and a caller whose arguments are not the callee's declared types does not compile
 (never a call with the wrong types)."""
 
+import json
+import os
+import subprocess
+import sys
+
 import numba
 import numpy as np
 import pytest
@@ -9,6 +14,7 @@ from numba import types
 from numba.core.errors import TypingError
 
 from fasttie._kernels.address import address_of, caller_of, declare, declared
+from helpers import COMPILE_COUNTER
 
 
 @numba.njit
@@ -70,3 +76,32 @@ def test_a_caller_of_other_argument_types_does_not_compile():
 
     with pytest.raises(TypingError, match="_scaled_sums through its address takes"):
         strided(np.uint64(0), np.ones(6), np.zeros(1))
+
+
+_FIRST_CALL = r"""
+import numpy as np
+from fasttie._kernels.finalize import finalize_ranked, N_QUANTITIES, N_SCALARS
+from fasttie.finalize.values import read_only
+ints, floats, flags = np.ones(2, dtype=np.int64), np.ones(2), np.ones(2, dtype=np.bool_)
+finalize_ranked(np.array([1, 2]), floats, floats, flags, flags, 5, np.bool_(True), 0, 3, floats, ints,
+                read_only(np.array([1, 5])), read_only(np.zeros(2)), read_only(np.zeros(6)), 0,
+                np.zeros((N_QUANTITIES, 2)), np.zeros(N_SCALARS))
+"""
+
+_BY_ADDRESS = COMPILE_COUNTER + r"""
+from fasttie._kernels.address import address_of
+from fasttie._kernels.finalize import finalize_ranked
+address_of(finalize_ranked)
+print("RESULT " + json.dumps(compiled))
+"""
+
+
+def test_a_kernel_cached_by_a_call_is_loaded_by_its_address_in_another_process(tmp_path):
+    # numba files a kernel in its cache under the argument types of the compile: the address must
+    # be taken under the key a call (or a caller's linked call) files it, or every process compiles again
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env.pop("FASTTIE_NO_CACHE", None)
+    for script in (_FIRST_CALL, _BY_ADDRESS):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.split("RESULT ", 1)[1]) == []
