@@ -19,13 +19,15 @@ import time
 
 import numpy as np
 
+from .._kernels.address import address_of
 from .._kernels.bitsliced import hist_classes
 from .._kernels.class_sort import count_classes, scatter_by_class
 from .._kernels.cpu import bitsliced_codes
 from .._kernels.err import err_histograms
-from .._kernels.finalize import N_QUANTITIES, TOTAL_RELEVANT, radius_ap_sums, radius_ap_sums_ranked
-from .._kernels.address import address_of
-from .._kernels.finalize import finalize_ties, finalize_ties_optional, finalize_ties_ratios
+from .._kernels.finalize import (
+    N_QUANTITIES, TOTAL_RELEVANT, finalize_ties, finalize_ties_optional, finalize_ties_ratios, radius_ap_sums,
+    radius_ap_sums_ranked,
+)
 from .._kernels.hamming_ties import (
     GROUP, GROUP_MIN, finalize_histograms, finalize_ranked_queries, finalize_ranked_queries_optional, finish_stable,
     finish_stable_optional, stable_ranks, stable_scan,
