@@ -1060,6 +1060,9 @@ def _finalize_ranked_queries_kernel(optional_sums):
         capacity = 0
         for i in range(start, stop):
             capacity = max(capacity, indptr[i + 1] - indptr[i])
+        # the ranks copied (writable): the finalizers then take the types of every other caller,
+        # one compiled signature (:mod:`.address`)
+        query_ranks = np.empty(capacity, dtype=np.int64)
         grades = np.empty(capacity, dtype=np.float64)
         item_gains = np.empty(capacity, dtype=np.float64)
         relevant = np.ones(capacity, dtype=np.bool_)
@@ -1067,15 +1070,16 @@ def _finalize_ranked_queries_kernel(optional_sums):
             lo = indptr[i]
             n_found = indptr[i + 1] - lo
             for p in range(n_found):
+                query_ranks[p] = ranks[lo + p]
                 grades[p] = grade_of[lo + p]
                 item_gains[p] = gains[grade_of[lo + p]]
             # a bounded pass (cutoffs only) ranks the relevant items near enough: the others count in R only
             finalize_fixed_order(
-                hist[i], ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains,
+                hist[i], query_ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains,
                 cutoffs, log_p, discount, optional, out[i], scalars[i], err_cutoffs, err_out[i],
             )
             if optional_sums:
-                fixed_order_optional_sums(hist[i], ranks[lo : lo + n_found], grades[:n_found], item_gains[:n_found],
+                fixed_order_optional_sums(hist[i], query_ranks[:n_found], grades[:n_found], item_gains[:n_found],
                                           relevant[:n_found], gains, cutoffs, log_p, optional, out[i], scalars[i])
 
     return finalize_ranked_queries
