@@ -47,9 +47,8 @@ from .._kernels.diversity_measures import (
     AP_SUM, AVERAGE, COVERED, FULL_IDEAL, FULL_RUN, IDEAL, IDEAL_DCG, IDEAL_ERR, IDEAL_NRBP, N_CUT, N_SCALARS,
     N_SUBTOPICS, PAIRS, RUN_DCG, RUN_ERR, RUN_NRBP, WANT_AP, diversity_queries, query_sums,
 )
-from .._kernels.address import address_of
 from .._kernels.diversity_ties import average_queries
-from ..finalize.cold_start import callees_in_helper
+from ..finalize.cold_start import callee_addresses
 from .inputs import TIE_RULES, DiversityInputs, check_cutoffs, empty_value, is_scalar_k, prepare_inputs
 from ..errors import InputError
 from ..metrics.families import asked_names
@@ -304,11 +303,7 @@ def _run_kernel(inputs: DiversityInputs, cutoffs, alpha, betas, options, n_threa
     kernel = average_queries if options & AVERAGE else diversity_queries  # the tie walk compiles only if asked
     arguments = (inputs.masks, inputs.scores, inputs.run_keys, inputs.ideal_keys, inputs.offsets, cutoffs, alpha, betas,
                  discount, options, cut, scalars, nrbp)
-    helper = callees_in_helper([query_sums], n_threads)
-    if helper is not None:  # a cold cache: the driver compiles here (a call over no queries), the sums in a helper
-        kernel(*arguments, 0, 0, np.uint64(0))
-        helper.wait()
-    sums = np.uint64(address_of(query_sums))
+    sums, = callee_addresses([query_sums], n_threads, lambda: kernel(*arguments, 0, 0, np.uint64(0)))
     run_blocks(lambda lo, hi: kernel(*arguments, lo, hi, sums), n_queries, resolve_threads(n_threads, min(work, 1 << 40)))
     return cut, scalars, nrbp
 

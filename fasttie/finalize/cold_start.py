@@ -21,8 +21,8 @@ finishing a made-up scan, while :func:`stable_scan_in_helper` scans made-up code
 relevance kind and width (the near pass: their counts first); the call then waits for the helper,
 once the finish is compiled (nothing else is left to compile here), and loads the rest. The walk
 over ranked lists calls its finalizers through their addresses (:mod:`fasttie._kernels.address`):
-:func:`callees_in_helper` compiles them while the call compiles the walk's driver (by calling it
-on no queries), then the call waits and loads them. Nothing else changes: the values are this
+:func:`callee_addresses` compiles them in a helper while the call compiles the walk's driver (by
+calling it on no queries), then the call waits and loads them. Nothing else changes: the values are this
 process's.
 
 A helper that fails or is not done after :data:`WAIT_SECONDS` changes nothing but the time
@@ -38,11 +38,14 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
+
 from .._kernels import _jit
+from .._kernels.address import address_of
 from .._kernels.cached import dispatcher_cached
 from ..parallel import available_threads
 
-__all__ = ["Helper", "callees_in_helper", "hamming_walk_in_helper", "ranked_walk_in_helper", "stable_scan_in_helper",
+__all__ = ["Helper", "callee_addresses", "callees_in_helper", "hamming_walk_in_helper", "ranked_walk_in_helper", "stable_scan_in_helper",
            "start_helper", "HELPER_ENV", "WAIT_SECONDS"]
 
 HELPER_ENV = "FASTTIE_COMPILE_HELPER"
@@ -274,3 +277,28 @@ def callees_in_helper(callees, n_threads) -> Helper | None:
         return None
     paths = [f"{kernel.py_func.__module__.rsplit('.', 1)[1]}.{kernel.py_func.__name__}" for kernel in callees]
     return start_helper(_ADDRESS_CALL.format(paths=paths), n_threads)
+
+
+def callee_addresses(callees, n_threads, compile_caller) -> list:
+    """The addresses of the kernels a caller calls through their addresses, as the caller takes
+    them: on a cold cache the callees compile in a helper (:func:`callees_in_helper`) while
+    ``compile_caller()`` compiles the caller here (by calling it on no queries).
+
+    Parameters
+    ----------
+    callees : sequence of numba dispatchers or None
+        Declared kernels; None where the caller takes address 0 (a callee not asked for).
+    n_threads : int or None
+        The call's ``n_threads``.
+    compile_caller : callable
+        Compiles the caller; called only where a helper started.
+
+    Returns
+    -------
+    list of numpy.uint64
+    """
+    helper = callees_in_helper([kernel for kernel in callees if kernel is not None], n_threads)
+    if helper is not None:
+        compile_caller()
+        helper.wait()
+    return [np.uint64(0 if kernel is None else address_of(kernel)) for kernel in callees]

@@ -400,6 +400,7 @@ class _Finalizer:
     def __init__(self, metrics, n_db, n_grades, options, ready=None):
         self.metrics, self.n_db, self.options = metrics, n_db, options
         self.ready = ready  # called before the first finalize: a helper compiling its kernels (finalize.cold_start)
+        self.walk = None  # the tie walk's address, taken at the first finalize (after the helper)
         self.plan = finalize_plan(metrics, options.ties, options.ap_denominator, n_db)
         # the ranks the stable passes order for the metrics of a ranked list; AP within a radius
         # takes its ranks from a pass of its own (:func:`radius_ranks`) or from those given
@@ -420,12 +421,14 @@ class _Finalizer:
         # needs (AP@k over the retrieved items, the default: the ratios)
         plan = self.plan
         ties = TIE_CODES[self.options.ties]
-        if self.ready is not None:  # a helper compiles the walk: the driver compiles here meanwhile (no queries)
-            finalize_histograms(hist, self.gains, ties, *plan.arguments(), quantities, scalars, lo, lo, np.uint64(0))
-            self.ready()
-        walk = np.uint64(address_of(_kernel(plan, "histograms")))
+        if self.walk is None:  # the first block (blocks of one call may run on several threads: same value)
+            if self.ready is not None:  # a helper compiles the walk: the driver compiles here meanwhile (no queries)
+                finalize_histograms(hist, self.gains, ties, *plan.arguments(), quantities, scalars, lo, lo,
+                                    np.uint64(0))
+                self.ready()
+            self.walk = np.uint64(address_of(_kernel(plan, "histograms")))
         if WALK_DRIVER:
-            finalize_histograms(hist, self.gains, ties, *plan.arguments(), quantities, scalars, lo, hi, walk)
+            finalize_histograms(hist, self.gains, ties, *plan.arguments(), quantities, scalars, lo, hi, self.walk)
         else:  # a helper's made-up call: what follows (ERR, the spread) compiles on zeros
             quantities[lo:hi] = 0.0
             scalars[lo:hi] = 0.0

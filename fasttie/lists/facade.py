@@ -14,7 +14,6 @@ from .._kernels.finalize import N_QUANTITIES
 from .._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from .._kernels.radix_sort import argsort_ascending
 from .._kernels.modes import FIXED, TIE_CODES
-from .._kernels.address import address_of
 from .._kernels.finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
 from .._kernels.score_ties import finalize_fixed_rankings, finalize_rankings
 from ..metrics import aggregate, parse_metrics, passes
@@ -24,7 +23,7 @@ from ..result import Result
 from ..finalize.extremes import list_extremes, with_extremes
 from ..finalize.spread import list_spread, with_spread
 from ..parallel import resolve_threads, run_blocks
-from ..finalize.cold_start import callees_in_helper
+from ..finalize.cold_start import callee_addresses
 from ..finalize.plan import err_columns, finalize_plan
 from ..finalize.values import (
     WHOLE_LIST, apply_empty, gains_of, group_sizes, metric_values, read_only,
@@ -403,17 +402,13 @@ def _evaluate_rows(metrics, rows, unretrieved, options, n_threads):
         kernel = walk_kernels(ties)[0]
         mode = () if fixed else (TIE_CODES[ties],)
         callees = _callees(plan, ties)
-        helper = callees_in_helper([c for c in callees if c is not None], n_threads)
-        if helper is not None:  # a cold cache: the driver compiles here (a call over no queries) meanwhile
-            kernel(*arrays, float(level), *mode, *extras, *plan.arguments(fixed=fixed), quantities, scalars, 0, 0,
-                   *(np.uint64(0) for _ in callees))
-            helper.wait()
-        addresses = [np.uint64(0 if c is None else address_of(c)) for c in callees]
 
-        def finalize(lo, hi):
+        def finalize(lo, hi, addresses):
             kernel(*arrays, float(level), *mode, *extras, *plan.arguments(fixed=fixed), quantities, scalars, lo, hi,
                    *addresses)
-        run_blocks(finalize, n_queries, resolve_threads(n_threads, 16 * len(y_true)))
+
+        addresses = callee_addresses(callees, n_threads, lambda: finalize(0, 0, [np.uint64(0)] * len(callees)))
+        run_blocks(lambda lo, hi: finalize(lo, hi, addresses), n_queries, resolve_threads(n_threads, 16 * len(y_true)))
         values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
         per_query.update(values)
         is_empty |= empty_here

@@ -40,6 +40,11 @@ def _cold(folder, script, **env_changes):
     return json.loads(done.stdout.split("RESULT ", 1)[1])
 
 
+def _helped_and_alone(tmp_path, script):
+    """What ``script`` prints on an empty cache with a helper, and without helpers."""
+    return _cold(tmp_path / "helped", script), _cold(tmp_path / "alone", script, FASTTIE_COMPILE_HELPER="0")
+
+
 def _cold_call(folder, metrics, spread, **env_changes):
     return _cold(folder, COLD_CALL.replace("METRICS", repr(metrics)).replace("SPREAD", repr(spread)), **env_changes)
 
@@ -135,7 +140,7 @@ print("RESULT " + json.dumps({"compiled": compiled, "mean": {k: repr(v) for k, v
                                            (["AP@5", "RR", "ERR@10"], "average")])
 def test_a_cold_trec_call_loads_the_walk_that_a_helper_compiled(tmp_path, metrics, ties):
     script = COLD_TREC.replace("METRICS", repr(metrics)).replace("TIES", repr(ties))
-    helped, alone = _cold(tmp_path / "helped", script), _cold(tmp_path / "alone", script, FASTTIE_COMPILE_HELPER="0")
+    helped, alone = _helped_and_alone(tmp_path, script)
     walks = ("fasttie._kernels.score_ties.", "fasttie._kernels.finalize.", "fasttie._kernels.err.")
     assert [name for name in alone["compiled"] if name.startswith(walks)]
     assert [name for name in helped["compiled"] if name.startswith(walks)] == []
@@ -159,7 +164,7 @@ def test_a_cold_ranked_list_call_loads_the_finalizers_that_a_helper_compiled(tmp
     # rank_evaluate's walk calls its finalizers through their addresses: the call compiles the
     # walk's driver (its sort and tie cuts) while a helper compiles the finalizers it calls
     script = COLD_LISTS.replace("METRICS", repr(metrics)).replace("TIES", repr(ties))
-    helped, alone = _cold(tmp_path / "helped", script), _cold(tmp_path / "alone", script, FASTTIE_COMPILE_HELPER="0")
+    helped, alone = _helped_and_alone(tmp_path, script)
     finalizers = ("fasttie._kernels.finalize.",)
     assert [name for name in alone["compiled"] if name.startswith(finalizers)]
     assert [name for name in helped["compiled"] if name.startswith(finalizers)] == []
@@ -182,7 +187,7 @@ def test_a_cold_alpha_ndcg_call_loads_the_sums_that_a_helper_compiled(tmp_path, 
     # the drivers of alpha_ndcg call query_sums through its address: the call compiles the driver
     # (the run's gains, or their average over tie orders) while a helper compiles the sums
     script = COLD_ALPHA.replace("TIES", repr(ties))
-    helped, alone = _cold(tmp_path / "helped", script), _cold(tmp_path / "alone", script, FASTTIE_COMPILE_HELPER="0")
+    helped, alone = _helped_and_alone(tmp_path, script)
     sums = "fasttie._kernels.diversity_measures.query_sums"
     assert sums in alone["compiled"] and sums not in helped["compiled"]
     driver = "diversity_ties.average_queries" if ties == "average" else "diversity_measures.diversity_queries"

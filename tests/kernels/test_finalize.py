@@ -16,7 +16,7 @@ import pytest
 
 import fasttie as ft
 import fasttie.hamming.engine as engine
-import fasttie.lists.facade as ranking
+import fasttie.finalize.cold_start as cold_start
 from kernels.test_stable_top import _inputs
 
 WHOLE = ["AP", "AP@9", "nDCG@20", "P@10", "RR", "Rprec", "ERR@10", "R@30"]
@@ -37,10 +37,11 @@ def _spy(monkeypatch, module, names):
     return called
 
 
-def _spy_addresses(monkeypatch, module=ranking):
-    """Record the name of every finalizer whose address a walk (over ranked lists, or over
-    histograms: ``module=engine``) takes, once per call of the walk (the kernels it calls:
-    :mod:`fasttie._kernels.address`)."""
+def _spy_addresses(monkeypatch, module=cold_start):
+    """Record the name of every finalizer whose address a walk takes, once per call of the walk
+    (the kernels it calls: :mod:`fasttie._kernels.address`): over ranked lists and alpha-nDCG's
+    through :func:`fasttie.finalize.cold_start.callee_addresses`, over histograms
+    (``module=engine``) in the engine."""
     called = []
     real = module.address_of
     monkeypatch.setattr(module, "address_of", lambda kernel: called.append(kernel.py_func.__name__) or real(kernel))
@@ -126,7 +127,7 @@ def test_ratios_of_a_tie_walk_are_in_kernels_of_their_own(ties, monkeypatch):
                          **relevance)
     assert set(called) == {"finalize_ties_optional"}
     _same_bits(retrieved, summed, others + ["AP@10", "WAP@10"])
-    called = _spy_addresses(monkeypatch, ranking)
+    called = _spy_addresses(monkeypatch, cold_start)
     y_true, y_pred = np.tile([0.0, 1.0, 2.0, 0.0], 30), np.arange(120) % 7  # ties across grades
     lists = [ft.rank_evaluate(y_true, y_pred, [60, 60], metrics=["nDCG@10", "AP@10"], ap_denominator=denominator,
                               ties=ties) for denominator in ("total", "retrieved")]
