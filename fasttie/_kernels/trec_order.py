@@ -8,6 +8,8 @@ import numpy as np
 
 from ._jit import jit
 
+__all__ = ["trec_tie_keys"]
+
 
 @jit
 def _less(chars, a, b):
@@ -19,25 +21,21 @@ def _less(chars, a, b):
 
 
 @jit
-def trec_tie_keys(chars, score, offsets, keys):
+def trec_tie_keys(chars, score, ranked, offsets, keys):
     """keys[i] = 1 + the rank of row i's id among the ids of its tie, ascending (0 for a row
-    tied with no other). A query's rows may come in any order (a run given as dicts, as BEIR
-    writes them): one not in rank order is put in it by a sort of its own scores, far cheaper
-    than one sort of the whole run.
+    tied with no other).
 
     chars : (n, width) uint32, each row's id as code points, zero-padded (a numpy str array)
-    score : (n,) float64; offsets : (n_queries + 1,) int64, rows of query q offsets[q]:offsets[q + 1]
+    score : (n,) float64; ranked : (n,) int64, each query's rows in rank order (score descending,
+    equal scores in any order); offsets : (n_queries + 1,) int64,
+    rows of query q offsets[q]:offsets[q + 1]
     keys : (n,) int64, written
     """
     n_queries = offsets.shape[0] - 1
     order = np.empty(16, dtype=np.int64)
     for q in range(n_queries):
         lo, hi = offsets[q], offsets[q + 1]
-        rows = np.arange(lo, hi)
-        for i in range(lo + 1, hi):
-            if score[i] > score[i - 1]:  # not in rank order: sort this query's rows by score
-                rows = lo + np.argsort(-score[lo:hi])
-                break
+        rows = ranked[lo:hi]
         start = 0
         while start < hi - lo:
             stop = start + 1
