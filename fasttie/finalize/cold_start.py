@@ -13,8 +13,10 @@ signature): :func:`hamming_walk_in_helper` finalizes made-up counts of the same 
 database size with :meth:`fasttie.TieStats.finalize` (the walk, which the walk's driver calls
 through its address, ERR and the spread; not the driver, which the call compiles meanwhile by
 calling it on no queries: ``engine.WALK_DRIVER``), :func:`ranked_walk_in_helper` ranks a
-made-up list with :func:`fasttie.lists.facade.rank_lists` as the TREC door does. The call
-waits for the helper before its walk and loads it from the cache. ``ties="stable"`` (the full
+made-up list with :func:`fasttie.lists.facade.rank_lists` as the TREC door does, up to the
+walk's driver (:data:`CALLER_ONLY`), while the call compiles its readers, join and tie keys,
+then the finalizers the driver calls through their addresses; the call waits for the helper
+before its walk and loads the driver from the cache. ``ties="stable"`` (the full
 pass, and the pass over the items near enough to reach the cutoffs) runs two kernels, the scans
 and the finish, which the two passes share: the call compiles the finish, the larger, by
 finishing a made-up scan, while :func:`stable_scan_in_helper` scans made-up codes of the same
@@ -45,11 +47,17 @@ from .._kernels.address import address_of
 from .._kernels.cached import dispatcher_cached
 from ..parallel import available_threads
 
-__all__ = ["Helper", "callee_addresses", "callees_in_helper", "hamming_walk_in_helper", "ranked_walk_in_helper", "stable_scan_in_helper",
+__all__ = ["CallerCompiled", "Helper", "callee_addresses", "callees_in_helper", "hamming_walk_in_helper", "ranked_walk_in_helper", "stable_scan_in_helper",
            "start_helper", "HELPER_ENV", "WAIT_SECONDS"]
 
 HELPER_ENV = "FASTTIE_COMPILE_HELPER"
 WAIT_SECONDS = 300.0  # a helper compiles for seconds; past this something is wrong: compile here
+CALLER_ONLY = False  # set in the helper of ranked_walk_in_helper: compile the walk's driver, then stop
+
+
+class CallerCompiled(Exception):
+    """Raised by :func:`callee_addresses` where :data:`CALLER_ONLY` is set, once the caller is
+    compiled: the helper's made-up call stops there."""
 
 _FINALIZE_CALL = """
 import numpy as np
@@ -69,15 +77,20 @@ compile_stable_scan({relevance!r}, {n_bits}, near={near})
 
 _RANK_CALL = """
 import numpy as np
+from fasttie.finalize import cold_start
 from fasttie.lists.facade import rank_lists
 from fasttie.lists.options import ListOptions
 n = {rows}
 grades = np.arange(n, dtype=np.float64) % 3  # grades 0, 1 and 2, ties of three scores each
 scores = np.repeat(np.arange(n // 3 + 1, dtype=np.float64), 3)[:n]
 keys = np.arange(n, dtype=np.int64) if {keyed} else None
-rank_lists(grades, scores, np.array([n, n]) // 2, qid=None, metrics={metrics!r}, doc_ids=keys,
-           unretrieved=[np.array([1.0]), np.array([2.0])], judged=np.arange(n) % 5 != 4, pooled=np.ones(n, dtype=bool),
-           tie_keys=True, n_threads=1, options=ListOptions(**{options!r}))
+cold_start.CALLER_ONLY = True  # the walk's driver; the call compiles its finalizers meanwhile
+try:
+    rank_lists(grades, scores, np.array([n, n]) // 2, qid=None, metrics={metrics!r}, doc_ids=keys,
+               unretrieved=[np.array([1.0]), np.array([2.0])], judged=np.arange(n) % 5 != 4,
+               pooled=np.ones(n, dtype=bool), tie_keys=True, n_threads=1, options=ListOptions(**{options!r}))
+except cold_start.CallerCompiled:
+    pass
 """
 _MOST_ROWS = 200_000  # a made-up list longer than the deepest cutoff, up to this
 
@@ -222,15 +235,16 @@ def _wanted(n_threads):
     return available_threads() >= 2
 
 
-def ranked_walk_in_helper(kernels, metrics, deepest, *, options, keyed, n_threads) -> Helper | None:
-    """Start compiling the walk over ranked lists of one :func:`fasttie.trec.evaluate` call in a
-    helper, where none of the walk's ``kernels`` is cached.
+def ranked_walk_in_helper(driver, metrics, deepest, *, options, keyed, n_threads) -> Helper | None:
+    """Start compiling the driver of the walk over ranked lists of one :func:`fasttie.trec.evaluate`
+    call in a helper, where it is not cached: the call compiles its readers, join and tie keys
+    meanwhile, then the finalizers that the driver calls through their addresses (pass the helper
+    to :func:`callee_addresses` as ``caller_helper``).
 
     Parameters
     ----------
-    kernels : sequence of numba dispatchers
-        The walk's kernels the call may run (the variants of its tie mode: which one runs depends
-        on the lists' lengths, not known before they are read); only their caches are read here.
+    driver : numba dispatcher
+        The walk's driver for the call's tie mode (only its cache is read here).
     metrics : list of str
         The ranking metrics asked.
     deepest : int
@@ -247,9 +261,7 @@ def ranked_walk_in_helper(kernels, metrics, deepest, *, options, keyed, n_thread
     -------
     Helper or None
     """
-    if any(getattr(kernel, "signatures", True) for kernel in kernels) or not _wanted(n_threads):
-        return None
-    if any(dispatcher_cached(kernel) is not False for kernel in kernels):
+    if getattr(driver, "signatures", True) or not _wanted(n_threads) or dispatcher_cached(driver) is not False:
         return None
     rows = 2 * min(max(int(deepest), 3) + 3, _MOST_ROWS)
     code = _RANK_CALL.format(rows=rows, keyed=bool(keyed), metrics=list(metrics), options=options)
@@ -279,10 +291,11 @@ def callees_in_helper(callees, n_threads) -> Helper | None:
     return start_helper(_ADDRESS_CALL.format(paths=paths), n_threads)
 
 
-def callee_addresses(callees, n_threads, compile_caller) -> list:
+def callee_addresses(callees, n_threads, compile_caller, caller_helper=None) -> list:
     """The addresses of the kernels a caller calls through their addresses, as the caller takes
-    them: on a cold cache the callees compile in a helper (:func:`callees_in_helper`) while
-    ``compile_caller()`` compiles the caller here (by calling it on no queries).
+    them. On a cold cache the callees compile in a helper (:func:`callees_in_helper`) while
+    ``compile_caller()`` compiles the caller here (by calling it on no queries), or here while
+    ``caller_helper`` compiles the caller (:func:`ranked_walk_in_helper`).
 
     Parameters
     ----------
@@ -291,14 +304,25 @@ def callee_addresses(callees, n_threads, compile_caller) -> list:
     n_threads : int or None
         The call's ``n_threads``.
     compile_caller : callable
-        Compiles the caller; called only where a helper started.
+        Compiles the caller; called only where a helper compiles the callees, or in the helper of
+        :func:`ranked_walk_in_helper` (:data:`CALLER_ONLY`), which then raises
+        :class:`CallerCompiled`.
+    caller_helper : Helper or None
+        A helper compiling the caller: waited for once the callees are compiled here.
 
     Returns
     -------
     list of numpy.uint64
     """
-    helper = callees_in_helper([kernel for kernel in callees if kernel is not None], n_threads)
-    if helper is not None:
+    if CALLER_ONLY:
         compile_caller()
-        helper.wait()
-    return [np.uint64(0 if kernel is None else address_of(kernel)) for kernel in callees]
+        raise CallerCompiled
+    if caller_helper is None:
+        helper = callees_in_helper([kernel for kernel in callees if kernel is not None], n_threads)
+        if helper is not None:
+            compile_caller()
+            helper.wait()
+    addresses = [np.uint64(0 if kernel is None else address_of(kernel)) for kernel in callees]
+    if caller_helper is not None:
+        caller_helper.wait()
+    return addresses

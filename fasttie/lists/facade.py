@@ -41,6 +41,9 @@ __all__ = ["rank_evaluate"]
 _ro = read_only
 
 
+OWN_PASSES = ("ERR", "infAP")  # each tie's grades, each tie's pool states: passes of their own, not the walk
+
+
 def walk_kernels(ties: str) -> tuple:
     """The kernels of the walk over ranked lists that ``ties`` may run: its driver, then the
     finalizers the driver calls through their addresses (which of them runs depends on the
@@ -206,12 +209,14 @@ def rank_evaluate(
 def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLike | None, *, qid: npt.ArrayLike | None,
                metrics: str | Sequence[str], options: ListOptions, n_threads: int | None,
                doc_ids: npt.ArrayLike | None, unretrieved: npt.ArrayLike | None, judged: npt.ArrayLike | None,
-               pooled: npt.ArrayLike | None, tie_keys: bool) -> Result:
+               pooled: npt.ArrayLike | None, tie_keys: bool, walk_helper=None) -> Result:
     """:func:`rank_evaluate` for fasttie's own callers, under ``options`` checked by the door
     (:class:`fasttie.lists.options.ListOptions`). With ``tie_keys`` the ``doc_ids`` are
     int64 tie-break keys (ascending), unique within each tie but not within each query
     (:func:`fasttie.trec.evaluate`'s trec_eval order, from a run read without repeats), not
-    document ids: they are not checked for repeats."""
+    document ids: they are not checked for repeats. ``walk_helper``: a helper compiling the walk's
+    driver (:func:`fasttie.finalize.cold_start.ranked_walk_in_helper`), waited for once this
+    process has compiled the walk's finalizers."""
     parsed = parse_metrics(metrics)
     check_door(parsed, LISTS)
     ties, gain, ap_denominator, empty = options.ties, options.gain, options.ap_denominator, options.empty
@@ -235,7 +240,8 @@ def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLik
             for group_metrics, group_rows in counted:
                 if not group_metrics:
                     continue
-                values, empty_here = _evaluate_rows(group_metrics, group_rows, view_unretrieved, options, n_threads)
+                values, empty_here = _evaluate_rows(group_metrics, group_rows, view_unretrieved, options, n_threads,
+                                                    walk_helper)
                 per_query.update(values)
                 is_empty |= empty_here
     n_empty = int(is_empty.sum())
@@ -364,7 +370,7 @@ class _Rows:
                      placeholder)
 
 
-def _evaluate_rows(metrics, rows, unretrieved, options, n_threads):
+def _evaluate_rows(metrics, rows, unretrieved, options, n_threads, walk_helper=None):
     """Per-query values of ``metrics`` on ``rows`` under ``options``, and the queries empty for any
     of them: ERR and infAP take passes of their own, the others one finalizer pass per relevance
     level and gain."""
@@ -385,7 +391,7 @@ def _evaluate_rows(metrics, rows, unretrieved, options, n_threads):
                                            rows.pooled, level, n_threads)
         per_query[metric.name] = values
         is_empty |= empty_here
-    others = [m for m in metrics if m.base not in ("ERR", "infAP")]
+    others = [m for m in metrics if m.base not in OWN_PASSES]
     for (rel, metric_gain), group_metrics in passes(others):  # metrics with their own rel= or gain: one more pass
         level = relevance_level if rel is None else rel
         metric_gain = dict(metric_gain) if isinstance(metric_gain, tuple) else metric_gain
@@ -407,7 +413,8 @@ def _evaluate_rows(metrics, rows, unretrieved, options, n_threads):
             kernel(*arrays, float(level), *mode, *extras, *plan.arguments(fixed=fixed), quantities, scalars, lo, hi,
                    *addresses)
 
-        addresses = callee_addresses(callees, n_threads, lambda: finalize(0, 0, [np.uint64(0)] * len(callees)))
+        addresses = callee_addresses(callees, n_threads, lambda: finalize(0, 0, [np.uint64(0)] * len(callees)),
+                                     caller_helper=walk_helper)
         run_blocks(lambda lo, hi: finalize(lo, hi, addresses), n_queries, resolve_threads(n_threads, 16 * len(y_true)))
         values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
         per_query.update(values)

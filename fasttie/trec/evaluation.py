@@ -20,7 +20,7 @@ from ..errors import InputError, InputTypeError
 from ..metrics import GRADED, aggregate, diversity_settings, parse_metrics, split_metric_names
 from ..metrics.families import asked_names
 from ..finalize.cold_start import ranked_walk_in_helper
-from ..lists.facade import rank_lists, walk_kernels
+from ..lists.facade import OWN_PASSES, rank_lists, walk_kernels
 from ..lists.options import ListOptions
 from ..result import Result
 from ..lists.score_floor import merged_results
@@ -338,11 +338,13 @@ def evaluate(
         # dicts join without arrays of document ids; None: inputs that the general join takes
         aligned = align_dicts(qrels, run, judged_only=judged_only, tie_keys=ties != "average")
     helper = None
-    if aligned is None and ranking:
-        # on a cold cache the walk over the ranked lists compiles in a helper while this process compiles the
-        # readers, the join and the tie keys (dicts joined above have none of those to compile meanwhile)
+    walked = [m for m in parse_metrics(ranking) if m.base not in OWN_PASSES] if ranking else []
+    if aligned is None and walked:
+        # on a cold cache the driver of the walk over the ranked lists compiles in a helper while this process
+        # compiles the readers, the join, the tie keys, the passes of ERR and infAP and the walk's finalizers
+        # (dicts joined above have none of the first three to compile meanwhile)
         helper = ranked_walk_in_helper(
-            walk_kernels(ties), ranking, max((m.k or 0 for m in parse_metrics(ranking)), default=0),
+            walk_kernels(ties)[0], [m.name for m in walked], max((m.k or 0 for m in walked), default=0),
             options=ranked.keywords(), keyed=ties in ("trec", "pyndeval"), n_threads=options.get("n_threads"))
     if aligned is None:
         without_judgments = queries_without_judgments(qrels)  # before the Qrels, which cannot hold them
@@ -372,10 +374,8 @@ def evaluate(
         def rank(names, grades, unretrieved, level):
             return rank_lists(grades, score, sizes, qid=None, metrics=names, options=ranked.at_level(level),
                               n_threads=options.get("n_threads"), doc_ids=doc_ids, unretrieved=unretrieved,
-                              judged=judged, pooled=pooled, tie_keys=True)
+                              judged=judged, pooled=pooled, tie_keys=True, walk_helper=helper)
 
-        if helper is not None:
-            helper.wait()
         if every_judged:
             result = _judged_relevant(ranking, rank, grade, judged, aligned.unretrieved)
             result.settings["relevance_level"] = relevance_level
@@ -386,6 +386,8 @@ def evaluate(
                 if parse_metrics(name)[0].base == "NumRet":
                     values[empty_rows] = np.where(np.isnan(values[empty_rows]), np.nan, 0.0)
                     result.mean[name] = aggregate(name, values)
+        if helper is not None:  # done where the walk ran (rank_lists waited); else it compiled only other passes
+            helper.wait()
     if diversity:
         parts, is_empty = diversity_columns(qrels, aligned, diversity, ties, relevance_level,
                                             options.get("n_threads"))
