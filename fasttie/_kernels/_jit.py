@@ -25,7 +25,10 @@ spelling (``np.zeros(n)``, ``dtype=float`` and ``dtype=np.float64`` are three co
 array type); tests/across/test_signatures.py checks it. Each kind of array (dtype and number of
 dimensions) is such a compile, 0.1-0.3 s: the histogram passes, which need many kinds of scratch,
 take it from the Python function that calls them (:func:`.bitsliced.workspace`,
-:func:`.histogram.tiled_workspace`), which took 0.9 s off the bit-sliced pass's first call.
+:func:`.histogram.tiled_workspace`), which took 0.9 s off the bit-sliced pass's first call. np.zeros, np.ones and np.full compile
+an implementation per kind of their own on top of np.empty's: kernels allocate with np.empty and
+fill (:mod:`.filled`), 0.2-0.35 s off the cold first call of compat.pytrec_eval, lambdarank and
+alpha_ndcg.
 
 ``@jit(_nrt=False)`` marks helpers called once per database item that take arrays and branch
 (:func:`.hamming_ties.count_and_record`, the ``_next_near`` scans): numba counts references to

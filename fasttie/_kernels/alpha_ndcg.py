@@ -17,6 +17,7 @@ for bit). The greedy stops early once the best remaining gain is 0.
 import numpy as np
 
 from ._jit import jit
+from .filled import filled
 from .popcount import popcount64
 from .radix_sort import argsort_ascending, argsort_descending
 
@@ -157,7 +158,7 @@ def greedy_gains(masks, ideal_keys, start, stop, depth, alpha, gains_out):
     """
     factor = 1.0 - alpha
     n_words = masks.shape[1]
-    weights = np.ones(n_words * 64, dtype=np.float64)
+    weights = filled(np.empty(n_words * 64, dtype=np.float64), 1.0)
     # the candidates' masks, keys and gains are copied into contiguous arrays, and a picked
     # candidate is swapped out (ties are broken by key, never by position); element loops,
     # never slice assignments: each of those compiles numba's shape-error formatting

@@ -31,6 +31,7 @@ import numpy as np
 from numba import types
 
 from ._jit import jit
+from .filled import filled
 from .address import caller_of, declare
 from .alpha_ndcg import decay, gain, greedy_gains, run_top
 from .popcount import popcount64
@@ -87,10 +88,10 @@ def _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, rele
     factor = 1.0 - alpha
     n_words = masks.shape[1]
     n_subtopics = n_words * 64
-    weights = np.ones(n_subtopics, dtype=np.float64)
-    covered = np.zeros(n_words, dtype=np.uint64)
-    count = np.zeros(n_subtopics, dtype=np.int64)
-    total = np.zeros(n_subtopics, dtype=np.float64)
+    weights = filled(np.empty(n_subtopics, dtype=np.float64), 1.0)
+    covered = filled(np.empty(n_words, dtype=np.uint64), 0)
+    count = filled(np.empty(n_subtopics, dtype=np.int64), 0)
+    total = filled(np.empty(n_subtopics, dtype=np.float64), 0.0)
     top = run_top(scores, run_keys, start, stop, depth)
     for r in range(top.shape[0]):
         row = top[r]
@@ -182,7 +183,7 @@ def query_start(masks, lo, hi, cutoffs, options, want_ap, scalars_row):
     """Per query, before the run walk (fixed or averaged): the subtopic counts (into
     scalars_row[N_SUBTOPICS] and, with want_ap, ``relevant``), the depth the run is walked to and
     its gains / pairs / new-subtopic scratch."""
-    relevant = np.zeros(masks.shape[1] * 64, dtype=np.int64)
+    relevant = filled(np.empty(masks.shape[1] * 64, dtype=np.int64), 0)
     scalars_row[N_SUBTOPICS] = _query_subtopics(masks, lo, hi, want_ap, relevant)
     depth = hi - lo if options & FULL_RUN else min(cutoffs[cutoffs.shape[0] - 1], hi - lo)
     gains = np.empty(depth, dtype=np.float64)
@@ -196,7 +197,7 @@ def _query_subtopics(masks, start, stop, want_ap, relevant):
     """Number of subtopics with a relevant document among rows start..stop-1; with want_ap,
     relevant[s] (zeros on entry) counts the documents relevant to subtopic s."""
     n_words = masks.shape[1]
-    union = np.zeros(n_words, dtype=np.uint64)
+    union = filled(np.empty(n_words, dtype=np.uint64), 0)
     for i in range(start, stop):
         for w in range(n_words):
             m = masks[i, w]
@@ -260,7 +261,7 @@ def query_sums(masks, ideal_keys, start, stop, gains, pairs, new, cutoffs, alpha
 
     n_rows = stop - start
     ideal_depth = n_rows if options & FULL_IDEAL else min(cutoffs[cutoffs.shape[0] - 1], n_rows)
-    ideal = np.zeros(ideal_depth, dtype=np.float64)
+    ideal = filled(np.empty(ideal_depth, dtype=np.float64), 0.0)
     if options & IDEAL:
         greedy_gains(masks, ideal_keys, start, stop, ideal_depth, alpha, ideal)
     _cutoff_sums(ideal, ideal_depth, cutoffs, discount, cut[IDEAL_DCG], cut[IDEAL_ERR])

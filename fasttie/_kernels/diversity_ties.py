@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ._jit import jit
+from .filled import filled
 from .diversity_measures import AP_SUM, WANT_AP, ap_ia_sum, call_query_sums, query_start
 from .finalize import precision_kernel
 from .popcount import popcount64
@@ -134,15 +135,15 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
         powers[x] = powers[x - 1] * factor
     pmf = np.empty(top_power + 1, dtype=np.float64)
 
-    weights = np.ones(n_subtopics, dtype=np.float64)  # (1 - alpha)^(documents with s before the tie)
-    seen = np.zeros(n_subtopics, dtype=np.int64)  # documents with s before the tie
-    in_tie = np.zeros(n_subtopics, dtype=np.int64)
+    weights = filled(np.empty(n_subtopics, dtype=np.float64), 1.0)  # (1 - alpha)^(documents with s before the tie)
+    seen = filled(np.empty(n_subtopics, dtype=np.int64), 0)  # documents with s before the tie
+    in_tie = filled(np.empty(n_subtopics, dtype=np.int64), 0)
     touched = np.empty(n_subtopics, dtype=np.int64)
-    ap_num = np.zeros(n_subtopics, dtype=np.float64)
+    ap_num = filled(np.empty(n_subtopics, dtype=np.float64), 0.0)
     # sum of the weights of the subtopics with t documents in the tie
-    weight_by_t = np.zeros(n_retrieved + 1, dtype=np.float64)
-    first_by_t = np.zeros(n_retrieved + 1, dtype=np.int64)  # of them, those not covered before the tie
-    listed = np.zeros(n_retrieved + 1, dtype=np.bool_)
+    weight_by_t = filled(np.empty(n_retrieved + 1, dtype=np.float64), 0.0)
+    first_by_t = filled(np.empty(n_retrieved + 1, dtype=np.int64), 0)  # of them, those not covered before the tie
+    listed = filled(np.empty(n_retrieved + 1, dtype=np.bool_), False)
     t_values = np.empty(n_retrieved + 1, dtype=np.int64)
 
     last = n_retrieved if want_ap else min(depth, n_retrieved)

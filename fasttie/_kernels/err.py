@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ._jit import jit
+from .filled import filled
 from .modes import AVERAGE, OPTIMISTIC
 from .score_ties import rank_order, run_end
 
@@ -156,11 +157,11 @@ def _tie_err(t, n, r, count, n_groups, survival, acc, cutoffs, ci, row):
     for h in range(n_groups):
         q[h] = 1.0 - r[h]
     # weight[s]: sum_g (c_g / n) R_g E^{-g}_s
-    weight = np.zeros(s_max + 1, dtype=np.float64)
-    products = np.zeros(s_max + 1, dtype=np.float64)
-    merged = np.zeros(s_max + 1, dtype=np.float64)
-    mass = np.zeros(s_max + 1, dtype=np.float64)
-    ceiling = np.zeros(s_max + 1, dtype=np.float64)  # E^{-g}_s of one group g: the survival bound below
+    weight = filled(np.empty(s_max + 1, dtype=np.float64), 0.0)
+    products = filled(np.empty(s_max + 1, dtype=np.float64), 0.0)
+    merged = filled(np.empty(s_max + 1, dtype=np.float64), 0.0)
+    mass = filled(np.empty(s_max + 1, dtype=np.float64), 0.0)
+    ceiling = filled(np.empty(s_max + 1, dtype=np.float64), 0.0)  # E^{-g}_s of one group g: the survival bound below
     for g in range(n_groups):
         if count[g] == 0:
             continue
@@ -260,8 +261,8 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
     ci = np.int64(0)
     t = np.int64(0)
     start = 0
-    one_r = np.zeros(1, dtype=np.float64)
-    one_count = np.zeros(1, dtype=np.int64)
+    one_r = filled(np.empty(1, dtype=np.float64), 0.0)
+    one_count = filled(np.empty(1, dtype=np.int64), 0)
     while start < n_rows and ci < n_cut:
         if acc > 0.0 and survival / (t + 1.0) < TOLERANCE * acc:
             break  # everything after adds at most survival / (t + 1)
@@ -280,7 +281,7 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
         for i in range(1, run.shape[0]):
             n_distinct += run[i] != run[i - 1]
         value = np.empty(n_distinct, dtype=np.float64)
-        count = np.zeros(n_distinct, dtype=np.int64)
+        count = filled(np.empty(n_distinct, dtype=np.int64), 0)
         at = 0
         for i in range(run.shape[0]):
             if i > 0 and run[i] != run[i - 1]:
@@ -289,7 +290,7 @@ def _err_ranking(scores, grades, keys, mode, cutoffs, row):
             count[at] += 1
         if mode == AVERAGE:
             r = np.empty(n_distinct, dtype=np.float64)
-            positive = np.zeros(n_distinct, dtype=np.int64)
+            positive = filled(np.empty(n_distinct, dtype=np.int64), 0)
             for h in range(n_distinct):
                 r[h] = stop_probability(value[h])
                 positive[h] = count[h] if r[h] > 0.0 else 0
@@ -331,9 +332,9 @@ def err_histograms(hist, mode, cutoffs, out, start, stop):
     r = np.empty(n_grades, dtype=np.float64)
     for g in range(n_grades):
         r[g] = stop_probability(float(g))
-    count = np.zeros(n_grades, dtype=np.int64)
-    one_r = np.zeros(1, dtype=np.float64)
-    one_count = np.zeros(1, dtype=np.int64)
+    count = filled(np.empty(n_grades, dtype=np.int64), 0)
+    one_r = filled(np.empty(1, dtype=np.float64), 0.0)
+    one_count = filled(np.empty(1, dtype=np.int64), 0)
     n_cut = cutoffs.shape[0]
     for q in range(start, stop):
         row = out[q]

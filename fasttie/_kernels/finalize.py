@@ -32,6 +32,7 @@ import numpy as np
 from numba import types
 
 from ._jit import WITH_RATIOS, jit, jit_variants
+from .filled import filled_rows
 from .address import caller_of, declare
 from .modes import AVERAGE, OPTIMISTIC
 from .tie_math import first_relevant_rr, harmonic_diff, hypergeometric_weights, shifted_harmonic
@@ -324,7 +325,7 @@ def _finalize_ties_kernel(optional_sums, ratios):
 
         _ideal_dcg(ideal_gain, ideal_count, cutoffs, discount, out)
         with_rbp = (optional & OPTIONAL_RBP) != 0
-        rbp_sums = np.zeros((3, n_cut if with_rbp else 0), dtype=np.float64)  # gain, relevant, unjudged per column
+        rbp_sums = filled_rows(np.empty((3, n_cut if with_rbp else 0), dtype=np.float64), 0.0)  # gain, relevant, unjudged per column
         rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
 
         # typed starts: a literal 0 would make numba compile every callee twice
@@ -799,7 +800,7 @@ def _rbp_walk(ranks, gains, relevant, judged, n_items, unlisted_judged, ideal_ga
     """
     n_cut = cutoffs.shape[0]
     n_graded = ranks.shape[0]
-    rbp_sums = np.zeros((3, n_cut), dtype=np.float64)  # gain, relevant, unjudged per column
+    rbp_sums = filled_rows(np.empty((3, n_cut), dtype=np.float64), 0.0)  # gain, relevant, unjudged per column
     rbp_scale = 1.0 / max(1.0, ideal_gain[0]) if ideal_gain.shape[0] > 0 else 1.0
     kp = 0
     previous = np.int64(0)  # rank of the item before (0: none)

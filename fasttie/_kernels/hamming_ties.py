@@ -17,6 +17,7 @@
 import numpy as np
 
 from ._jit import jit, jit_pair
+from .filled import filled
 from .err import err_ranked
 from .finalize import call_finalize_ties, finalize_ranked, ranked_optional_sums
 from .modes import AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC
@@ -1065,7 +1066,7 @@ def _finalize_ranked_queries_kernel(optional_sums):
         query_ranks = np.empty(capacity, dtype=np.int64)
         grades = np.empty(capacity, dtype=np.float64)
         item_gains = np.empty(capacity, dtype=np.float64)
-        relevant = np.ones(capacity, dtype=np.bool_)
+        relevant = filled(np.empty(capacity, dtype=np.bool_), True)
         for i in range(start, stop):
             lo = indptr[i]
             n_found = indptr[i + 1] - lo

@@ -38,6 +38,7 @@ import functools
 
 import numpy as np
 from ._jit import jit, jit_variants
+from .filled import filled_rows
 from .class_sort import block_classes, block_workspace
 from .cpu import target_has_avx512
 from .popcount import distance, popcount64
@@ -224,7 +225,7 @@ def _one_word_block(query_words, db_words, rel_segments, n_bits, hist, start, st
     n_dist = n_bits + 1
     stride = np.uint64(_JOINT_STRIDE)
     n_pairs = (stop - start + 1) // 2
-    joint = np.zeros((n_pairs, 4 * _JOINT_STRIDE * _JOINT_STRIDE), dtype=np.int32)
+    joint = filled_rows(np.empty((n_pairs, 4 * _JOINT_STRIDE * _JOINT_STRIDE), dtype=np.int32), 0)
     cells = np.empty(_CELLS, dtype=np.uint16)
     bounds = _pair_bounds(rel_segments, n_db, start, stop)
     for lo_slice in range(0, n_db, _SLICE):
@@ -566,7 +567,7 @@ def hist_multihot(query_words, db_words, query_label_words, db_label_words, n_bi
     n_label_words = db_label_words.shape[1]
     n_grades = hist.shape[2]
     n_cells = (n_bits + 1) * n_grades
-    counts = np.zeros((stop - start, n_cells), dtype=np.int32)
+    counts = filled_rows(np.empty((stop - start, n_cells), dtype=np.int32), 0)
     cells = np.empty(_CELLS, dtype=np.uint16)
     stride = np.uint64(n_grades)
     for lo_slice in range(0, n_db, _SLICE):

@@ -29,6 +29,7 @@ Serial, nogil, no global state: thread safe.
 import numpy as np
 
 from ._jit import jit
+from .filled import filled
 from .modes import AVERAGE, FIXED, OPTIMISTIC
 from .score_ties import rank_order, run_end
 from .tie_math import hypergeometric_weights
@@ -125,7 +126,7 @@ def _query_infap(scores, states, keys, mode):
     f_of = np.empty(n_rows + 1, dtype=np.float64)
     s0 = np.empty(n_rows + 1, dtype=np.float64)
     s1 = np.empty(n_rows + 1, dtype=np.float64)
-    count = np.zeros(4, dtype=np.int64)
+    count = filled(np.empty(4, dtype=np.int64), 0)
     total = 0.0
     b = np.int64(0)
     rel0 = np.int64(0)
@@ -251,7 +252,7 @@ def infap_extremes(offsets, scores, states, maximize, out, start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
         order = rank_order(scores[lo:hi], offsets[:0], AVERAGE)
-        count = np.zeros(4, dtype=np.int64)
+        count = filled(np.empty(4, dtype=np.int64), 0)
         best = np.empty(0, dtype=np.float64)
         total = 0.0
         b = np.int64(0)

@@ -12,6 +12,7 @@ Serial, nogil, no global state: query blocks run in parallel on :mod:`fasttie.pa
 import numpy as np
 
 from ._jit import jit
+from .filled import filled
 
 
 @jit
@@ -28,7 +29,7 @@ def locate_keys(run_keys, run_offsets, judged_keys, judged_offsets, position, st
     size = np.int64(2)
     while size < 2 * widest:  # load factor <= 1/2: short probe sequences, misses included
         size *= 2
-    table = np.full(size, -1, dtype=np.int64)  # slot -> index into judged_keys, -1: empty
+    table = filled(np.empty(size, dtype=np.int64), -1)  # slot -> index into judged_keys, -1: empty
     for q in range(start, stop):
         first = judged_offsets[q]
         end = judged_offsets[q + 1]

@@ -7,6 +7,7 @@ of the distances, truncated at k (or at the radius).
 
 import numpy as np
 from ._jit import jit
+from .filled import filled
 from .popcount import distance
 
 
@@ -17,17 +18,17 @@ def knn(query_words, db_words, n_bits, k, ids, distances, start, stop):
     n_words = db_words.shape[1]
     for i in range(start, stop):
         query = query_words[i]
-        counts = np.zeros(n_bits + 1, dtype=np.int64)
+        counts = filled(np.empty(n_bits + 1, dtype=np.int64), 0)
         for j in range(n_db):
             counts[distance(query, db_words, np.uint64(j), n_words)] += 1
         # first slot of each distance; buckets past the k-th item get no slot
-        start = np.full(n_bits + 1, k, dtype=np.int64)
-        filled = 0
+        start = filled(np.empty(n_bits + 1, dtype=np.int64), k)
+        placed = 0
         for d in range(n_bits + 1):
-            if filled >= k:
+            if placed >= k:
                 break
-            start[d] = filled
-            filled += counts[d]
+            start[d] = placed
+            placed += counts[d]
         for j in range(n_db):
             d = distance(query, db_words, np.uint64(j), n_words)
             slot = start[d]

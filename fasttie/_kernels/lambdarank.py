@@ -16,6 +16,7 @@ The facade validates everything; this module takes C-contiguous float64 / int64 
 import numpy as np
 
 from ._jit import jit
+from .filled import filled
 from .radix_sort import argsort_descending
 
 # Above this score span (times sigma) exp(sigma (s - s_top)) could underflow: such a query takes
@@ -415,7 +416,7 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
     # iterations, no scalar remainder. Extra columns add exactly zero: before the row's first
     # partner the weights clamp to 0; padding has e = 0, hence rho = 0.
     m = (n + 3) // 4 * 4
-    scratch = np.zeros(8 * m, dtype=np.float64)  # one allocation for the laid-out copies and the rows
+    scratch = filled(np.empty(8 * m, dtype=np.float64), 0.0)  # one allocation for the laid-out copies and the rows
     s = scratch[:m]
     g = scratch[m:2 * m]
     e = scratch[2 * m:3 * m]

@@ -26,6 +26,7 @@ C items). The kernels write sums; :mod:`fasttie.rescore` divides them (P@k by k,
 import numpy as np
 
 from ._jit import jit
+from .filled import filled_rows
 from .popcount import popcount64
 
 HITS = 0  # relevant items in the top k (P@k, R@k)
@@ -447,16 +448,16 @@ def walk_spread(order_dist, order_grade, order_truth, n_items, cut, sure, tied, 
             n_a = n_h
         elif kind == RR or kind == SUCCESS:
             n_a = 2
-        p0 = np.zeros((n_h, n_a), dtype=np.float64)
-        p1 = np.zeros((n_h, n_a), dtype=np.float64)
-        p2 = np.zeros((n_h, n_a), dtype=np.float64)
-        hi = np.full((n_h, n_a), -np.inf, dtype=np.float64)
-        lo = np.full((n_h, n_a), np.inf, dtype=np.float64)
-        q0 = np.zeros((n_h, n_a), dtype=np.float64)
-        q1 = np.zeros((n_h, n_a), dtype=np.float64)
-        q2 = np.zeros((n_h, n_a), dtype=np.float64)
-        qhi = np.full((n_h, n_a), -np.inf, dtype=np.float64)
-        qlo = np.full((n_h, n_a), np.inf, dtype=np.float64)
+        p0 = filled_rows(np.empty((n_h, n_a), dtype=np.float64), 0.0)
+        p1 = filled_rows(np.empty((n_h, n_a), dtype=np.float64), 0.0)
+        p2 = filled_rows(np.empty((n_h, n_a), dtype=np.float64), 0.0)
+        hi = filled_rows(np.empty((n_h, n_a), dtype=np.float64), -np.inf)
+        lo = filled_rows(np.empty((n_h, n_a), dtype=np.float64), np.inf)
+        q0 = filled_rows(np.empty((n_h, n_a), dtype=np.float64), 0.0)
+        q1 = filled_rows(np.empty((n_h, n_a), dtype=np.float64), 0.0)
+        q2 = filled_rows(np.empty((n_h, n_a), dtype=np.float64), 0.0)
+        qhi = filled_rows(np.empty((n_h, n_a), dtype=np.float64), -np.inf)
+        qlo = filled_rows(np.empty((n_h, n_a), dtype=np.float64), np.inf)
         p0[0, 0] = 1.0
         hi[0, 0] = 0.0
         lo[0, 0] = 0.0

@@ -13,6 +13,7 @@ Serial, nogil, no global state.
 import numpy as np
 
 from ._jit import jit
+from .filled import filled
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier: the high bits of bits * _GOLDEN pick the slot
 
@@ -34,7 +35,7 @@ def match_scores(row_bits, offsets, wanted_bits, wanted_offsets, match):
     size = np.int64(2)
     while size < 32 * widest:  # load factor <= 1/32: a row's probe nearly always ends at once
         size *= 2
-    table = np.full(size, -1, dtype=np.int64)  # slot -> index into wanted_bits, -1: empty
+    table = filled(np.empty(size, dtype=np.int64), -1)  # slot -> index into wanted_bits, -1: empty
     for q in range(n_queries):
         first = wanted_offsets[q]
         end = wanted_offsets[q + 1]

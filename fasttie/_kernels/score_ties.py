@@ -14,6 +14,7 @@ Hamming ranking, fed from a stable sort of the scores instead of distance bucket
 
 import numpy as np
 from ._jit import jit
+from .filled import filled
 from .finalize import call_finalize_ranked, call_finalize_ties, call_ranked_optional_sums
 from .modes import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC
 from .radix_sort import argsort_ascending, argsort_descending
@@ -112,8 +113,8 @@ def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
     a histogram by grade replaces the sort."""
     top = _top_small_integer(extra_grades, _top_small_integer(grades, 0.0))
     by_grade = top >= 0
-    count = np.zeros(int(top) + 1 if by_grade else 0, dtype=np.int64)
-    gain_of = np.zeros(count.shape[0], dtype=np.float64)
+    count = filled(np.empty(int(top) + 1 if by_grade else 0, dtype=np.int64), 0)
+    gain_of = filled(np.empty(count.shape[0], dtype=np.float64), 0.0)
     if by_grade:
         _count_grades(grades, gains, count, gain_of)
         _count_grades(extra_grades, extra_gains, count, gain_of)
@@ -147,7 +148,7 @@ def _ideal_runs_sorted(gains, extra_gains):
     positive = everything[everything > 0]
     positive = positive[argsort_descending(positive)]
     ideal_gain = np.empty(positive.shape[0], dtype=np.float64)
-    ideal_count = np.zeros(positive.shape[0], dtype=np.int64)
+    ideal_count = filled(np.empty(positive.shape[0], dtype=np.int64), 0)
     n_runs = 0
     for p in range(positive.shape[0]):
         if n_runs == 0 or positive[p] != ideal_gain[n_runs - 1]:

@@ -8,14 +8,15 @@ runs of equal scores (:mod:`.score_ties`) allocate them here, so the layout live
 import numpy as np
 
 from ._jit import jit
+from .filled import filled
 
 
 @jit(inline="always")
 def empty_ties(size):
     """Zeroed tie arrays (n, r, u, grade sum, gain sum) for at most ``size`` ties."""
-    tie_n = np.zeros(size, dtype=np.int64)
-    tie_r = np.zeros(size, dtype=np.int64)
-    tie_u = np.zeros(size, dtype=np.int64)
-    tie_s = np.zeros(size, dtype=np.float64)
-    tie_g = np.zeros(size, dtype=np.float64)
+    tie_n = filled(np.empty(size, dtype=np.int64), 0)
+    tie_r = filled(np.empty(size, dtype=np.int64), 0)
+    tie_u = filled(np.empty(size, dtype=np.int64), 0)
+    tie_s = filled(np.empty(size, dtype=np.float64), 0.0)
+    tie_g = filled(np.empty(size, dtype=np.float64), 0.0)
     return tie_n, tie_r, tie_u, tie_s, tie_g

@@ -27,6 +27,7 @@ Serial, nogil, no global state: thread safe.
 import numpy as np
 
 from ._jit import jit
+from .filled import filled_rows
 from .score_ties import rank_order, run_end
 from .modes import AVERAGE
 from .tie_math import harmonic_diff, shifted_harmonic
@@ -176,7 +177,7 @@ def ratio_extremes_rankings(offsets, scores, relevant, cutoffs, out_min, out_max
         lo = offsets[q]
         hi = offsets[q + 1]
         order = rank_order(scores[lo:hi], relevant[:0], AVERAGE)
-        ties = np.zeros((hi - lo, 2), dtype=np.int64)
+        ties = filled_rows(np.empty((hi - lo, 2), dtype=np.int64), 0)
         n_ties = 0
         first = 0
         while first < hi - lo:

@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from ._jit import jit, jit_variants
+from .filled import filled, filled_rows
 from .tie_math import harmonic_diff, hypergeometric_weights, shifted_harmonic
 
 HITS, GAINS, DCG, AP, RR, RPREC, AP_RET, WAP, WAP_RET = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -65,7 +66,7 @@ def discount_tables(n):
     ndarray of float64, shape (4, n + 1)
         D hi, D lo, D2 hi, D2 lo (index 0 is the empty prefix).
     """
-    out = np.zeros((4, n + 1), dtype=np.float64)
+    out = filled_rows(np.empty((4, n + 1), dtype=np.float64), 0.0)
     hi1 = 0.0
     lo1 = 0.0
     hi2 = 0.0
@@ -611,7 +612,7 @@ def _query_spread_kernel(retrieved, weighted):
         n_items = 0
         for t in range(n_ties):
             n_items += sizes[t]
-        lost = np.zeros(n_ties, dtype=np.float64)
+        lost = filled(np.empty(n_ties, dtype=np.float64), 0.0)
         for i in range(len(kinds)):
             kind = kinds[i]
             if kind == RPREC:
@@ -750,12 +751,12 @@ def _hamming_spread_kernel(retrieved, weighted):
         """
         n_d = hist.shape[1]
         n_g = hist.shape[2]
-        sizes = np.zeros(n_d, dtype=np.int64)
-        relevant = np.zeros(n_d, dtype=np.int64)
-        gain_sums = np.zeros(n_d, dtype=np.float64)
-        gain_squares = np.zeros(n_d, dtype=np.float64)
-        grade_sums = np.zeros(n_d, dtype=np.float64)
-        grade_squares = np.zeros(n_d, dtype=np.float64)
+        sizes = filled(np.empty(n_d, dtype=np.int64), 0)
+        relevant = filled(np.empty(n_d, dtype=np.int64), 0)
+        gain_sums = filled(np.empty(n_d, dtype=np.float64), 0.0)
+        gain_squares = filled(np.empty(n_d, dtype=np.float64), 0.0)
+        grade_sums = filled(np.empty(n_d, dtype=np.float64), 0.0)
+        grade_squares = filled(np.empty(n_d, dtype=np.float64), 0.0)
         for q in range(lo, hi):
             total_relevant = np.int64(0)
             for d in range(n_d):
@@ -843,12 +844,12 @@ def _list_spread_kernel(retrieved, weighted):
             a = offsets[q]
             n_rows = offsets[q + 1] - a
             order = np.argsort(-scores[a : a + n_rows], kind="mergesort")
-            sizes = np.zeros(n_rows, dtype=np.int64)
-            relevant = np.zeros(n_rows, dtype=np.int64)
-            gain_sums = np.zeros(n_rows, dtype=np.float64)
-            gain_squares = np.zeros(n_rows, dtype=np.float64)
-            grade_sums = np.zeros(n_rows, dtype=np.float64)
-            grade_squares = np.zeros(n_rows, dtype=np.float64)
+            sizes = filled(np.empty(n_rows, dtype=np.int64), 0)
+            relevant = filled(np.empty(n_rows, dtype=np.int64), 0)
+            gain_sums = filled(np.empty(n_rows, dtype=np.float64), 0.0)
+            gain_squares = filled(np.empty(n_rows, dtype=np.float64), 0.0)
+            grade_sums = filled(np.empty(n_rows, dtype=np.float64), 0.0)
+            grade_squares = filled(np.empty(n_rows, dtype=np.float64), 0.0)
             n_ties = 0
             total_relevant = extra_relevant[q]
             start = 0

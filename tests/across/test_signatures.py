@@ -134,6 +134,37 @@ def test_kernel_allocations_name_their_dtype():
     assert not unnamed, "allocations without an np.<type> dtype:\n" + "\n".join(unnamed)
 
 
+def test_kernels_allocate_with_np_empty_only():
+    # numba compiles np.zeros / ones / full once per kind of array in each process, on top of the
+    # np.empty of that kind (0.1-0.2 s each of a cold first call): kernels fill np.empty's arrays
+    # (fasttie/_kernels/filled.py); Python functions that make a kernel's scratch use numpy's
+    import importlib
+    import inspect
+    import pkgutil
+    import textwrap
+
+    import numba
+
+    found, filling = [], []
+    for info in pkgutil.iter_modules(kernels.__path__):
+        if info.name == "cuda":
+            continue  # numba.cuda's kernels allocate nothing of numpy's
+        module = importlib.import_module(f"fasttie._kernels.{info.name}")
+        for obj in vars(module).values():
+            if not isinstance(obj, numba.core.registry.CPUDispatcher):
+                continue
+            source = textwrap.dedent(inspect.getsource(obj.py_func))
+            for node in ast.walk(ast.parse(source)):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and isinstance(node.func.value, ast.Name) and node.func.value.id == "np"):
+                    if node.func.attr in ("zeros", "ones", "full", "zeros_like", "ones_like", "full_like"):
+                        found.append(f"{info.name}.{obj.py_func.__name__}: {ast.unparse(node)}")
+                    elif node.func.attr == "empty":
+                        filling.append(obj)
+    assert not found, "kernels allocating with np.zeros / ones / full:\n" + "\n".join(sorted(set(found)))
+    assert len(filling) >= 20  # the walk saw the kernels' allocations
+
+
 def test_every_kernel_skips_the_cfunc_wrapper(compiled):
     # a C-callable wrapper per compiled function that nothing calls: compile time only (fasttie/_kernels/_jit.py)
     assert len(compiled["signatures"]) >= 40, len(compiled["signatures"])
