@@ -23,7 +23,7 @@ from ..result import Result
 from ..finalize.extremes import list_extremes, with_extremes
 from ..finalize.spread import list_spread, with_spread
 from ..parallel import resolve_threads, run_blocks
-from ..finalize.cold_start import callee_addresses
+from ..finalize.cold_start import Helper, callee_addresses
 from ..finalize.plan import err_columns, finalize_plan
 from ..finalize.values import (
     WHOLE_LIST, apply_empty, gains_of, group_sizes, metric_values, read_only,
@@ -209,7 +209,7 @@ def rank_evaluate(
 def rank_lists(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, group: npt.ArrayLike | None, *, qid: npt.ArrayLike | None,
                metrics: str | Sequence[str], options: ListOptions, n_threads: int | None,
                doc_ids: npt.ArrayLike | None, unretrieved: npt.ArrayLike | None, judged: npt.ArrayLike | None,
-               pooled: npt.ArrayLike | None, tie_keys: bool, walk_helper=None) -> Result:
+               pooled: npt.ArrayLike | None, tie_keys: bool, walk_helper: Helper | None = None) -> Result:
     """:func:`rank_evaluate` for fasttie's own callers, under ``options`` checked by the door
     (:class:`fasttie.lists.options.ListOptions`). With ``tie_keys`` the ``doc_ids`` are
     int64 tie-break keys (ascending), unique within each tie but not within each query
