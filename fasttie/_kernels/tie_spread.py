@@ -751,12 +751,12 @@ def _hamming_spread_kernel(retrieved, weighted):
         """
         n_d = hist.shape[1]
         n_g = hist.shape[2]
-        sizes = filled(np.empty(n_d, dtype=np.int64), 0)
-        relevant = filled(np.empty(n_d, dtype=np.int64), 0)
-        gain_sums = filled(np.empty(n_d, dtype=np.float64), 0.0)
-        gain_squares = filled(np.empty(n_d, dtype=np.float64), 0.0)
-        grade_sums = filled(np.empty(n_d, dtype=np.float64), 0.0)
-        grade_squares = filled(np.empty(n_d, dtype=np.float64), 0.0)
+        # two allocations, not six: each filled() is typed again where it is inlined
+        counts = filled(np.empty(2 * n_d, dtype=np.int64), 0)
+        sizes, relevant = counts[:n_d], counts[n_d:]
+        sums = filled(np.empty(4 * n_d, dtype=np.float64), 0.0)
+        gain_sums, gain_squares = sums[:n_d], sums[n_d:2 * n_d]
+        grade_sums, grade_squares = sums[2 * n_d:3 * n_d], sums[3 * n_d:]
         for q in range(lo, hi):
             total_relevant = np.int64(0)
             for d in range(n_d):
@@ -844,12 +844,12 @@ def _list_spread_kernel(retrieved, weighted):
             a = offsets[q]
             n_rows = offsets[q + 1] - a
             order = np.argsort(-scores[a : a + n_rows], kind="mergesort")
-            sizes = filled(np.empty(n_rows, dtype=np.int64), 0)
-            relevant = filled(np.empty(n_rows, dtype=np.int64), 0)
-            gain_sums = filled(np.empty(n_rows, dtype=np.float64), 0.0)
-            gain_squares = filled(np.empty(n_rows, dtype=np.float64), 0.0)
-            grade_sums = filled(np.empty(n_rows, dtype=np.float64), 0.0)
-            grade_squares = filled(np.empty(n_rows, dtype=np.float64), 0.0)
+            # two allocations, not six: each filled() is typed again where it is inlined
+            counts = filled(np.empty(2 * n_rows, dtype=np.int64), 0)
+            sizes, relevant = counts[:n_rows], counts[n_rows:]
+            sums = filled(np.empty(4 * n_rows, dtype=np.float64), 0.0)
+            gain_sums, gain_squares = sums[:n_rows], sums[n_rows:2 * n_rows]
+            grade_sums, grade_squares = sums[2 * n_rows:3 * n_rows], sums[3 * n_rows:]
             n_ties = 0
             total_relevant = extra_relevant[q]
             start = 0
