@@ -47,8 +47,8 @@ from .._kernels.address import address_of
 from .._kernels.cached import dispatcher_cached
 from ..parallel import available_threads
 
-__all__ = ["CallerCompiled", "Helper", "callee_addresses", "callees_in_helper", "hamming_walk_in_helper", "ranked_walk_in_helper", "stable_scan_in_helper",
-           "start_helper", "HELPER_ENV", "WAIT_SECONDS"]
+__all__ = ["CallerCompiled", "Helper", "callee_addresses", "callees_in_helper", "hamming_walk_in_helper",
+           "ranked_walk_in_helper", "stable_scan_in_helper", "start_helper", "HELPER_ENV", "WAIT_SECONDS"]
 
 HELPER_ENV = "FASTTIE_COMPILE_HELPER"
 WAIT_SECONDS = 300.0  # a helper compiles for seconds; past this something is wrong: compile here
@@ -317,11 +317,11 @@ def callee_addresses(callees, n_threads, compile_caller, caller_helper=None) -> 
     if CALLER_ONLY:
         compile_caller()
         raise CallerCompiled
-    if caller_helper is None:
-        helper = callees_in_helper([kernel for kernel in callees if kernel is not None], n_threads)
-        if helper is not None:
-            compile_caller()
-            helper.wait()
+    declared = [kernel for kernel in callees if kernel is not None]
+    helper = callees_in_helper(declared, n_threads) if caller_helper is None else None
+    if helper is not None:
+        compile_caller()
+        helper.wait()
     addresses = [np.uint64(0 if kernel is None else address_of(kernel)) for kernel in callees]
     if caller_helper is not None:
         caller_helper.wait()
