@@ -35,7 +35,7 @@ FRONT_DOORS = {
                       "finalize.ranked_optional_sums", "err.err_rankings",
                       "infap.infap_rankings", "tie_spread.list_spread", "tie_spread.list_spread_retrieved",
                       "tie_extremes.ratio_extremes_rankings", "infap.infap_extremes"),
-    "lambdarank": ("lambdarank.lambdarank_queries",),
+    "lambdarank": ("lambdarank.lambdarank_queries", "lambdarank.pair_rows"),
     # rescore.rescore_block reads the float vectors in their own dtype (a float32 database is never
     # copied to float64): one variant per dtype, warmup compiles float32's; the drivers listed have one
     "rescore_evaluate": ("rescore.hamming_block", "rescore.collect_block", "rescore.top_k_block",

@@ -14,7 +14,9 @@ The facade validates everything; this module takes C-contiguous float64 / int64 
 """
 
 import numpy as np
+from numba import types
 
+from .address import caller_of, declare
 from ._jit import jit
 from .filled import filled
 from .radix_sort import argsort_descending
@@ -354,8 +356,81 @@ def _finish_row(lam, hes, q_row, h_row, p, lo, n, rescale):
 
 
 @jit(error_model="numpy")
+def pair_rows(n, k, by_label, shared, damp_now, sigma, rescale, group_end, scratch):
+    """The pair rows of one query laid out by :func:`_lambdas_one_query` (either layout): each
+    row's pairs added into the lambdas and hessians of its positions.
+
+    Parameters
+    ----------
+    n : int
+        The query's documents.
+    k : int
+        Truncation: rows are the top min(n - 1, k) positions (rank-major layout).
+    by_label : bool
+        The label-major layout (no truncation): rows run over the lower labels only.
+    shared : bool
+        The exponentials e = exp(sigma (s - s_top)) are shared by every row (else per row).
+    damp_now : bool
+        LightGBM's score-gap damping.
+    sigma : float
+        Sigmoid steepness.
+    rescale : bool
+        Sum |q| over every pair (LightGBM's sum_lambdas) into ``scratch[8 m]``.
+    group_end : (n,) int64
+        Label-major layout: the end of each position's label group.
+    scratch : (8 m + 1,) float64, m = n rounded up to a multiple of 4
+        s, g, e, d (read; e written in the per-row exponentials), q_row, h_row (scratch), lam,
+        hes (added to), m values each, then the sum of |q| (written).
+    """
+    m = (n + 3) // 4 * 4  # as laid out (scratch holds 8 m + 1): a multiple of 4 that LLVM sees
+    s = scratch[:m]
+    g = scratch[m:2 * m]
+    e = scratch[2 * m:3 * m]
+    d = scratch[3 * m:4 * m]
+    q_row = scratch[4 * m:5 * m]
+    h_row = scratch[5 * m:6 * m]
+    lam = scratch[6 * m:7 * m]
+    hes = scratch[7 * m:8 * m]
+    sum_abs = 0.0
+    # one loop over the rows of either layout: one call site of the inlined _finish_row (each site
+    # is typed and generated again)
+    for p in range(n if by_label else min(n - 1, k)):
+        if by_label:
+            lo = group_end[p]
+            if lo >= n:
+                continue
+            lo = lo // 4 * 4
+            if damp_now:
+                _pair_row_by_label_damped(lo, m, g[p], d[p], e[p], s[p], g, d, e, s, lam, hes, q_row, h_row)
+            else:
+                _pair_row_by_label(lo, m, g[p], d[p], e[p], g, d, e, lam, hes, q_row, h_row)
+        else:
+            if shared:
+                ei = e[p]
+            else:  # per-pair exponentials relative to position p: ei = 1, e[j] = exp(-sigma (s_p - s_j)) <= 1
+                ei = 1.0
+                for j in range(p + 1, n):
+                    e[j] = np.exp(-sigma * (s[p] - s[j]))
+            lo = (p + 1) // 4 * 4
+            if damp_now:
+                _pair_row_damped(lo, m, g[p], d[p], ei, s[p], g, d, e, s, lam, hes, q_row, h_row)
+            else:
+                _pair_row(lo, m, g[p], d[p], ei, g, d, e, lam, hes, q_row, h_row)
+        sum_abs += _finish_row(lam, hes, q_row, h_row, p, lo, m, rescale)
+    scratch[8 * m] = sum_abs
+
+
+# the per-query kernel calls pair_rows through its address (:mod:`.address`): a cold call
+# compiles the sort, the ideal DCG and the layout while a helper compiles the pair rows
+PAIR_ROWS_ARGS = (types.int64, types.int64, types.boolean, types.boolean, types.boolean, types.float64, types.boolean,
+                  types.int64[::1], types.float64[::1])
+declare(pair_rows, PAIR_ROWS_ARGS)
+call_pair_rows = caller_of(PAIR_ROWS_ARGS, "pair_rows")
+
+
+@jit(error_model="numpy")
 def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, damp, rescale, hessian_scale,
-                       weight, lambdas, hessians):
+                       weight, lambdas, hessians, rows):
     """Lambdas and hessians of one query, written into ``lambdas`` / ``hessians`` (row order).
 
     Two layouts of the same pairs. Rank-major (LightGBM's loop; used with truncation): rows are
@@ -393,6 +468,8 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
         Written: gradients, row order.
     hessians : (n,) float64
         Written: hessians, row order.
+    rows : uint64
+        Address of :func:`pair_rows` (:mod:`.address`), which is not compiled into this kernel.
     """
     n = scores.shape[0]
     for r in range(n):
@@ -416,7 +493,8 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
     # iterations, no scalar remainder. Extra columns add exactly zero: before the row's first
     # partner the weights clamp to 0; padding has e = 0, hence rho = 0.
     m = (n + 3) // 4 * 4
-    scratch = filled(np.empty(8 * m, dtype=np.float64), 0.0)  # one allocation for the laid-out copies and the rows
+    # one allocation for the laid-out copies, the rows and the rows' sum of |q| (last)
+    scratch = filled(np.empty(8 * m + 1, dtype=np.float64), 0.0)
     s = scratch[:m]
     g = scratch[m:2 * m]
     e = scratch[2 * m:3 * m]
@@ -424,7 +502,7 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
     q_row = scratch[4 * m:5 * m]
     h_row = scratch[5 * m:6 * m]
     lam = scratch[6 * m:7 * m]
-    hes = scratch[7 * m:]
+    hes = scratch[7 * m:8 * m]
     s_top = scores[order[0]]
     s_bottom = scores[order[n - 1]]
     # shared exponentials e = exp(sigma (s - s_top)) in (0, 1], unless they could underflow
@@ -457,32 +535,9 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
         g[p] = gain_table[labels[row]]
         e[p] = np.exp(sigma * (s[p] - s_top)) if shared else 1.0
 
-    sum_abs = 0.0
-    # one loop over the rows of either layout: one call site of the inlined _finish_row (each site
-    # is typed and generated again)
-    for p in range(n if by_label else min(n - 1, k)):
-        if by_label:
-            lo = group_end[p]
-            if lo >= n:
-                continue
-            lo = lo // 4 * 4
-            if damp_now:
-                _pair_row_by_label_damped(lo, m, g[p], d[p], e[p], s[p], g, d, e, s, lam, hes, q_row, h_row)
-            else:
-                _pair_row_by_label(lo, m, g[p], d[p], e[p], g, d, e, lam, hes, q_row, h_row)
-        else:
-            if shared:
-                ei = e[p]
-            else:  # per-pair exponentials relative to position p: ei = 1, e[j] = exp(-sigma (s_p - s_j)) <= 1
-                ei = 1.0
-                for j in range(p + 1, n):
-                    e[j] = np.exp(-sigma * (s[p] - s[j]))
-            lo = (p + 1) // 4 * 4
-            if damp_now:
-                _pair_row_damped(lo, m, g[p], d[p], ei, s[p], g, d, e, s, lam, hes, q_row, h_row)
-            else:
-                _pair_row(lo, m, g[p], d[p], ei, g, d, e, lam, hes, q_row, h_row)
-        sum_abs += _finish_row(lam, hes, q_row, h_row, p, lo, m, rescale)
+    call_pair_rows(rows, (np.int64(n), np.int64(k), by_label, shared, damp_now, np.float64(sigma), rescale, group_end,
+                          scratch))
+    sum_abs = scratch[8 * m]
 
     inv_idcg = 1.0 / idcg
     lam_factor = weight * sigma * inv_idcg
@@ -500,7 +555,7 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
 
 @jit
 def lambdarank_queries(offsets, scores, labels, gain_table, discount, query_weights, sigma, k, ideal_k, damp,
-                       rescale, hessian_scale, lambdas, hessians, start, stop):
+                       rescale, hessian_scale, lambdas, hessians, start, stop, rows):
     """Driver over queries start..stop-1: query q (rows offsets[q]:offsets[q+1]) writes only its
     own rows of ``lambdas`` / ``hessians``.
 
@@ -536,9 +591,11 @@ def lambdarank_queries(offsets, scores, labels, gain_table, discount, query_weig
         Written: hessians, the same rows.
     start, stop : int
         The queries of this block, start..stop-1.
+    rows : uint64
+        Address of :func:`pair_rows` (:mod:`.address`).
     """
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
         _lambdas_one_query(scores[lo:hi], labels[lo:hi], gain_table, discount, sigma, k, ideal_k, damp, rescale,
-                           hessian_scale, query_weights[q], lambdas[lo:hi], hessians[lo:hi])
+                           hessian_scale, query_weights[q], lambdas[lo:hi], hessians[lo:hi], rows)

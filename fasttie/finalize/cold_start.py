@@ -24,7 +24,9 @@ relevance kind and width (the near pass: their counts first); the call then wait
 once the finish is compiled (nothing else is left to compile here), and loads the rest. The walk
 over ranked lists calls its finalizers through their addresses (:mod:`fasttie._kernels.address`):
 :func:`callee_addresses` compiles them in a helper while the call compiles the walk's driver (by
-calling it on no queries), then the call waits and loads them. Nothing else changes: the values are this
+calling it on no queries), then the call waits and loads them; so do alpha-nDCG's drivers (their
+sums) and LambdaRank's per-query kernel (its pair rows, while the call compiles the sort, the ideal
+DCG and the layout). Nothing else changes: the values are this
 process's.
 
 A helper that fails or is not done after :data:`WAIT_SECONDS` changes nothing but the time

@@ -8,7 +8,8 @@ import numbers
 import numpy as np
 import numpy.typing as npt
 
-from .._kernels.lambdarank import lambdarank_queries
+from .._kernels.lambdarank import lambdarank_queries, pair_rows
+from ..finalize.cold_start import callee_addresses
 from ..parallel import resolve_threads, run_blocks
 from ..finalize.values import gain_table, group_sizes, read_only
 from ..errors import InputError, InputTypeError
@@ -167,13 +168,13 @@ def lambdarank(
     hessians = np.empty(len(labels))
     pairs = int((sizes * np.minimum(sizes, k_pairs)).sum())
     arrays = [read_only(a) for a in (offsets, y_pred, labels, gain_table, discount, query_weights)]
-    run_blocks(
-        lambda lo, hi: lambdarank_queries(
-            *arrays, sigma, k_pairs, k_ideal, bool(damp_score_gap), bool(rescale), hessian_scale, lambdas, hessians,
-            lo, hi,
-        ),
-        len(sizes), resolve_threads(n_threads, 4 * pairs),
-    )
+    options = (sigma, k_pairs, k_ideal, bool(damp_score_gap), bool(rescale), hessian_scale)
+    # the pair rows are called through their address: on a cold cache a helper compiles them
+    # while this process compiles the sort, the ideal DCG and the layout
+    rows, = callee_addresses([pair_rows], n_threads,
+                             lambda: lambdarank_queries(*arrays, *options, lambdas, hessians, 0, 0, np.uint64(0)))
+    run_blocks(lambda lo, hi: lambdarank_queries(*arrays, *options, lambdas, hessians, lo, hi, rows),
+               len(sizes), resolve_threads(n_threads, 4 * pairs))
     return lambdas.reshape(shape), hessians.reshape(shape)
 
 

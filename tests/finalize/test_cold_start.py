@@ -197,6 +197,28 @@ def test_a_cold_alpha_ndcg_call_loads_the_sums_that_a_helper_compiled(tmp_path, 
     assert helped["values"] == alone["values"]
 
 
+COLD_LAMBDARANK = COMPILE_COUNTER + r"""
+import numpy as np
+import fasttie as ft
+rng = np.random.default_rng(5)
+labels = rng.integers(0, 5, 600); scores = rng.integers(0, 40, 600) / 4.0
+group = [100, 300, 200]
+values = [ft.lambdarank(labels, scores, group, **options) for options in OPTIONS]
+print("RESULT " + json.dumps({"compiled": compiled, "values": np.asarray(values).tobytes().hex()}))
+"""
+
+
+@pytest.mark.parametrize("options", [[{}], [dict(k=10, damp_score_gap=True, rescale=True), {"sigma": 2.0}]])
+def test_a_cold_lambdarank_call_loads_the_pair_rows_that_a_helper_compiled(tmp_path, options):
+    # lambdarank's per-query kernel calls the pair rows through their address: the call compiles
+    # the sort, the ideal DCG and the layout while a helper compiles the rows
+    helped, alone = _helped_and_alone(tmp_path, COLD_LAMBDARANK.replace("OPTIONS", repr(options)))
+    rows = "fasttie._kernels.lambdarank.pair_rows"
+    assert rows in alone["compiled"] and rows not in helped["compiled"]
+    assert "fasttie._kernels.lambdarank.lambdarank_queries" in helped["compiled"]
+    assert helped["values"] == alone["values"]
+
+
 def _walk(metrics=("AP", "P@10"), n_db=3000):
     plan = finalize_plan(parse_metrics(list(metrics)), "average", "retrieved", n_db)
     return plan.kernel(finalize.finalize_ties, finalize.finalize_ties_optional, finalize.finalize_ties_ratios)
