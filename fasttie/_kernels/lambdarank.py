@@ -355,6 +355,15 @@ def _finish_row(lam, hes, q_row, h_row, p, lo, n, rescale):
     return _sum4(q_row, lo, n)
 
 
+@jit(inline="always")
+def _laid_out(scratch, m):
+    """The eight arrays of m values each in a query's scratch (:func:`pair_rows`): scores, gains,
+    exponentials and discounts by layout position, a row's pair terms (lambda, hessian), and the
+    lambdas and hessians summed by position."""
+    return (scratch[:m], scratch[m:2 * m], scratch[2 * m:3 * m], scratch[3 * m:4 * m], scratch[4 * m:5 * m],
+            scratch[5 * m:6 * m], scratch[6 * m:7 * m], scratch[7 * m:8 * m])
+
+
 @jit(error_model="numpy")
 def pair_rows(n, k, by_label, shared, damp_now, sigma, rescale, group_end, scratch):
     """The pair rows of one query laid out by :func:`_lambdas_one_query` (either layout): each
@@ -383,14 +392,7 @@ def pair_rows(n, k, by_label, shared, damp_now, sigma, rescale, group_end, scrat
         hes (added to), m values each, then the sum of |q| (written).
     """
     m = (n + 3) // 4 * 4  # as laid out (scratch holds 8 m + 1): a multiple of 4 that LLVM sees
-    s = scratch[:m]
-    g = scratch[m:2 * m]
-    e = scratch[2 * m:3 * m]
-    d = scratch[3 * m:4 * m]
-    q_row = scratch[4 * m:5 * m]
-    h_row = scratch[5 * m:6 * m]
-    lam = scratch[6 * m:7 * m]
-    hes = scratch[7 * m:8 * m]
+    s, g, e, d, q_row, h_row, lam, hes = _laid_out(scratch, m)
     sum_abs = 0.0
     # one loop over the rows of either layout: one call site of the inlined _finish_row (each site
     # is typed and generated again)
@@ -495,14 +497,7 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
     m = (n + 3) // 4 * 4
     # one allocation for the laid-out copies, the rows and the rows' sum of |q| (last)
     scratch = filled(np.empty(8 * m + 1, dtype=np.float64), 0.0)
-    s = scratch[:m]
-    g = scratch[m:2 * m]
-    e = scratch[2 * m:3 * m]
-    d = scratch[3 * m:4 * m]
-    q_row = scratch[4 * m:5 * m]
-    h_row = scratch[5 * m:6 * m]
-    lam = scratch[6 * m:7 * m]
-    hes = scratch[7 * m:8 * m]
+    s, g, e, d, q_row, h_row, lam, hes = _laid_out(scratch, m)
     s_top = scores[order[0]]
     s_bottom = scores[order[n - 1]]
     # shared exponentials e = exp(sigma (s - s_top)) in (0, 1], unless they could underflow
