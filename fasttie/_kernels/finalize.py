@@ -448,11 +448,12 @@ call_finalize_ties = caller_of(FINALIZE_TIES_ARGS, "finalize_ties")
 
 @jit(inline="always")
 def _count_true(flags):
-    """How many of the bools are True, summed as bytes: vectorized (as bools: 0.2 ns per item)."""
-    as_bytes = flags.view(np.uint8)
+    """How many of the bools are True. Added as bools: LLVM vectorizes the loop (0.094 ns per
+    item, against 0.080 summed as a uint8 view, Intel Xeon), and a view compiles numba's
+    implementation of its own, 0.09 s of every cold door that finalizes a fixed order."""
     count = np.int64(0)
-    for p in range(as_bytes.shape[0]):
-        count += as_bytes[p]
+    for p in range(flags.shape[0]):
+        count += flags[p]
     return count
 
 
