@@ -144,8 +144,18 @@ def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
 @jit(inline="always")
 def _ideal_runs_sorted(gains, extra_gains):
     """Runs (gain, count) of all positive gains, descending, by sorting them."""
-    everything = np.concatenate((gains, extra_gains))
-    positive = everything[everything > 0]
+    # gathered by loops: np.concatenate and a boolean mask each compile an implementation of their own
+    n_positive = 0
+    for source in (gains, extra_gains):
+        for i in range(source.shape[0]):
+            n_positive += source[i] > 0
+    positive = np.empty(n_positive, dtype=np.float64)
+    at = 0
+    for source in (gains, extra_gains):
+        for i in range(source.shape[0]):
+            if source[i] > 0:
+                positive[at] = source[i]
+                at += 1
     positive = positive[argsort_descending(positive)]
     ideal_gain = np.empty(positive.shape[0], dtype=np.float64)
     ideal_count = filled(np.empty(positive.shape[0], dtype=np.int64), 0)
