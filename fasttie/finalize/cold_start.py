@@ -7,7 +7,7 @@ counts (which depends on the metrics and options), about 35 % and 60 % of its co
 :func:`fasttie.trec.evaluate` of files its readers and join, the trec_eval tie order's keys,
 then the walk over the ranked lists, more than half of its cold call (dicts, as
 :mod:`fasttie.compat.pytrec_eval` passes them, join in Python: nothing to compile meanwhile). Where the walk's kernel is not
-cached and a second CPU is usable, a Python process compiles it and caches it meanwhile, by
+cached and a second CPU is usable, a helper process compiles it and caches it meanwhile, by
 evaluating made-up data with the same metrics and options (the same kernel variant and
 signature): :func:`hamming_walk_in_helper` finalizes made-up counts of the same shape and
 database size with :meth:`fasttie.TieStats.finalize` (the walk, which the walk's driver calls
@@ -29,18 +29,24 @@ sums) and LambdaRank's per-query kernel (its pair rows, while the call compiles 
 DCG and the layout). Nothing else changes: the values are this
 process's.
 
-A helper that fails or is not done after :data:`WAIT_SECONDS` changes nothing but the time
-(this process then compiles the walk itself). ``FASTTIE_COMPILE_HELPER=0`` turns helpers off;
-they never start where caching is off, with ``n_threads=1``, on one usable CPU, or where
-``sys.executable`` is no interpreter (a bundled application).
+The helper is a fork of this process on Linux where no other Python thread runs (it compiles at
+once: imports and numba's CPU target are set up), else a new interpreter, which first imports
+fasttie (:func:`_launch`). A helper that fails or is not done after :data:`WAIT_SECONDS` changes
+nothing but the time (this process then compiles the walk itself). ``FASTTIE_COMPILE_HELPER=0``
+turns helpers off, ``FASTTIE_COMPILE_HELPER=spawn`` starts them as new interpreters; they never
+start where caching is off, with ``n_threads=1``, on one usable CPU, or where ``sys.executable``
+is no interpreter (a bundled application).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
+import warnings
 
 import numpy as np
 
@@ -151,13 +157,83 @@ def start_helper(code: str, n_threads: int | None = None) -> Helper | None:
     """
     if not _wanted(n_threads):
         return None
+    process = _launch(code)
+    return None if process is None else Helper(process)
+
+
+def _launch(code: str):
+    """The helper's process, or None where none could start. On Linux, with no other Python
+    thread in this process, a fork of it: it starts compiling at once, with fasttie, numba and
+    numba's CPU target already set up (a new interpreter spends 0.5-1 s on those first, which
+    the call's half of the compile does not wait for, but the helper's does).
+    ``FASTTIE_COMPILE_HELPER=spawn``, another platform or another thread: a new interpreter
+    (``sys.executable -c``)."""
+    if sys.platform.startswith("linux") and threading.active_count() == 1 and os.environ.get(HELPER_ENV) != "spawn":
+        return _Forked(code)
     env = {**os.environ, HELPER_ENV: "0"}  # a helper starts no helpers of its own
     try:
-        process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     except OSError:  # no interpreter to start (an embedded Python): compile here
         return None
-    return Helper(process)
+
+
+class _Forked:
+    """A helper forked from this process, with what :class:`Helper` uses of :class:`subprocess.Popen`
+    (``poll``, ``wait``, ``kill``, ``returncode``)."""
+
+    def __init__(self, code: str):
+        from numba.core.registry import cpu_target
+
+        # numba's CPU target (0.2-0.4 s, this process needs it too) set up before the fork: the
+        # helper inherits it
+        cpu_target.typing_context.refresh()
+        cpu_target.target_context.refresh()
+        self.returncode = None
+        with warnings.catch_warnings():
+            # Python 3.12+ warns of a fork while other OS threads run (numpy's BLAS pool): the
+            # helper only compiles (numba, LLVM, the cache's files) and exits, it calls no BLAS, and
+            # no other Python thread runs (_launch), so no lock it needs can be held by another thread
+            warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+            self.pid = os.fork()
+        if self.pid == 0:  # the helper: run the code, then leave without this process's exit handlers
+            status = 1
+            try:
+                os.environ[HELPER_ENV] = "0"  # a helper starts no helpers of its own
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(devnull, fd)
+                exec(compile(code, "<fasttie compile helper>", "exec"), {"__name__": "__fasttie_helper__"})
+                status = 0
+            except SystemExit as stop:
+                status = stop.code if isinstance(stop.code, int) else 1
+            finally:
+                os._exit(status)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("fasttie compile helper", timeout)
+            time.sleep(0.002)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+    def __del__(self):  # a helper never waited for (the call failed before): reap it if done
+        try:
+            self.poll()
+        except OSError:
+            pass
 
 
 def hamming_walk_in_helper(kernel, metrics, *, options, n_db, n_bits, n_grades, relevance, n_threads) -> Helper | None:

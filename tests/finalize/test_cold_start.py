@@ -49,10 +49,13 @@ def _cold_call(folder, metrics, spread, **env_changes):
     return _cold(folder, COLD_CALL.replace("METRICS", repr(metrics)).replace("SPREAD", repr(spread)), **env_changes)
 
 
-@pytest.mark.parametrize("metrics, spread", [(["AP", "AP@100", "nDCG@100", "P@100"], False),
-                                             (["AP", "nDCG@10", "RR", "ERR@10"], "range")])
-def test_a_cold_call_loads_the_tie_walk_that_a_helper_compiled(tmp_path, metrics, spread):
-    helped = _cold_call(tmp_path / "helped", metrics, spread)
+@pytest.mark.parametrize("metrics, spread, started", [(["AP", "AP@100", "nDCG@100", "P@100"], False, "fork"),
+                                                      (["AP", "nDCG@10", "RR", "ERR@10"], "range", "fork"),
+                                                      (["AP", "AP@100", "nDCG@100", "P@100"], False, "spawn")])
+def test_a_cold_call_loads_the_tie_walk_that_a_helper_compiled(tmp_path, metrics, spread, started):
+    # the helper forked from the call (Linux), or a new interpreter (FASTTIE_COMPILE_HELPER=spawn,
+    # as on other platforms or beside other threads)
+    helped = _cold_call(tmp_path / "helped", metrics, spread, **({"FASTTIE_COMPILE_HELPER": "spawn"} if started == "spawn" else {}))
     alone = _cold_call(tmp_path / "alone", metrics, spread, FASTTIE_COMPILE_HELPER="0")
     # the walk's driver (finalize_histograms) calls the walk through its address: it compiles here
     # while the helper compiles the walk, ERR and the spread
@@ -243,7 +246,7 @@ class _Cold:
 
 def test_no_helper_where_it_cannot_help_or_is_not_wanted(monkeypatch):
     started = []
-    monkeypatch.setattr(cold_start.subprocess, "Popen", lambda *a, **k: started.append(a) or object())
+    monkeypatch.setattr(cold_start, "_launch", lambda *a, **k: started.append(a) or object())
     monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
     assert _walk() in (finalize.finalize_ties, finalize.finalize_ties_ratios)
     assert _start(_Cold()) is not None and len(started) == 1  # cold, two CPUs: a helper
@@ -275,7 +278,7 @@ class _Cached(_Cold):
 
 def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
     started = []
-    monkeypatch.setattr(cold_start.subprocess, "Popen", lambda *a, **k: started.append(a) or object())
+    monkeypatch.setattr(cold_start, "_launch", lambda *a, **k: started.append(a) or object())
     monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
     q, db, ql, dl = ft.datasets.synthetic_hashing(3, 300, 64, 3, seed=1)
     monkeypatch.setenv("FASTTIE_COMPILE_HELPER", "0")  # Popen is a stand-in here (run alone, the walk is cold)
@@ -304,8 +307,50 @@ def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
     assert len(started) == 4
 
 
-def test_a_helper_that_fails_or_hangs_only_costs_time(monkeypatch):
+def test_a_helper_is_forked_where_no_other_python_thread_runs_else_a_new_interpreter(monkeypatch):
+    import threading
+
+    started = []
+    monkeypatch.setattr(cold_start, "_Forked", lambda code: started.append("fork") or "forked")
+    monkeypatch.setattr(cold_start.subprocess, "Popen", lambda *a, **k: started.append(("spawn", a[0], k["env"][cold_start.HELPER_ENV])) or "spawned")
+    monkeypatch.setattr(cold_start.sys, "platform", "linux")
+    assert cold_start._launch("pass") == "forked"
+    monkeypatch.setenv(cold_start.HELPER_ENV, "spawn")  # asked for a new interpreter
+    assert cold_start._launch("pass") == "spawned"
+    monkeypatch.delenv(cold_start.HELPER_ENV)
+    monkeypatch.setattr(cold_start.sys, "platform", "darwin")  # fork is Linux's only
+    assert cold_start._launch("pass") == "spawned"
+    monkeypatch.setattr(cold_start.sys, "platform", "linux")
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert cold_start._launch("pass") == "spawned"  # another thread might hold a lock the fork needs
+    finally:
+        release.set()
+        other.join()
+    assert cold_start._launch("pass") == "forked"
+    spawned = ("spawn", [sys.executable, "-c", "pass"], "0")  # a helper starts no helpers of its own
+    assert started == ["fork", spawned, spawned, spawned, "fork"]
+
+
+def test_a_forked_helper_runs_its_code_in_a_child_that_starts_no_helpers(tmp_path, monkeypatch):
+    monkeypatch.setattr(cold_start.sys, "platform", "linux")
+    monkeypatch.delenv(cold_start.HELPER_ENV, raising=False)
+    out = tmp_path / "child"
+    code = f"import os\nwith open({str(out)!r}, 'w') as f:\n    print(os.getpid(), os.environ[{cold_start.HELPER_ENV!r}], file=f)"
+    process = cold_start._launch(code)
+    assert isinstance(process, cold_start._Forked) and process.wait(timeout=60) == 0
+    pid, helper_env = out.read_text().split()
+    assert int(pid) == process.pid != os.getpid() and helper_env == "0"
+    assert cold_start.HELPER_ENV not in os.environ  # this process's environment untouched
+
+
+@pytest.mark.parametrize("started", ["fork", "spawn"])
+def test_a_helper_that_fails_or_hangs_only_costs_time(monkeypatch, started):
     monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
+    if started == "spawn":
+        monkeypatch.setenv(cold_start.HELPER_ENV, "spawn")
     monkeypatch.setattr(_jit, "CACHE", True)
     failed = cold_start.start_helper("raise SystemExit(3)")
     failed.wait()
