@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -30,7 +31,7 @@ import numpy as np
 
 from .errors import InputError, InputTypeError
 
-__all__ = ["available_threads", "resolve_threads", "run_blocks"]
+__all__ = ["available_threads", "only_idle_workers_beside", "resolve_threads", "run_blocks"]
 
 SMALL_WORK = 1 << 20  # units of work (code pairs, ranked rows x 16) below which one thread is faster
 MAX_THREADS = 1024
@@ -38,6 +39,7 @@ _BLOCKS_PER_THREAD = 4  # several blocks per thread even out uneven queries
 
 _pool = None
 _pool_lock = threading.Lock()
+_workers: weakref.WeakSet = weakref.WeakSet()  # the pool's threads
 
 
 def available_threads() -> int:
@@ -74,8 +76,25 @@ def _executor() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="fasttie")
+            _pool = ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="fasttie",
+                                       initializer=lambda: _workers.add(threading.current_thread()))
         return _pool
+
+
+def only_idle_workers_beside(thread: threading.Thread) -> bool:
+    """Whether every Python thread but ``thread`` is a worker of fasttie's pool, then idle: only
+    :func:`run_blocks` gives them work, and it returns once they are done.
+
+    Parameters
+    ----------
+    thread : threading.Thread
+        The thread asking (outside :func:`run_blocks`).
+
+    Returns
+    -------
+    bool
+    """
+    return all(other is thread or other in _workers for other in threading.enumerate())
 
 
 def run_blocks(kernel_call: Callable[[int, int], Any], n_items: int, n_threads: int, *, granule: int = 1,

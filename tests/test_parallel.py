@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import fasttie as ft
-from fasttie.parallel import available_threads, resolve_threads, run_blocks
+from fasttie.parallel import available_threads, only_idle_workers_beside, resolve_threads, run_blocks
 
 
 @pytest.mark.parametrize("n_items", [0, 1, 2, 7, 64, 1001])
@@ -33,6 +33,26 @@ def test_blocks_cover_every_item_once(n_items, n_threads, granule):
     run_blocks(call, n_items, n_threads, granule=granule)
     assert (seen == 1).all()
     assert all(lo % granule == 0 for lo in starts)
+
+
+def test_only_the_pools_idle_workers_beside_a_thread_let_it_fork(monkeypatch):
+    # fasttie's pool has a worker once run_blocks ran on two threads; it is idle once run_blocks returns
+    run_blocks(lambda lo, hi: None, 8, 2)
+    this = threading.current_thread()
+    workers = [t for t in threading.enumerate() if t.name.startswith("fasttie")]
+    assert workers
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        for live, expected in (([this], True), ([this, *workers], True), ([this, *workers, other], False),
+                               ([this, other], False)):
+            monkeypatch.setattr(threading, "enumerate", lambda live=live: live)
+            assert only_idle_workers_beside(this) is expected
+    finally:
+        monkeypatch.undo()
+        release.set()
+        other.join()
 
 
 def test_block_errors_are_raised():

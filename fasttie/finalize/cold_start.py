@@ -53,7 +53,7 @@ import numpy as np
 from .._kernels import _jit
 from .._kernels.address import address_of
 from .._kernels.cached import dispatcher_cached
-from ..parallel import available_threads
+from ..parallel import available_threads, only_idle_workers_beside
 
 __all__ = ["CallerCompiled", "Helper", "callee_addresses", "callees_in_helper", "hamming_walk_in_helper",
            "ranked_walk_in_helper", "stable_scan_in_helper", "start_helper", "HELPER_ENV", "WAIT_SECONDS"]
@@ -162,13 +162,14 @@ def start_helper(code: str, n_threads: int | None = None) -> Helper | None:
 
 
 def _launch(code: str):
-    """The helper's process, or None where none could start. On Linux, with no other Python
-    thread in this process, a fork of it: it starts compiling at once, with fasttie, numba and
-    numba's CPU target already set up (a new interpreter spends 0.5-1 s on those first, which
-    the call's half of the compile does not wait for, but the helper's does).
-    ``FASTTIE_COMPILE_HELPER=spawn``, another platform or another thread: a new interpreter
-    (``sys.executable -c``)."""
-    if sys.platform.startswith("linux") and threading.active_count() == 1 and os.environ.get(HELPER_ENV) != "spawn":
+    """The helper's process, or None where none could start. On Linux, where no other Python
+    thread runs (fasttie's idle pool aside), a fork of this process: it starts compiling at once,
+    with fasttie, numba and numba's CPU target already set up (a new interpreter spends 0.5-1 s on
+    those first, which the call's half of the compile does not wait for, but the helper's does).
+    ``FASTTIE_COMPILE_HELPER=spawn``, another platform or another thread (which might hold a lock
+    the fork would need, numba's compiler lock among them): a new interpreter (``sys.executable -c``)."""
+    forkable = sys.platform.startswith("linux") and only_idle_workers_beside(threading.current_thread())
+    if forkable and os.environ.get(HELPER_ENV) != "spawn":
         return _Forked(code)
     env = {**os.environ, HELPER_ENV: "0"}  # a helper starts no helpers of its own
     try:
@@ -191,9 +192,9 @@ class _Forked:
         cpu_target.target_context.refresh()
         self.returncode = None
         with warnings.catch_warnings():
-            # Python 3.12+ warns of a fork while other OS threads run (numpy's BLAS pool): the
-            # helper only compiles (numba, LLVM, the cache's files) and exits, it calls no BLAS, and
-            # no other Python thread runs (_launch), so no lock it needs can be held by another thread
+            # Python 3.12+ warns of a fork while other OS threads run (numpy's BLAS pool, fasttie's
+            # idle workers): the helper only compiles (numba, LLVM, the cache's files) and exits, it
+            # calls no BLAS, and no other Python thread works (_launch), so none holds a lock it needs
             warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
             self.pid = os.fork()
         if self.pid == 0:  # the helper: run the code, then leave without this process's exit handlers

@@ -307,13 +307,13 @@ def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
     assert len(started) == 4
 
 
-def test_a_helper_is_forked_where_no_other_python_thread_runs_else_a_new_interpreter(monkeypatch):
-    import threading
-
-    started = []
+def test_a_helper_is_forked_where_no_other_python_thread_works_else_a_new_interpreter(monkeypatch):
+    started, others_idle = [], [True]
     monkeypatch.setattr(cold_start, "_Forked", lambda code: started.append("fork") or "forked")
     monkeypatch.setattr(cold_start.subprocess, "Popen", lambda *a, **k: started.append(("spawn", a[0], k["env"][cold_start.HELPER_ENV])) or "spawned")
+    monkeypatch.setattr(cold_start, "only_idle_workers_beside", lambda thread: others_idle[0])
     monkeypatch.setattr(cold_start.sys, "platform", "linux")
+    monkeypatch.delenv(cold_start.HELPER_ENV, raising=False)
     assert cold_start._launch("pass") == "forked"
     monkeypatch.setenv(cold_start.HELPER_ENV, "spawn")  # asked for a new interpreter
     assert cold_start._launch("pass") == "spawned"
@@ -321,21 +321,15 @@ def test_a_helper_is_forked_where_no_other_python_thread_runs_else_a_new_interpr
     monkeypatch.setattr(cold_start.sys, "platform", "darwin")  # fork is Linux's only
     assert cold_start._launch("pass") == "spawned"
     monkeypatch.setattr(cold_start.sys, "platform", "linux")
-    release = threading.Event()
-    other = threading.Thread(target=release.wait)
-    other.start()
-    try:
-        assert cold_start._launch("pass") == "spawned"  # another thread might hold a lock the fork needs
-    finally:
-        release.set()
-        other.join()
-    assert cold_start._launch("pass") == "forked"
+    others_idle[0] = False  # another thread might hold a lock the fork would need
+    assert cold_start._launch("pass") == "spawned"
     spawned = ("spawn", [sys.executable, "-c", "pass"], "0")  # a helper starts no helpers of its own
-    assert started == ["fork", spawned, spawned, spawned, "fork"]
+    assert started == ["fork", spawned, spawned, spawned]
 
 
 def test_a_forked_helper_runs_its_code_in_a_child_that_starts_no_helpers(tmp_path, monkeypatch):
     monkeypatch.setattr(cold_start.sys, "platform", "linux")
+    monkeypatch.setattr(cold_start, "only_idle_workers_beside", lambda thread: True)  # as in a fresh process
     monkeypatch.delenv(cold_start.HELPER_ENV, raising=False)
     out = tmp_path / "child"
     code = f"import os\nwith open({str(out)!r}, 'w') as f:\n    print(os.getpid(), os.environ[{cold_start.HELPER_ENV!r}], file=f)"
@@ -351,6 +345,8 @@ def test_a_helper_that_fails_or_hangs_only_costs_time(monkeypatch, started):
     monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
     if started == "spawn":
         monkeypatch.setenv(cold_start.HELPER_ENV, "spawn")
+    else:
+        monkeypatch.setattr(cold_start, "only_idle_workers_beside", lambda thread: True)  # as in a fresh process
     monkeypatch.setattr(_jit, "CACHE", True)
     failed = cold_start.start_helper("raise SystemExit(3)")
     failed.wait()
