@@ -19,7 +19,7 @@ import numpy as np
 from ._jit import jit
 from .filled import filled
 from .popcount import popcount64
-from .radix_sort import argsort_ascending, argsort_descending
+from .radix_sort import argsort_ascending, ascending_through, descending_through
 
 _ONE = np.uint64(1)
 _SELECTION_DEPTH = 64  # deeper than this, the run is ranked by two stable sorts instead
@@ -56,10 +56,11 @@ def _before(scores, keys, a, b):
 
 
 @jit(inline="always")
-def run_top(scores, keys, start, stop, depth):
+def run_top(scores, keys, start, stop, depth, sort):
     """Rows of the (at most) depth best-ranked retrieved documents of one query, in rank order.
 
-    Rows scored -inf are judged but not retrieved and never ranked."""
+    Rows scored -inf are judged but not retrieved and never ranked. Deep cutoffs sort, by the
+    radix sort at address ``sort`` (:func:`.radix_sort.sort_keys_into`)."""
     if depth > _SELECTION_DEPTH:
         rows = np.empty(stop - start, dtype=np.int64)
         n = 0
@@ -68,8 +69,8 @@ def run_top(scores, keys, start, stop, depth):
                 rows[n] = i
                 n += 1
         rows = rows[:n]
-        by_key = rows[argsort_ascending(keys[rows])]
-        ranked = by_key[argsort_descending(scores[by_key])]
+        by_key = rows[ascending_through(keys[rows], sort)]
+        ranked = by_key[descending_through(scores[by_key], sort)]
         return ranked[: min(depth, n)]
     top = np.empty(depth, dtype=np.int64)
     count = 0

@@ -26,22 +26,23 @@ FRONT_DOORS = {
     "search": ("knn.knn", "knn.radius_counts", "knn.radius_fill"),
     "rank_evaluate": ("score_ties.finalize_rankings", "finalize.finalize_ties", "finalize.finalize_ties_optional",
                       "score_ties.finalize_fixed_rankings", "finalize.finalize_ranked",
-                      "finalize.ranked_optional_sums", "err.err_rankings",
+                      "finalize.ranked_optional_sums", "radix_sort.sort_keys_into", "err.err_rankings",
                       "infap.infap_rankings", "tie_spread.list_spread", "tie_spread.list_spread_retrieved",
                       "tie_extremes.ratio_extremes_rankings", "infap.infap_extremes"),
     "trec.evaluate": ("trec_parse.scan_table", "trec_parse.fill_text", "key_join.locate_keys",
                       "score_ties.finalize_rankings", "finalize.finalize_ties", "finalize.finalize_ties_optional",
                       "score_ties.finalize_fixed_rankings", "finalize.finalize_ranked",
-                      "finalize.ranked_optional_sums", "err.err_rankings",
+                      "finalize.ranked_optional_sums", "radix_sort.sort_keys_into", "err.err_rankings",
                       "infap.infap_rankings", "tie_spread.list_spread", "tie_spread.list_spread_retrieved",
                       "tie_extremes.ratio_extremes_rankings", "infap.infap_extremes"),
-    "lambdarank": ("lambdarank.lambdarank_queries", "lambdarank.pair_rows"),
+    "lambdarank": ("lambdarank.lambdarank_queries", "lambdarank.pair_rows", "radix_sort.sort_keys_into"),
     # rescore.rescore_block reads the float vectors in their own dtype (a float32 database is never
     # copied to float64): one variant per dtype, warmup compiles float32's; the drivers listed have one
     "rescore_evaluate": ("rescore.hamming_block", "rescore.collect_block", "rescore.top_k_block",
                          "rescore.grade_totals"),
     "alpha_ndcg": ("alpha_ndcg.pack_subtopics", "diversity_measures.diversity_queries",
-                   "diversity_ties.average_queries", "diversity_measures.query_sums", "alpha_ndcg.first_duplicate"),
+                   "diversity_ties.average_queries", "diversity_measures.query_sums", "alpha_ndcg.first_duplicate",
+                   "radix_sort.sort_keys_into"),
 }
 
 

@@ -50,7 +50,7 @@ _ONE = np.uint64(1)
 
 @jit(inline="always")
 def _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, relevant, gain_out, pairs_out,
-               new_out):
+               new_out, sort):
     """The run's vectors in its fixed order (score descending, then run key ascending), as
     ndeval's computeDCG / computePrecision / computeSTRecall / computeMAP loops; returns the
     AP sum (0 unless want_ap).
@@ -79,6 +79,8 @@ def _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, rele
         Written: relevant (document, subtopic) pairs at each rank.
     new_out : (>= depth,) float64
         Written: subtopics first covered at each rank.
+    sort : uint64
+        Address of :func:`.radix_sort.sort_keys_into` (:func:`.alpha_ndcg.run_top` sorts deep cutoffs).
 
     Returns
     -------
@@ -92,7 +94,7 @@ def _fixed_run(masks, scores, run_keys, start, stop, depth, alpha, want_ap, rele
     covered = filled(np.empty(n_words, dtype=np.uint64), 0)
     count = filled(np.empty(n_subtopics, dtype=np.int64), 0)
     total = filled(np.empty(n_subtopics, dtype=np.float64), 0.0)
-    top = run_top(scores, run_keys, start, stop, depth)
+    top = run_top(scores, run_keys, start, stop, depth, sort)
     for r in range(top.shape[0]):
         row = top[r]
         gain_out[r] = gain(masks, row, weights)
@@ -284,7 +286,7 @@ call_query_sums = caller_of(QUERY_SUMS_ARGS, "query_sums")
 
 @jit
 def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha, betas, discount, options, cut,
-                      scalars, nrbp, start, stop, sums):
+                      scalars, nrbp, start, stop, sums, sort):
     """Every run and ideal sum of queries start..stop-1 (rows offsets[q]..offsets[q+1]) in the
     run's fixed order (see the module docstring); ``diversity_ties.average_queries`` is the
     same over the orders inside ties.
@@ -321,6 +323,8 @@ def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alp
         The queries of this block, start..stop-1; each query writes only its own rows.
     sums : uint64
         Address of :func:`query_sums` (:mod:`.address`), which is not compiled into this kernel.
+    sort : uint64
+        Address of :func:`.radix_sort.sort_keys_into` (deep cutoffs sort the run), neither.
     """
     want_ap = (options & WANT_AP) != 0
     for q in range(start, stop):
@@ -328,6 +332,6 @@ def diversity_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alp
         hi = offsets[q + 1]
         relevant, depth, gains, pairs, new = query_start(masks, lo, hi, cutoffs, options, want_ap, scalars[q])
         scalars[q, AP_SUM] = _fixed_run(masks, scores, run_keys, lo, hi, depth, alpha, want_ap, relevant, gains,
-                                        pairs, new)
+                                        pairs, new, sort)
         call_query_sums(sums, (masks, ideal_keys, np.int64(lo), np.int64(hi), gains, pairs, new, cutoffs,
                                np.float64(alpha), betas, discount, np.int64(options), cut[q], nrbp[q]))

@@ -27,7 +27,7 @@ from .filled import filled
 from .diversity_measures import AP_SUM, WANT_AP, ap_ia_sum, call_query_sums, query_start
 from .finalize import precision_kernel
 from .popcount import popcount64
-from .radix_sort import argsort_descending
+from .radix_sort import descending_through
 from .tie_math import harmonic_diff, shifted_harmonic
 
 _ONE = np.uint64(1)
@@ -85,7 +85,7 @@ def _add_expected_weights(n, t, depth, factor, powers, top_power, coef, out, a, 
 
 
 @jit(inline="always")
-def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gain_out, pairs_out, new_out):
+def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gain_out, pairs_out, new_out, sort):
     """Expected alpha-gain, relevant (document, subtopic) pairs and newly covered subtopics at
     each rank 1..depth over the orders inside ties, and the expected sum over subtopics of
     AP_s = (sum over s's documents of precision_s at their rank) / relevant[s] (when want_ap;
@@ -101,6 +101,7 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
     want_ap : bool
     relevant : (n_words * 64,) int64, judged relevant documents per subtopic
     gain_out, pairs_out, new_out : (>= depth,) float64 outputs
+    sort : uint64, the address of :func:`.radix_sort.sort_keys_into`
     """
     factor = 1.0 - alpha
     n_words = masks.shape[1]
@@ -117,7 +118,7 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
             rows[c] = i
             ranked_scores[c] = scores[i]
             c += 1
-    order = argsort_descending(ranked_scores)
+    order = descending_through(ranked_scores, sort)
     for r in range(depth):
         gain_out[r] = 0.0
         pairs_out[r] = 0.0
@@ -221,7 +222,7 @@ def average_run(masks, scores, start, stop, depth, alpha, want_ap, relevant, gai
 
 @jit
 def average_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha, betas, discount, options, cut,
-                    scalars, nrbp, start, stop, sums):
+                    scalars, nrbp, start, stop, sums, sort):
     """``diversity_measures.diversity_queries`` with the run's vectors averaged over the
     orders inside ties (run_keys is not read): a kernel of its own, so a fixed-order call never
     compiles the tie walk.
@@ -258,12 +259,15 @@ def average_queries(masks, scores, run_keys, ideal_keys, offsets, cutoffs, alpha
         The queries of this block, start..stop-1; each query writes only its own rows.
     sums : uint64
         Address of :func:`.diversity_measures.query_sums` (:mod:`.address`).
+    sort : uint64
+        Address of :func:`.radix_sort.sort_keys_into` (each run's order).
     """
     want_ap = (options & WANT_AP) != 0
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
         relevant, depth, gains, pairs, new = query_start(masks, lo, hi, cutoffs, options, want_ap, scalars[q])
-        scalars[q, AP_SUM] = average_run(masks, scores, lo, hi, depth, alpha, want_ap, relevant, gains, pairs, new)
+        scalars[q, AP_SUM] = average_run(masks, scores, lo, hi, depth, alpha, want_ap, relevant, gains, pairs, new,
+                                         sort)
         call_query_sums(sums, (masks, ideal_keys, np.int64(lo), np.int64(hi), gains, pairs, new, cutoffs,
                                np.float64(alpha), betas, discount, np.int64(options), cut[q], nrbp[q]))

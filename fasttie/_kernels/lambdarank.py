@@ -19,7 +19,7 @@ from numba import types
 from .address import caller_of, declare
 from ._jit import jit
 from .filled import filled
-from .radix_sort import argsort_descending
+from .radix_sort import descending_through
 
 # Above this score span (times sigma) exp(sigma (s - s_top)) could underflow: such a query takes
 # the per-pair exp path instead of the shared exponentials (e^-600 ~ 1e-261 is still normal).
@@ -190,13 +190,14 @@ _COUNT_RANKS_UP_TO = 256  # up to this length counting beats a radix sort (no mi
 
 
 @jit
-def _order_desc(scores, rank, order):
+def _order_desc(scores, rank, order, sort):
     """order[r] = row at rank r by score descending, equal scores in input order (a stable sort).
     Short lists count ranks: each pair of rows compared once, in vectorized loops (unsigned
-    indices, no slices: a slice per row costs reference counting). ``rank`` is scratch."""
+    indices, no slices: a slice per row costs reference counting); longer ones take the radix
+    sort at address ``sort``. ``rank`` is scratch."""
     n = scores.shape[0]
     if n > _COUNT_RANKS_UP_TO:
-        sorted_rows = argsort_descending(scores.copy())  # the sort takes writable arrays
+        sorted_rows = descending_through(scores.copy(), sort)  # the sort takes writable arrays
         for i in range(n):  # not a slice assignment: that compiles numba's shape-error formatting
             order[i] = sorted_rows[i]
         return
@@ -215,10 +216,11 @@ def _order_desc(scores, rank, order):
 
 
 @jit
-def _ideal_dcg(labels, gain_table, discount, cut, counts):
+def _ideal_dcg(labels, gain_table, discount, cut, counts, sort):
     """DCG of the labels sorted descending, cut at ``cut`` ranks. ``counts`` (one per label
     value, or empty when the label values are too sparse to count) is filled with the number of
-    rows of each label: a counting sort (the gain table is non-decreasing)."""
+    rows of each label: a counting sort (the gain table is non-decreasing); else the radix sort at
+    address ``sort``."""
     n = labels.shape[0]
     idcg = 0.0
     n_levels = counts.shape[0]
@@ -228,7 +230,7 @@ def _ideal_dcg(labels, gain_table, discount, cut, counts):
         keys = np.empty(n, dtype=np.float64)
         for r in range(n):
             keys[r] = labels[r]
-        ideal = argsort_descending(keys)
+        ideal = descending_through(keys, sort)
         for r in range(min(n, cut)):
             idcg += gain_table[labels[ideal[r]]] * discount[r]
         return idcg
@@ -432,7 +434,7 @@ call_pair_rows = caller_of(PAIR_ROWS_ARGS, "pair_rows")
 
 @jit(error_model="numpy")
 def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, damp, rescale, hessian_scale,
-                       weight, lambdas, hessians, rows):
+                       weight, lambdas, hessians, rows, sort):
     """Lambdas and hessians of one query, written into ``lambdas`` / ``hessians`` (row order).
 
     Two layouts of the same pairs. Rank-major (LightGBM's loop; used with truncation): rows are
@@ -472,6 +474,8 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
         Written: hessians, row order.
     rows : uint64
         Address of :func:`pair_rows` (:mod:`.address`), which is not compiled into this kernel.
+    sort : uint64
+        Address of :func:`.radix_sort.sort_keys_into`, neither.
     """
     n = scores.shape[0]
     for r in range(n):
@@ -483,13 +487,13 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
     dense = n_levels <= 4 * n + 64  # label values few enough to count
     ints = np.empty(4 * n + (2 * n_levels if dense else 0), dtype=np.int64)  # one allocation
     counts = ints[4 * n:4 * n + n_levels] if dense else ints[:0]
-    idcg = _ideal_dcg(labels, gain_table, discount, min(n, ideal_k), counts)
+    idcg = _ideal_dcg(labels, gain_table, discount, min(n, ideal_k), counts, sort)
     if not idcg > 0.0:
         return
     order = ints[:n]
     doc = ints[n:2 * n]  # document (row of the query) at each layout position
     group_end = ints[2 * n:3 * n]
-    _order_desc(scores, ints[3 * n:4 * n], order)  # stable: equal scores keep input order
+    _order_desc(scores, ints[3 * n:4 * n], order, sort)  # stable: equal scores keep input order
 
     # Rows start at a multiple of 4 and the arrays are padded to one: every row is whole vector
     # iterations, no scalar remainder. Extra columns add exactly zero: before the row's first
@@ -550,7 +554,7 @@ def _lambdas_one_query(scores, labels, gain_table, discount, sigma, k, ideal_k, 
 
 @jit
 def lambdarank_queries(offsets, scores, labels, gain_table, discount, query_weights, sigma, k, ideal_k, damp,
-                       rescale, hessian_scale, lambdas, hessians, start, stop, rows):
+                       rescale, hessian_scale, lambdas, hessians, start, stop, rows, sort):
     """Driver over queries start..stop-1: query q (rows offsets[q]:offsets[q+1]) writes only its
     own rows of ``lambdas`` / ``hessians``.
 
@@ -588,9 +592,12 @@ def lambdarank_queries(offsets, scores, labels, gain_table, discount, query_weig
         The queries of this block, start..stop-1.
     rows : uint64
         Address of :func:`pair_rows` (:mod:`.address`).
+    sort : uint64
+        Address of :func:`.radix_sort.sort_keys_into` (the lists longer than a counting of ranks
+        pays for, and the ideal order of sparse labels).
     """
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
         _lambdas_one_query(scores[lo:hi], labels[lo:hi], gain_table, discount, sigma, k, ideal_k, damp, rescale,
-                           hessian_scale, query_weights[q], lambdas[lo:hi], hessians[lo:hi], rows)
+                           hessian_scale, query_weights[q], lambdas[lo:hi], hessians[lo:hi], rows, sort)

@@ -12,6 +12,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from ._jit import jit
+from .address import caller_of, declare
 
 _DIGIT_BITS = 8
 _BUCKETS = 1 << _DIGIT_BITS
@@ -43,7 +44,7 @@ def _descending_float_keys(values):
     return keys
 
 
-@jit
+@jit(inline="always")
 def _ascending_int_keys(values):
     """uint64 keys in the ascending order of the int64 values."""
     keys = np.empty(values.shape[0], dtype=np.uint64)
@@ -53,13 +54,15 @@ def _ascending_int_keys(values):
 
 
 @jit
-def _argsort_keys(keys):
-    """Stable ascending argsort of uint64 keys (the array is reordered in place).
+def sort_keys_into(keys, index):
+    """The stable ascending order of uint64 ``keys`` written into ``index`` (as long; the keys are
+    reordered). Linked into :func:`argsort_descending` and :func:`argsort_ascending`, and called
+    through its address (:mod:`.address`) by the ranked-list walks, so that a cold first call
+    compiles it in a helper process while it compiles the walk (:mod:`fasttie.finalize.cold_start`).
 
     Allocations are np.empty and loops only: np.zeros, np.arange and np.empty_like each compile
     an implementation of their own on a cold first call (0.4 s of this function's 0.85 s)."""
     n = keys.shape[0]
-    index = np.empty(n, dtype=np.int64)
     for i in range(n):
         index[i] = i
     if n <= _INSERTION:
@@ -73,7 +76,7 @@ def _argsort_keys(keys):
                 j -= 1
             keys[j + 1] = key
             index[j + 1] = row
-        return index
+        return
     mask = np.uint64(_BUCKETS - 1)
     count = np.empty(_DIGITS * _BUCKETS, dtype=np.int64)  # digit d's histogram at d * _BUCKETS
     for c in range(_DIGITS * _BUCKETS):
@@ -84,6 +87,8 @@ def _argsort_keys(keys):
             count[d * _BUCKETS + np.int64((key >> np.uint64(d * _DIGIT_BITS)) & mask)] += 1
     spare_keys = np.empty(n, dtype=np.uint64)
     spare_index = np.empty(n, dtype=np.int64)
+    order = index
+    swapped = False
     for d in range(_DIGITS):
         bits = np.uint64(d * _DIGIT_BITS)
         base = d * _BUCKETS
@@ -99,9 +104,25 @@ def _argsort_keys(keys):
             at = count[digit]
             count[digit] = at + 1
             spare_keys[at] = keys[i]
-            spare_index[at] = index[i]
+            spare_index[at] = order[i]
         keys, spare_keys = spare_keys, keys
-        index, spare_index = spare_index, index
+        order, spare_index = spare_index, order
+        swapped = not swapped
+    if swapped:  # the order ended in the spare array
+        for i in range(n):
+            index[i] = order[i]
+
+
+SORT_KEYS_ARGS = (types.uint64[::1], types.int64[::1])
+declare(sort_keys_into, SORT_KEYS_ARGS)
+call_sort_keys = caller_of(SORT_KEYS_ARGS, "sort_keys_into")
+
+
+@jit(inline="always")
+def _argsort_keys(keys):
+    """Stable ascending argsort of uint64 keys (the array is reordered in place)."""
+    index = np.empty(keys.shape[0], dtype=np.int64)
+    sort_keys_into(keys, index)
     return index
 
 
@@ -115,3 +136,24 @@ def argsort_descending(values):
 def argsort_ascending(values):
     """Indices that sort int64 ``values`` ascending; equal values keep their order."""
     return _argsort_keys(_ascending_int_keys(values))
+
+
+@jit(inline="always")
+def sorted_through(keys, sort):
+    """Indices that sort uint64 ``keys`` ascending, stable, by :func:`sort_keys_into` at address ``sort``."""
+    index = np.empty(keys.shape[0], dtype=np.int64)
+    call_sort_keys(sort, (keys, index))
+    return index
+
+
+@jit
+def descending_through(values, sort):
+    """:func:`argsort_descending` of float64 ``values`` (writable: one signature) through the
+    sort's address ``sort``."""
+    return sorted_through(_descending_float_keys(values), sort)
+
+
+@jit
+def ascending_through(values, sort):
+    """:func:`argsort_ascending` of int64 ``values`` (writable) through the sort's address ``sort``."""
+    return sorted_through(_ascending_int_keys(values), sort)

@@ -17,7 +17,7 @@ from ._jit import jit
 from .filled import filled
 from .finalize import call_finalize_ranked, call_finalize_ties, call_ranked_optional_sums
 from .modes import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC
-from .radix_sort import argsort_ascending, argsort_descending
+from .radix_sort import argsort_ascending, argsort_descending, ascending_through, descending_through
 from .tie_arrays import empty_ties
 
 
@@ -34,6 +34,17 @@ def rank_order(scores, keys, mode):
 
 
 @jit(inline="always")
+def _rank_order_through(scores, keys, mode, sort):
+    """:func:`rank_order` with the sorts through the sort's address ``sort`` (the walks' drivers:
+    they compile without the sort)."""
+    # the sorts take writable arrays only (one compiled signature): copy the read-only inputs
+    if mode != FIXED or keys.shape[0] == 0:
+        return descending_through(scores.copy(), sort)
+    by_key = ascending_through(keys.copy(), sort)
+    return by_key[descending_through(scores[by_key], sort)]
+
+
+@jit(inline="always")
 def run_end(scores, order, start, mode):
     """End of the run that starts at ``order[start]``: the rows after it with the same score,
     one row for the fixed orders (each row its own position)."""
@@ -45,24 +56,24 @@ def run_end(scores, order, start, mode):
 
 
 @jit(inline="always")
-def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode):
+def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode, sort):
     """Tie arrays (n, r, u, grade sum, gain sum) of one query in rank order (average, optimistic,
     pessimistic); u counts the judged rows below the relevance level."""
     n_rows = scores.shape[0]
-    order = rank_order(scores, keys, mode)
+    order = _rank_order_through(scores, keys, mode, sort)
     tie_n, tie_r, tie_u, tie_s, tie_g = empty_ties(n_rows)
     m = 0
     start = 0
     while start < n_rows:
         stop = run_end(scores, order, start, mode)
         run = order[start:stop]
-        if mode == OPTIMISTIC or mode == PESSIMISTIC:
+        if (mode == OPTIMISTIC or mode == PESSIMISTIC) and run.shape[0] > 1:
             # by grade, and within a grade the judged rows first (optimistic) or last: every split
             # tie then holds one grade and one judgment, so the values are those of one order (a
             # judged and an unjudged row of one grade would count half each in Judged@k, RBPResid)
             sign = 1.0 if mode == OPTIMISTIC else -1.0
-            run = run[argsort_descending(sign * judged[run].astype(np.float64))]
-            run = run[argsort_descending(sign * grades[run])]  # stable: judged order kept within a grade
+            run = run[descending_through(sign * judged[run].astype(np.float64), sort)]
+            run = run[descending_through(sign * grades[run], sort)]  # stable: judged order kept within a grade
         for p in range(run.shape[0]):
             row = run[p]
             # a new tie unless averaging inside the run, or grade and judgment repeat in a split run
@@ -106,7 +117,7 @@ def _count_grades(grades, gains, count, gain_of):
 
 
 @jit(inline="always")
-def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
+def _ideal_runs_of(grades, gains, extra_grades, extra_gains, sort):
     """Runs (gain, count) of all positive gains, ranked and unranked, descending.
 
     With small integer grades (the usual case) whose gains rise with the grade and are positive,
@@ -126,7 +137,7 @@ def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
                 break
             above = gain_of[g]
     if not by_grade:  # one call site: an inlined helper is typed and generated once per call
-        return _ideal_runs_sorted(gains, extra_gains)
+        return _ideal_runs_sorted(gains, extra_gains, sort)
     n_runs = 0
     for g in range(1, count.shape[0]):
         n_runs += count[g] > 0
@@ -142,7 +153,7 @@ def _ideal_runs_of(grades, gains, extra_grades, extra_gains):
 
 
 @jit(inline="always")
-def _ideal_runs_sorted(gains, extra_gains):
+def _ideal_runs_sorted(gains, extra_gains, sort):
     """Runs (gain, count) of all positive gains, descending, by sorting them."""
     # gathered by loops: np.concatenate and a boolean mask each compile an implementation of their own
     n_positive = 0
@@ -156,7 +167,7 @@ def _ideal_runs_sorted(gains, extra_gains):
             if source[i] > 0:
                 positive[at] = source[i]
                 at += 1
-    positive = positive[argsort_descending(positive)]
+    positive = positive[descending_through(positive, sort)]
     ideal_gain = np.empty(positive.shape[0], dtype=np.float64)
     ideal_count = filled(np.empty(positive.shape[0], dtype=np.int64), 0)
     n_runs = 0
@@ -172,7 +183,7 @@ def _ideal_runs_sorted(gains, extra_gains):
 def finalize_rankings(
     offsets, scores, grades, gains, judged, keys, relevance_level, mode, extra_offsets, extra_grades,
     extra_gains, extra_relevant, extra_nonrel, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
-    stop, walk,
+    stop, walk, sort,
 ):
     """Base quantities of queries start..stop-1 of a grouped ranked list, ties averaged or split
     by grade (AVERAGE, OPTIMISTIC, PESSIMISTIC; fixed orders: :func:`finalize_fixed_rankings`).
@@ -233,19 +244,21 @@ def finalize_rankings(
         ``finalize_ties_optional`` for the optional sums and the ratios. Called through its address,
         it is not compiled into this kernel: a cold first call compiles it in a helper process
         meanwhile (:mod:`fasttie.finalize.cold_start`).
+    sort : uint64
+        Address of :func:`.radix_sort.sort_keys_into`, every sort of the walk (as ``walk``).
     """
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
         tie_n, tie_r, tie_u, tie_s, tie_g = _score_ties(
-            scores[lo:hi], grades[lo:hi], gains[lo:hi], judged[lo:hi], keys[lo:hi], relevance_level, mode
+            scores[lo:hi], grades[lo:hi], gains[lo:hi], judged[lo:hi], keys[lo:hi], relevance_level, mode, sort
         )
         judged_nonrel = extra_nonrel[q]
         for c in range(tie_u.shape[0]):
             judged_nonrel += tie_u[c]
         extra = slice(extra_offsets[q], extra_offsets[q + 1])
         ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra],
-                                                 extra_gains[extra])
+                                                 extra_gains[extra], sort)
         call_finalize_ties(walk, (
             tie_n, tie_r, tie_u, tie_s, tie_g, np.int64(extra_relevant[q]), np.int64(judged_nonrel), ideal_gain,
             ideal_count, cutoffs, log_p, discount, np.bool_(need_ratio), np.int64(optional), out[q], scalars[q],
@@ -255,7 +268,7 @@ def finalize_rankings(
 @jit
 def finalize_fixed_rankings(
     offsets, scores, grades, gains, judged, keys, relevance_level, extra_offsets, extra_grades, extra_gains,
-    extra_relevant, extra_nonrel, cutoffs, log_p, discount, optional, out, scalars, start, stop, ranked, sums,
+    extra_relevant, extra_nonrel, cutoffs, log_p, discount, optional, out, scalars, start, stop, ranked, sums, sort,
 ):
     """:func:`finalize_rankings` in a fixed order (ties="stable", "trec": equal scores by key,
     or in row order when ``keys`` is empty), the same arguments but the mode and ``need_ratio``
@@ -308,6 +321,8 @@ def finalize_fixed_rankings(
         :func:`finalize_rankings`).
     sums : uint64
         Address of :func:`.finalize.ranked_optional_sums`, or 0: no optional sums.
+    sort : uint64
+        Address of :func:`.radix_sort.sort_keys_into` (see ``sort`` in :func:`finalize_rankings`).
     """
     widest = 0
     for q in range(start, stop):
@@ -320,7 +335,7 @@ def finalize_fixed_rankings(
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
-        order = rank_order(scores[lo:hi], keys[lo:hi], FIXED)
+        order = _rank_order_through(scores[lo:hi], keys[lo:hi], FIXED, sort)
         m = 0
         judged_nonrel = extra_nonrel[q]
         for p in range(hi - lo):
@@ -336,7 +351,7 @@ def finalize_fixed_rankings(
                 judged_nonrel += 1 if judged[row] and not relevant else 0
         extra = slice(extra_offsets[q], extra_offsets[q + 1])
         ideal_gain, ideal_count = _ideal_runs_of(grades[lo:hi], gains[lo:hi], extra_grades[extra],
-                                                 extra_gains[extra])
+                                                 extra_gains[extra], sort)
         listed = (ranks[:m], item_grades[:m], item_gains[:m], item_relevant[:m], item_judged[:m], np.int64(hi - lo),
                   np.bool_(False))
         call_finalize_ranked(ranked, (*listed, np.int64(extra_relevant[q]), np.int64(judged_nonrel), ideal_gain,

@@ -49,6 +49,7 @@ from .._kernels.diversity_measures import (
 )
 from .._kernels.diversity_ties import average_queries
 from ..finalize.cold_start import callee_addresses
+from .._kernels.radix_sort import sort_keys_into
 from .inputs import TIE_RULES, DiversityInputs, check_cutoffs, empty_value, is_scalar_k, prepare_inputs
 from ..errors import InputError
 from ..metrics.families import asked_names
@@ -303,8 +304,12 @@ def _run_kernel(inputs: DiversityInputs, cutoffs, alpha, betas, options, n_threa
     kernel = average_queries if options & AVERAGE else diversity_queries  # the tie walk compiles only if asked
     arguments = (inputs.masks, inputs.scores, inputs.run_keys, inputs.ideal_keys, inputs.offsets, cutoffs, alpha, betas,
                  discount, options, cut, scalars, nrbp)
-    sums, = callee_addresses([query_sums], n_threads, lambda: kernel(*arguments, 0, 0, np.uint64(0)))
-    run_blocks(lambda lo, hi: kernel(*arguments, lo, hi, sums), n_queries, resolve_threads(n_threads, min(work, 1 << 40)))
+    # the sums and the sort through their addresses: on a cold cache a helper compiles them while
+    # this process compiles the driver
+    sums, sort = callee_addresses([query_sums, sort_keys_into], n_threads,
+                                  lambda: kernel(*arguments, 0, 0, np.uint64(0), np.uint64(0)))
+    run_blocks(lambda lo, hi: kernel(*arguments, lo, hi, sums, sort), n_queries,
+               resolve_threads(n_threads, min(work, 1 << 40)))
     return cut, scalars, nrbp
 
 

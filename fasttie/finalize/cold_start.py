@@ -25,9 +25,10 @@ once the finish is compiled (nothing else is left to compile here), and loads th
 over ranked lists calls its finalizers through their addresses (:mod:`fasttie._kernels.address`):
 :func:`callee_addresses` compiles them in a helper while the call compiles the walk's driver (by
 calling it on no queries), then the call waits and loads them; so do alpha-nDCG's drivers (their
-sums) and LambdaRank's per-query kernel (its pair rows, while the call compiles the sort, the ideal
-DCG and the layout). Nothing else changes: the values are this
-process's.
+sums) and LambdaRank's per-query kernel (its pair rows, while the call compiles the ranking, the
+ideal DCG and the layout). These walks sort through the radix sort's address too, which the helper
+compiles with the callees (``trec.evaluate``'s: with the driver, ``beside_caller`` of
+:func:`callee_addresses`). Nothing else changes: the values are this process's.
 
 The helper is a fork of this process on Linux where no other Python thread runs (it compiles at
 once: imports and numba's CPU target are set up), else a new interpreter, which first imports
@@ -370,11 +371,11 @@ def callees_in_helper(callees, n_threads) -> Helper | None:
     return start_helper(_ADDRESS_CALL.format(paths=paths), n_threads)
 
 
-def callee_addresses(callees, n_threads, compile_caller, caller_helper=None) -> list:
+def callee_addresses(callees, n_threads, compile_caller, caller_helper=None, beside_caller=()) -> list:
     """The addresses of the kernels a caller calls through their addresses, as the caller takes
     them. On a cold cache the callees compile in a helper (:func:`callees_in_helper`) while
     ``compile_caller()`` compiles the caller here (by calling it on no queries), or here while
-    ``caller_helper`` compiles the caller (:func:`ranked_walk_in_helper`).
+    ``caller_helper`` compiles the caller and those ``beside_caller`` (:func:`ranked_walk_in_helper`).
 
     Parameters
     ----------
@@ -388,6 +389,8 @@ def callee_addresses(callees, n_threads, compile_caller, caller_helper=None) -> 
         :class:`CallerCompiled`.
     caller_helper : Helper or None
         A helper compiling the caller: waited for once the callees are compiled here.
+    beside_caller : sequence of numba dispatchers
+        Callees that a helper compiling the caller compiles too (after it), not this process.
 
     Returns
     -------
@@ -395,13 +398,16 @@ def callee_addresses(callees, n_threads, compile_caller, caller_helper=None) -> 
     """
     if CALLER_ONLY:
         compile_caller()
+        for kernel in beside_caller:
+            address_of(kernel)
         raise CallerCompiled
     declared = [kernel for kernel in callees if kernel is not None]
     helper = callees_in_helper(declared, n_threads) if caller_helper is None else None
     if helper is not None:
         compile_caller()
         helper.wait()
-    addresses = [np.uint64(0 if kernel is None else address_of(kernel)) for kernel in callees]
+    later = () if caller_helper is None else beside_caller  # the caller's helper compiles those
+    addresses = {kernel: address_of(kernel) for kernel in declared if kernel not in later}
     if caller_helper is not None:
         caller_helper.wait()
-    return addresses
+    return [np.uint64(0 if kernel is None else addresses.get(kernel) or address_of(kernel)) for kernel in callees]

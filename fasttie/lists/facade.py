@@ -12,7 +12,7 @@ import numpy.typing as npt
 from .._kernels.err import err_rankings
 from .._kernels.finalize import N_QUANTITIES
 from .._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
-from .._kernels.radix_sort import argsort_ascending
+from .._kernels.radix_sort import argsort_ascending, sort_keys_into
 from .._kernels.modes import FIXED, TIE_CODES
 from .._kernels.finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
 from .._kernels.score_ties import finalize_fixed_rankings, finalize_rankings
@@ -58,8 +58,8 @@ def _callees(plan, ties) -> list:
     address arguments (None: the optional sums not asked, address 0). Looked up at each call (a
     test may wrap a kernel of the module)."""
     if TIE_CODES[ties] == FIXED:  # a fixed order has its ratios exactly: only the optional sums pick
-        return [finalize_ranked, plan.kernel(None, ranked_optional_sums, fixed=True)]
-    return [plan.kernel(finalize_ties, finalize_ties_optional)]  # no ratios-only walk here
+        return [finalize_ranked, plan.kernel(None, ranked_optional_sums, fixed=True), sort_keys_into]
+    return [plan.kernel(finalize_ties, finalize_ties_optional), sort_keys_into]  # no ratios-only walk here
 
 
 @takes_convention(_LISTS_DOOR)
@@ -413,8 +413,10 @@ def _evaluate_rows(metrics, rows, unretrieved, options, n_threads, walk_helper=N
             kernel(*arrays, float(level), *mode, *extras, *plan.arguments(fixed=fixed), quantities, scalars, lo, hi,
                    *addresses)
 
+        # the sort beside the driver where a helper compiles the driver (trec.evaluate: the call
+        # compiles its readers, join and tie keys meanwhile, then the finalizers)
         addresses = callee_addresses(callees, n_threads, lambda: finalize(0, 0, [np.uint64(0)] * len(callees)),
-                                     caller_helper=walk_helper)
+                                     caller_helper=walk_helper, beside_caller=(sort_keys_into,))
         run_blocks(lambda lo, hi: finalize(lo, hi, addresses), n_queries, resolve_threads(n_threads, 16 * len(y_true)))
         values, empty_here = metric_values(group_metrics, quantities, scalars, sizes, ap_denominator, empty)
         per_query.update(values)

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._kernels.lambdarank import lambdarank_queries, pair_rows
+from .._kernels.radix_sort import sort_keys_into
 from ..finalize.cold_start import callee_addresses
 from ..parallel import resolve_threads, run_blocks
 from ..finalize.values import gain_table, group_sizes, read_only
@@ -169,11 +170,11 @@ def lambdarank(
     pairs = int((sizes * np.minimum(sizes, k_pairs)).sum())
     arrays = [read_only(a) for a in (offsets, y_pred, labels, gain_table, discount, query_weights)]
     options = (sigma, k_pairs, k_ideal, bool(damp_score_gap), bool(rescale), hessian_scale)
-    # the pair rows are called through their address: on a cold cache a helper compiles them
-    # while this process compiles the sort, the ideal DCG and the layout
-    rows, = callee_addresses([pair_rows], n_threads,
-                             lambda: lambdarank_queries(*arrays, *options, lambdas, hessians, 0, 0, np.uint64(0)))
-    run_blocks(lambda lo, hi: lambdarank_queries(*arrays, *options, lambdas, hessians, lo, hi, rows),
+    # the pair rows and the sort are called through their addresses: on a cold cache a helper
+    # compiles them while this process compiles the ranking, the ideal DCG and the layout
+    rows, sort = callee_addresses([pair_rows, sort_keys_into], n_threads, lambda: lambdarank_queries(
+        *arrays, *options, lambdas, hessians, 0, 0, np.uint64(0), np.uint64(0)))
+    run_blocks(lambda lo, hi: lambdarank_queries(*arrays, *options, lambdas, hessians, lo, hi, rows, sort),
                len(sizes), resolve_threads(n_threads, 4 * pairs))
     return lambdas.reshape(shape), hessians.reshape(shape)
 
