@@ -488,10 +488,11 @@ def _fixed_order_totals(hist_q, gains):
 
 @jit(inline="always")
 def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cutoffs, log_p, discount, optional, out_q,
-                         scalars_q, err_cutoffs, err_row):
-    """Base quantities (and ERR) of one query in a fixed order, from the ranks of its ranked
-    relevant items (ascending) and its counts ``hist_q``: relevant items of ``hist_q`` left
-    unranked (a bounded pass) count in R only.
+                         scalars_q):
+    """Base quantities of one query in a fixed order, from the ranks of its ranked relevant items
+    (ascending) and its counts ``hist_q``: relevant items of ``hist_q`` left unranked (a bounded
+    pass) count in R only. ERR takes the same ranks and grades (:func:`.err.err_ranked`), where
+    the caller computes it.
 
     Parameters
     ----------
@@ -519,10 +520,6 @@ def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cut
         The query's base quantities; written.
     scalars_q : (N_SCALARS,) float64
         The query's scalars; written.
-    err_cutoffs : (n_err,) int64, read-only
-        ERR cutoffs, ascending; empty: no ERR.
-    err_row : (n_err,) float64
-        The query's ERR values; written when err_cutoffs is not empty.
     """
     items, n_rel, ideal_gain, ideal_count = _fixed_order_totals(hist_q, gains)
     # every database item is judged: the ranked ones are relevant, the others not (np.bool_: a
@@ -531,8 +528,6 @@ def finalize_fixed_order(hist_q, ranks, grades, item_gains, relevant, gains, cut
         ranks, grades, item_gains, relevant, relevant, items, np.bool_(True), n_rel - ranks.shape[0], items - n_rel,
         ideal_gain, ideal_count, cutoffs, log_p, discount, optional, out_q, scalars_q,
     )
-    if err_cutoffs.shape[0] > 0:
-        err_ranked(ranks, grades, err_cutoffs, err_row)
 
 
 @jit(inline="always")
@@ -662,7 +657,7 @@ def top_distance(hist_q, depth, first):
 @jit(inline="always")
 def _finish_stable_query(kind, records, record_grades, n_found, count, counted, depth, hist_q, first, rel_first,
                          gains, ranks, grades, item_gains, relevant, cutoffs, log_p, discount, optional, out_q,
-                         scalars_q, err_cutoffs, err_row):
+                         scalars_q):
     """One query's counts ``hist_q`` and base quantities from its scan: ``count[d]`` items at
     distance d and the records of its n_found relevant items (index order); or, ``counted``, the
     counts given and the records of the relevant items up to the distance that holds rank
@@ -713,10 +708,6 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, counted, 
         Written: the query's base quantities.
     scalars_q : (N_SCALARS,) float64
         Written: the query's scalars.
-    err_cutoffs : (n_err,) int64, read-only
-        ERR cutoffs, ascending; empty: no ERR.
-    err_row : (n_err,) float64
-        Written: the query's ERR values.
     """
     n_dist, n_grades = hist_q.shape
     if counted or kind == CLASS:  # the recorded items at each distance, from the records
@@ -751,7 +742,7 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, counted, 
     place_records(kind, records, record_grades, n_found, top, first, rel_first, gains, ranks, grades, item_gains)
     finalize_fixed_order(
         hist_q, ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked], relevant[:n_ranked], gains, cutoffs,
-        log_p, discount, optional, out_q, scalars_q, err_cutoffs, err_row,
+        log_p, discount, optional, out_q, scalars_q,
     )
     return n_ranked
 
@@ -846,8 +837,9 @@ def stable_scan(query_words, db_words, kind, query_labels, db_labels, query_labe
 
 
 def _finish_stable_kernel(optional_sums):
-    """:func:`finish_stable`, and with ``optional_sums`` ``finish_stable_optional``:
-    one source, two kernels (:func:`._jit.jit_pair`)."""
+    """:func:`finish_stable`, and with ``optional_sums`` ``finish_stable_optional``, which also
+    computes ERR (a call that asks for neither the optional sums nor ERR compiles neither): one
+    source, two kernels (:func:`._jit.jit_pair`)."""
 
     def finish_stable(kind, records, record_grades, record_start, n_found, counts, counted, rows, depth, hist, gains,
                       cutoffs, log_p, discount, optional, out, scalars, err_cutoffs, err_out, ranks, grades,
@@ -899,9 +891,9 @@ def _finish_stable_kernel(optional_sums):
         scalars : (n_queries, N_SCALARS) float64
             Written: their scalars.
         err_cutoffs : (n_err,) int64, read-only
-            ERR cutoffs, ascending; empty: no ERR.
+            ERR cutoffs, ascending; empty: no ERR (the ``_optional`` kernel only).
         err_out : (n_queries, n_err) float64
-            Written: ERR of those rows.
+            Written: ERR of those rows (the ``_optional`` kernel only).
         ranks : (>= max(n_found),) int64
             Scratch: ranks of a query's ranked relevant items.
         grades : (same,) float64
@@ -924,9 +916,10 @@ def _finish_stable_kernel(optional_sums):
             n_ranked = _finish_stable_query(
                 kind, records[at:], record_grades[at:], n_found[t], counts[t], counted, depth, hist[i], first, rel_first,
                 gains, ranks, grades, item_gains, relevant, cutoffs, log_p, discount, optional, out[i], scalars[i],
-                err_cutoffs, err_out[i],
             )
             if optional_sums:
+                if err_cutoffs.shape[0] > 0:
+                    err_ranked(ranks[:n_ranked], grades[:n_ranked], err_cutoffs, err_out[i])
                 fixed_order_optional_sums(hist[i], ranks[:n_ranked], grades[:n_ranked], item_gains[:n_ranked],
                                           relevant[:n_ranked], gains, cutoffs, log_p, optional, out[i], scalars[i])
 
@@ -1077,8 +1070,10 @@ def _finalize_ranked_queries_kernel(optional_sums):
             # a bounded pass (cutoffs only) ranks the relevant items near enough: the others count in R only
             finalize_fixed_order(
                 hist[i], query_ranks[:n_found], grades[:n_found], item_gains[:n_found], relevant[:n_found], gains,
-                cutoffs, log_p, discount, optional, out[i], scalars[i], err_cutoffs, err_out[i],
+                cutoffs, log_p, discount, optional, out[i], scalars[i],
             )
+            if err_cutoffs.shape[0] > 0:
+                err_ranked(query_ranks[:n_found], grades[:n_found], err_cutoffs, err_out[i])
             if optional_sums:
                 fixed_order_optional_sums(hist[i], query_ranks[:n_found], grades[:n_found], item_gains[:n_found],
                                           relevant[:n_found], gains, cutoffs, log_p, optional, out[i], scalars[i])

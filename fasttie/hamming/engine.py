@@ -88,6 +88,8 @@ def _kernel(plan, pass_):
         return plan.kernel(finalize_ties, finalize_ties_optional, finalize_ties_ratios)
     plain, optional = {"stable": (finish_stable, finish_stable_optional),
                        "ranked": (finalize_ranked_queries, finalize_ranked_queries_optional)}[pass_]
+    if pass_ == "stable" and len(plan.err_cutoffs):  # the stable finish computes ERR in its _optional kernel
+        return optional
     return plan.kernel(plain, optional, fixed=True)
 
 
