@@ -35,6 +35,11 @@ rng = np.random.default_rng(0)
 ft.evaluate(rng.integers(0, 2, (4, {n_bits})), rng.integers(0, 2, (50, {n_bits})), rng.integers(0, 3, 4),
             rng.integers(0, 3, 50), metrics={metrics!r}, ties={ties!r}, n_threads=1)
 """
+# the tie walk's driver first, while the caller compiles its counting pass (which comes before it)
+_WALK_DRIVER_CALL = """
+from fasttie.hamming.engine import compile_walk_driver
+compile_walk_driver({metrics!r}, n_db={n_db}, n_bits={n_bits}, n_grades={n_grades})
+"""
 # the extremes' own kernels (spread=True or "range"), on made-up counts: the tie walks they also
 # run are the average's (optimistic and pessimistic are modes of one kernel), left to the caller
 _EXTREMES_CALL = """
@@ -50,7 +55,7 @@ on_counts(0, 2, counts, 1)
 
 
 def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int, *,
-                      extremes: str | None = None) -> Helper | None:
+                      extremes: str | None = None, walk_driver: tuple[int, int] | None = None) -> Helper | None:
     """Start compiling ``evaluate``'s kernels for one tie mode in a helper process.
 
     numba compiles one function at a time per process, so a job that needs several sets of
@@ -68,6 +73,9 @@ def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int, *,
         An ``ap_denominator``: then also the kernels of the extremes over tie orders
         (``spread=True`` or ``"range"`` under it) for ``metrics``, after ``ties``' kernels;
         the tie walks the extremes run are the average's, which the caller compiles.
+    walk_driver : (int, int), optional
+        ``(n_db, n_grades)`` of the caller's counts: then first the average tie walk's driver for
+        ``metrics`` (not the walk), which the caller needs after its counting pass.
 
     Returns
     -------
@@ -78,6 +86,9 @@ def compile_in_helper(ties: str, metrics: Sequence[str], n_bits: int, *,
     """
     names = [str(m) for m in metrics]
     code = _HELPER_CALL.format(n_bits=int(n_bits), metrics=names, ties=str(ties))
+    if walk_driver is not None:
+        n_db, n_grades = walk_driver
+        code = _WALK_DRIVER_CALL.format(metrics=names, n_db=int(n_db), n_bits=int(n_bits), n_grades=int(n_grades)) + code
     if extremes is not None:
         code += _EXTREMES_CALL.format(n_bits=int(n_bits), metrics=names, ap_denominator=str(extremes))
     return start_helper(code)

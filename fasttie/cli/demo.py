@@ -69,9 +69,11 @@ def demo_command(args) -> int:
     started = time.perf_counter()
     helper = None
     if warmup.kernel_cached("hamming_ties.finish_stable") is False:
-        # cold: the stable pass and the extremes' own kernels compile in a helper meanwhile, while this
-        # process compiles the counts, the tie walk and the spread (numba compiles one function at a time)
-        helper = warmup.compile_in_helper("stable", metrics, queries.n_bits, extremes="retrieved")
+        # cold: the tie walk's driver, the stable pass and the extremes' own kernels compile in a helper
+        # meanwhile, while this process compiles the counts, the tie walk and the spread (numba compiles one
+        # function at a time; the driver first: this process needs it after the counts)
+        helper = warmup.compile_in_helper("stable", metrics, queries.n_bits, extremes="retrieved",
+                                          walk_driver=(database.n, 2))
     for ties in TIE_MODES:
         if ties == "stable" and helper is not None:
             helper.wait()  # done, failed or stopped after a while: then the call compiles here

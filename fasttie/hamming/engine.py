@@ -42,6 +42,7 @@ from ..metrics.families import asked_names
 from ..result import Result
 from ..relevance import make_relevance
 from ..parallel import resolve_threads, run_blocks
+from .options import HammingOptions
 from ..finalize.plan import finalize_plan
 from ..finalize.values import divide, gain_table, metric_values, read_only
 from ..errors import InputError, InputTypeError
@@ -514,6 +515,18 @@ def compile_stable_finish(metrics, options, *, n_db, n_bits, n_grades, kind):
     _finish_batch(fin, KIND_CODES[kind], np.zeros(1, dtype=np.uint64), np.ones(1, dtype=np.int64), zeros, zeros,
                   counts, zeros, np.zeros((1, n_bits + 1, n_grades), dtype=np.int64), quantities, scalars, err,
                   *_finish_scratch(1, KIND_CODES[kind], fin.gains))
+
+
+def compile_walk_driver(metrics, *, n_db, n_bits, n_grades):
+    """Compile the tie walk's driver (:func:`.hamming_ties.finalize_histograms`) for counts of
+    ``n_bits`` and ``n_grades`` as ``metrics`` (names; average ties) run it, by calling it on no
+    queries; the walk, which it calls through its address, is not compiled: what ``fasttie
+    demo``'s helper compiles first, while the call compiles the counting pass."""
+    fin = _Finalizer(hashing_metrics(metrics), n_db, n_grades, HammingOptions())
+    quantities, scalars, _ = fin.buffers(1)
+    hist = np.zeros((1, n_bits + 1, n_grades), dtype=np.int64)
+    finalize_histograms(hist, fin.gains, TIE_CODES["average"], *fin.plan.arguments(), quantities, scalars, 0, 0,
+                        np.uint64(0))
 
 
 def compile_stable_scan(kind, n_bits, near=False):
