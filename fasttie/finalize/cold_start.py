@@ -30,9 +30,9 @@ ideal DCG and the layout). These walks sort through the radix sort's address too
 compiles with the callees (``trec.evaluate``'s: with the driver, ``beside_caller`` of
 :func:`callee_addresses`). Nothing else changes: the values are this process's.
 
-The helper is a fork of this process on Linux where no other Python thread runs (it compiles at
-once: imports and numba's CPU target are set up), else a new interpreter, which first imports
-fasttie (:func:`_launch`). A helper that fails or is not done after :data:`WAIT_SECONDS` changes
+The helper is a fork of this process on Linux where no other Python thread works (fasttie's idle
+pool aside; it compiles at once: imports and numba's CPU target are set up), else a new
+interpreter, which first imports fasttie (:func:`_launch`). A helper that fails or is not done after :data:`WAIT_SECONDS` changes
 nothing but the time (this process then compiles the walk itself). ``FASTTIE_COMPILE_HELPER=0``
 turns helpers off, ``FASTTIE_COMPILE_HELPER=spawn`` starts them as new interpreters; they never
 start where caching is off, with ``n_threads=1``, on one usable CPU, or where ``sys.executable``
@@ -41,6 +41,7 @@ is no interpreter (a bundled application).
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -202,6 +203,7 @@ class _Forked:
             status = 1
             try:
                 os.environ[HELPER_ENV] = "0"  # a helper starts no helpers of its own
+                logging.disable(logging.CRITICAL)  # nor writes to this process's log handlers (a log file)
                 devnull = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(devnull, fd)
@@ -350,7 +352,9 @@ def ranked_walk_in_helper(driver, metrics, deepest, *, options, keyed, n_threads
 
 def callees_in_helper(callees, n_threads) -> Helper | None:
     """Start compiling kernels called through their addresses (:mod:`fasttie._kernels.address`) in
-    a helper, where none of them is cached: their caller compiles here meanwhile, without them.
+    a helper, those of them neither compiled in this process nor cached: their caller compiles
+    here meanwhile, without them (a kernel that another door compiled here, the radix sort of the
+    ranked lists, say, leaves the others to the helper).
 
     Parameters
     ----------
@@ -363,11 +367,13 @@ def callees_in_helper(callees, n_threads) -> Helper | None:
     -------
     Helper or None
     """
-    if not callees or any(getattr(kernel, "signatures", True) for kernel in callees) or not _wanted(n_threads):
+    if not callees or not _wanted(n_threads):
         return None
-    if any(dispatcher_cached(kernel) is not False for kernel in callees):
+    # the cache's index is read only for kernels not compiled here (a file read per call of a cold door)
+    cold = [kernel for kernel in callees if not getattr(kernel, "signatures", True) and dispatcher_cached(kernel) is False]
+    if not cold:
         return None
-    paths = [f"{kernel.py_func.__module__.rsplit('.', 1)[1]}.{kernel.py_func.__name__}" for kernel in callees]
+    paths = [f"{kernel.py_func.__module__.rsplit('.', 1)[1]}.{kernel.py_func.__name__}" for kernel in cold]
     return start_helper(_ADDRESS_CALL.format(paths=paths), n_threads)
 
 

@@ -307,6 +307,27 @@ def test_a_compiled_or_cached_walk_starts_no_helper(monkeypatch):
     assert len(started) == 4
 
 
+def test_a_helper_compiles_only_the_callees_neither_compiled_here_nor_cached(monkeypatch):
+    from fasttie._kernels.address import address_of
+    from fasttie._kernels.diversity_measures import query_sums
+    from fasttie._kernels.radix_sort import sort_keys_into
+
+    started = []
+    monkeypatch.setattr(cold_start, "start_helper", lambda code, n_threads=None: started.append(code) or "helper")
+    monkeypatch.setenv("FASTTIE_NUM_THREADS", "2")
+    monkeypatch.setattr(_jit, "CACHE", True)
+    address_of(sort_keys_into)  # compiled (or loaded) here, as the ranked lists' door of this process did
+
+    class ColdSums(_Cold):
+        py_func = query_sums.py_func
+
+    assert cold_start.callees_in_helper([ColdSums(), sort_keys_into], None) == "helper"
+    assert "diversity_measures.query_sums" in started[0] and "sort_keys_into" not in started[0]
+    assert cold_start.callees_in_helper([sort_keys_into], None) is None  # nothing left to compile
+    assert cold_start.callees_in_helper([_Cached(), sort_keys_into], None) is None  # the cache has the rest
+    assert len(started) == 1
+
+
 def test_a_helper_is_forked_where_no_other_python_thread_works_else_a_new_interpreter(monkeypatch):
     started, others_idle = [], [True]
     monkeypatch.setattr(cold_start, "_Forked", lambda code: started.append("fork") or "forked")
