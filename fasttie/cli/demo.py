@@ -73,7 +73,7 @@ def demo_command(args) -> int:
         # meanwhile, while this process compiles the counts, the tie walk and the spread (numba compiles one
         # function at a time; the driver first: this process needs it after the counts)
         helper = warmup.compile_in_helper("stable", metrics, queries.n_bits, extremes="retrieved",
-                                          walk_driver=(database.n, 2))
+                                          walk_driver=(database.n, 2))  # class labels: grades 0 and 1
     for ties in TIE_MODES:
         if ties == "stable" and helper is not None:
             helper.wait()  # done, failed or stopped after a while: then the call compiles here

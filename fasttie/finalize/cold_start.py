@@ -172,7 +172,10 @@ def _launch(code: str):
     the fork would need, numba's compiler lock among them): a new interpreter (``sys.executable -c``)."""
     forkable = sys.platform.startswith("linux") and only_idle_workers_beside(threading.current_thread())
     if forkable and os.environ.get(HELPER_ENV) != "spawn":
-        return _Forked(code)
+        try:
+            return _Forked(code)
+        except OSError:  # no fork now (a process or memory limit): a new interpreter, or none
+            pass
     env = {**os.environ, HELPER_ENV: "0"}  # a helper starts no helpers of its own
     try:
         return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,

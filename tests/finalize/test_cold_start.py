@@ -344,8 +344,15 @@ def test_a_helper_is_forked_where_no_other_python_thread_works_else_a_new_interp
     monkeypatch.setattr(cold_start.sys, "platform", "linux")
     others_idle[0] = False  # another thread might hold a lock the fork would need
     assert cold_start._launch("pass") == "spawned"
+    others_idle[0] = True
+
+    def no_fork(code):
+        raise BlockingIOError("fork: resource temporarily unavailable")
+
+    monkeypatch.setattr(cold_start, "_Forked", no_fork)  # a process limit: a new interpreter, not an error
+    assert cold_start._launch("pass") == "spawned"
     spawned = ("spawn", [sys.executable, "-c", "pass"], "0")  # a helper starts no helpers of its own
-    assert started == ["fork", spawned, spawned, spawned]
+    assert started == ["fork", spawned, spawned, spawned, spawned]
 
 
 def test_a_forked_helper_runs_its_code_in_a_child_that_starts_no_helpers(tmp_path, monkeypatch):
