@@ -143,7 +143,7 @@ def _item_grade(kind, j, query_label, db_labels, query_label_row, db_label_words
     return np.int64(0), cursor
 
 
-_DISTANCE_BITS = np.uint64(16)  # a record packs (items before it at its distance) << 16 | distance
+DISTANCE_BITS = np.uint64(16)  # a record packs (items before it at its distance) << 16 | distance
 DISTANCE_MASK = np.uint64(0xFFFF)
 
 
@@ -196,7 +196,7 @@ def count_and_record(j, d, kind, query_label, db_labels, label_row, db_label_wor
     g, cursor = _item_grade(kind, j, query_label, db_labels, label_row, db_label_words, ids, id_grades, cursor)
     c = count[d]
     if g > 0:
-        records[m] = (c << _DISTANCE_BITS) | d
+        records[m] = (c << DISTANCE_BITS) | d
         record_grades[m] = g
         m += 1
     count[d] = c + np.uint64(1)
@@ -213,7 +213,7 @@ def _record_graded(j, d, label_row, db_label_words, count, records, record_grade
     for w in range(db_label_words.shape[1]):
         g += popcount64(label_row[w] & db_label_words[j, w])
     c = count[d]
-    records[m] = (c << _DISTANCE_BITS) | d
+    records[m] = (c << DISTANCE_BITS) | d
     record_grades[m] = np.int64(g)
     count[d] = c + np.uint64(1)
     return m + (g > np.uint64(0))
@@ -266,7 +266,7 @@ def _scan_in_index_order(query, db_words, kind, query_label, db_labels, label_ro
         for j in range(np.uint64(n_db)):
             d = popcount64(q0 ^ db_words[j, 0])
             c = count[d]
-            records[m] = (c << _DISTANCE_BITS) | d
+            records[m] = (c << DISTANCE_BITS) | d
             m += db_labels[j] == query_label
             count[d] = c + np.uint64(1)
         for p in range(m):
@@ -459,7 +459,7 @@ def place_records(kind, records, record_grades, n_found, top, first, rel_first, 
             if d <= top:
                 slot = rel_first[d]
                 rel_first[d] = slot + 1
-                ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
+                ranks[slot] = first[d] + np.int64(records[p] >> DISTANCE_BITS) + 1
         return
     for p in range(n_found):
         d = records[p] & DISTANCE_MASK
@@ -467,7 +467,7 @@ def place_records(kind, records, record_grades, n_found, top, first, rel_first, 
             continue
         slot = rel_first[d]
         rel_first[d] = slot + 1
-        ranks[slot] = first[d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
+        ranks[slot] = first[d] + np.int64(records[p] >> DISTANCE_BITS) + 1
         grades[slot] = record_grades[p]
         item_gains[slot] = gains[record_grades[p]]
 
@@ -615,7 +615,7 @@ def _scan_class_group(query_words, rows, n_rows, db_words, db_labels, label, cou
                 for r in range(GROUP):
                     d = popcount64(words[r, 0] ^ x)
                     before = np.uint64(count[np.uint64(r) * stride + d] - np.uint32(1))  # items at d before it
-                    records[r * width + m] = (before << _DISTANCE_BITS) | d
+                    records[r * width + m] = (before << DISTANCE_BITS) | d
                 m += 1
         return m
     stride = np.uint64(count.shape[0] // GROUP)
@@ -633,7 +633,7 @@ def _scan_class_group(query_words, rows, n_rows, db_words, db_labels, label, cou
             for r in range(GROUP):
                 d = distances[r]
                 before = np.uint64(count[np.uint64(r) * stride + d] - np.uint32(1))
-                records[r * width + m] = (before << _DISTANCE_BITS) | d
+                records[r * width + m] = (before << DISTANCE_BITS) | d
             m += 1
     return m
 
@@ -1004,7 +1004,7 @@ def stable_ranks(
         base = out_indptr[i]
         for p in range(n_found):
             d = records[p] & DISTANCE_MASK
-            out_ranks[base + p] = first[i, d] + np.int64(records[p] >> _DISTANCE_BITS) + 1
+            out_ranks[base + p] = first[i, d] + np.int64(records[p] >> DISTANCE_BITS) + 1
             out_grades[base + p] = record_grades[p]
 
 

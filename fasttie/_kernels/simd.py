@@ -8,7 +8,8 @@ AVX-512 each operation is one instruction on a zmm register (``vpxorq``, ``vpopc
 has: the results are the same everywhere, only the speed differs.
 
 Every function here takes and returns :data:`lanes` values, except :func:`load`, :func:`store`,
-:func:`splat` and :func:`splat_pairs`; none checks bounds (the caller's loops keep every index inside its array).
+:func:`store_at`, :func:`splat`, :func:`splat_pairs`, :func:`consecutive` and :func:`top_bits` (a bit
+mask); none checks bounds (the caller's loops keep every index inside its array).
 Where numba compiles for AVX-512 (:func:`.cpu.target_has_avx512`), :func:`one_hot`,
 :func:`sum3` and :func:`majority` call the AVX-512 instructions by name; elsewhere they are
 plain logic with the same results.
@@ -118,6 +119,7 @@ def _binary(operation, doc):
 
 xor = _binary("xor", "Lane-wise a ^ b.")
 and_ = _binary("and_", "Lane-wise a & b.")
+or_ = _binary("or_", "Lane-wise a | b.")
 add = _binary("add", "Lane-wise a + b (modulo 2**64).")
 sub = _binary("sub", "Lane-wise a - b (modulo 2**64).")
 shift_left = _binary("shl", "Lane-wise a << b (b below 64).")
@@ -162,6 +164,77 @@ def popcount(typingctx, a):
         return builder.call(function, [args[0]])
 
     return lanes(a), codegen
+
+
+@intrinsic
+def top_bits(typingctx, a):
+    """The top bit of each lane, bit i of a uint64 for lane i (``vpmovq2m`` on AVX-512): with
+    :func:`sub`, the lanes where an unsigned x < y, as the top bit of x - y (x, y < 2**63)."""
+    if a != lanes:
+        return None
+
+    def codegen(context, builder, signature, args):
+        negative = builder.icmp_signed("<", args[0], _constant([0] * N_LANES))
+        return builder.zext(builder.bitcast(negative, ir.IntType(N_LANES)), _I64)
+
+    return types.uint64(a), codegen
+
+
+@intrinsic
+def consecutive(typingctx, x):
+    """The eight numbers x, x + 1, ..., x + 7."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.add(_splat(builder, args[0]), _constant(range(N_LANES)))
+
+    return lanes(x), codegen
+
+
+@intrinsic
+def compress(typingctx, a, bits):
+    """The lanes of ``a`` whose bit is set in ``bits`` (a uint64 of eight bits), moved to the first
+    lanes in their order, the others zero (``vpcompressq`` on AVX-512)."""
+    if not (a == lanes and bits == types.uint64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        selected = builder.bitcast(builder.trunc(args[1], ir.IntType(N_LANES)), ir.VectorType(ir.IntType(1), N_LANES))
+        zero = _constant([0] * N_LANES)
+        if target_has_avx512():
+            function = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(_VECTOR, [_VECTOR, _VECTOR, selected.type]),
+                "llvm.x86.avx512.mask.compress.v8i64")
+            return builder.call(function, [args[0], zero, selected])
+        result, place = zero, ir.Constant(ir.IntType(32), 0)
+        for lane in range(N_LANES):  # lane by lane: each selected one inserted at the next place
+            keep = builder.extract_element(selected, ir.Constant(ir.IntType(32), lane))
+            moved = builder.insert_element(result, builder.extract_element(args[0], ir.Constant(ir.IntType(32), lane)),
+                                           place)
+            result = builder.select(keep, moved, result)
+            place = builder.add(place, builder.zext(keep, ir.IntType(32)))
+        return result
+
+    return lanes(a, bits), codegen
+
+
+@intrinsic
+def store_at(typingctx, array, row, column, value):
+    """``array[row, column:column + 8] = value`` of a 2-D C-contiguous uint64 array (no alignment
+    asked: ``column`` is any)."""
+    if not (_is_rows(array, row) and isinstance(column, types.Integer) and value == lanes):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, signature.args[0], ary, [args[1], args[2]],
+                                           wraparound=False, boundscheck=False)
+        store = builder.store(args[3], builder.bitcast(pointer, _VECTOR.as_pointer()))
+        store.align = 8
+        return context.get_dummy_value()
+
+    return types.void(array, row, column, value), codegen
 
 
 @intrinsic

@@ -5,95 +5,136 @@ The full stable pass (:func:`.hamming_ties.stable_scan`, then :func:`.hamming_ti
 counts every database item in index order, because any item may be ranked before a relevant one. With cutoffs only, the
 counts of ties="average" tell which distances can reach rank ``depth``; a second pass in index
 order, :func:`scan_near`, then records only the relevant items at those distances. Every other
-item costs a popcount and a compare in a loop of its own (queries in pairs: one load of each
-code for two), so the fixed order costs about one more histogram pass instead of a slower
-counting pass. The records are finished by the full pass's finish kernel
+item costs a popcount and a compare: for one-word codes eight codes at a time, in vector
+registers, each load of eight codes shared by :data:`NEAR_QUERIES` queries and each tile of the
+database by every query of the batch; wider codes one query and one code at a time. So the
+fixed order costs a fraction of one more histogram pass instead of a slower counting pass. The records are finished by the full pass's finish kernel
 (:func:`.hamming_ties.finish_stable` with the counts given), one kernel for both passes.
 """
 
 import numpy as np
 
 from ._jit import jit
-from .hamming_ties import count_and_record, scan_top
+from .hamming_ties import DISTANCE_BITS, count_and_record, scan_top
 from .modes import CLASS, MULTIHOT
 from .popcount import popcount64
+from .simd import N_LANES, compress, consecutive, load, or_, popcount, splat, store_at, sub, top_bits, xor
 
 
-@jit(_nrt=False)
-def _next_near_two(word_0, word_1, db_words, j, limit_0, limit_1):
-    """:func:`.hamming_ties._next_near` for two queries at once: each database code is loaded once for both."""
-    n_db = np.uint64(db_words.shape[0])
-    while j < n_db:
-        x = db_words[j, 0]
-        if (popcount64(word_0 ^ x) <= limit_0) | (popcount64(word_1 ^ x) <= limit_1):
-            return j
-        j += np.uint64(1)
-    return j
+# queries whose codes meet each load of eight database codes in the near scan of one-word codes:
+# their codes and bounds stay in registers (16 of the 32 zmm registers)
+NEAR_QUERIES = 8
+# database codes per tile of that scan (128 KB): in L2 while every query of the batch passes over
+# it, so the database is read from memory once per batch, not once per query
+NEAR_TILE = 16384
 
 
 @jit(inline="always")
-def _scan_top_two(word_0, word_1, db_words, kind, label_0, label_1, db_labels, row_0, row_1, db_label_words, ids_0,
-                  id_grades_0, ids_1, id_grades_1, limit_0, limit_1, count_0, count_1, records_0, records_1,
-                  record_grades_0, record_grades_1):
-    """:func:`.hamming_ties.scan_top` of two queries (one-word codes) in one sweep, each into arrays
-    of its own. Returns the relevant items recorded for each.
+def _below(codes, word, bound):
+    """Per lane, the distance of ``codes`` to ``word`` minus ``bound``: its top bit is set where
+    the distance is below the bound (distances and bounds are at most 65)."""
+    return sub(popcount(xor(codes, splat(word))), splat(bound))
 
-    Parameters
-    ----------
-    word_0, word_1 : uint64
-        The one-word codes of the two queries.
-    db_words : (n_db, 1) uint64, read-only
-        Database codes, index order.
-    kind : int
-        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
-    label_0, label_1 : int32
-        The queries' class ids (CLASS; 0 otherwise).
-    db_labels : (n_db,) int32, read-only
-        Class id per database item (CLASS).
-    row_0, row_1 : (n_label_words,) uint64, read-only
-        The queries' label bits (MULTIHOT).
-    db_label_words : (n_db, n_label_words) uint64, read-only
-        Label bits per database item (MULTIHOT).
-    ids_0 : (n_listed_0,) int64, read-only
-        Query 0's listed relevant ids, ascending (LISTED).
-    id_grades_0 : (n_listed_0,) int64, read-only
-        Their grades.
-    ids_1 : (n_listed_1,) int64, read-only
-        Query 1's listed relevant ids, ascending (LISTED).
-    id_grades_1 : (n_listed_1,) int64, read-only
-        Their grades.
-    limit_0, limit_1 : uint64
-        Largest distance scanned per query.
-    count_0, count_1 : (n_bits + 1,) uint64
-        Items per distance of each query, zeroed by the caller; written.
-    records_0, records_1 : (>= relevant items within the limit + 1,) uint64
-        Written: each query's records, index order.
-    record_grades_0, record_grades_1 : (same as its records,) int64
-        Written: their grades.
 
-    Returns
-    -------
-    m_0, m_1 : int64
-        Relevant items recorded per query.
-    """
+@jit(inline="always")
+def _near_in_tile(words, bounds, db_words, lo, hi, hits, n_hits):
+    """The items lo..hi-1 (whole groups of eight codes) at distance below ``bounds[r]`` from the
+    one-word code ``words[r]``, for each of the :data:`NEAR_QUERIES` rows r: their indices at
+    hits[r, :n_hits[r]], in index order.
+
+    Eight codes take a ``vpxorq``, ``vpopcntq``, ``vpsubq`` and ``vporq`` per query and one test
+    for all: an item near a query is rare (those that reach the top ranks and their ties), and
+    only then are the queries' lanes looked at one by one."""
+    for r in range(NEAR_QUERIES):
+        n_hits[r] = 0
+    for j in range(lo, hi, N_LANES):
+        codes = load(db_words, j)
+        any_near = _below(codes, words[0], bounds[0])
+        for r in range(1, NEAR_QUERIES):
+            any_near = or_(any_near, _below(codes, words[r], bounds[r]))
+        if top_bits(any_near) == np.uint64(0):
+            continue
+        items = consecutive(np.uint64(j))
+        for r in range(NEAR_QUERIES):  # no branch per query or per item: one mispredicted test per group at most
+            near = top_bits(_below(codes, words[r], bounds[r]))
+            store_at(hits, r, n_hits[r], compress(items, near))
+            n_hits[r] += popcount64(near)
+
+
+@jit(inline="always")
+def _record_near(t, i, kind, query_words, db_words, query_labels, db_labels, query_label_words, db_label_words,
+                 indptr, listed_ids, listed_grades, hits, r, n_items, record_start, slot_width, records,
+                 record_grades, n_found, cursors, counts):
+    """Count and record (:func:`.hamming_ties.count_and_record`) the items hits[r, :n_items] of
+    query row i (query t of the batch), in index order, after those it has recorded so far.
+    Class labels take no slice of an array (a reference count each, once per tile and query)."""
+    if n_items == 0:
+        return
+    word = query_words[i, 0]
+    at = record_start[t]
+    m = n_found[t]
+    if kind == CLASS:  # branch-free: every item's record written, kept when relevant
+        label = query_labels[i]
+        for h in range(n_items):
+            j = hits[r, h]
+            d = popcount64(word ^ db_words[j, 0])
+            c = counts[t, d]
+            records[at + m] = (c << DISTANCE_BITS) | d
+            m += db_labels[j] == label
+            counts[t, d] = c + np.uint64(1)
+        n_found[t] = m
+        return
+    end = at + slot_width[t]
+    ids = listed_ids[indptr[i] : indptr[i + 1]]
+    id_grades = listed_grades[indptr[i] : indptr[i + 1]]
+    row = query_label_words[i] if kind == MULTIHOT else query_label_words[0]
+    cursor = cursors[t]
+    for h in range(n_items):
+        j = hits[r, h]
+        m, cursor = count_and_record(j, popcount64(word ^ db_words[j, 0]), kind, np.int32(0), db_labels, row,
+                                     db_label_words, ids, id_grades, cursor, counts[t], records[at:end],
+                                     record_grades[at:end], m)
+    n_found[t] = m
+    cursors[t] = cursor
+
+
+@jit(inline="always")
+def _scan_near_one_word(query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
+                        indptr, listed_ids, listed_grades, tops, start, record_start, slot_width, records,
+                        record_grades, n_found, counts):
+    """:func:`scan_near` of one-word codes: tile by tile, every query of the batch in blocks of
+    :data:`NEAR_QUERIES` finds its near items (:func:`_near_in_tile`), then counts and records
+    them; the codes after the last whole group of eight one by one."""
+    n = n_found.shape[0]
     n_db = db_words.shape[0]
-    m_0 = np.int64(0)  # typed, as in scan_top
-    m_1 = np.int64(0)
-    cursor_0 = np.int64(0)
-    cursor_1 = np.int64(0)
-    j = _next_near_two(word_0, word_1, db_words, np.uint64(0), limit_0, limit_1)
-    while j < n_db:
-        x = db_words[j, 0]
-        d = popcount64(word_0 ^ x)
-        if d <= limit_0:
-            m_0, cursor_0 = count_and_record(j, d, kind, label_0, db_labels, row_0, db_label_words, ids_0, id_grades_0,
-                                        cursor_0, count_0, records_0, record_grades_0, m_0)
-        d = popcount64(word_1 ^ x)
-        if d <= limit_1:
-            m_1, cursor_1 = count_and_record(j, d, kind, label_1, db_labels, row_1, db_label_words, ids_1, id_grades_1,
-                                        cursor_1, count_1, records_1, record_grades_1, m_1)
-        j = _next_near_two(word_0, word_1, db_words, j + np.uint64(1), limit_0, limit_1)
-    return m_0, m_1
+    whole = n_db - n_db % N_LANES
+    cursors = np.zeros(n, dtype=np.int64)
+    words = np.empty(NEAR_QUERIES, dtype=np.uint64)
+    bounds = np.empty(NEAR_QUERIES, dtype=np.uint64)
+    hits = np.empty((NEAR_QUERIES, NEAR_TILE + N_LANES), dtype=np.uint64)  # each store writes eight lanes
+    n_hits = np.empty(NEAR_QUERIES, dtype=np.int64)
+    for lo in range(0, whole, NEAR_TILE):
+        hi = min(lo + NEAR_TILE, whole)
+        for t0 in range(0, n, NEAR_QUERIES):
+            block = min(NEAR_QUERIES, n - t0)
+            for r in range(NEAR_QUERIES):  # rows past the batch: bound 0, no item is near
+                words[r] = query_words[start + t0 + min(r, block - 1), 0]
+                bounds[r] = tops[t0 + r] + np.uint64(1) if r < block else np.uint64(0)
+            _near_in_tile(words, bounds, db_words, lo, hi, hits, n_hits)
+            for r in range(block):
+                _record_near(t0 + r, start + t0 + r, kind, query_words, db_words, query_labels, db_labels,
+                             query_label_words, db_label_words, indptr, listed_ids, listed_grades, hits, r,
+                             n_hits[r], record_start, slot_width, records, record_grades, n_found, cursors, counts)
+    for t in range(n):  # the codes after the last whole group
+        i = start + t
+        m = 0
+        for j in range(whole, n_db):
+            if popcount64(query_words[i, 0] ^ db_words[j, 0]) <= tops[t]:
+                hits[0, m] = j
+                m += 1
+        _record_near(t, i, kind, query_words, db_words, query_labels, db_labels, query_label_words, db_label_words,
+                     indptr, listed_ids, listed_grades, hits, 0, m, record_start, slot_width, records, record_grades,
+                     n_found, cursors, counts)
 
 
 @jit
@@ -146,34 +187,21 @@ def scan_near(query_words, db_words, kind, query_labels, db_labels, query_label_
     """
     n = n_found.shape[0]
     for t in range(n):
+        n_found[t] = 0
         for d in range(counts.shape[1]):
             counts[t, d] = np.uint64(0)
-    for t in range(0, n, 2):
-        a = record_start[t]
-        a_end = a + slot_width[t]
-        i = start + t
-        if t + 1 < n and db_words.shape[1] == 1:
-            b = record_start[t + 1]
-            b_end = b + slot_width[t + 1]
-            n_found[t], n_found[t + 1] = _scan_top_two(
-                query_words[i, 0], query_words[i + 1, 0], db_words, kind,
-                query_labels[i] if kind == CLASS else np.int32(0),
-                query_labels[i + 1] if kind == CLASS else np.int32(0), db_labels,
-                query_label_words[i] if kind == MULTIHOT else query_label_words[0],
-                query_label_words[i + 1] if kind == MULTIHOT else query_label_words[0], db_label_words,
-                listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]],
-                listed_ids[indptr[i + 1] : indptr[i + 2]], listed_grades[indptr[i + 1] : indptr[i + 2]],
-                tops[t], tops[t + 1], counts[t], counts[t + 1], records[a:a_end], records[b:b_end],
-                record_grades[a:a_end], record_grades[b:b_end],
-            )
-        else:
-            for h in range(min(2, n - t)):
-                q = i + h
-                at = record_start[t + h]
-                end = at + slot_width[t + h]
-                n_found[t + h] = scan_top(
-                    query_words[q], db_words, kind, query_labels[q] if kind == CLASS else np.int32(0), db_labels,
-                    query_label_words[q] if kind == MULTIHOT else query_label_words[0], db_label_words,
-                    listed_ids[indptr[q] : indptr[q + 1]], listed_grades[indptr[q] : indptr[q + 1]], tops[t + h],
-                    counts[t + h], records[at:end], record_grades[at:end],
-                )
+    if db_words.shape[1] == 1:
+        _scan_near_one_word(query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
+                            indptr, listed_ids, listed_grades, tops, start, record_start, slot_width, records,
+                            record_grades, n_found, counts)
+        return
+    for t in range(n):
+        q = start + t
+        at = record_start[t]
+        end = at + slot_width[t]
+        n_found[t] = scan_top(
+            query_words[q], db_words, kind, query_labels[q] if kind == CLASS else np.int32(0), db_labels,
+            query_label_words[q] if kind == MULTIHOT else query_label_words[0], db_label_words,
+            listed_ids[indptr[q] : indptr[q + 1]], listed_grades[indptr[q] : indptr[q + 1]], tops[t], counts[t],
+            records[at:end], record_grades[at:end],
+        )

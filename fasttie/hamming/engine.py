@@ -61,6 +61,11 @@ _GROUP_SCRATCH = 128 << 20
 # classes writes 6.4 MB; batches of 128 MiB took 1,000 x 1M 12 % longer), and small databases
 # still take many groups per kernel call
 _BATCH_RECORDS = 1 << 20
+# the near pass of one-word codes (stable_top.scan_near, vectorized) against the sweeps of the full
+# pass, 300 x 1M 64-bit codes of 10 classes (AP, nDCG and P at depth k), one thread: 0.12 against
+# 0.22 s at k = 1,000, 0.36 / 0.40 at 62,500, 0.39 / 0.42 at 100,000, 0.44 / 0.39 at 125,000: the
+# near pass while the deepest cutoff is at most a tenth of the database
+NEAR_SHARE = 10
 # progress: a conservative kernel speed (code pairs x 64-bit words per second per thread) to
 # size blocks of >= _BLOCK_SECONDS of estimated work between bar updates (about 0.2-0.5 s at
 # the measured 1-2.4e9), so the per-block cost (two parallel kernel launches, a few numpy
@@ -482,22 +487,26 @@ def _finish_batch(fin, kind, records, record_grades, record_start, n_found, coun
     )
 
 
-def full_stable_pass(metrics, spec, n_db):
+def full_stable_pass(metrics, spec, n_db, n_bits):
     """Whether ``ties="stable"`` takes the full pass (every item ranked in one scan) for
-    ``metrics`` (parsed, the curves' included): a metric reads the whole list, or most queries
-    share sweeps (cheaper than the counts, then a pass over the near items, per query)."""
+    ``metrics`` (parsed, the curves' included) over codes of ``n_bits``: a metric reads the whole
+    list, or most queries share sweeps and the near pass is the slower: codes of more than one
+    word (their near pass goes one query and one code at a time), or a deepest cutoff past
+    1/:data:`NEAR_SHARE` of the database (the near items and their ties, which the near pass
+    records one by one, cost more than the sweeps' counting of every item)."""
     depth = rank_depth([m for m in metrics if m.radius is None], n_db)
-    return depth >= n_db or swept_share(spec) >= 0.5
+    vector_near = n_bits <= 64 and depth * NEAR_SHARE <= n_db
+    return depth >= n_db or (swept_share(spec) >= 0.5 and not vector_near)
 
 
-def cold_stable_kernels(metrics, options, spec, n_db):
+def cold_stable_kernels(metrics, options, spec, n_db, n_bits):
     """(scan, finish, near): the kernels of the stable pass (numba dispatchers) that a call of
     ``metrics`` (parsed, the curves' included) under ``options`` runs, the scan of the full pass
     or, ``near``, of the near items (:func:`.stable_top.scan_near`, after the counts); None where
     the call runs another pass, or where a finish ran in this process already (a warm call)."""
     if not options.stable or any(getattr(k, "signatures", True) for k in (finish_stable, finish_stable_optional)):
         return None
-    near = not full_stable_pass(metrics, spec, n_db)
+    near = not full_stable_pass(metrics, spec, n_db, n_bits)
     finish = _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "stable")
     return scan_near if near else stable_scan, finish, near
 
@@ -796,7 +805,7 @@ def evaluate_chunks(
     # stable order at every rank: one pass in index order; at the top ranks only: the counts, then a pass
     # that grades only the items near enough to reach them, unless queries of one class share sweeps of
     # the full pass (cheaper than the two passes per query)
-    full_stable = stable and full_stable_pass(metrics, spec, n_db)
+    full_stable = stable and full_stable_pass(metrics, spec, n_db, n_bits)
     database = _DatabasePass(db_codes, spec, stable=full_stable, n_threads=n_threads)
     per_query = {m.name: np.empty(n_queries) for m in metrics}
     n_empty = 0

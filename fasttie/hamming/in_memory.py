@@ -41,7 +41,7 @@ def evaluate_in_memory(query_codes: PackedCodes, db_codes: PackedCodes, spec: Re
     # on a cold cache the tie walk's kernels compile in a helper meanwhile; for the stable passes,
     # the scan (the finish, the larger, compiles here) (finalize.cold_start)
     walk = None if options.stable else cold_tie_walk(all_metrics, options, n_db)
-    stable_kernels = cold_stable_kernels(all_metrics, options, spec, n_db)
+    stable_kernels = cold_stable_kernels(all_metrics, options, spec, n_db, n_bits)
     helper = None
     if walk is not None:
         helper = hamming_walk_in_helper(

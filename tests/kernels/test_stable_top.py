@@ -6,13 +6,17 @@ index order (forced by adding a whole-list metric) and equal the metrics of the 
 with np.argsort(kind="stable").
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fasttie as ft
-from fasttie._kernels import stable_top
+from fasttie._kernels import cpu, stable_top
 from helpers import assert_stable_argsort_order
 from oracle import grades_from_csr, grades_from_labels
 
@@ -112,3 +116,59 @@ def test_batches_of_near_scans_are_bitwise_one_batch(monkeypatch, kind, n_bits, 
         if t == 1:
             assert (len(starts) > 2) == (budget < 1 << 20)
     assert_stable_argsort_order(split, q, db, grades, ORACLE_METRICS)
+
+
+@pytest.mark.parametrize("n_bits", [20, 64])
+@pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
+def test_near_scan_over_tiles_blocks_and_a_tail(kind, n_bits):
+    """One-word codes go through the vector near scan: tiles of NEAR_TILE codes (here two and a
+    part), queries in blocks of NEAR_QUERIES (19: two blocks and a part) and the codes after the
+    last group of eight one by one (n_db % 8 = 5); the listed ids' cursor carries across tiles."""
+    rng = np.random.default_rng(n_bits * 3 + len(kind))
+    n_db = 2 * stable_top.NEAR_TILE + 8 * 100 + 5
+    q, db, relevance, grades = _inputs(kind, 19, n_db, n_bits, rng)
+    tail_query, tail_item = next((i, j) for i in range(19) for j in range(n_db - 1, n_db - 6, -1) if grades[i][j] > 0)
+    q[tail_query] = db[tail_item]  # a relevant item at distance 0 in the tail: rank 1
+    metrics = ["AP@1", "AP@50", "nDCG@200", "P@7", "RR@30", "ERR@20"]
+    top = ft.evaluate(q, db, metrics=metrics, ties="stable", empty="zero", **relevance)
+    full = ft.evaluate(q, db, metrics=metrics + ["AP"], ties="stable", empty="zero", **relevance)
+    for name in metrics:
+        assert top.per_query[name].tobytes() == full.per_query[name].tobytes(), name
+    assert_stable_argsort_order(top, q, db, grades, ["AP@1", "AP@50", "nDCG@200", "P@7"])
+
+
+def test_class_queries_of_one_word_take_the_near_pass_while_the_cutoff_is_shallow():
+    """Queries of one class share the full pass's sweeps; for one-word codes the vector near pass
+    is faster while the deepest cutoff is at most 1/NEAR_SHARE of the database, and wider codes
+    keep the sweeps (their near pass goes code by code)."""
+    import fasttie.hamming.engine as engine
+
+    n_db = 1000
+    spec = engine.make_relevance(np.zeros(40, np.int64), np.arange(n_db) % 3, None, 40, n_db)
+    assert engine.swept_share(spec) == 1.0
+    shallow = n_db // engine.NEAR_SHARE
+    for metrics, n_bits, full in ((["P@10"], 64, False), ([f"P@{shallow}"], 64, False),
+                                  ([f"P@{shallow + 1}"], 64, True), (["P@10"], 65, True), (["AP"], 64, True)):
+        assert engine.full_stable_pass(engine.hashing_metrics(metrics), spec, n_db, n_bits) == full, (metrics, n_bits)
+
+
+@pytest.mark.skipif(not cpu.host_has_avx512(), reason="the near scan's vector instructions need AVX-512 F and "
+                    "VPOPCNTDQ, which this CPU lacks (the scan still runs here, on narrower vectors)")
+def test_near_scan_loop_is_avx512():
+    """The near scan of one-word codes compiles to vector popcounts on zmm registers and
+    compresses the near items' indices with vpcompressq (a fresh compile: code loaded from
+    numba's cache has no assembly)."""
+    code = (
+        "import numpy as np\n"
+        "import fasttie as ft\n"
+        "from fasttie._kernels import stable_top\n"
+        "rng = np.random.default_rng(0)\n"
+        "q, db = rng.integers(0, 2, (3, 64)), rng.integers(0, 2, (100, 64))\n"
+        "ft.evaluate(q, db, rng.integers(0, 2, 3), rng.integers(0, 2, 100), metrics=['P@5'], ties='stable')\n"
+        "asm = ''.join(stable_top.scan_near.inspect_asm().values())\n"
+        "print(asm.count('vpopcntq\\t%zmm'), asm.count('vpcompressq'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FASTTIE_NO_CACHE": "1"})
+    popcounts, compresses = map(int, out.stdout.split())
+    assert popcounts >= stable_top.NEAR_QUERIES and compresses >= 1, out.stdout
