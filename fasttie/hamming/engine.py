@@ -34,7 +34,7 @@ from .._kernels.hamming_ties import (
 )
 from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
 from .._kernels.modes import KIND_CODES, TIE_CODES
-from .._kernels.stable_top import scan_near
+from .._kernels.stable_top import NEAR_QUERIES, scan_near
 from ..codes import pack_pair
 from ..metrics import Metric, aggregate, parse_metrics
 from ..metrics.doors import HAMMING, check_door
@@ -364,11 +364,20 @@ class _DatabasePass:
             rows = order[group_ptr[first_group] : group_ptr[first_group] + len(n_found)]
             yield records, record_grades, record_start, n_found, counts, rows
 
-    def stable_top_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
-        """Counts, then base quantities with ties in database index order, of queries lo..hi-1
-        whose metrics look at the top ``fin.depth`` ranks only: each batch of
+    def count_chunk(self, c, hist, n_threads):
+        """hist = counts of all the chunk's queries on ``n_threads`` threads: the database split
+        where :meth:`splits_database`, else the queries in one block per thread (each block reads
+        the database once)."""
+        if self.splits_database(len(hist), n_threads):
+            self.counts_by_slices(c, hist, n_threads)
+        else:
+            run_blocks(lambda lo, hi: self.counts(c, hist, lo, hi), len(hist), n_threads, granule=2,
+                       blocks_per_thread=1)
+
+    def near_quantities(self, c, hist, fin, quantities, scalars, err, lo, hi):
+        """Base quantities with ties in database index order of queries lo..hi-1, counted
+        (``hist``), whose metrics look at the top ``fin.depth`` ranks only: each batch of
         :meth:`near_scans` finished in turn."""
-        self.counts(c, hist, lo, hi)
         tops, n_near = near_reach(hist[lo:hi], fin.depth)
         kind = KIND_CODES[self.spec.kind]
         scratch = _finish_scratch(int(n_near.max(initial=0)), kind, fin.gains)
@@ -822,15 +831,17 @@ def evaluate_chunks(
             full stable pass, of its query groups lo..hi-1."""
             if full_stable:
                 database.stable_quantities(c, hist, fin, quantities, scalars, err, lo, hi)
-            elif stable:
-                database.stable_top_quantities(c, hist, fin, quantities, scalars, err, lo, hi)
             else:
                 database.counts(c, hist, lo, hi)
                 fin.quantities(hist, quantities, scalars, err, lo, hi)
 
         if full_stable:  # groups of uneven cost, the largest first (see stable_groups)
             run_blocks(block_pass, len(c["group_ptr"]) - 1, n_threads)
-        elif not stable and database.splits_database(stop - start, n_threads):
+        elif stable:  # the counts as ties="average" takes them, then the near items, a block of queries a thread
+            database.count_chunk(c, hist, n_threads)
+            run_blocks(lambda lo, hi: database.near_quantities(c, hist, fin, quantities, scalars, err, lo, hi),
+                       stop - start, n_threads, granule=NEAR_QUERIES, blocks_per_thread=1)
+        elif database.splits_database(stop - start, n_threads):
             database.counts_by_slices(c, hist, n_threads)
             run_blocks(lambda lo, hi: fin.quantities(hist, quantities, scalars, err, lo, hi), stop - start, n_threads)
         else:  # queries of equal cost: one block per thread reads the database once
@@ -861,12 +872,7 @@ def counts_of(queries, database, query_labels=None, db_labels=None, *, relevance
     database_pass = _DatabasePass(db_codes, spec, stable=False, n_threads=n_threads)
     counts = np.zeros((n_queries, n_bits + 1, spec.n_grades), dtype=np.int64)
     c = database_pass.chunk(query_codes.words, spec.rows(0, n_queries))
-    threads = resolve_threads(n_threads, n_queries * n_db)
-    if database_pass.splits_database(n_queries, threads):
-        database_pass.counts_by_slices(c, counts, threads)
-    else:
-        run_blocks(lambda lo, hi: database_pass.counts(c, counts, lo, hi), n_queries, threads, granule=2,
-                   blocks_per_thread=1)
+    database_pass.count_chunk(c, counts, resolve_threads(n_threads, n_queries * n_db))
     return counts, n_bits, spec.kind
 
 
