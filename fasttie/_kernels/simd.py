@@ -123,6 +123,7 @@ or_ = _binary("or_", "Lane-wise a | b.")
 add = _binary("add", "Lane-wise a + b (modulo 2**64).")
 sub = _binary("sub", "Lane-wise a - b (modulo 2**64).")
 shift_left = _binary("shl", "Lane-wise a << b (b below 64).")
+shift_right = _binary("lshr", "Lane-wise a >> b (b below 64).")
 
 
 @intrinsic

@@ -5,9 +5,9 @@ The full stable pass (:func:`.hamming_ties.stable_scan`, then :func:`.hamming_ti
 counts every database item in index order, because any item may be ranked before a relevant one. With cutoffs only, the
 counts of ties="average" tell which distances can reach rank ``depth``; a second pass in index
 order, :func:`scan_near`, then records only the relevant items at those distances. Every other
-item costs a popcount and a compare: for one-word codes eight codes at a time, in vector
-registers, each load of eight codes shared by :data:`NEAR_QUERIES` queries and each tile of the
-database by every query of the batch; wider codes one query and one code at a time. So the
+item costs a popcount and a compare: for codes of one or two words eight words at a time, in
+vector registers, each load shared by :data:`NEAR_QUERIES` queries and each tile of the database
+by every query of the batch; wider codes one query and one code at a time. So the
 fixed order costs a fraction of one more histogram pass instead of a slower counting pass. The records are finished by the full pass's finish kernel
 (:func:`.hamming_ties.finish_stable` with the counts given), one kernel for both passes.
 """
@@ -17,13 +17,15 @@ import numpy as np
 from ._jit import jit
 from .hamming_ties import DISTANCE_BITS, count_and_record, scan_top
 from .modes import CLASS, MULTIHOT
-from .popcount import popcount64
-from .simd import N_LANES, compress, consecutive, load, or_, popcount, splat, store_at, sub, top_bits, xor
+from .popcount import distance, popcount64
+from .simd import (N_LANES, add, compress, consecutive, load, or_, popcount, shift_right, splat, splat_pairs, store_at,
+                   sub, swap_pairs, top_bits, xor)
 
 
-# queries whose codes meet each load of eight database codes in the near scan of one-word codes:
-# their codes and bounds stay in registers (16 of the 32 zmm registers)
+# queries whose codes meet each load of eight words of database codes (eight one-word codes, four
+# two-word ones) in the near scan
 NEAR_QUERIES = 8
+PAIRS = N_LANES // 2  # two-word codes per load
 # database codes per tile of that scan (128 KB): in L2 while every query of the batch passes over
 # it, so the database is read from memory once per batch, not once per query
 NEAR_TILE = 16384
@@ -31,32 +33,64 @@ NEAR_TILE = 16384
 
 @jit(inline="always")
 def _below(codes, word, bound):
-    """Per lane, the distance of ``codes`` to ``word`` minus ``bound``: its top bit is set where
-    the distance is below the bound (distances and bounds are at most 65)."""
+    """Per lane, the distance of ``codes`` (eight one-word codes) to ``word`` minus ``bound``: its
+    top bit is set where the distance is below the bound (distances and bounds are at most 129)."""
     return sub(popcount(xor(codes, splat(word))), splat(bound))
 
 
 @jit(inline="always")
-def _near_in_tile(words, bounds, db_words, lo, hi, hits, n_hits):
-    """The items lo..hi-1 (whole groups of eight codes) at distance below ``bounds[r]`` from the
-    one-word code ``words[r]``, for each of the :data:`NEAR_QUERIES` rows r: their indices at
-    hits[r, :n_hits[r]], in index order.
+def _below_pairs(codes, word_0, word_1, bound):
+    """:func:`_below` of four two-word codes, each in a pair of lanes as they lie in memory: the
+    pair's popcounts summed in both its lanes."""
+    ones = popcount(xor(codes, splat_pairs(word_0, word_1)))
+    return sub(add(ones, swap_pairs(ones)), splat(bound))
 
-    Eight codes take a ``vpxorq``, ``vpopcntq``, ``vpsubq`` and ``vporq`` per query and one test
-    for all: an item near a query is rare (those that reach the top ranks and their ties), and
-    only then are the queries' lanes looked at one by one."""
+
+@jit(inline="always")
+def _near_in_tile(query_words, rows, bounds, db_words, lo, hi, hits, n_hits):
+    """The items lo..hi-1 (whole groups of eight one-word or four two-word codes) at distance
+    below ``bounds[r]`` from the code of query row ``rows[r]``, for each of the
+    :data:`NEAR_QUERIES` rows r: their indices at hits[r, :n_hits[r]], in index order.
+
+    A group of codes takes a ``vpxorq``, ``vpopcntq``, ``vpsubq`` and ``vporq`` per query (two-word
+    codes also a ``vpshufd`` and a ``vpaddq``) and one test for all: an item near a query is rare
+    (those that reach the top ranks and their ties), and only then are the queries' lanes looked
+    at one by one, without a branch (``vpcompressq`` of the near items' indices)."""
     for r in range(NEAR_QUERIES):
         n_hits[r] = 0
-    for j in range(lo, hi, N_LANES):
+    if db_words.shape[1] == 1:
+        words = np.empty(NEAR_QUERIES, dtype=np.uint64)
+        for r in range(NEAR_QUERIES):
+            words[r] = query_words[rows[r], 0]
+        for j in range(lo, hi, N_LANES):
+            codes = load(db_words, j)
+            any_near = _below(codes, words[0], bounds[0])
+            for r in range(1, NEAR_QUERIES):
+                any_near = or_(any_near, _below(codes, words[r], bounds[r]))
+            if top_bits(any_near) == np.uint64(0):
+                continue
+            items = consecutive(np.uint64(j))
+            for r in range(NEAR_QUERIES):
+                near = top_bits(_below(codes, words[r], bounds[r]))
+                store_at(hits, r, n_hits[r], compress(items, near))
+                n_hits[r] += popcount64(near)
+        return
+    words_0 = np.empty(NEAR_QUERIES, dtype=np.uint64)
+    words_1 = np.empty(NEAR_QUERIES, dtype=np.uint64)
+    for r in range(NEAR_QUERIES):
+        words_0[r] = query_words[rows[r], 0]
+        words_1[r] = query_words[rows[r], 1]
+    first_lanes = np.uint64(0x55)  # a code's distance is in both its lanes: one bit per code
+    for j in range(lo, hi, PAIRS):
         codes = load(db_words, j)
-        any_near = _below(codes, words[0], bounds[0])
+        any_near = _below_pairs(codes, words_0[0], words_1[0], bounds[0])
         for r in range(1, NEAR_QUERIES):
-            any_near = or_(any_near, _below(codes, words[r], bounds[r]))
+            any_near = or_(any_near, _below_pairs(codes, words_0[r], words_1[r], bounds[r]))
         if top_bits(any_near) == np.uint64(0):
             continue
-        items = consecutive(np.uint64(j))
-        for r in range(NEAR_QUERIES):  # no branch per query or per item: one mispredicted test per group at most
-            near = top_bits(_below(codes, words[r], bounds[r]))
+        items = shift_right(consecutive(np.uint64(2 * j)), splat(np.uint64(1)))  # lane k: code j + k // 2
+        for r in range(NEAR_QUERIES):
+            near = top_bits(_below_pairs(codes, words_0[r], words_1[r], bounds[r])) & first_lanes
             store_at(hits, r, n_hits[r], compress(items, near))
             n_hits[r] += popcount64(near)
 
@@ -70,14 +104,15 @@ def _record_near(t, i, kind, query_words, db_words, query_labels, db_labels, que
     Class labels take no slice of an array (a reference count each, once per tile and query)."""
     if n_items == 0:
         return
-    word = query_words[i, 0]
+    query = query_words[i]
+    n_words = db_words.shape[1]
     at = record_start[t]
     m = n_found[t]
     if kind == CLASS:  # branch-free: every item's record written, kept when relevant
         label = query_labels[i]
         for h in range(n_items):
             j = hits[r, h]
-            d = popcount64(word ^ db_words[j, 0])
+            d = distance(query, db_words, j, n_words)
             c = counts[t, d]
             records[at + m] = (c << DISTANCE_BITS) | d
             m += db_labels[j] == label
@@ -91,7 +126,7 @@ def _record_near(t, i, kind, query_words, db_words, query_labels, db_labels, que
     cursor = cursors[t]
     for h in range(n_items):
         j = hits[r, h]
-        m, cursor = count_and_record(j, popcount64(word ^ db_words[j, 0]), kind, np.int32(0), db_labels, row,
+        m, cursor = count_and_record(j, distance(query, db_words, j, n_words), kind, np.int32(0), db_labels, row,
                                      db_label_words, ids, id_grades, cursor, counts[t], records[at:end],
                                      record_grades[at:end], m)
     n_found[t] = m
@@ -99,17 +134,18 @@ def _record_near(t, i, kind, query_words, db_words, query_labels, db_labels, que
 
 
 @jit(inline="always")
-def _scan_near_one_word(query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
-                        indptr, listed_ids, listed_grades, tops, start, record_start, slot_width, records,
-                        record_grades, n_found, counts):
-    """:func:`scan_near` of one-word codes: tile by tile, every query of the batch in blocks of
-    :data:`NEAR_QUERIES` finds its near items (:func:`_near_in_tile`), then counts and records
-    them; the codes after the last whole group of eight one by one."""
+def _scan_near_vector(query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
+                      indptr, listed_ids, listed_grades, tops, start, record_start, slot_width, records,
+                      record_grades, n_found, counts):
+    """:func:`scan_near` of codes of one or two words: tile by tile, every query of the batch in
+    blocks of :data:`NEAR_QUERIES` finds its near items (:func:`_near_in_tile`), then counts and
+    records them; the codes after the last whole group one by one."""
     n = n_found.shape[0]
     n_db = db_words.shape[0]
-    whole = n_db - n_db % N_LANES
+    n_words = db_words.shape[1]
+    whole = n_db - n_db % (N_LANES // n_words)
     cursors = np.zeros(n, dtype=np.int64)
-    words = np.empty(NEAR_QUERIES, dtype=np.uint64)
+    rows = np.empty(NEAR_QUERIES, dtype=np.int64)
     bounds = np.empty(NEAR_QUERIES, dtype=np.uint64)
     hits = np.empty((NEAR_QUERIES, NEAR_TILE + N_LANES), dtype=np.uint64)  # each store writes eight lanes
     n_hits = np.empty(NEAR_QUERIES, dtype=np.int64)
@@ -118,9 +154,9 @@ def _scan_near_one_word(query_words, db_words, kind, query_labels, db_labels, qu
         for t0 in range(0, n, NEAR_QUERIES):
             block = min(NEAR_QUERIES, n - t0)
             for r in range(NEAR_QUERIES):  # rows past the batch: bound 0, no item is near
-                words[r] = query_words[start + t0 + min(r, block - 1), 0]
+                rows[r] = start + t0 + min(r, block - 1)
                 bounds[r] = tops[t0 + r] + np.uint64(1) if r < block else np.uint64(0)
-            _near_in_tile(words, bounds, db_words, lo, hi, hits, n_hits)
+            _near_in_tile(query_words, rows, bounds, db_words, lo, hi, hits, n_hits)
             for r in range(block):
                 _record_near(t0 + r, start + t0 + r, kind, query_words, db_words, query_labels, db_labels,
                              query_label_words, db_label_words, indptr, listed_ids, listed_grades, hits, r,
@@ -128,8 +164,8 @@ def _scan_near_one_word(query_words, db_words, kind, query_labels, db_labels, qu
     for t in range(n):  # the codes after the last whole group
         i = start + t
         m = 0
-        for j in range(whole, n_db):
-            if popcount64(query_words[i, 0] ^ db_words[j, 0]) <= tops[t]:
+        for j in range(np.uint64(whole), np.uint64(n_db)):
+            if distance(query_words[i], db_words, j, n_words) <= tops[t]:
                 hits[0, m] = j
                 m += 1
         _record_near(t, i, kind, query_words, db_words, query_labels, db_labels, query_label_words, db_label_words,
@@ -190,10 +226,10 @@ def scan_near(query_words, db_words, kind, query_labels, db_labels, query_label_
         n_found[t] = 0
         for d in range(counts.shape[1]):
             counts[t, d] = np.uint64(0)
-    if db_words.shape[1] == 1:
-        _scan_near_one_word(query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
-                            indptr, listed_ids, listed_grades, tops, start, record_start, slot_width, records,
-                            record_grades, n_found, counts)
+    if db_words.shape[1] <= 2:
+        _scan_near_vector(query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words,
+                          indptr, listed_ids, listed_grades, tops, start, record_start, slot_width, records,
+                          record_grades, n_found, counts)
         return
     for t in range(n):
         q = start + t

@@ -61,7 +61,7 @@ _GROUP_SCRATCH = 128 << 20
 # classes writes 6.4 MB; batches of 128 MiB took 1,000 x 1M 12 % longer), and small databases
 # still take many groups per kernel call
 _BATCH_RECORDS = 1 << 20
-# the near pass of one-word codes (stable_top.scan_near, vectorized) against the sweeps of the full
+# the near pass of codes of one or two words (stable_top.scan_near, vectorized) against the sweeps of the full
 # pass, 300 x 1M 64-bit codes of 10 classes (AP, nDCG and P at depth k), one thread: 0.12 against
 # 0.22 s at k = 1,000, 0.36 / 0.40 at 62,500, 0.39 / 0.42 at 100,000, 0.44 / 0.39 at 125,000: the
 # near pass while the deepest cutoff is at most a tenth of the database
@@ -499,12 +499,12 @@ def _finish_batch(fin, kind, records, record_grades, record_start, n_found, coun
 def full_stable_pass(metrics, spec, n_db, n_bits):
     """Whether ``ties="stable"`` takes the full pass (every item ranked in one scan) for
     ``metrics`` (parsed, the curves' included) over codes of ``n_bits``: a metric reads the whole
-    list, or most queries share sweeps and the near pass is the slower: codes of more than one
-    word (their near pass goes one query and one code at a time), or a deepest cutoff past
+    list, or most queries share sweeps and the near pass is the slower: codes of more than two
+    words (their near pass goes one query and one code at a time), or a deepest cutoff past
     1/:data:`NEAR_SHARE` of the database (the near items and their ties, which the near pass
     records one by one, cost more than the sweeps' counting of every item)."""
     depth = rank_depth([m for m in metrics if m.radius is None], n_db)
-    vector_near = n_bits <= 64 and depth * NEAR_SHARE <= n_db
+    vector_near = n_bits <= 128 and depth * NEAR_SHARE <= n_db
     return depth >= n_db or (swept_share(spec) >= 0.5 and not vector_near)
 
 

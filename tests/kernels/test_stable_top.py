@@ -118,16 +118,18 @@ def test_batches_of_near_scans_are_bitwise_one_batch(monkeypatch, kind, n_bits, 
     assert_stable_argsort_order(split, q, db, grades, ORACLE_METRICS)
 
 
-@pytest.mark.parametrize("n_bits", [20, 64])
+@pytest.mark.parametrize("n_bits", [20, 64, 128])
 @pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
 def test_near_scan_over_tiles_blocks_and_a_tail(kind, n_bits):
-    """One-word codes go through the vector near scan: tiles of NEAR_TILE codes (here two and a
-    part), queries in blocks of NEAR_QUERIES (19: two blocks and a part) and the codes after the
-    last group of eight one by one (n_db % 8 = 5); the listed ids' cursor carries across tiles."""
+    """Codes of one and two words go through the vector near scan: tiles of NEAR_TILE codes (here
+    two and a part), queries in blocks of NEAR_QUERIES (19: two blocks and a part) and the codes
+    after the last group (of eight one-word codes, four two-word ones) one by one (5 and 1 here);
+    the listed ids' cursor carries across tiles."""
     rng = np.random.default_rng(n_bits * 3 + len(kind))
     n_db = 2 * stable_top.NEAR_TILE + 8 * 100 + 5
     q, db, relevance, grades = _inputs(kind, 19, n_db, n_bits, rng)
-    tail_query, tail_item = next((i, j) for i in range(19) for j in range(n_db - 1, n_db - 6, -1) if grades[i][j] > 0)
+    tail = n_db % (8 // (n_bits // 65 + 1))
+    tail_query, tail_item = next((i, j) for i in range(19) for j in range(n_db - tail, n_db) if grades[i][j] > 0)
     q[tail_query] = db[tail_item]  # a relevant item at distance 0 in the tail: rank 1
     metrics = ["AP@1", "AP@50", "nDCG@200", "P@7", "RR@30", "ERR@20"]
     top = ft.evaluate(q, db, metrics=metrics, ties="stable", empty="zero", **relevance)
@@ -138,9 +140,9 @@ def test_near_scan_over_tiles_blocks_and_a_tail(kind, n_bits):
 
 
 def test_class_queries_of_one_word_take_the_near_pass_while_the_cutoff_is_shallow():
-    """Queries of one class share the full pass's sweeps; for one-word codes the vector near pass
-    is faster while the deepest cutoff is at most 1/NEAR_SHARE of the database, and wider codes
-    keep the sweeps (their near pass goes code by code)."""
+    """Queries of one class share the full pass's sweeps; for codes of one or two words the vector
+    near pass is faster while the deepest cutoff is at most 1/NEAR_SHARE of the database, and wider
+    codes keep the sweeps (their near pass goes code by code)."""
     import fasttie.hamming.engine as engine
 
     n_db = 1000
@@ -148,7 +150,8 @@ def test_class_queries_of_one_word_take_the_near_pass_while_the_cutoff_is_shallo
     assert engine.swept_share(spec) == 1.0
     shallow = n_db // engine.NEAR_SHARE
     for metrics, n_bits, full in ((["P@10"], 64, False), ([f"P@{shallow}"], 64, False),
-                                  ([f"P@{shallow + 1}"], 64, True), (["P@10"], 65, True), (["AP"], 64, True)):
+                                  ([f"P@{shallow + 1}"], 64, True), (["P@10"], 128, False), (["P@10"], 129, True),
+                                  (["AP"], 64, True)):
         assert engine.full_stable_pass(engine.hashing_metrics(metrics), spec, n_db, n_bits) == full, (metrics, n_bits)
 
 
