@@ -135,6 +135,11 @@ def warmup(progress: Callable[[str, float], object] | None = None) -> dict[str, 
     calls["evaluate stable multi-hot"] = lambda: evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")
     top = ("AP@10", "nDCG@10", "P@10", "ERR@10")  # cutoffs only: the bounded stable pass
     calls["evaluate stable top"] = lambda **device: evaluate(q, db, ql, dl, metrics=top, ties="stable", **device)
+    # the near scan has a kernel per code width: two words, and any wider; without ERR, the stable
+    # finish's plain kernel (ERR and the optional sums take its _optional one)
+    calls["evaluate stable top 128 bits"] = lambda: evaluate(wide_q, wide_db, ql, dl, metrics=top[:3], ties="stable")
+    calls["evaluate stable top 256 bits"] = lambda: evaluate(tiled_q, tiled_db, ql, dl, metrics=top[:3],
+                                                             ties="stable")
     # the ..._optional kernels: with the optional sums (bpref, interpolated precision, RBP, WAP)
     summed = ("Bpref", "RBP(p=0.8)", "WAP", "WAP@10", "RBP(p=0.8)@10")
     for ties in ("average", "stable"):

@@ -19,7 +19,7 @@ FRONT_DOORS = {
                  "histogram.move_relevant", "hamming_ties.finalize_histograms", "finalize.finalize_ties",
                  "finalize.finalize_ties_ratios", "finalize.finalize_ties_optional",
                  "hamming_ties.stable_scan", "hamming_ties.finish_stable", "hamming_ties.finish_stable_optional",
-                 "stable_top.scan_near",
+                 "stable_top.scan_near_one_word", "stable_top.scan_near_two_words", "stable_top.scan_near_wide",
                  "err.err_histograms", "tie_spread.hamming_spread", "tie_spread.hamming_spread_retrieved",
                  "tie_spread.hamming_spread_wap", "tie_spread.hamming_spread_retrieved_wap",
                  "tie_extremes.ratio_extremes_histograms"),

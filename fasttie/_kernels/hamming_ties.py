@@ -847,7 +847,7 @@ def _finish_stable_kernel(optional_sums):
         """Histograms and base quantities, ties broken by database index (np.argsort(kind="stable")
         order), of the queries a :func:`stable_scan` scanned, or, ``counted``, base quantities of
         the queries whose counts ``hist`` holds and whose near items
-        :func:`.stable_top.scan_near` recorded: query t of the batch is row rows[t].
+        :func:`.stable_top.near_scan` recorded: query t of the batch is row rows[t].
 
         The scans and this finish are kernels of their own (called one after the other per batch)
         so that a cold first call compiles them side by side (:mod:`fasttie.finalize.cold_start`),

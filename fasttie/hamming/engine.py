@@ -34,7 +34,7 @@ from .._kernels.hamming_ties import (
 )
 from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
 from .._kernels.modes import KIND_CODES, TIE_CODES
-from .._kernels.stable_top import NEAR_QUERIES, scan_near
+from .._kernels.stable_top import NEAR_QUERIES, near_scan
 from ..codes import pack_pair
 from ..metrics import Metric, aggregate, parse_metrics
 from ..metrics.doors import HAMMING, check_door
@@ -61,7 +61,7 @@ _GROUP_SCRATCH = 128 << 20
 # classes writes 6.4 MB; batches of 128 MiB took 1,000 x 1M 12 % longer), and small databases
 # still take many groups per kernel call
 _BATCH_RECORDS = 1 << 20
-# the near pass of codes of one or two words (stable_top.scan_near, vectorized) against the sweeps of the full
+# the near pass of codes of one or two words (stable_top.near_scan, vectorized) against the sweeps of the full
 # pass, 300 x 1M 64-bit codes of 10 classes (AP, nDCG and P at depth k), one thread: 0.12 against
 # 0.22 s at k = 1,000, 0.36 / 0.40 at 62,500, 0.39 / 0.42 at 100,000, 0.44 / 0.39 at 125,000: the
 # near pass while the deepest cutoff is at most a tenth of the database
@@ -387,7 +387,7 @@ class _DatabasePass:
     def near_scans(self, c, tops, n_near, lo):
         """The records of the relevant items of queries lo, lo + 1, ... at distances up to
         ``tops`` (``n_near`` of them per query, :func:`near_reach`) in index order, in batches
-        of whole pairs of queries of at most _BATCH_RECORDS records (:func:`.stable_top.scan_near`).
+        of whole pairs of queries of at most _BATCH_RECORDS records (:func:`.stable_top.near_scan`).
 
         Yields
         ------
@@ -403,7 +403,7 @@ class _DatabasePass:
             record_start = ends[a:b] - widths[a:b] - (ends[a] - widths[a])
             n_found = np.empty(b - a, dtype=np.int64)
             counts = np.empty((b - a, self.n_bits + 1), dtype=np.uint64)
-            scan_near(
+            near_scan(self.db_words.shape[1])(
                 c["query_words"], self.db_words, KIND_CODES[self.spec.kind], c["query_labels"], self.db_labels,
                 c["label_words"], self.db_label_words, c["indptr"], c["indices"], c["grades"], tops[a:b], lo + a,
                 record_start, widths[a:b], records, record_grades, n_found, counts,
@@ -511,13 +511,13 @@ def full_stable_pass(metrics, spec, n_db, n_bits):
 def cold_stable_kernels(metrics, options, spec, n_db, n_bits):
     """(scan, finish, near): the kernels of the stable pass (numba dispatchers) that a call of
     ``metrics`` (parsed, the curves' included) under ``options`` runs, the scan of the full pass
-    or, ``near``, of the near items (:func:`.stable_top.scan_near`, after the counts); None where
+    or, ``near``, of the near items (:func:`.stable_top.near_scan`, after the counts); None where
     the call runs another pass, or where a finish ran in this process already (a warm call)."""
     if not options.stable or any(getattr(k, "signatures", True) for k in (finish_stable, finish_stable_optional)):
         return None
     near = not full_stable_pass(metrics, spec, n_db, n_bits)
     finish = _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "stable")
-    return scan_near if near else stable_scan, finish, near
+    return near_scan(-(-n_bits // 64)) if near else stable_scan, finish, near
 
 
 def compile_stable_finish(metrics, options, *, n_db, n_bits, n_grades, kind):

@@ -1,7 +1,7 @@
 """ties="stable" when every metric looks at the top k ranks only (the bounded stable pass).
 
 evaluate then counts, as for ties="average", and records only the relevant items at distances
-that reach rank k (stable_top.scan_near), finished by the full pass's finish kernel. Its values must be bitwise those of the full pass in
+that reach rank k (stable_top.near_scan), finished by the full pass's finish kernel. Its values must be bitwise those of the full pass in
 index order (forced by adding a whole-list metric) and equal the metrics of the list sorted
 with np.argsort(kind="stable").
 """
@@ -57,10 +57,10 @@ def test_top_pass_is_bitwise_the_full_pass_and_the_argsort_order(kind, n_bits):
 def test_the_top_pass_runs_only_without_whole_list_metrics(monkeypatch):
     """It replaces the full pass exactly when no metric needs the ranks past the largest cutoff."""
     calls = []
-    original = stable_top.scan_near
     import fasttie.hamming.engine as engine
 
-    monkeypatch.setattr(engine, "scan_near", lambda *a: (calls.append(1), original(*a))[1])
+    monkeypatch.setattr(engine, "near_scan",
+                        lambda n_words: lambda *a: (calls.append(1), stable_top.near_scan(n_words)(*a))[1])
     q, db, relevance, _ = _inputs("class", 4, 200, 16, np.random.default_rng(0))
     for metrics, used in ((["P@10"], True), (["P@10", "AP"], False), (["nDCG@5", "Rprec"], False),
                           (["P@10", "P(radius=3)"], True), (["P(radius=3)"], True), (["P@500"], False),
@@ -100,8 +100,8 @@ def test_batches_of_near_scans_are_bitwise_one_batch(monkeypatch, kind, n_bits, 
     one = {t: ft.evaluate(q, db, metrics=TOP_METRICS, ties="stable", empty="zero", n_threads=t, **relevance)
            for t in (1, 3)}
     starts = []
-    real = engine.scan_near
-    monkeypatch.setattr(engine, "scan_near", lambda *a: starts.append((a[11], len(a[-2]))) or real(*a))
+    monkeypatch.setattr(engine, "near_scan", lambda n_words: lambda *a: starts.append((a[11], len(a[-2])))
+                        or stable_top.near_scan(n_words)(*a))
     monkeypatch.setattr(engine, "_BATCH_RECORDS", budget)
     for t in (1, 3):
         starts.clear()
@@ -168,7 +168,7 @@ def test_near_scan_loop_is_avx512():
         "rng = np.random.default_rng(0)\n"
         "q, db = rng.integers(0, 2, (3, 64)), rng.integers(0, 2, (100, 64))\n"
         "ft.evaluate(q, db, rng.integers(0, 2, 3), rng.integers(0, 2, 100), metrics=['P@5'], ties='stable')\n"
-        "asm = ''.join(stable_top.scan_near.inspect_asm().values())\n"
+        "asm = ''.join(stable_top.scan_near_one_word.inspect_asm().values())\n"
         "print(asm.count('vpopcntq\\t%zmm'), asm.count('vpcompressq'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
