@@ -86,7 +86,7 @@ class FinalizePlan:
         hypergeometric sums): "optional" or "plain"."""
         return "optional" if self.optional else "plain"
 
-    def kernel(self, plain, optional, ratios=None, *, fixed=False):
+    def kernel(self, plain, optional, ratios=None, *, fixed=False, err_in_optional=False):
         """The one picker of a door's finalize kernels: of a door's variants (numba dispatchers
         made from one source, :func:`fasttie._kernels._jit.jit_variants`), the one this plan runs.
 
@@ -99,12 +99,17 @@ class FinalizePlan:
         fixed : bool, default False
             A fixed order's kernels (ties in index or key order): their ratios cost nothing, so
             only the optional sums pick (:attr:`fixed_variant`).
+        err_in_optional : bool, default False
+            ``optional`` also computes ERR (the stable passes' finish, whose ERR takes the ranks it
+            places): a plan with ERR runs it. Other doors run ERR as a pass of its own.
 
         Returns
         -------
         numba dispatcher
         """
         variant = self.fixed_variant if fixed else self.variant
+        if err_in_optional and len(self.err_cutoffs):
+            variant = "optional"
         if variant == "ratios":
             return optional if ratios is None else ratios
         return optional if variant == "optional" else plain

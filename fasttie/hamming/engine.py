@@ -94,9 +94,7 @@ def _kernel(plan, pass_):
         return plan.kernel(finalize_ties, finalize_ties_optional, finalize_ties_ratios)
     plain, optional = {"stable": (finish_stable, finish_stable_optional),
                        "ranked": (finalize_ranked_queries, finalize_ranked_queries_optional)}[pass_]
-    if pass_ == "stable" and len(plan.err_cutoffs):  # the stable finish computes ERR in its _optional kernel
-        return optional
-    return plan.kernel(plain, optional, fixed=True)
+    return plan.kernel(plain, optional, fixed=True, err_in_optional=pass_ == "stable")
 
 
 def hashing_result(parsed, all_metrics, per_query, n_empty, n_queries, settings, grid):

@@ -91,6 +91,10 @@ def test_the_variant_follows_the_optional_sums_and_the_ratios():
     assert plan(["AP@3"]).kernel("plain", "optional", "ratios", fixed=True) == "plain"
     assert plan(["AP@10"]).kernel("plain", "optional", "ratios") == "plain"
     assert plan(["AP@3", "Bpref"]).kernel("plain", "optional", "ratios", fixed=True) == "optional"
+    # a family whose optional kernel computes ERR (the stable finish) runs it for ERR only
+    assert plan(["AP@3", "ERR@5"]).kernel("plain", "optional", fixed=True, err_in_optional=True) == "optional"
+    assert plan(["AP@3", "ERR@5"]).kernel("plain", "optional", fixed=True) == "plain"
+    assert plan(["AP@3"]).kernel("plain", "optional", fixed=True, err_in_optional=True) == "plain"
     with pytest.raises(InputError, match="interpolated precision"):
         plan(["IPrec@0.5"], ties="average")
 
