@@ -13,7 +13,10 @@ Hamming ranking, fed from a stable sort of the scores instead of distance bucket
 """
 
 import numpy as np
+from numba import types
+
 from ._jit import jit
+from .address import caller_of, declare
 from .filled import filled
 from .finalize import call_finalize_ranked, call_finalize_ties, call_ranked_optional_sums
 from .modes import AVERAGE, FIXED, OPTIMISTIC, PESSIMISTIC
@@ -55,10 +58,48 @@ def run_end(scores, order, start, mode):
     return stop
 
 
+@jit
+def split_run_into(run, grades, judged, optimistic, sort):
+    """The rows ``run`` (of equal scores) reordered in place by grade, and within a grade the judged
+    rows first (``optimistic``) or last: every split tie then holds one grade and one judgment, so
+    the values are those of one order (a judged and an unjudged row of one grade would count half
+    each in Judged@k, RBPResid). ``sort`` is the address of :func:`.radix_sort.sort_keys_into`.
+
+    Called through its address (:mod:`.address`) by :func:`finalize_rankings` for the optimistic
+    and pessimistic orders only: an average call compiles none of it, and a cold first call of a
+    split order compiles it in a helper process meanwhile (:mod:`fasttie.finalize.cold_start`).
+    """
+    sign = 1.0 if optimistic else -1.0
+    by_judgment = run[descending_through(sign * judged[run].astype(np.float64), sort)]
+    by_grade = by_judgment[descending_through(sign * grades[by_judgment], sort)]  # stable: judged order kept
+    for p in range(run.shape[0]):
+        run[p] = by_grade[p]
+
+
+SPLIT_RUN_ARGS = (types.int64[::1], types.Array(types.float64, 1, "C", readonly=True),
+                  types.Array(types.boolean, 1, "C", readonly=True), types.boolean, types.uint64)
+declare(split_run_into, SPLIT_RUN_ARGS)
+call_split_run = caller_of(SPLIT_RUN_ARGS, "split_run_into")
+
+
 @jit(inline="always")
-def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode, sort):
+def _in_split_order(run, grades, judged, mode):
+    """Whether the rows ``run`` are in the order :func:`split_run_into` gives them already (grades,
+    then judgments, descending for OPTIMISTIC, ascending for PESSIMISTIC; its sorts are stable):
+    most short runs are, and skip the call."""
+    sign = 1.0 if mode == OPTIMISTIC else -1.0
+    for p in range(1, run.shape[0]):
+        before, here = sign * grades[run[p - 1]], sign * grades[run[p]]
+        if here > before or (here == before and sign * judged[run[p]] > sign * judged[run[p - 1]]):
+            return False
+    return True
+
+
+@jit(inline="always")
+def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode, sort, split):
     """Tie arrays (n, r, u, grade sum, gain sum) of one query in rank order (average, optimistic,
-    pessimistic); u counts the judged rows below the relevance level."""
+    pessimistic: each run split by :func:`split_run_into` at address ``split``); u counts the
+    judged rows below the relevance level."""
     n_rows = scores.shape[0]
     order = _rank_order_through(scores, keys, mode, sort)
     tie_n, tie_r, tie_u, tie_s, tie_g = empty_ties(n_rows)
@@ -67,13 +108,8 @@ def _score_ties(scores, grades, gains, judged, keys, relevance_level, mode, sort
     while start < n_rows:
         stop = run_end(scores, order, start, mode)
         run = order[start:stop]
-        if (mode == OPTIMISTIC or mode == PESSIMISTIC) and run.shape[0] > 1:
-            # by grade, and within a grade the judged rows first (optimistic) or last: every split
-            # tie then holds one grade and one judgment, so the values are those of one order (a
-            # judged and an unjudged row of one grade would count half each in Judged@k, RBPResid)
-            sign = 1.0 if mode == OPTIMISTIC else -1.0
-            run = run[descending_through(sign * judged[run].astype(np.float64), sort)]
-            run = run[descending_through(sign * grades[run], sort)]  # stable: judged order kept within a grade
+        if (mode == OPTIMISTIC or mode == PESSIMISTIC) and not _in_split_order(run, grades, judged, mode):
+            call_split_run(split, (run, grades, judged, mode == OPTIMISTIC, sort))
         for p in range(run.shape[0]):
             row = run[p]
             # a new tie unless averaging inside the run, or grade and judgment repeat in a split run
@@ -183,7 +219,7 @@ def _ideal_runs_sorted(gains, extra_gains, sort):
 def finalize_rankings(
     offsets, scores, grades, gains, judged, keys, relevance_level, mode, extra_offsets, extra_grades,
     extra_gains, extra_relevant, extra_nonrel, cutoffs, log_p, discount, need_ratio, optional, out, scalars, start,
-    stop, walk, sort,
+    stop, walk, sort, split,
 ):
     """Base quantities of queries start..stop-1 of a grouped ranked list, ties averaged or split
     by grade (AVERAGE, OPTIMISTIC, PESSIMISTIC; fixed orders: :func:`finalize_fixed_rankings`).
@@ -246,12 +282,15 @@ def finalize_rankings(
         meanwhile (:mod:`fasttie.finalize.cold_start`).
     sort : uint64
         Address of :func:`.radix_sort.sort_keys_into`, every sort of the walk (as ``walk``).
+    split : uint64
+        Address of :func:`split_run_into` (OPTIMISTIC, PESSIMISTIC; 0 for AVERAGE: not called).
     """
     for q in range(start, stop):
         lo = offsets[q]
         hi = offsets[q + 1]
         tie_n, tie_r, tie_u, tie_s, tie_g = _score_ties(
-            scores[lo:hi], grades[lo:hi], gains[lo:hi], judged[lo:hi], keys[lo:hi], relevance_level, mode, sort
+            scores[lo:hi], grades[lo:hi], gains[lo:hi], judged[lo:hi], keys[lo:hi], relevance_level, mode, sort,
+            split,
         )
         judged_nonrel = extra_nonrel[q]
         for c in range(tie_u.shape[0]):

@@ -13,9 +13,9 @@ from .._kernels.err import err_rankings
 from .._kernels.finalize import N_QUANTITIES
 from .._kernels.infap import NONRELEVANT, POOLED, RELEVANT, UNPOOLED, infap_rankings
 from .._kernels.radix_sort import argsort_ascending, sort_keys_into
-from .._kernels.modes import FIXED, TIE_CODES
+from .._kernels.modes import AVERAGE, FIXED, TIE_CODES
 from .._kernels.finalize import finalize_ranked, finalize_ties, finalize_ties_optional, ranked_optional_sums
-from .._kernels.score_ties import finalize_fixed_rankings, finalize_rankings
+from .._kernels.score_ties import finalize_fixed_rankings, finalize_rankings, split_run_into
 from ..metrics import aggregate, parse_metrics, passes
 from ..metrics.doors import LISTS, check_door
 from ..metrics.families import asked_names
@@ -59,7 +59,8 @@ def _callees(plan, ties) -> list:
     test may wrap a kernel of the module)."""
     if TIE_CODES[ties] == FIXED:  # a fixed order has its ratios exactly: only the optional sums pick
         return [finalize_ranked, plan.kernel(None, ranked_optional_sums, fixed=True), sort_keys_into]
-    return [plan.kernel(finalize_ties, finalize_ties_optional), sort_keys_into]  # no ratios-only walk here
+    split = None if TIE_CODES[ties] == AVERAGE else split_run_into  # the runs split by grade
+    return [plan.kernel(finalize_ties, finalize_ties_optional), sort_keys_into, split]  # no ratios-only walk here
 
 
 @takes_convention(_LISTS_DOOR)
