@@ -228,7 +228,7 @@ def _near_kernel(width):
                         _near_two_words(query_words, rows, bounds, db_words, lo, min(hi, whole), hits, n_hits)
                     for r in range(block):
                         for j in range(np.uint64(max(lo, whole)), np.uint64(hi)):  # the codes after the last group
-                            if distance(query_words[rows[r]], db_words, j, width) < bounds[r]:
+                            if distance(query_words[rows[r]], db_words, j, db_words.shape[1]) < bounds[r]:
                                 hits[r, n_hits[r]] = j
                                 n_hits[r] += 1
                         _record_near(t0 + r, rows[r], kind, query_words, db_words, query_labels, db_labels,

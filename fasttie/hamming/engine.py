@@ -515,7 +515,7 @@ def cold_stable_kernels(metrics, options, spec, n_db, n_bits):
         return None
     near = not full_stable_pass(metrics, spec, n_db, n_bits)
     finish = _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "stable")
-    return near_scan(-(-n_bits // 64)) if near else stable_scan, finish, near
+    return near_scan((n_bits + 63) // 64) if near else stable_scan, finish, near
 
 
 def compile_stable_finish(metrics, options, *, n_db, n_bits, n_grades, kind):
@@ -810,8 +810,8 @@ def evaluate_chunks(
     fin = _Finalizer(metrics, n_db, spec.n_grades, options, ready)
     stable = options.stable
     # stable order at every rank: one pass in index order; at the top ranks only: the counts, then a pass
-    # that grades only the items near enough to reach them, unless queries of one class share sweeps of
-    # the full pass (cheaper than the two passes per query)
+    # that grades only the items near enough to reach them, unless the full pass's sweeps are the cheaper
+    # (full_stable_pass)
     full_stable = stable and full_stable_pass(metrics, spec, n_db, n_bits)
     database = _DatabasePass(db_codes, spec, stable=full_stable, n_threads=n_threads)
     per_query = {m.name: np.empty(n_queries) for m in metrics}
