@@ -92,10 +92,12 @@ def test_ranked_list_optional_sums_change_no_other_metric(ties, monkeypatch):
     sizes = [40, 100, 160]
     docs = np.arange(300)[::-1] if ties == "trec" else None
     fixed = ties in ("stable", "trec")
-    # and the radix sort, which the walks call through its address too
-    plain_walk = ["finalize_ranked", "sort_keys_into"] if fixed else ["finalize_ties", "sort_keys_into"]
+    # and the radix sort, which the walks call through its address too, and for the split orders the
+    # split of the runs by grade
+    split = ["split_run_into"] if ties == "optimistic" else []
+    plain_walk = ["finalize_ranked", "sort_keys_into"] if fixed else ["finalize_ties", "sort_keys_into", *split]
     summed_walk = (["finalize_ranked", "ranked_optional_sums", "sort_keys_into"] if fixed
-                   else ["finalize_ties_optional", "sort_keys_into"])
+                   else ["finalize_ties_optional", "sort_keys_into", *split])
     sums = RANKED_SUMS + (["IPrec@0.3"] if ties != "average" else [])
     called = _spy_addresses(monkeypatch)
     plain = ft.rank_evaluate(y_true, y_pred, sizes, metrics=RANKED, ties=ties, doc_ids=docs)
@@ -141,5 +143,6 @@ def test_ratios_of_a_tie_walk_are_in_kernels_of_their_own(ties, monkeypatch):
     y_true, y_pred = np.tile([0.0, 1.0, 2.0, 0.0], 30), np.arange(120) % 7  # ties across grades
     lists = [ft.rank_evaluate(y_true, y_pred, [60, 60], metrics=["nDCG@10", "AP@10"], ap_denominator=denominator,
                               ties=ties) for denominator in ("total", "retrieved")]
-    assert called == ["finalize_ties", "sort_keys_into", "finalize_ties_optional", "sort_keys_into"]
+    split = ["split_run_into"] if ties == "optimistic" else []  # the runs split by grade
+    assert called == ["finalize_ties", "sort_keys_into", *split, "finalize_ties_optional", "sort_keys_into", *split]
     _same_bits(*lists, ["nDCG@10"])
