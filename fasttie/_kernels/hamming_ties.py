@@ -942,7 +942,7 @@ def stable_ranks(
     first[i, d] counts the items ranked before the shard's first item at distance d (every item
     of the whole database at a smaller distance, and those at distance d in earlier shards).
     Query i's records go to out_ranks / out_grades[out_indptr[i]:out_indptr[i + 1]] (room for
-    its relevant items of this shard at those distances), in index order.
+    its relevant items of this shard at those distances), in rank order.
 
     Parameters
     ----------
@@ -973,7 +973,7 @@ def stable_ranks(
     out_indptr : (n_queries + 1,) int64, read-only
         Query i's slots in out_ranks / out_grades.
     out_ranks : (out_indptr[-1],) int64
-        Written: global 1-based ranks of the relevant items, index order, rows start..stop-1.
+        Written: global 1-based ranks of the relevant items, ascending per query, rows start..stop-1.
     out_grades : (out_indptr[-1],) int64
         Written: their grades.
     start, stop : int
@@ -986,6 +986,7 @@ def stable_ranks(
     records = np.empty(capacity + 1, dtype=np.uint64)
     record_grades = np.empty(capacity + 1, dtype=np.int64)
     count = np.empty(n_dist, dtype=np.uint64)
+    slot = np.empty(n_dist, dtype=np.int64)
     for i in range(start, stop):
         if limits[i] >= np.uint64(n_dist - 1):
             n_found = _scan_query(
@@ -1001,11 +1002,22 @@ def stable_ranks(
                 listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]], limits[i], count,
                 records, record_grades,
             )
-        base = out_indptr[i]
+        # by distance, index order within one (records are in index order): rank order
+        for d in range(n_dist):
+            slot[d] = 0
+        for p in range(n_found):
+            slot[records[p] & DISTANCE_MASK] += 1
+        at = out_indptr[i]
+        for d in range(n_dist):
+            n_at = slot[d]
+            slot[d] = at
+            at += n_at
         for p in range(n_found):
             d = records[p] & DISTANCE_MASK
-            out_ranks[base + p] = first[i, d] + np.int64(records[p] >> DISTANCE_BITS) + 1
-            out_grades[base + p] = record_grades[p]
+            s = slot[d]
+            slot[d] = s + 1
+            out_ranks[s] = first[i, d] + np.int64(records[p] >> DISTANCE_BITS) + 1
+            out_grades[s] = record_grades[p]
 
 
 def _finalize_ranked_queries_kernel(optional_sums):

@@ -100,7 +100,7 @@ def evaluate_on_ranks(comm: Collectives, queries: Any, db_shard: Any, query_labe
     depth = stable_depth(parsed, options.curves, plan.n_db, local.n_bits)
     mine = plan_ranks(transport, [counts], total.counts, depth, plan.n_db, local.n_bits)
     piece = local.ranks(plan, mine.firsts[0], mine.n_relevant[0], mine.limits, n_threads)
-    ranked = gathered_ranks(transport, [piece], local.queries.n)
+    ranked = gathered_ranks(transport, [piece], total.counts, mine.limits, n_threads=n_threads)
     return stats.finalized(total, metrics, options, n_threads=n_threads, ranked=ranked)
 
 

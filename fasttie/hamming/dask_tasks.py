@@ -105,16 +105,18 @@ class DaskShards:
         dask, _ = import_dask()
 
         per_block = dask.compute(*[self._tasks(_shard_stats, q0, q1) for q0, q1 in self.blocks])
-        rank_tasks, totals = [], []
+        rank_tasks, totals, limits = [], [], []
         for (q0, q1), shard_stats in zip(self.blocks, per_block):
             total = stats.merge(shard_stats)
             totals.append(total)
             plan = plan_ranks(_DRIVER, [part.counts for part in shard_stats], total.counts, depth, self.n_db,
                               self.queries.n_bits)
+            limits.append(plan.limits)
             extra = [(first, n_relevant, plan.limits) for first, n_relevant in zip(plan.firsts, plan.n_relevant)]
             rank_tasks.append(self._tasks(_shard_ranks, q0, q1, extra))
         pieces = dask.compute(*rank_tasks)  # every block's shards ranked at once
-        blocks = [gathered_ranks(_DRIVER, block_pieces, q1 - q0) for (q0, q1), block_pieces in zip(self.blocks, pieces)]
+        blocks = [gathered_ranks(_DRIVER, block_pieces, total.counts, block_limits, n_threads=self.options["threads"])
+                  for total, block_limits, block_pieces in zip(totals, limits, pieces)]
         return stats.stack(totals), _stacked(blocks)
 
 

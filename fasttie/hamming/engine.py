@@ -881,7 +881,7 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
     distance; n_relevant : (n_queries,) int64, the shard's relevant items per query (at the
     distances ranked); limits : (n_queries,) int, the largest distance to rank per query (the
     bounded pass of metrics with cutoffs only, see :func:`rank_depth`), or None for every item.
-    Returns (indptr, ranks, grades) int64, each query's items in index order.
+    Returns (indptr, ranks, grades) int64, each query's items in rank order.
     """
     query_codes, db_codes = pack_pair(queries, database)
     spec = make_relevance(query_labels, db_labels, relevance, query_codes.n, db_codes.n)

@@ -27,7 +27,9 @@ from typing import Protocol
 
 import numpy as np
 
+from .._kernels.part_ranks import merge_part_ranks
 from .._kernels.radix_sort import argsort_ascending
+from ..parallel import resolve_threads, run_blocks
 
 __all__ = ["InProcess", "PartRanks", "Transport", "gathered_ranks", "plan_ranks", "rank_limits", "ranked_distances",
            "ranks_by_query", "relevant_ranked"]
@@ -103,15 +105,61 @@ def plan_ranks(transport: Transport, parts: list[np.ndarray], total: np.ndarray,
     return PartRanks([smaller + base for base in bases], [relevant_ranked(part, limits) for part in parts], limits)
 
 
-def gathered_ranks(transport: Transport, pieces: list[Piece], n_queries: int) -> Piece:
+def gathered_ranks(transport: Transport, pieces: list[Piece], total: np.ndarray, limits: np.ndarray, *,
+                   n_threads: int | None = None) -> Piece:
     """(indptr, ranks, grades) int64 of every query's relevant items, ranks ascending per query,
-    from the held parts' pieces (the ranks each part gave its items, :data:`Piece`)."""
-    query_of, ranks, grades = [], [], []
-    for indptr, part_ranks, part_grades in transport.gather(pieces):
-        query_of.append(np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(indptr)))
-        ranks.append(part_ranks)
-        grades.append(part_grades)
-    return ranks_by_query(np.concatenate(query_of), np.concatenate(ranks), np.concatenate(grades), n_queries)
+    from the held parts' pieces (the ranks each part gave its items, :data:`Piece`).
+
+    The pieces, in database index order, go to their slots by distance
+    (:func:`fasttie._kernels.part_ranks.merge_part_ranks`, query blocks over ``n_threads``);
+    pieces that do not fit (another order) are sorted by (query, rank) instead.
+
+    Parameters
+    ----------
+    transport : Transport
+    pieces : list of Piece
+        The held parts' pieces.
+    total : ndarray of int64, shape (n_queries, n_bits + 1, n_grades)
+        The whole database's counts (:meth:`Transport.sum`).
+    limits : ndarray of int64, shape (n_queries,)
+        The largest distance ranked per query (:attr:`PartRanks.limits`).
+    n_threads : int, optional
+        Threads (:func:`fasttie.parallel.resolve_threads`).
+
+    Returns
+    -------
+    Piece
+    """
+    gathered = transport.gather(pieces)
+    n_queries = len(total)
+    items = total.sum(axis=2)
+    relevant = total[:, :, 1:].sum(axis=2) * ranked_distances(limits, total.shape[1])
+    ends = np.cumsum(relevant.ravel()).reshape(relevant.shape)
+    slots = np.empty((n_queries, total.shape[1] + 1), dtype=np.int64)
+    slots[:, 1:] = ends
+    slots[:, 0] = ends[:, -1] - relevant.sum(axis=1)
+    size = int(ends[-1, -1]) if n_queries else 0
+    if sum(len(ranks) for _, ranks, _ in gathered) == size:
+        smaller = np.ascontiguousarray(np.cumsum(items, axis=1) - items)
+        fill = np.ascontiguousarray(slots[:, :-1])
+        out_ranks, out_grades = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+        threads = resolve_threads(n_threads, size)
+        fits = []
+        for indptr, ranks, grades in gathered:  # in database index order: each distance's slots fill in rank order
+            indptr, ranks, grades = (np.asarray(a, dtype=np.int64) for a in (indptr, ranks, grades))
+            run_blocks(lambda lo, hi: fits.append(merge_part_ranks(indptr, ranks, grades, smaller, slots, fill,
+                                                                    out_ranks, out_grades, lo, hi)),
+                       n_queries, threads)
+        if all(fits) and np.array_equal(fill, slots[:, 1:]):
+            return np.concatenate([[0], ends[:, -1]]).astype(np.int64), out_ranks, out_grades
+    query_of = [np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(indptr)) for indptr, _, _ in gathered]
+    return ranks_by_query(_concatenated(query_of), _concatenated([r for _, r, _ in gathered]),
+                          _concatenated([g for _, _, g in gathered]), n_queries)
+
+
+def _concatenated(arrays: list[np.ndarray]) -> np.ndarray:
+    """One int64 array of ``arrays`` (empty where there are none)."""
+    return np.concatenate([np.asarray(a, dtype=np.int64) for a in arrays] or [np.zeros(0, dtype=np.int64)])
 
 
 def rank_limits(items: np.ndarray, depth: int, n_db: int, n_bits: int) -> np.ndarray:

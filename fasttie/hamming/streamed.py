@@ -172,7 +172,7 @@ def _ranks(read, q0, q1, tiles, hist, per_tile, depth, n_db, n_bits):
     plan = plan_ranks(_TILES, per_tile, hist, depth, n_db, n_bits)
     pieces = [read.ranks(q0, q1, tile, first, n_relevant, plan.limits)
               for tile, first, n_relevant in zip(tiles, plan.firsts, plan.n_relevant)]
-    return gathered_ranks(_TILES, pieces, q1 - q0)
+    return gathered_ranks(_TILES, pieces, hist, plan.limits, n_threads=read.n_threads)
 
 
 # the tiles are read one after another by this process: their sums are plain sums

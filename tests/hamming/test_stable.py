@@ -1,7 +1,8 @@
 """fasttie.hamming.stable: a database in parts (shards, GPU chunks) ranks every item where one
 stable sort of the whole database (distance, then index: numpy's lexsort) ranks it, for random
 cuts into parts; the rank limits are the distances holding the deepest rank, and the ranks the
-parts return are merged per query as a plain sort of (query, rank) pairs merges them. The
+parts return are merged per query (by distance, or by a sort of (query, rank) pairs where the
+pieces do not fit the counts) in rank order. The
 protocol over a transport, run in process, gives evaluate(ties="stable")'s values bitwise."""
 
 import numpy as np
@@ -10,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import fasttie as ft
 from fasttie.hamming.engine import hashing_metrics, rank_depth, result_from_counts, shard_ranks
+from fasttie.hamming import stable as stable_module
 from fasttie.hamming.options import HammingOptions
 from fasttie.hamming.stable import (InProcess, gathered_ranks, plan_ranks, rank_limits, ranked_distances,
                                     ranks_by_query)
@@ -86,10 +88,9 @@ def test_ranks_by_query_merge_as_a_sort(seed, span):
 # parts (Dask, torch.distributed and streamed tiles run this same code over their transports)
 
 
-@settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n_parts=st.integers(1, 5),
-       metrics=st.sampled_from([["AP", "nDCG", "RR"], ["AP@10", "P@5", "nDCG@20"], ["AP@10", "R@200"]]))
-def test_the_protocol_over_parts_in_process_is_one_stable_pass(seed, n_parts, metrics):
+def _protocol_case(seed, n_parts, metrics):
+    """A random cut into parts through the protocol: (the parts' pieces, total counts, plan, the
+    call, evaluate(ties="stable") of the whole)."""
     rng = np.random.default_rng(seed)
     n_q, n_db, n_bits = int(rng.integers(1, 8)), int(rng.integers(n_parts, 120)), int(rng.choice([8, 16, 64]))
     queries = rng.integers(0, 2, (n_q, n_bits)).astype(np.uint8)
@@ -105,11 +106,57 @@ def test_the_protocol_over_parts_in_process_is_one_stable_pass(seed, n_parts, me
                       n_db, n_bits)
     pieces = [shard_ranks(queries, database[p], query_labels, db_labels[p], None, first, n_relevant, 1, plan.limits)
               for p, first, n_relevant in zip(parts, plan.firsts, plan.n_relevant)]
-    ranked = gathered_ranks(transport, pieces, n_q)
-    got = result_from_counts(total, metrics, HammingOptions(ties="stable"), n_threads=1, ranked=ranked)
     expected = ft.evaluate(queries, database, query_labels, db_labels, metrics=metrics, ties="stable", n_threads=1)
+    return pieces, total, plan, expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_parts=st.integers(1, 5),
+       metrics=st.sampled_from([["AP", "nDCG", "RR"], ["AP@10", "P@5", "nDCG@20"], ["AP@10", "R@200"]]),
+       n_threads=st.sampled_from([1, 2]))
+def test_the_protocol_over_parts_in_process_is_one_stable_pass(seed, n_parts, metrics, n_threads):
+    pieces, total, plan, expected = _protocol_case(seed, n_parts, metrics)
+    for indptr, ranks, _ in pieces:  # each part's items in rank order per query
+        assert all(np.all(np.diff(ranks[a:b]) > 0) for a, b in zip(indptr[:-1], indptr[1:]))
+    ranked = gathered_ranks(InProcess(), pieces, total.counts, plan.limits, n_threads=n_threads)
+    got = result_from_counts(total, metrics, HammingOptions(ties="stable"), n_threads=1, ranked=ranked)
     for name in metrics:
         assert np.array_equal(got.per_query[name], expected.per_query[name]), name
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_parts=st.integers(2, 5), data=st.data())
+def test_gathered_ranks_of_parts_in_any_order_and_items_in_any_order(seed, n_parts, data):
+    """The merge by distance takes the parts in index order, each part's items in rank order
+    fastest, in any order of distances (index order, as a GPU pass gives them) with a walk to each
+    item's distance, and without a sort; parts out of index order (a transport that gathers them
+    so) fall back to the sort: the same ranks every way."""
+    pieces, total, plan, _ = _protocol_case(seed, n_parts, ["AP", "nDCG", "RR"])
+    expected = gathered_ranks(InProcess(), pieces, total.counts, plan.limits)
+    items = total.counts.sum(axis=2)
+    smaller = np.cumsum(items, axis=1) - items
+    by_distance = []
+    for indptr, ranks, grades in pieces:  # each query's distances in a random order, ranks ascending within one
+        ranks, grades = ranks.copy(), grades.copy()
+        for q, (a, b) in enumerate(zip(indptr[:-1], indptr[1:])):
+            distance = np.searchsorted(smaller[q], ranks[a:b], side="left") - 1
+            priority = np.asarray(data.draw(st.permutations(range(items.shape[1]))))[distance]
+            order = np.lexsort((ranks[a:b], priority))
+            ranks[a:b], grades[a:b] = ranks[a:b][order], grades[a:b][order]
+        by_distance.append((indptr, ranks, grades))
+
+    def no_sort(*args):
+        raise AssertionError("the merge by distance fell back to the sort")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stable_module, "ranks_by_query", no_sort)
+        got = gathered_ranks(InProcess(), by_distance, total.counts, plan.limits, n_threads=2)
+    for a, b in zip(got, expected):
+        assert np.array_equal(a, b)
+    order = data.draw(st.permutations(range(n_parts)))
+    got = gathered_ranks(InProcess(), [by_distance[p] for p in order], total.counts, plan.limits)
+    for a, b in zip(got, expected):
+        assert np.array_equal(a, b)
 
 
 @pytest.mark.parametrize("offset", [0, 2**61])  # 2**61: the (query, rank) key would overflow, np.lexsort sorts
@@ -124,7 +171,8 @@ def test_gathered_ranks_sort_the_parts_pieces_per_query(offset):
         for q in range(n_queries):
             expected[q] += list(zip(ranks[indptr[q]:indptr[q + 1]], grades[indptr[q]:indptr[q + 1]]))
         pieces.append((indptr, ranks, grades))
-    indptr, ranks, grades = gathered_ranks(InProcess(), pieces, n_queries)
+    no_counts = np.zeros((n_queries, 2, 2), dtype=np.int64)  # counts that do not match the pieces: the sort
+    indptr, ranks, grades = gathered_ranks(InProcess(), pieces, no_counts, np.zeros(n_queries, dtype=np.int64))
     for q in range(n_queries):
         got = list(zip(ranks[indptr[q]:indptr[q + 1]], grades[indptr[q]:indptr[q + 1]]))
         assert got == sorted(expected[q]), q
