@@ -2,6 +2,7 @@
 
     python scripts/bench_stable.py                     # 1000 x 1M and 1000 x 10M, 64 bits
     python scripts/bench_stable.py --sizes 1000000 --n-queries 200
+    python scripts/bench_stable.py --sizes 2000000 --n-queries 200 --files 2   # a database in files
 
 Same packed codes and class labels (10 classes, codes correlated with their class), at 1 and 2
 threads, two metric sets in one call each: "whole" = AP, AP@1000, nDCG@1000, P@1000 (AP ranks
@@ -16,13 +17,21 @@ comes and goes on a shared machine falls on both alike; "CPU ratio" is the same 
 process's CPU seconds (at 1 thread the work done, whatever share of a core the process got).
 "others" is the CPU other processes used meanwhile (cores): near 0 the timings are clean. The
 values of both modes are printed too (they differ only by the order inside ties).
+
+``--files N`` writes the database as N ``.npy`` files of packed bytes in a temporary folder and
+evaluates them memory-mapped (``ft.pack_codes(paths, packed=True)``): the streamed pass, whose
+stable order runs the protocol of a database in parts (:mod:`fasttie.hamming.stable`) over its
+tiles, as Dask's shards and torch.distributed's ranks do.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import statistics
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -47,15 +56,21 @@ def main(argv=None) -> int:
     parser.add_argument("--bits", type=int, default=64)
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--files", type=int, default=0,
+                        help="the database as this many memory-mapped .npy files (0: in memory)")
     args = parser.parse_args(argv)
     print(f"command: python scripts/bench_stable.py --sizes {args.sizes} --n-queries {args.n_queries} "
-          f"--bits {args.bits} --threads {args.threads} --repeats {args.repeats}")
+          f"--bits {args.bits} --threads {args.threads} --repeats {args.repeats}"
+          + (f" --files {args.files}" if args.files else ""))
     print(f"cpu: {cpu_model()}")
+    stack = contextlib.ExitStack()
     table = Table(["n_db", "metrics", "threads", "average s", "stable s", "stable / average", "CPU ratio",
                    "in-order sum / average", "others (cores)"])
     for n_db in parse_int_list(args.sizes):
         queries, database, query_labels, db_labels = ft.datasets.synthetic_hashing(
             args.n_queries, n_db, args.bits, 10, flip=0.25, seed=0)
+        if args.files:
+            database = _in_files(database, args.files, stack)
         for label, metrics in METRIC_SETS.items():
             for threads in parse_int_list(args.threads):
                 calls = {}
@@ -76,7 +91,18 @@ def main(argv=None) -> int:
                           f"{wall['stable'] / wall['average']:.2f}", f"{cpu['stable'] / cpu['average']:.2f}",
                           floor, f"{load.others:.2f}")
     table.print()
+    stack.close()
     return 0
+
+
+def _in_files(database, n_files, stack):
+    """The packed codes as ``n_files`` .npy files of bytes in a temporary folder (removed with
+    ``stack``), read memory-mapped: a ShardedCodes."""
+    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-stable-"))
+    paths = [os.path.join(folder, f"codes_{i}.npy") for i in range(n_files)]
+    for path, part in zip(paths, np.array_split(database.words.view(np.uint8), n_files)):
+        np.save(path, part)
+    return ft.pack_codes(paths, packed=True, n_bits=database.n_bits, bitorder="little")
 
 
 @numba.njit(nogil=True)

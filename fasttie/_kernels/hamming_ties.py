@@ -10,8 +10,9 @@
   Queries of one class share their relevant items, so up to :data:`GROUP` of them go through
   one sweep of the database. When every metric has a cutoff, the pass ranks only the items at
   distances that reach it; where few queries share sweeps, :mod:`.stable_top` instead counts
-  and grades only the items near enough (:func:`scan_top` here, shared with the stable pass
-  of a database shard, :func:`stable_ranks`).
+  and grades only the items near enough (:func:`scan_top` here for codes of more than two
+  words). A database in parts (shards, tiles) takes the same scans; :func:`ranks_of_records`
+  turns each part's records into global ranks.
 """
 
 import numpy as np
@@ -930,94 +931,67 @@ finish_stable, finish_stable_optional = jit_pair(_finish_stable_kernel)
 
 
 @jit
-def stable_ranks(
-    query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr, listed_ids,
-    listed_grades, limits, first, out_indptr, out_ranks, out_grades, start, stop,
-):
-    """Global ranks (ties in database index order) and grades of one shard's relevant items,
-    for queries start..stop-1: the stable pass of a database cut into shards.
+def ranks_of_records(kind, records, record_grades, record_start, n_found, rows, first, out_indptr, out_ranks,
+                     out_grades):
+    """Global ranks (ties in database index order) and grades of the relevant items a batch of
+    scans recorded (:func:`stable_scan`, :func:`.stable_top.near_scan`) in one part of the
+    database: the stable pass of a database in parts, and the ranks within a radius.
 
-    limits[i] (uint64) is the largest distance whose items query i ranks: n_bits for all of them,
-    less for the bounded pass of metrics with cutoffs only (see :mod:`.stable_top`).
-    first[i, d] counts the items ranked before the shard's first item at distance d (every item
-    of the whole database at a smaller distance, and those at distance d in earlier shards).
-    Query i's records go to out_ranks / out_grades[out_indptr[i]:out_indptr[i + 1]] (room for
-    its relevant items of this shard at those distances), in rank order.
+    Query t of the batch is row rows[t]; its records (index order) go to out_ranks /
+    out_grades[out_indptr[row]:out_indptr[row + 1]] in rank order: by distance, index order
+    within one (a counting sort by distance, as :func:`place_records`).
 
     Parameters
     ----------
-    query_words : (n_queries, n_words) uint64, read-only
-        Query codes.
-    db_words : (n_shard, n_words) uint64, read-only
-        The shard's codes, index order.
     kind : int
-        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
-    query_labels : (n_queries,) int32, read-only
-        Class id per query (CLASS; else empty).
-    db_labels : (n_shard,) int32, read-only
-        Class id per shard item (CLASS).
-    query_label_words : (n_queries, n_label_words) uint64, read-only
-        Label bits per query (MULTIHOT; else one unused row).
-    db_label_words : (n_shard, n_label_words) uint64, read-only
-        Label bits per shard item (MULTIHOT).
-    indptr : (n_queries + 1,) int64, read-only
-        Row pointers of the listed ids (LISTED).
-    listed_ids : (nnz,) int64, read-only
-        Listed relevant ids (shard indices), ascending within each query (LISTED).
-    listed_grades : (nnz,) int64, read-only
-        Their grades (LISTED).
-    limits : (n_queries,) uint64, read-only
-        Largest distance ranked per query.
-    first : (n_queries, n_bits + 1) int64
-        Items ranked before the shard's first item at each distance.
+        Relevance kind: modes.CLASS (every grade 1: the scans write none), MULTIHOT or LISTED.
+    records : (slots,) uint64, read-only
+        The batch's records.
+    record_grades : (slots,) int64, read-only
+        Their grades (not read for CLASS).
+    record_start : (n_batch,) int64, read-only
+        Where the records of query t start.
+    n_found : (n_batch,) int64, read-only
+        Its relevant items recorded.
+    rows : (n_batch,) int64, read-only
+        The row of query t.
+    first : (n_queries, n_bits + 1) int64, read-only
+        Items ranked before the part's first item at each distance.
     out_indptr : (n_queries + 1,) int64, read-only
-        Query i's slots in out_ranks / out_grades.
+        Row i's slots in out_ranks / out_grades: as many as its records.
     out_ranks : (out_indptr[-1],) int64
-        Written: global 1-based ranks of the relevant items, ascending per query, rows start..stop-1.
+        Written: global 1-based ranks, ascending per row, of the batch's rows.
     out_grades : (out_indptr[-1],) int64
         Written: their grades.
-    start, stop : int
-        The queries of this block, start..stop-1.
+
+    Returns
+    -------
+    bool
+        False where a query's records are not as many as its slots (nothing of it written).
     """
     n_dist = first.shape[1]
-    capacity = 0
-    for i in range(start, stop):
-        capacity = max(capacity, out_indptr[i + 1] - out_indptr[i])
-    records = np.empty(capacity + 1, dtype=np.uint64)
-    record_grades = np.empty(capacity + 1, dtype=np.int64)
-    count = np.empty(n_dist, dtype=np.uint64)
     slot = np.empty(n_dist, dtype=np.int64)
-    for i in range(start, stop):
-        if limits[i] >= np.uint64(n_dist - 1):
-            n_found = _scan_query(
-                i, query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr,
-                listed_ids, listed_grades, count, records, record_grades,
-            )
-        else:
-            for d in range(n_dist):
-                count[d] = np.uint64(0)
-            n_found = scan_top(
-                query_words[i], db_words, kind, query_labels[i] if kind == CLASS else np.int32(0), db_labels,
-                query_label_words[i] if kind == MULTIHOT else query_label_words[0], db_label_words,
-                listed_ids[indptr[i] : indptr[i + 1]], listed_grades[indptr[i] : indptr[i + 1]], limits[i], count,
-                records, record_grades,
-            )
-        # by distance, index order within one (records are in index order): rank order
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        at = record_start[t]
+        if out_indptr[i + 1] - out_indptr[i] != n_found[t]:
+            return False
         for d in range(n_dist):
             slot[d] = 0
-        for p in range(n_found):
+        for p in range(at, at + n_found[t]):
             slot[records[p] & DISTANCE_MASK] += 1
-        at = out_indptr[i]
+        start = out_indptr[i]
         for d in range(n_dist):
             n_at = slot[d]
-            slot[d] = at
-            at += n_at
-        for p in range(n_found):
+            slot[d] = start
+            start += n_at
+        for p in range(at, at + n_found[t]):
             d = records[p] & DISTANCE_MASK
             s = slot[d]
             slot[d] = s + 1
             out_ranks[s] = first[i, d] + np.int64(records[p] >> DISTANCE_BITS) + 1
-            out_grades[s] = record_grades[p]
+            out_grades[s] = 1 if kind == CLASS else record_grades[p]
+    return True
 
 
 def _finalize_ranked_queries_kernel(optional_sums):

@@ -30,7 +30,7 @@ from .._kernels.finalize import (
 )
 from .._kernels.hamming_ties import (
     GROUP, GROUP_MIN, finalize_histograms, finalize_ranked_queries, finalize_ranked_queries_optional, finish_stable,
-    finish_stable_optional, stable_ranks, stable_scan,
+    finish_stable_optional, ranks_of_records, stable_scan,
 )
 from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
 from .._kernels.modes import KIND_CODES, TIE_CODES
@@ -350,6 +350,10 @@ class _DatabasePass:
         if self.spec.kind == "multihot":  # one query per group: its relevant items are counted first
             self.counts(c, hist, lo, hi)
             c["n_relevant"][lo:hi] = hist[lo:hi, :, 1:].sum(axis=(1, 2))
+        yield from self.group_scans(c, lo, hi)
+
+    def group_scans(self, c, lo, hi):
+        """:meth:`stable_scans` of queries whose relevant items are known (c["n_relevant"])."""
         order, group_ptr = c["order"], c["group_ptr"]
         kind = KIND_CODES[self.spec.kind]
         for batch in stable_scan_batches(order, group_ptr, c["n_relevant"], lo, hi, self.n_bits):
@@ -773,25 +777,46 @@ def _radius_ap_sums(hist, ties, ranked):
 def radius_ranks(database, c, hist, limit, n_threads):
     """(indptr, ranks, grades) of each query's relevant items at distances <= ``limit``, ties in
     database index order (1-based ranks over the whole database): what AP within a radius needs
-    under ``ties="stable"``, from one more pass over the database that stops at the limit.
+    under ``ties="stable"``, from one more pass over the database that records the items within it.
 
     ``database`` is the call's :class:`_DatabasePass`, ``c`` its chunk's inputs and ``hist`` the
     chunk's counts (n, n_bits + 1, n_grades).
     """
-    n = len(hist)
     items = hist.sum(axis=2)
-    first = _ro(np.cumsum(items, axis=1) - items)  # items at smaller distances: one shard
+    first = np.cumsum(items, axis=1) - items  # items at smaller distances: one part
     n_relevant = hist[:, : limit + 1, 1:].sum(axis=(1, 2))
+    return _part_ranks(database, c, first, n_relevant, np.full(len(hist), limit, dtype=np.uint64), n_threads)
+
+
+def _part_ranks(database, c, first, n_relevant, tops, n_threads):
+    """(indptr, ranks, grades) int64 of the relevant items of a database (or part of one, whose
+    items ``first`` ranks before its first item at each distance) at distances up to ``tops``
+    (per query; None: every item), each query's ranks ascending: the scans of the stable passes
+    (the full pass's, with its sweeps of queries of one class, for every item; else the near
+    scan), their records turned into ranks (:func:`.hamming_ties.ranks_of_records`). ``database``
+    is a :class:`_DatabasePass` (stable for every item), ``c`` its chunk's inputs."""
     indptr = np.concatenate([[0], np.cumsum(n_relevant)]).astype(np.int64)
     ranks = np.empty(indptr[-1], dtype=np.int64)
     grades = np.empty(indptr[-1], dtype=np.int64)
-    limits = _ro(np.full(n, limit, dtype=np.uint64))
+    first = _ro(np.ascontiguousarray(first, dtype=np.int64))
     offsets = _ro(indptr)
-    run_blocks(lambda lo, hi: stable_ranks(
-        c["query_words"], database.db_words, KIND_CODES[database.spec.kind], c["query_labels"], database.db_labels,
-        c["label_words"], database.db_label_words, c["indptr"], c["indices"], c["grades"], limits, first, offsets,
-        ranks, grades, lo, hi,
-    ), n, n_threads)
+    kind = KIND_CODES[database.spec.kind]
+
+    def placed(scans):
+        for records, record_grades, record_start, n_found, _, rows in scans:
+            if not ranks_of_records(kind, records, record_grades, record_start, n_found, rows, first, offsets, ranks,
+                                    grades):
+                raise RuntimeError("a stable scan recorded another number of relevant items than the counts hold")
+
+    n = len(first)
+    if tops is None:
+        c["n_relevant"] = np.asarray(n_relevant, dtype=np.int64)
+        run_blocks(lambda lo, hi: placed(database.group_scans(c, lo, hi)), len(c["group_ptr"]) - 1, n_threads)
+    else:
+        tops = np.asarray(tops, dtype=np.uint64)
+        n_near = np.asarray(n_relevant, dtype=np.int64)
+        run_blocks(lambda lo, hi: placed(database.near_scans(c, tops[lo:hi], n_near[lo:hi], lo)), n, n_threads,
+                   granule=NEAR_QUERIES, blocks_per_thread=1)
     return indptr, ranks, grades
 
 
@@ -885,20 +910,11 @@ def shard_ranks(queries, database, query_labels, db_labels, relevance, first, n_
     """
     query_codes, db_codes = pack_pair(queries, database)
     spec = make_relevance(query_labels, db_labels, relevance, query_codes.n, db_codes.n)
+    every_item = limits is None or bool(np.all(np.asarray(limits) >= db_codes.n_bits))
     database_pass = _DatabasePass(db_codes, spec, stable=True, n_threads=n_threads)
     c = database_pass.chunk(query_codes.words, spec.rows(0, query_codes.n))
-    indptr = np.concatenate([[0], np.cumsum(n_relevant)]).astype(np.int64)
-    ranks = np.empty(indptr[-1], dtype=np.int64)
-    grades = np.empty(indptr[-1], dtype=np.int64)
-    first = _ro(np.asarray(first, dtype=np.int64))
-    offsets = _ro(indptr)
-    limits = _ro(np.asarray(np.full(query_codes.n, db_codes.n_bits) if limits is None else limits, dtype=np.uint64))
-    run_blocks(lambda lo, hi: stable_ranks(
-        c["query_words"], database_pass.db_words, KIND_CODES[spec.kind], c["query_labels"], database_pass.db_labels,
-        c["label_words"], database_pass.db_label_words, c["indptr"], c["indices"], c["grades"], limits, first,
-        offsets, ranks, grades, lo, hi,
-    ), query_codes.n, resolve_threads(n_threads, query_codes.n * db_codes.n))
-    return indptr, ranks, grades
+    return _part_ranks(database_pass, c, first, n_relevant, None if every_item else limits,
+                       resolve_threads(n_threads, query_codes.n * db_codes.n))
 
 
 def hashing_metrics(metrics):

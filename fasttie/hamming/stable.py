@@ -141,7 +141,7 @@ def gathered_ranks(transport: Transport, pieces: list[Piece], total: np.ndarray,
     size = int(ends[-1, -1]) if n_queries else 0
     if sum(len(ranks) for _, ranks, _ in gathered) == size:
         smaller = np.ascontiguousarray(np.cumsum(items, axis=1) - items)
-        fill = np.ascontiguousarray(slots[:, :-1])
+        fill = slots[:, :-1].copy()  # a copy even where the view is contiguous (one query)
         out_ranks, out_grades = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
         threads = resolve_threads(n_threads, size)
         fits = []
