@@ -9,8 +9,6 @@ whose slots the relevant counts give: the parts taken in index order fill each d
 in ascending rank order. Linear in the items, where a sort of (query, rank) keys is not.
 """
 
-import numpy as np
-
 from ._jit import jit
 
 

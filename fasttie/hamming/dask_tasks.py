@@ -70,6 +70,7 @@ class DaskShards:
             raise InputError(f"query_chunk must be >= 1, got {query_chunk!r}")
         self.blocks = [(q0, min(q0 + step, n_queries)) for q0 in range(0, n_queries, step)]
         self.options = {"packed": packed, "n_bits": n_bits, "bitorder": bitorder, "threads": threads_per_task}
+        self.threads_per_task = threads_per_task
 
     def _tasks(self, function, q0, q1, extra=None):
         """One delayed call per shard for queries q0..q1-1."""
@@ -115,7 +116,7 @@ class DaskShards:
             extra = [(first, n_relevant, plan.limits) for first, n_relevant in zip(plan.firsts, plan.n_relevant)]
             rank_tasks.append(self._tasks(_shard_ranks, q0, q1, extra))
         pieces = dask.compute(*rank_tasks)  # every block's shards ranked at once
-        blocks = [gathered_ranks(_DRIVER, block_pieces, total.counts, block_limits, n_threads=self.options["threads"])
+        blocks = [gathered_ranks(_DRIVER, block_pieces, total.counts, block_limits, n_threads=self.threads_per_task)
                   for total, block_limits, block_pieces in zip(totals, limits, pieces)]
         return stats.stack(totals), _stacked(blocks)
 
