@@ -185,6 +185,36 @@ def test_any_tiling_is_bitwise(seed, tile_rows, sizes, ties):
     _same(result, ft.evaluate(_pack(queries), _pack(db.copy()), query_labels, db_labels, metrics=METRICS, ties=ties))
 
 
+@pytest.mark.parametrize("n_bits", [128, 256])
+@pytest.mark.parametrize("kind", ["class", "multihot", "listed"])
+@pytest.mark.parametrize("metrics", [["AP", "nDCG@10", "RR"], ["AP@10", "nDCG@20", "P@5"]])
+def test_stable_tiles_of_wider_codes_and_every_relevance_kind(tiles, n_bits, kind, metrics):
+    """ties="stable" over tiles ranks each tile's items with the in-memory pass's scans (the sweeps
+    of a class's queries for the whole list, the near scan with cutoffs only: one kernel per code
+    width) and merges the tiles' ranks per query: bitwise the in-memory pass."""
+    rng = np.random.default_rng(n_bits)
+    n_q, n_db = 10, 2000
+    centers = rng.integers(0, 2, (4, n_bits), dtype=np.uint8)
+    db_labels = rng.integers(0, 4, n_db)
+    db = (centers[db_labels] ^ (rng.random((n_db, n_bits)) < 0.15)).astype(np.uint8)
+    query_labels = rng.integers(0, 4, n_q)
+    queries = (centers[query_labels] ^ (rng.random((n_q, n_bits)) < 0.1)).astype(np.uint8)
+    if kind == "class":
+        relevance = dict(query_labels=query_labels, db_labels=db_labels)
+    elif kind == "multihot":
+        relevance = dict(query_labels=np.eye(4, dtype=np.uint8)[query_labels] | rng.integers(0, 2, (n_q, 4)),
+                         db_labels=np.eye(4, dtype=np.uint8)[db_labels])
+    else:
+        grades = (db_labels[None, :] == query_labels[:, None]) * rng.integers(1, 4, (n_q, n_db))
+        indptr = np.r_[0, np.cumsum((grades > 0).sum(1))]
+        indices = np.concatenate([np.flatnonzero(g) for g in grades])
+        relevance = dict(relevance=(indptr, indices, np.concatenate([g[g > 0] for g in grades])))
+    parts = ft.pack_codes([db[:900], db[900:]], n_bits=n_bits)
+    streamed_result = ft.evaluate(queries, parts, metrics=metrics, ties="stable", **relevance)
+    assert max(tiles) <= 700 and sum(tiles) == n_db
+    _same(streamed_result, ft.evaluate(queries, db, metrics=metrics, ties="stable", **relevance))
+
+
 def test_errors(tmp_path):
     queries, db, query_labels, db_labels = _case(7, n_db=100)
     sharded = ft.pack_codes([db[:60], db[60:]], packed=True, n_bits=64, bitorder="little")
