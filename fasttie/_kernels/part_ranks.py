@@ -55,8 +55,8 @@ def merge_part_ranks(indptr, ranks, grades, smaller, slots, fill, out_ranks, out
             rank = ranks[k]
             if rank < 1:
                 return False
-            # the distance of this rank, from the last item's: no step for an item at the same
-            # distance, one for the next occupied distance
+            # the distance of this rank, walked from the last item's: no step for an item at the
+            # same distance, a step per distance passed otherwise
             while d + 1 < n_dist and row[d + 1] < rank:
                 d += 1
             while row[d] >= rank:
