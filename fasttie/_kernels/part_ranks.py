@@ -13,7 +13,7 @@ from ._jit import jit
 
 
 @jit
-def merge_part_ranks(indptr, ranks, grades, smaller, slots, fill, out_ranks, out_grades, start, stop):
+def merge_part_ranks(indptr, ranks, grades, smaller, slot_start, slot_end, fill, out_ranks, out_grades, start, stop):
     """One part's items of queries start..stop-1 into their slots by distance.
 
     Called once per part, the parts in database index order, on the same ``fill``, which starts
@@ -30,8 +30,8 @@ def merge_part_ranks(indptr, ranks, grades, smaller, slots, fill, out_ranks, out
         Their grades.
     smaller : (n_queries, n_dist) int64, read-only
         Items of the whole database at distances below d (smaller[i, 0] = 0).
-    slots : (n_queries, n_dist + 1) int64, read-only
-        Query i's items at distance d go to out_ranks[slots[i, d]:slots[i, d + 1]].
+    slot_start, slot_end : (n_queries, n_dist) int64, read-only
+        Query i's items at distance d go to out_ranks[slot_start[i, d]:slot_end[i, d]].
     fill : (n_queries, n_dist) int64
         The next slot of each (query, distance); advanced.
     out_ranks : (total,) int64
@@ -62,7 +62,7 @@ def merge_part_ranks(indptr, ranks, grades, smaller, slots, fill, out_ranks, out
             while row[d] >= rank:
                 d -= 1
             s = fill[i, d]
-            if s >= slots[i, d + 1] or (s > slots[i, d] and out_ranks[s - 1] >= rank):
+            if s >= slot_end[i, d] or (s > slot_start[i, d] and out_ranks[s - 1] >= rank):
                 return False
             out_ranks[s] = rank
             out_grades[s] = grades[k]

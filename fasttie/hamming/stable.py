@@ -134,24 +134,22 @@ def gathered_ranks(transport: Transport, pieces: list[Piece], total: np.ndarray,
     n_queries = len(total)
     items = total.sum(axis=2)
     relevant = total[:, :, 1:].sum(axis=2) * ranked_distances(limits, total.shape[1])
-    ends = np.cumsum(relevant.ravel()).reshape(relevant.shape)
-    slots = np.empty((n_queries, total.shape[1] + 1), dtype=np.int64)
-    slots[:, 1:] = ends
-    slots[:, 0] = ends[:, -1] - relevant.sum(axis=1)
-    size = int(ends[-1, -1]) if n_queries else 0
+    slot_end = np.cumsum(relevant.ravel()).reshape(relevant.shape)  # each (query, distance)'s slots, in order
+    slot_start = slot_end - relevant
+    size = int(slot_end[-1, -1]) if n_queries else 0
     if sum(len(ranks) for _, ranks, _ in gathered) == size:
-        smaller = np.ascontiguousarray(np.cumsum(items, axis=1) - items)
-        fill = slots[:, :-1].copy()  # a copy even where the view is contiguous (one query)
+        smaller = np.cumsum(items, axis=1) - items
+        fill = slot_start.copy()
         out_ranks, out_grades = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
         threads = resolve_threads(n_threads, size)
         fits = []
         for indptr, ranks, grades in gathered:  # in database index order: each distance's slots fill in rank order
             indptr, ranks, grades = (np.asarray(a, dtype=np.int64) for a in (indptr, ranks, grades))
-            run_blocks(lambda lo, hi: fits.append(merge_part_ranks(indptr, ranks, grades, smaller, slots, fill,
-                                                                    out_ranks, out_grades, lo, hi)),
+            run_blocks(lambda lo, hi: fits.append(merge_part_ranks(indptr, ranks, grades, smaller, slot_start,
+                                                                    slot_end, fill, out_ranks, out_grades, lo, hi)),
                        n_queries, threads)
-        if all(fits) and np.array_equal(fill, slots[:, 1:]):
-            return np.concatenate([[0], ends[:, -1]]).astype(np.int64), out_ranks, out_grades
+        if all(fits) and np.array_equal(fill, slot_end):
+            return np.concatenate([[0], slot_end[:, -1]]).astype(np.int64), out_ranks, out_grades
     query_of = [np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(indptr)) for indptr, _, _ in gathered]
     return ranks_by_query(_concatenated(query_of), _concatenated([r for _, r, _ in gathered]),
                           _concatenated([g for _, _, g in gathered]), n_queries)
