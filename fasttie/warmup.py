@@ -18,11 +18,14 @@ from . import trec
 from ._device import available
 from .options import HAMMING_TIES
 from ._kernels.cached import FRONT_DOORS, cache_status, door_kernels, door_state, kernel_at, kernel_cached
+from ._kernels.cpu import bitsliced_pass
+from .codes import PackedCodes
 from .diversity import alpha_ndcg
 from .lists.lambdarank import lambdarank
 from .hamming import evaluate, search
 from .finalize.cold_start import Helper, start_helper
 from .lists.facade import rank_evaluate
+from .hamming.engine import LANES_PAIRS
 from .hamming.rescore import rescore_evaluate
 
 # the cache's state per door lives with the kernels (fasttie._kernels.cached), where the front doors read it
@@ -133,6 +136,11 @@ def warmup(progress: Callable[[str, float], object] | None = None) -> dict[str, 
     calls["evaluate multi-hot"] = lambda **device: evaluate(q, db, mh_q, mh_db, metrics=metrics, **device)
     calls["evaluate listed"] = lambda **device: evaluate(q, db, relevance=csr, metrics=metrics, **device)
     calls["evaluate stable multi-hot"] = lambda: evaluate(q, db, mh_q, mh_db, metrics=metrics, ties="stable")
+    if bitsliced_pass():  # the full stable pass's vector sweep: large passes only (engine.LANES_PAIRS)
+        many_q = PackedCodes(rng.integers(0, 2**63, (LANES_PAIRS >> 16, 1), dtype=np.uint64), 64)
+        many_db = PackedCodes(rng.integers(0, 2**63, (1 << 16, 1), dtype=np.uint64), 64)
+        calls["evaluate stable large"] = lambda: evaluate(many_q, many_db, np.arange(many_q.n) % 100,
+                                                          np.arange(many_db.n) % 100, metrics=("AP",), ties="stable")
     top = ("AP@10", "nDCG@10", "P@10", "ERR@10")  # cutoffs only: the bounded stable pass
     calls["evaluate stable top"] = lambda **device: evaluate(q, db, ql, dl, metrics=top, ties="stable", **device)
     # the near scan has a kernel per code width: two words, and any wider; without ERR, the stable

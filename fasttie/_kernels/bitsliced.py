@@ -46,22 +46,22 @@ _TILE = 1 << 13  # codes per tile (a multiple of _GROUP)
 
 
 @jit(inline="always")
-def _csa(a, b, c):
+def csa(a, b, c):
     """Carry-save adder of three words: (carries, sums)."""
     return majority(a, b, c), sum3(a, b, c)
 
 
 @jit(inline="always")
-def _add_four(ones, twos, a, b, c, d):
+def add_four(ones, twos, a, b, c, d):
     """Four one-hot words into the ones and twos: (the fours carried out, twos, ones)."""
-    twos_a, ones = _csa(ones, a, b)
-    twos_b, ones = _csa(ones, c, d)
-    fours, twos = _csa(twos, twos_a, twos_b)
+    twos_a, ones = csa(ones, a, b)
+    twos_b, ones = csa(ones, c, d)
+    fours, twos = csa(twos, twos_a, twos_b)
     return fours, twos, ones
 
 
 @jit(inline="always")
-def _ripple(sixteens, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9):
+def ripple(sixteens, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9):
     """A word of sixteens up the ripple planes (a counter stays below 16 * 2**N_PLANES between
     flushes, so nothing carries out of p9)."""
     t = and_(p0, sixteens)
@@ -127,22 +127,22 @@ def _sum_one_word(db_words, q, start, stop, planes):
     query as lanes (:func:`_query_lanes`)."""
     ones, twos, fours, eights, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 = _load_planes(planes)
     for j in range(start, stop, _GROUP):  # 16 words of eight codes
-        fours_a, twos, ones = _add_four(ones, twos, _one_hot_one_word(db_words, j, q),
+        fours_a, twos, ones = add_four(ones, twos, _one_hot_one_word(db_words, j, q),
                                         _one_hot_one_word(db_words, j + 8, q), _one_hot_one_word(db_words, j + 16, q),
                                         _one_hot_one_word(db_words, j + 24, q))
-        fours_b, twos, ones = _add_four(ones, twos, _one_hot_one_word(db_words, j + 32, q),
+        fours_b, twos, ones = add_four(ones, twos, _one_hot_one_word(db_words, j + 32, q),
                                         _one_hot_one_word(db_words, j + 40, q), _one_hot_one_word(db_words, j + 48, q),
                                         _one_hot_one_word(db_words, j + 56, q))
-        eights_a, fours = _csa(fours, fours_a, fours_b)
-        fours_a, twos, ones = _add_four(ones, twos, _one_hot_one_word(db_words, j + 64, q),
+        eights_a, fours = csa(fours, fours_a, fours_b)
+        fours_a, twos, ones = add_four(ones, twos, _one_hot_one_word(db_words, j + 64, q),
                                         _one_hot_one_word(db_words, j + 72, q), _one_hot_one_word(db_words, j + 80, q),
                                         _one_hot_one_word(db_words, j + 88, q))
-        fours_b, twos, ones = _add_four(ones, twos, _one_hot_one_word(db_words, j + 96, q),
+        fours_b, twos, ones = add_four(ones, twos, _one_hot_one_word(db_words, j + 96, q),
                                         _one_hot_one_word(db_words, j + 104, q), _one_hot_one_word(db_words, j + 112, q),
                                         _one_hot_one_word(db_words, j + 120, q))
-        eights_b, fours = _csa(fours, fours_a, fours_b)
-        sixteens, eights = _csa(eights, eights_a, eights_b)
-        p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 = _ripple(sixteens, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9)
+        eights_b, fours = csa(fours, fours_a, fours_b)
+        sixteens, eights = csa(eights, eights_a, eights_b)
+        p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 = ripple(sixteens, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9)
     _store_planes(planes, ones, twos, fours, eights, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9)
 
 
@@ -151,22 +151,22 @@ def _sum_two_words(db_words, q, start, stop, planes):
     """:func:`_sum_one_word` for two-word codes (whole groups of _GROUP // 2)."""
     ones, twos, fours, eights, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 = _load_planes(planes)
     for j in range(start, stop, _GROUP // 2):  # 16 words of four codes
-        fours_a, twos, ones = _add_four(ones, twos, _one_hot_two_words(db_words, j, q),
+        fours_a, twos, ones = add_four(ones, twos, _one_hot_two_words(db_words, j, q),
                                         _one_hot_two_words(db_words, j + 4, q), _one_hot_two_words(db_words, j + 8, q),
                                         _one_hot_two_words(db_words, j + 12, q))
-        fours_b, twos, ones = _add_four(ones, twos, _one_hot_two_words(db_words, j + 16, q),
+        fours_b, twos, ones = add_four(ones, twos, _one_hot_two_words(db_words, j + 16, q),
                                         _one_hot_two_words(db_words, j + 20, q), _one_hot_two_words(db_words, j + 24, q),
                                         _one_hot_two_words(db_words, j + 28, q))
-        eights_a, fours = _csa(fours, fours_a, fours_b)
-        fours_a, twos, ones = _add_four(ones, twos, _one_hot_two_words(db_words, j + 32, q),
+        eights_a, fours = csa(fours, fours_a, fours_b)
+        fours_a, twos, ones = add_four(ones, twos, _one_hot_two_words(db_words, j + 32, q),
                                         _one_hot_two_words(db_words, j + 36, q), _one_hot_two_words(db_words, j + 40, q),
                                         _one_hot_two_words(db_words, j + 44, q))
-        fours_b, twos, ones = _add_four(ones, twos, _one_hot_two_words(db_words, j + 48, q),
+        fours_b, twos, ones = add_four(ones, twos, _one_hot_two_words(db_words, j + 48, q),
                                         _one_hot_two_words(db_words, j + 52, q), _one_hot_two_words(db_words, j + 56, q),
                                         _one_hot_two_words(db_words, j + 60, q))
-        eights_b, fours = _csa(fours, fours_a, fours_b)
-        sixteens, eights = _csa(eights, eights_a, eights_b)
-        p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 = _ripple(sixteens, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9)
+        eights_b, fours = csa(fours, fours_a, fours_b)
+        sixteens, eights = csa(eights, eights_a, eights_b)
+        p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 = ripple(sixteens, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9)
     _store_planes(planes, ones, twos, fours, eights, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9)
 
 

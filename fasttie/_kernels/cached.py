@@ -13,7 +13,8 @@ __all__ = ["FRONT_DOORS", "cache_status", "door_kernels", "dispatcher_cached", "
 
 # the driver kernels each front door calls (their callees are compiled into them, but for those they call
 # through their addresses, listed too: the tie walks' finalizers, :mod:`.address`); evaluate's
-# passes of one- and two-word codes, and its tiled pass, are those this CPU runs (:func:`door_kernels`)
+# passes of one- and two-word codes, its stable scans with the vector sweep and its tiled pass are
+# those this CPU runs (:func:`door_kernels`)
 FRONT_DOORS = {
     "evaluate": ("histogram.hist_multihot",
                  "histogram.move_relevant", "hamming_ties.finalize_histograms", "finalize.finalize_ties",
@@ -48,16 +49,18 @@ FRONT_DOORS = {
 
 def door_kernels() -> dict:
     """:data:`FRONT_DOORS` with the passes that this CPU runs for one- and two-word codes added to
-    evaluate's kernels: the bit-sliced passes (AVX-512, or forced by ``FASTTIE_KERNEL``) or the
-    portable one-word pass and the class sort it reads (two-word codes then take the tiled pass),
-    and the tiled passes this target runs (:func:`.histogram.tiled_kernel`).
+    evaluate's kernels: the bit-sliced passes (AVX-512, or forced by ``FASTTIE_KERNEL``) and the
+    stable pass's scans with the vector sweep (large passes), or the portable one-word pass and
+    the class sort it reads (two-word codes then take the tiled pass); and the tiled passes this
+    target runs (:func:`.histogram.tiled_kernel`).
 
     Returns
     -------
     dict of str to tuple of str
     """
     if bitsliced_pass():
-        passes = ("bitsliced.hist_classes_bitsliced", "bitsliced.hist_classes_bitsliced_two_words")
+        passes = ("bitsliced.hist_classes_bitsliced", "bitsliced.hist_classes_bitsliced_two_words",
+                  "hamming_ties.stable_scan_lanes")
     else:
         passes = ("histogram.hist_segments_one_word", "class_sort.count_classes", "class_sort.scatter_by_class")
     passes += tuple(dict.fromkeys(f"histogram.{tiled_kernel(n_words).py_func.__name__}" for n_words in (2, 4)))

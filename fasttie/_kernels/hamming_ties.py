@@ -17,12 +17,13 @@
 
 import numpy as np
 
-from ._jit import jit, jit_pair
+from ._jit import jit, jit_pair, jit_variants
 from .filled import filled
 from .err import err_ranked
 from .finalize import call_finalize_ties, finalize_ranked, ranked_optional_sums
 from .modes import AVERAGE, CLASS, LISTED, MULTIHOT, OPTIMISTIC
 from .popcount import distance, popcount64
+from .stable_lanes import BLOCK, HIGH_ROWS, N_LANES, sweep_class_lanes
 from .tie_arrays import empty_ties
 
 
@@ -577,6 +578,9 @@ def fixed_order_optional_sums(hist_q, ranks, grades, item_gains, relevant, gains
 # of 5-8 queries (64 queries, 10 classes) take one sweep of eight, not of 16 (docs/performance.md)
 GROUP = 8
 GROUP_MIN = 5  # smaller groups go one by one: a sweep of 8 costs what 3-4 single scans do (64 bits: 4.6 vs 1.47 ms per 1M codes)
+# how a group is scanned (engine.group_sweeps): its queries one by one, one sweep with the counts
+# in memory (_scan_class_group), or one sweep with the queries as vector lanes (.stable_lanes)
+ONE_BY_ONE, SWEPT, LANES = 0, 1, 2
 
 
 # row stride of a group's counts for codes of one word (distances 0..64): a constant folds each
@@ -748,93 +752,114 @@ def _finish_stable_query(kind, records, record_grades, n_found, count, counted, 
     return n_ranked
 
 
-@jit
-def stable_scan(query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr,
-                listed_ids, listed_grades, order, group_ptr, first_group, slot_start, slot_width, records,
-                record_grades, record_start, n_found, counts):
-    """The scans of the full stable pass for a batch of query groups: each query's counts by
-    distance and the records of its relevant items, in index order, for :func:`finish_stable`.
+def _stable_scan_kernel(lanes):
+    """:func:`stable_scan`, and with ``lanes`` ``stable_scan_lanes``, whose sweeps of one-word codes
+    are :func:`.stable_lanes.sweep_class_lanes` (run where the histogram pass is bit-sliced,
+    :mod:`.cpu`): one source, two kernels; the first compiles no vector sweep."""
 
-    The batch's groups are first_group..first_group + len(slot_width) - 1. Group g holds the
-    queries order[group_ptr[g]:group_ptr[g + 1]]: for CLASS relevance up to :data:`GROUP` queries
-    of one class, swept in one pass when there are at least :data:`GROUP_MIN` of them (its slot
-    holds GROUP rows); otherwise one query each. Queries are numbered by their position in the
-    batch, t = position in ``order`` - group_ptr[first_group].
+    def stable_scan(query_words, db_words, kind, query_labels, db_labels, query_label_words, db_label_words, indptr,
+                    listed_ids, listed_grades, order, group_ptr, first_group, slot_start, slot_width, sweeps, records,
+                    record_grades, record_start, n_found, counts):
+        """The scans of the full stable pass for a batch of query groups: each query's counts by
+        distance and the records of its relevant items, in index order, for :func:`finish_stable`.
 
-    Parameters
-    ----------
-    query_words : (n_queries, n_words) uint64, read-only
-        Query codes.
-    db_words : (n_db, n_words) uint64, read-only
-        Database codes, index order.
-    kind : int
-        Relevance kind: modes.CLASS, MULTIHOT or LISTED.
-    query_labels : (n_queries,) int32, read-only
-        Class id per query (CLASS; else empty).
-    db_labels : (n_db,) int32, read-only
-        Class id per database item (CLASS).
-    query_label_words : (n_queries, n_label_words) uint64, read-only
-        Label bits per query (MULTIHOT; else one unused row).
-    db_label_words : (n_db, n_label_words) uint64, read-only
-        Label bits per database item (MULTIHOT).
-    indptr : (n_queries + 1,) int64, read-only
-        Row pointers of the listed ids (LISTED).
-    listed_ids : (nnz,) int64, read-only
-        Listed relevant ids, ascending within each query (LISTED).
-    listed_grades : (nnz,) int64, read-only
-        Their grades (LISTED).
-    order : (n_queries,) int64
-        The queries, those of one group consecutive (engine.stable_groups).
-    group_ptr : (n_groups + 1,) int64
-        Group g is order[group_ptr[g]:group_ptr[g + 1]].
-    first_group : int
-        The batch's first group.
-    slot_start : (n_batch_groups,) int64
-        Where each group's records start in ``records``.
-    slot_width : (n_batch_groups,) int64
-        Room per query row of each group: more than its queries' relevant items.
-    records : (slots,) uint64
-        Written: the records of the batch's queries (row r of a group at its start + r x width).
-    record_grades : (slots,) int64
-        Written by the scans of one query: their grades (a sweep's items, all grade 1, get none).
-    record_start : (n_batch_queries,) int64
-        Written: where the records of query t start.
-    n_found : (n_batch_queries,) int64
-        Written: its relevant items recorded.
-    counts : (n_batch_queries, n_bits + 1) uint64
-        Written: its items at each distance.
-    """
-    n_dist = counts.shape[1]
-    # a sweep's counts, flat: GROUP rows of GROUP_STRIDE (one-word codes) or n_dist
-    stride = GROUP_STRIDE if db_words.shape[1] == 1 else n_dist
-    group_count = np.empty(GROUP * stride, dtype=np.uint32)
-    base = group_ptr[first_group]
-    for k in range(slot_width.shape[0]):
-        g = first_group + k
-        lo = group_ptr[g]
-        n_rows = group_ptr[g + 1] - lo
-        width = slot_width[k]
-        at = slot_start[k]
-        if n_rows >= GROUP_MIN:
-            rows = order[lo : lo + n_rows]
-            m = _scan_class_group(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]], group_count,
-                                  records[at : at + GROUP * width], width)
-            for r in range(n_rows):
-                t = lo + r - base
-                record_start[t] = at + r * width
-                n_found[t] = m
-                for d in range(n_dist):
-                    counts[t, d] = group_count[r * stride + d]
-        else:
-            for r in range(n_rows):
-                t = lo + r - base
-                slot = at + r * width
-                record_start[t] = slot
-                n_found[t] = _scan_query(
-                    order[lo + r], query_words, db_words, kind, query_labels, db_labels, query_label_words,
-                    db_label_words, indptr, listed_ids, listed_grades, counts[t], records[slot : slot + width],
-                    record_grades[slot : slot + width],
-                )
+        The batch's groups are first_group..first_group + len(slot_width) - 1. Group g holds the
+        queries order[group_ptr[g]:group_ptr[g + 1]]: for CLASS relevance up to :data:`GROUP` queries
+        of one class, swept in one pass as ``sweeps`` says (its slot then holds GROUP rows);
+        otherwise one query each. Queries are numbered by their position in the
+        batch, t = position in ``order`` - group_ptr[first_group].
+
+        Parameters
+        ----------
+        query_words : (n_queries, n_words) uint64, read-only
+            Query codes.
+        db_words : (n_db, n_words) uint64, read-only
+            Database codes, index order.
+        kind : int
+            Relevance kind: modes.CLASS, MULTIHOT or LISTED.
+        query_labels : (n_queries,) int32, read-only
+            Class id per query (CLASS; else empty).
+        db_labels : (n_db,) int32, read-only
+            Class id per database item (CLASS).
+        query_label_words : (n_queries, n_label_words) uint64, read-only
+            Label bits per query (MULTIHOT; else one unused row).
+        db_label_words : (n_db, n_label_words) uint64, read-only
+            Label bits per database item (MULTIHOT).
+        indptr : (n_queries + 1,) int64, read-only
+            Row pointers of the listed ids (LISTED).
+        listed_ids : (nnz,) int64, read-only
+            Listed relevant ids, ascending within each query (LISTED).
+        listed_grades : (nnz,) int64, read-only
+            Their grades (LISTED).
+        order : (n_queries,) int64
+            The queries, those of one group consecutive (engine.stable_groups).
+        group_ptr : (n_groups + 1,) int64
+            Group g is order[group_ptr[g]:group_ptr[g + 1]].
+        first_group : int
+            The batch's first group.
+        slot_start : (n_batch_groups,) int64
+            Where each group's records start in ``records``.
+        slot_width : (n_batch_groups,) int64
+            Room per query row of each group: more than its queries' relevant items.
+        sweeps : (n_batch_groups,) int64
+            How each group is scanned: ONE_BY_ONE, SWEPT (:func:`_scan_class_group`) or, in the
+            ``_lanes`` kernel, LANES (:func:`.stable_lanes.sweep_class_lanes`, codes of one word).
+        records : (slots,) uint64
+            Written: the records of the batch's queries (row r of a group at its start + r x width).
+        record_grades : (slots,) int64
+            Written by the scans of one query: their grades (a sweep's items, all grade 1, get none).
+        record_start : (n_batch_queries,) int64
+            Written: where the records of query t start.
+        n_found : (n_batch_queries,) int64
+            Written: its relevant items recorded.
+        counts : (n_batch_queries, n_bits + 1) uint64
+            Written: its items at each distance.
+        """
+        n_dist = counts.shape[1]
+        # a sweep's counts, flat: GROUP rows of GROUP_STRIDE (one-word codes) or n_dist
+        stride = GROUP_STRIDE if db_words.shape[1] == 1 else n_dist
+        group_count = np.empty(GROUP * stride, dtype=np.uint32)
+        if lanes:  # the lanes' sweep's scratch: its ripple planes in memory, a block's one-hot words
+            high = np.empty((HIGH_ROWS, N_LANES), dtype=np.uint64)
+            block = np.empty((BLOCK + 1, N_LANES), dtype=np.uint64)
+        base = group_ptr[first_group]
+        for k in range(slot_width.shape[0]):
+            g = first_group + k
+            lo = group_ptr[g]
+            n_rows = group_ptr[g + 1] - lo
+            width = slot_width[k]
+            at = slot_start[k]
+            if sweeps[k] != ONE_BY_ONE:
+                rows = order[lo : lo + n_rows]
+                m = -1
+                if lanes:
+                    if sweeps[k] == LANES:
+                        m = sweep_class_lanes(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]],
+                                              group_count, records[at : at + GROUP * width], width, high, block)
+                if m < 0:
+                    m = _scan_class_group(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]],
+                                          group_count, records[at : at + GROUP * width], width)
+                for r in range(n_rows):
+                    t = lo + r - base
+                    record_start[t] = at + r * width
+                    n_found[t] = m
+                    for d in range(n_dist):
+                        counts[t, d] = group_count[r * stride + d]
+            else:
+                for r in range(n_rows):
+                    t = lo + r - base
+                    slot = at + r * width
+                    record_start[t] = slot
+                    n_found[t] = _scan_query(
+                        order[lo + r], query_words, db_words, kind, query_labels, db_labels, query_label_words,
+                        db_label_words, indptr, listed_ids, listed_grades, counts[t], records[slot : slot + width],
+                        record_grades[slot : slot + width],
+                    )
+
+    return stable_scan
+
+
+stable_scan, stable_scan_lanes = jit_variants(_stable_scan_kernel, {"": (False,), "_lanes": (True,)})
 
 
 def _finish_stable_kernel(optional_sums):

@@ -8,8 +8,8 @@ AVX-512 each operation is one instruction on a zmm register (``vpxorq``, ``vpopc
 has: the results are the same everywhere, only the speed differs.
 
 Every function here takes and returns :data:`lanes` values, except :func:`load`, :func:`store`,
-:func:`store_at`, :func:`splat`, :func:`splat_pairs`, :func:`consecutive` and :func:`top_bits` (a bit
-mask); none checks bounds (the caller's loops keep every index inside its array).
+:func:`store_at`, :func:`splat`, :func:`splat_pairs`, :func:`consecutive`, and :func:`top_bits`,
+:func:`nonzero_bits` and :func:`equal_bits` (bit masks); none checks bounds (the caller's loops keep every index inside its array).
 Where numba compiles for AVX-512 (:func:`.cpu.target_has_avx512`), :func:`one_hot`,
 :func:`sum3` and :func:`majority` call the AVX-512 instructions by name; elsewhere they are
 plain logic with the same results.
@@ -179,6 +179,56 @@ def top_bits(typingctx, a):
         return builder.zext(builder.bitcast(negative, ir.IntType(N_LANES)), _I64)
 
     return types.uint64(a), codegen
+
+
+@intrinsic
+def nonzero_bits(typingctx, a):
+    """Bit i of a uint64 set where lane i is not zero (``vptestmq`` on AVX-512)."""
+    if a != lanes:
+        return None
+
+    def codegen(context, builder, signature, args):
+        nonzero = builder.icmp_unsigned("!=", args[0], _constant([0] * N_LANES))
+        return builder.zext(builder.bitcast(nonzero, ir.IntType(N_LANES)), _I64)
+
+    return types.uint64(a), codegen
+
+
+@intrinsic
+def nonzero_mask(typingctx, a):
+    """Lane-wise all ones where a lane is not zero, else 0: with :func:`and_`, a value kept where
+    a lane is set (on AVX-512 a ``vptestmq`` and a masked operation)."""
+    if a != lanes:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.sext(builder.icmp_unsigned("!=", args[0], _constant([0] * N_LANES)), _VECTOR)
+
+    return lanes(a), codegen
+
+
+@intrinsic
+def equal_bits(typingctx, array, start, value):
+    """Bit i of a uint64 set where ``array[start + i] == value``, for i < 16: sixteen int32 compared
+    at once (``vpcmpeqd`` on AVX-512); array[start:start + 16] must lie inside the array."""
+    if not (isinstance(array, types.Array) and array.ndim == 1 and array.dtype == types.int32
+            and array.layout == "C" and isinstance(start, types.Integer) and value == types.int32):
+        return None
+    words = ir.VectorType(ir.IntType(32), 16)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, signature.args[0], ary, [args[1]], wraparound=False,
+                                           boundscheck=False)
+        loaded = builder.load(builder.bitcast(pointer, words.as_pointer()))
+        loaded.align = 4
+        first = builder.insert_element(ir.Constant(words, ir.Undefined), args[2], ir.Constant(ir.IntType(32), 0))
+        every = builder.shuffle_vector(first, ir.Constant(words, ir.Undefined),
+                                       ir.Constant(ir.VectorType(ir.IntType(32), 16), [0] * 16))
+        equal = builder.icmp_signed("==", loaded, every)
+        return builder.zext(builder.bitcast(equal, ir.IntType(16)), _I64)
+
+    return types.uint64(array, start, value), codegen
 
 
 @intrinsic

@@ -22,15 +22,15 @@ import numpy as np
 from .._kernels.address import address_of
 from .._kernels.bitsliced import hist_classes
 from .._kernels.class_sort import count_classes, scatter_by_class
-from .._kernels.cpu import bitsliced_codes
+from .._kernels.cpu import bitsliced_codes, bitsliced_pass
 from .._kernels.err import err_histograms
 from .._kernels.finalize import (
     N_QUANTITIES, TOTAL_RELEVANT, finalize_ties, finalize_ties_optional, finalize_ties_ratios, radius_ap_sums,
     radius_ap_sums_ranked,
 )
 from .._kernels.hamming_ties import (
-    GROUP, GROUP_MIN, finalize_histograms, finalize_ranked_queries, finalize_ranked_queries_optional, finish_stable,
-    finish_stable_optional, ranks_of_records, stable_scan,
+    GROUP, GROUP_MIN, LANES, ONE_BY_ONE, SWEPT, finalize_histograms, finalize_ranked_queries, finalize_ranked_queries_optional, finish_stable,
+    finish_stable_optional, ranks_of_records, stable_scan, stable_scan_lanes,
 )
 from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
 from .._kernels.modes import KIND_CODES, TIE_CODES
@@ -66,6 +66,16 @@ _BATCH_RECORDS = 1 << 20
 # 0.22 s at k = 1,000, 0.36 / 0.40 at 62,500, 0.39 / 0.42 at 100,000, 0.44 / 0.39 at 125,000: the
 # near pass while the deepest cutoff is at most a tenth of the database
 NEAR_SHARE = 10
+# a group of queries of one class takes the vector sweep (group_sweeps) from LANES_MIN queries on,
+# while its relevant items are at most 1/LANES_SHARE of the database: the sweep costs the same for
+# three queries as for eight, and more per relevant item than the sweep with its counts in memory
+# (1M 64-bit codes, one thread: 1.5 / 2.6 / 3.6 / 5.7 ms where 1 / 5 / 10 / 20 % of the items are
+# relevant, against 2.9 / 3.3 / 3.9 / 5.1 ms, and about 1.0 ms for one query alone)
+LANES_MIN = 3
+LANES_SHARE = 10
+# a pass of fewer (query, item) pairs takes the other sweeps: on a cold cache the vector sweep's kernel
+# compiles for about 1.2 s more than theirs, more than it would save
+LANES_PAIRS = 1 << 28
 # progress: a conservative kernel speed (code pairs x 64-bit words per second per thread) to
 # size blocks of >= _BLOCK_SECONDS of estimated work between bar updates (about 0.2-0.5 s at
 # the measured 1-2.4e9), so the per-block cost (two parallel kernel launches, a few numpy
@@ -356,12 +366,14 @@ class _DatabasePass:
         """:meth:`stable_scans` of queries whose relevant items are known (c["n_relevant"])."""
         order, group_ptr = c["order"], c["group_ptr"]
         kind = KIND_CODES[self.spec.kind]
-        for batch in stable_scan_batches(order, group_ptr, c["n_relevant"], lo, hi, self.n_bits):
-            first_group, slot_start, slot_width, records, record_grades, record_start, n_found, counts = batch
-            stable_scan(
+        vector = vector_sweeps(self.spec.kind, self.db_words.shape[1], len(order) * len(self.db_words))
+        for batch in stable_scan_batches(order, group_ptr, c["n_relevant"], lo, hi, self.n_bits,
+                                         n_db=len(self.db_words), vector=vector):
+            first_group, slot_start, slot_width, sweeps, records, record_grades, record_start, n_found, counts = batch
+            (stable_scan_lanes if vector else stable_scan)(
                 c["query_words"], self.db_words, kind, c["query_labels"], self.db_labels, c["label_words"],
                 self.db_label_words, c["indptr"], c["indices"], c["grades"], order, group_ptr, first_group,
-                slot_start, slot_width, records, record_grades, record_start, n_found, counts,
+                slot_start, slot_width, sweeps, records, record_grades, record_start, n_found, counts,
             )
             rows = order[group_ptr[first_group] : group_ptr[first_group] + len(n_found)]
             yield records, record_grades, record_start, n_found, counts, rows
@@ -519,7 +531,17 @@ def cold_stable_kernels(metrics, options, spec, n_db, n_bits):
         return None
     near = not full_stable_pass(metrics, spec, n_db, n_bits)
     finish = _kernel(finalize_plan(metrics, options.ties, options.ap_denominator, n_db), "stable")
-    return near_scan((n_bits + 63) // 64) if near else stable_scan, finish, near
+    vector = vector_sweeps(spec.kind, (n_bits + 63) // 64, len(spec.query_labels) * n_db)
+    full = stable_scan_lanes if vector else stable_scan
+    return near_scan((n_bits + 63) // 64) if near else full, finish, near
+
+
+def vector_sweeps(kind, n_words, pairs):
+    """Whether the full stable pass may sweep queries of one class as vector lanes
+    (:mod:`fasttie._kernels.stable_lanes`): class labels and codes of one word where the histogram
+    pass is bit-sliced, and a pass of at least :data:`LANES_PAIRS` (query, item) pairs; it then
+    runs the ``stable_scan_lanes`` kernel."""
+    return kind == "class" and n_words == 1 and pairs >= LANES_PAIRS and bitsliced_pass()
 
 
 def compile_stable_finish(metrics, options, *, n_db, n_bits, n_grades, kind):
@@ -609,7 +631,21 @@ def stable_groups(kind, query_labels, n_relevant):
     return order, np.r_[0, np.cumsum(sizes[by_size])].astype(np.int64)
 
 
-def stable_scan_batches(order, group_ptr, n_relevant, lo, hi, n_bits):
+def group_sweeps(sizes, relevant, n_db, vector):
+    """How each group of the full stable pass is scanned (:data:`.hamming_ties.ONE_BY_ONE`,
+    ``SWEPT`` or ``LANES``), from its queries and its relevant items: with ``vector`` (one-word
+    codes where the histogram pass is bit-sliced) groups of at least :data:`LANES_MIN` queries
+    whose relevant items are at most 1/:data:`LANES_SHARE` of the database take the vector sweep
+    (:mod:`fasttie._kernels.stable_lanes`, which counts at the bit-sliced pass's rate but reads
+    each relevant item's count out of bit planes); other groups of at least GROUP_MIN queries the
+    sweep with its counts in memory; the rest go one query at a time."""
+    sweeps = np.where(sizes >= GROUP_MIN, SWEPT, ONE_BY_ONE)
+    if vector:
+        sweeps[(sizes >= LANES_MIN) & (np.asarray(relevant) * LANES_SHARE <= n_db)] = LANES
+    return sweeps.astype(np.int64)
+
+
+def stable_scan_batches(order, group_ptr, n_relevant, lo, hi, n_bits, *, n_db=0, vector=False):
     """The groups lo..hi-1 of the full stable pass in batches of consecutive groups of at most
     _BATCH_RECORDS records (a batch holds one group at least), with the batch's buffers.
 
@@ -629,14 +665,15 @@ def stable_scan_batches(order, group_ptr, n_relevant, lo, hi, n_bits):
     sizes = np.diff(group_ptr[lo : hi + 1])
     positions = group_ptr[lo:hi] - group_ptr[lo]
     widths = np.maximum.reduceat(n_relevant[order[group_ptr[lo] : group_ptr[hi]]], positions) + 1
-    slots = np.where(sizes >= GROUP_MIN, GROUP, sizes) * widths
+    sweeps = group_sweeps(sizes, widths - 1, n_db, vector)
+    slots = np.where(sweeps != ONE_BY_ONE, GROUP, sizes) * widths
     ends, bounds, most = record_batches(slots, 1)
     records = np.empty(most, dtype=np.uint64)
     record_grades = np.empty(most, dtype=np.int64)  # written by single scans only: pages a sweep leaves untouched
     for a, b in zip(bounds, bounds[1:]):
         slot_start = ends[a:b] - slots[a:b] - (ends[a] - slots[a])
         n = int(group_ptr[lo + b] - group_ptr[lo + a])
-        yield (lo + a, slot_start, widths[a:b], records, record_grades, np.empty(n, dtype=np.int64),
+        yield (lo + a, slot_start, widths[a:b], sweeps[a:b], records, record_grades, np.empty(n, dtype=np.int64),
                np.empty(n, dtype=np.int64), np.empty((n, n_bits + 1), dtype=np.uint64))
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import fasttie as ft
 import fasttie.hamming.engine as engine
-from fasttie._kernels.hamming_ties import GROUP, GROUP_MIN
+from fasttie._kernels.hamming_ties import GROUP, GROUP_MIN, ONE_BY_ONE, SWEPT
 from helpers import assert_stable_argsort_order
 from oracle import grades_from_labels
 
@@ -162,10 +162,11 @@ def test_scan_batches_cover_the_groups_within_the_budget(monkeypatch, budget_ite
         batches = list(engine.stable_scan_batches(order, group_ptr, n_relevant, lo, hi, 12))
         assert [b[0] for b in batches] == sorted({b[0] for b in batches})
         covered = []
-        for first, slot_start, slot_width, records, record_grades, record_start, n_found, counts in batches:
+        for first, slot_start, slot_width, sweeps, records, record_grades, record_start, n_found, counts in batches:
             groups = range(first, first + len(slot_width))
             covered += groups
             sizes = [group_ptr[g + 1] - group_ptr[g] for g in groups]
+            assert list(sweeps) == [SWEPT if s >= GROUP_MIN else ONE_BY_ONE for s in sizes]
             rows = [GROUP if s >= GROUP_MIN else s for s in sizes]
             assert list(slot_width) == [n_relevant[order[group_ptr[g]:group_ptr[g + 1]]].max() + 1 for g in groups]
             ends = slot_start + np.array(rows) * slot_width
