@@ -8,7 +8,8 @@
   came before it; once the pass is over, its rank is the start of its distance plus that
   number, with no sort, and :func:`.finalize.finalize_ranked` walks the relevant items only.
   Queries of one class share their relevant items, so up to :data:`GROUP` of them go through
-  one sweep of the database. When every metric has a cutoff, the pass ranks only the items at
+  one sweep of the database (where few items are relevant, as the lanes of a vector:
+  :mod:`.stable_lanes`). When every metric has a cutoff, the pass ranks only the items at
   distances that reach it; where few queries share sweeps, :mod:`.stable_top` instead counts
   and grades only the items near enough (:func:`scan_top` here for codes of more than two
   words). A database in parts (shards, tiles) takes the same scans; :func:`ranks_of_records`
@@ -831,12 +832,10 @@ def _stable_scan_kernel(lanes):
             at = slot_start[k]
             if sweeps[k] != ONE_BY_ONE:
                 rows = order[lo : lo + n_rows]
-                m = -1
-                if lanes:
-                    if sweeps[k] == LANES:
-                        m = sweep_class_lanes(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]],
-                                              group_count, records[at : at + GROUP * width], width, high, block)
-                if m < 0:
+                if lanes and sweeps[k] == LANES:
+                    m = sweep_class_lanes(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]],
+                                          group_count, records[at : at + GROUP * width], width, high, block)
+                else:
                     m = _scan_class_group(query_words, rows, n_rows, db_words, db_labels, query_labels[rows[0]],
                                           group_count, records[at : at + GROUP * width], width)
                 for r in range(n_rows):

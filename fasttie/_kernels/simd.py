@@ -9,7 +9,8 @@ has: the results are the same everywhere, only the speed differs.
 
 Every function here takes and returns :data:`lanes` values, except :func:`load`, :func:`store`,
 :func:`store_at`, :func:`splat`, :func:`splat_pairs`, :func:`consecutive`, and :func:`top_bits`,
-:func:`nonzero_bits` and :func:`equal_bits` (bit masks); none checks bounds (the caller's loops keep every index inside its array).
+:func:`nonzero_bits` and :func:`equal_bits` (bit masks); none checks bounds (the caller's loops
+keep every index inside its array).
 Where numba compiles for AVX-512 (:func:`.cpu.target_has_avx512`), :func:`one_hot`,
 :func:`sum3` and :func:`majority` call the AVX-512 instructions by name; elsewhere they are
 plain logic with the same results.
@@ -167,31 +168,31 @@ def popcount(typingctx, a):
     return lanes(a), codegen
 
 
-@intrinsic
-def top_bits(typingctx, a):
+def _lane_test(test, doc):
+    """An intrinsic: bit i of a uint64 set where ``test(builder, lanes)`` (an <8 x i1>) holds for
+    lane i."""
+
+    @intrinsic
+    def function(typingctx, a):
+        if a != lanes:
+            return None
+
+        def codegen(context, builder, signature, args):
+            return _as_bits(builder, test(builder, args[0]))
+
+        return types.uint64(a), codegen
+
+    function.__doc__ = doc
+    return function
+
+
+top_bits = _lane_test(
+    lambda builder, a: builder.icmp_signed("<", a, _constant([0] * N_LANES)),
     """The top bit of each lane, bit i of a uint64 for lane i (``vpmovq2m`` on AVX-512): with
-    :func:`sub`, the lanes where an unsigned x < y, as the top bit of x - y (x, y < 2**63)."""
-    if a != lanes:
-        return None
-
-    def codegen(context, builder, signature, args):
-        negative = builder.icmp_signed("<", args[0], _constant([0] * N_LANES))
-        return builder.zext(builder.bitcast(negative, ir.IntType(N_LANES)), _I64)
-
-    return types.uint64(a), codegen
-
-
-@intrinsic
-def nonzero_bits(typingctx, a):
-    """Bit i of a uint64 set where lane i is not zero (``vptestmq`` on AVX-512)."""
-    if a != lanes:
-        return None
-
-    def codegen(context, builder, signature, args):
-        nonzero = builder.icmp_unsigned("!=", args[0], _constant([0] * N_LANES))
-        return builder.zext(builder.bitcast(nonzero, ir.IntType(N_LANES)), _I64)
-
-    return types.uint64(a), codegen
+    :func:`sub`, the lanes where an unsigned x < y, as the top bit of x - y (x, y < 2**63).""")
+nonzero_bits = _lane_test(
+    lambda builder, a: builder.icmp_unsigned("!=", a, _constant([0] * N_LANES)),
+    "Bit i of a uint64 set where lane i is not zero (``vptestmq`` on AVX-512).")
 
 
 @intrinsic
@@ -225,8 +226,7 @@ def equal_bits(typingctx, array, start, value):
         first = builder.insert_element(ir.Constant(words, ir.Undefined), args[2], ir.Constant(ir.IntType(32), 0))
         every = builder.shuffle_vector(first, ir.Constant(words, ir.Undefined),
                                        ir.Constant(ir.VectorType(ir.IntType(32), 16), [0] * 16))
-        equal = builder.icmp_signed("==", loaded, every)
-        return builder.zext(builder.bitcast(equal, ir.IntType(16)), _I64)
+        return _as_bits(builder, builder.icmp_signed("==", loaded, every))
 
     return types.uint64(array, start, value), codegen
 
@@ -300,6 +300,11 @@ def full_width(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+def _as_bits(builder, flags):
+    """A vector of n i1 flags as the low n bits of an i64 (n <= 64)."""
+    return builder.zext(builder.bitcast(flags, ir.IntType(flags.type.count)), _I64)
 
 
 def _splat(builder, x):

@@ -29,8 +29,9 @@ from .._kernels.finalize import (
     radius_ap_sums_ranked,
 )
 from .._kernels.hamming_ties import (
-    GROUP, GROUP_MIN, LANES, ONE_BY_ONE, SWEPT, finalize_histograms, finalize_ranked_queries, finalize_ranked_queries_optional, finish_stable,
-    finish_stable_optional, ranks_of_records, stable_scan, stable_scan_lanes,
+    GROUP, GROUP_MIN, LANES, ONE_BY_ONE, SWEPT, finalize_histograms, finalize_ranked_queries,
+    finalize_ranked_queries_optional, finish_stable, finish_stable_optional, ranks_of_records, stable_scan,
+    stable_scan_lanes,
 )
 from .._kernels.histogram import hist_multihot, hist_segments_one_word, move_relevant, tiled_pass
 from .._kernels.modes import KIND_CODES, TIE_CODES
@@ -653,12 +654,14 @@ def stable_scan_batches(order, group_ptr, n_relevant, lo, hi, n_bits, *, n_db=0,
     single scans one row per query; a row has room for its queries' relevant items and one more
     (a scan of class labels writes every item's record). The buffers of the records are
     allocated once, the size of the largest batch, and reused (the batches follow each other).
+    How each group is scanned is :func:`group_sweeps`' choice, for a database of ``n_db`` items
+    and, with ``vector``, the vector sweep allowed.
 
     Yields
     ------
     tuple
-        (first group, slot_start, slot_width, records, record_grades, record_start, n_found,
-        counts): the arguments of :func:`.hamming_ties.stable_scan` for the batch.
+        (first group, slot_start, slot_width, sweeps, records, record_grades, record_start,
+        n_found, counts): the arguments of :func:`.hamming_ties.stable_scan` for the batch.
     """
     if hi <= lo:
         return
