@@ -772,26 +772,10 @@ def _stable_scan_kernel(lanes):
 
         Parameters
         ----------
-        query_words : (n_queries, n_words) uint64, read-only
-            Query codes.
-        db_words : (n_db, n_words) uint64, read-only
-            Database codes, index order.
-        kind : int
-            Relevance kind: modes.CLASS, MULTIHOT or LISTED.
-        query_labels : (n_queries,) int32, read-only
-            Class id per query (CLASS; else empty).
-        db_labels : (n_db,) int32, read-only
-            Class id per database item (CLASS).
-        query_label_words : (n_queries, n_label_words) uint64, read-only
-            Label bits per query (MULTIHOT; else one unused row).
-        db_label_words : (n_db, n_label_words) uint64, read-only
-            Label bits per database item (MULTIHOT).
-        indptr : (n_queries + 1,) int64, read-only
-            Row pointers of the listed ids (LISTED).
-        listed_ids : (nnz,) int64, read-only
-            Listed relevant ids, ascending within each query (LISTED).
-        listed_grades : (nnz,) int64, read-only
-            Their grades (LISTED).
+        query_words, db_words, kind, query_labels, db_labels
+            The codes and the relevance, as :func:`_scan_query` takes them;
+        query_label_words, db_label_words, indptr, listed_ids, listed_grades
+            likewise.
         order : (n_queries,) int64
             The queries, those of one group consecutive (engine.stable_groups).
         group_ptr : (n_groups + 1,) int64
